@@ -1,0 +1,3 @@
+module github.com/agentpreflight/preflight
+
+go 1.25.0

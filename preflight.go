@@ -1,0 +1,332 @@
+// Package preflight tells an AI agent, before it spends money or quota on a
+// tool call, whether the call is worth making.
+//
+// It offers two capabilities, each a pure function:
+//
+//   - [Check] validates the JSON body of a proposed HTTP request against a
+//     caller-supplied JSON Schema (a 12-keyword subset) and, given cost
+//     context, says whether sending it is worth it.
+//   - [Decide] looks at a proposed web-search or page-fetch tool call, the
+//     caller's budget, history and capabilities, and returns one decision:
+//     allow, block, reuse, defer or advise.
+//
+// Each capability has a decoder ([DecodeCheckRequest], [DecodeToolCallRequest])
+// that turns request bytes into a typed request, enforcing every input rule and
+// limit; the reference server and its MCP tools use exactly these decoders, so
+// in-process, HTTP and MCP callers always get the same answers and errors.
+//
+// # What it never does
+//
+// preflight never sends the proposed request, never executes a tool, never
+// fetches a URL, never reads the clock and keeps no state. The same input
+// always gives the same output, byte for byte. All functions are safe for
+// concurrent use.
+//
+// # Two kinds of "no"
+//
+// An invalid payload or a "block" is a result: [Check] and [Decide] return it
+// with a nil error. An *[Error] means the call itself could not be evaluated
+// (malformed JSON, a broken input rule, an unsupported schema keyword, a limit).
+//
+// # Numbers and money
+//
+// Numbers travel as [encoding/json.Number], the decimal text the caller sent.
+// Comparisons and arithmetic on money are exact decimal: 0.1 + 0.2 is
+// affordable at a budget of 0.3, and no output reads 0.30000000000000004.
+package preflight
+
+import "encoding/json"
+
+// Issue is one problem found in a request, its body or its payload.
+type Issue struct {
+	// Path is an RFC 6901 JSON Pointer into the submitted document, for
+	// example "/request/body/items/0/sku". The empty string means the whole
+	// document.
+	Path string `json:"path"`
+	// Code is a stable machine-readable code (see the IssueCode constants).
+	Code IssueCode `json:"code"`
+	// Message says, for a person, what was expected and what was found.
+	Message string `json:"message"`
+}
+
+// CheckRequest is the body of POST /check-request: a proposed HTTP request and
+// the JSON Schema its body must satisfy.
+type CheckRequest struct {
+	// Request is the proposed HTTP request. It is never sent.
+	Request ProposedRequest `json:"request"`
+	// Schema is the JSON Schema applied to Request.Body: an object using only
+	// the supported keywords, at most 32,768 bytes.
+	Schema json.RawMessage `json:"schema"`
+	// Economics is optional cost context; nil means validation-only output.
+	Economics *CheckEconomics `json:"economics,omitempty"`
+
+	parsed *parsedCheck // set by DecodeCheckRequest; never exported
+}
+
+// ProposedRequest is the HTTP request an agent is about to send.
+type ProposedRequest struct {
+	// Method is the HTTP method name, an RFC 9110 token such as "POST".
+	Method string `json:"method"`
+	// URL is an absolute http or https URL with a host. It is never fetched.
+	URL string `json:"url"`
+	// Headers maps header names to values. Credentials do not belong here:
+	// Authorization, Cookie, API-key headers and the like draw a warning.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Query is an optional JSON object of query parameters (any values).
+	Query json.RawMessage `json:"query,omitempty"`
+	// Body is the JSON body; nil means the request has no body. It is the
+	// only value that is validated against the schema.
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+// CheckEconomics is the optional cost context of a check. Numbers are
+// non-negative decimals no greater than 1,000,000,000.
+type CheckEconomics struct {
+	// DownstreamCostUSD is what an attempt at the target API costs. Required.
+	DownstreamCostUSD json.Number `json:"downstreamCostUsd"`
+	// BillsOnInvalidRequest is true when the target API charges or consumes
+	// quota on a 4xx. Required.
+	BillsOnInvalidRequest bool `json:"billsOnInvalidRequest"`
+	// RetryCostUSD is the model/tool-turn cost of one failed attempt. Required.
+	RetryCostUSD json.Number `json:"retryCostUsd"`
+	// PriorInvalidProbability is the prior probability, 0..1, that a payload
+	// is doomed. Empty means 0.25.
+	PriorInvalidProbability json.Number `json:"priorInvalidProbability,omitempty"`
+	// PreflightPriceUSD is the price of this check. Empty means 0.001.
+	PreflightPriceUSD json.Number `json:"preflightPriceUsd,omitempty"`
+	// BudgetRemainingUSD is the agent's remaining budget; empty means unknown.
+	BudgetRemainingUSD json.Number `json:"budgetRemainingUsd,omitempty"`
+}
+
+// CheckResult is the answer to a [CheckRequest]. Valid false is still a
+// completed check: the body (or a keyword of the schema) failed validation.
+type CheckResult struct {
+	Valid bool `json:"valid"`
+	// Errors lists every validation failure (at most 100), in the order the
+	// body is walked. Never nil.
+	Errors []Issue `json:"errors"`
+	// Warnings lists advice that does not make the body invalid. Never nil.
+	Warnings []Issue `json:"warnings"`
+	// RequestHash is the hex SHA-256 of the RFC 8785 canonical form of the
+	// normalized request plus schema.
+	RequestHash string `json:"requestHash"`
+	// Economics is present only when the request carried economics.
+	Economics *EconomicsResult `json:"economics,omitempty"`
+}
+
+// EconomicsResult is the proceed/abort advice of a check with cost context.
+type EconomicsResult struct {
+	Decision                CheckDecision `json:"decision"`
+	Reason                  CheckReason   `json:"reason"`
+	PreflightPriceUSD       json.Number   `json:"preflightPriceUsd"`
+	WasteIfSentUSD          json.Number   `json:"wasteIfSentUsd"`
+	RealizedNetUSD          json.Number   `json:"realizedNetUsd"`
+	WorthCheckingAPriori    bool          `json:"worthCheckingAPriori"`
+	APrioriExpectedWasteUSD json.Number   `json:"aPrioriExpectedWasteUsd"`
+	APrioriExpectedNetUSD   json.Number   `json:"aPrioriExpectedNetUsd"`
+}
+
+// CheckDecision is the proceed/abort advice of [EconomicsResult].
+type CheckDecision string
+
+// The check decisions.
+const (
+	Proceed CheckDecision = "proceed" // the body is valid: send it
+	Abort   CheckDecision = "abort"   // the body is invalid: sending it would be wasted
+)
+
+// CheckReason explains a [CheckDecision].
+type CheckReason string
+
+// The check reasons.
+const (
+	ReasonValid                CheckReason = "valid"
+	ReasonInvalidDoomedRequest CheckReason = "invalid_doomed_request"
+)
+
+// ToolCallRequest is the body of POST /v0.2/preflight/tool-call: a proposed
+// search or browse tool call with the caller's budget, history and
+// capabilities. History, scope and budget are the caller's own assertions.
+type ToolCallRequest struct {
+	// RunID and StepID are caller-scoped identifiers; both must be non-empty.
+	RunID  string `json:"runId"`
+	StepID string `json:"stepId"`
+	// Tool is the proposed call.
+	Tool ToolCall `json:"tool"`
+	// Budget is what the caller can still spend.
+	Budget Budget `json:"budget"`
+	// Task is optional; its GoalHash must match a history entry's for reuse.
+	Task *Task `json:"task,omitempty"`
+	// History lists at most 100 prior outcomes the caller recorded.
+	History []HistoryEntry `json:"history,omitempty"`
+	// Capabilities says what the caller is able to do instead of calling.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// FreshnessTTLSeconds, 0..1,000,000,000, is how old a prior result may be
+	// and still be reused. Empty or zero disables reuse.
+	FreshnessTTLSeconds json.Number `json:"freshnessTtlSeconds,omitempty"`
+	// RetryCap is how many terminal failures of the same call end retrying.
+	// Zero means the default, 1.
+	RetryCap int `json:"retryCap,omitempty"`
+	// PreflightPriceUSD is the modeled fee of this consultation. Empty means
+	// 0.002. It never changes the price actually settled over HTTP.
+	PreflightPriceUSD json.Number `json:"preflightPriceUsd,omitempty"`
+
+	parsed         *parsedToolCall // set by DecodeToolCallRequest
+	ignoredMembers []Issue         // unknown top-level members, reported in the decision
+}
+
+// ToolCall is the proposed tool call.
+type ToolCall struct {
+	// Provider is "search" or "browse"; others are answered with advise.
+	Provider string `json:"provider"`
+	// Operation is "web_search" or "search:web_search" for search, "fetch" or
+	// "browse:fetch" for browse.
+	Operation string `json:"operation"`
+	// Request is the provider-specific payload, a JSON object:
+	// search {"query": 1..500 chars, "max_results"?: 1..10};
+	// browse {"url": absolute http(s) URL}.
+	Request json.RawMessage `json:"request"`
+	// EstimatedExternalCostUSD is the caller's estimate of the provider cost.
+	EstimatedExternalCostUSD json.Number `json:"estimatedExternalCostUsd"`
+	// EstimatedModelCostUSD is the model cost of the call; empty means 0.
+	EstimatedModelCostUSD json.Number `json:"estimatedModelCostUsd,omitempty"`
+}
+
+// Budget is what the caller can still spend, after deducting the fee of this
+// consultation (the service does not subtract it).
+type Budget struct {
+	RemainingUSD json.Number `json:"remainingUsd"`
+	// ReservedUSD is money already promised to calls in flight; empty means 0.
+	ReservedUSD json.Number `json:"reservedUsd,omitempty"`
+	// MaxToolCallsRemaining limits the number of calls; nil means no limit.
+	MaxToolCallsRemaining *int `json:"maxToolCallsRemaining,omitempty"`
+}
+
+// Task correlates a call with the goal it serves.
+type Task struct {
+	// GoalHash is an opaque goal token; reuse needs it non-empty and equal
+	// to the history entry's.
+	GoalHash string `json:"goalHash"`
+}
+
+// Capabilities says what the caller can do instead of making the call.
+type Capabilities struct {
+	CanReusePriorResult bool `json:"canReusePriorResult"`
+	CanReduceScope      bool `json:"canReduceScope"`
+}
+
+// HistoryEntry is one prior outcome recorded by the caller after its real
+// tool call completed.
+type HistoryEntry struct {
+	ToolCallID string `json:"toolCallId"`
+	// Fingerprint is the RequestFingerprint a decision returned for the call.
+	Fingerprint string  `json:"fingerprint"`
+	Outcome     Outcome `json:"outcome"`
+	// ResultReference is the caller's pointer to the saved result.
+	ResultReference string `json:"resultReference,omitempty"`
+	// AgeSeconds is how long ago the call completed, kept current by the caller.
+	AgeSeconds json.Number `json:"ageSeconds"`
+	GoalHash   string      `json:"goalHash,omitempty"`
+}
+
+// Outcome is how a recorded tool call ended.
+type Outcome string
+
+// The outcomes a caller records.
+const (
+	Success          Outcome = "success"           // the call returned a usable result
+	TerminalFailure  Outcome = "terminal_failure"  // retrying the same call will fail again
+	TransientFailure Outcome = "transient_failure" // the call may succeed if retried
+)
+
+// ToolCallDecision is the answer to a [ToolCallRequest]. It is a
+// recommendation; nothing has been executed.
+type ToolCallDecision struct {
+	Decision    Verdict      `json:"decision"`
+	Enforcement Enforcement  `json:"enforcement"`
+	ReasonCodes []ReasonCode `json:"reasonCodes"`
+	// RequestFingerprint identifies the exact proposal; record it in history
+	// after the real call completes.
+	RequestFingerprint string `json:"requestFingerprint"`
+	// MatchedCallID is the history entry behind a reuse or a retry cap.
+	MatchedCallID string `json:"matchedCallId,omitempty"`
+	// Issues lists payload problems and ignored members. Never nil.
+	Issues         []Issue         `json:"issues"`
+	Estimated      Estimate        `json:"estimated"`
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+}
+
+// Estimate holds the modeled dollar figures of a decision. They are model
+// output, not observed savings and not a settlement receipt.
+type Estimate struct {
+	PreflightCostUSD         json.Number `json:"preflightCostUsd"`
+	PriceChargedUSD          json.Number `json:"priceChargedUsd"`
+	AvoidableExternalCostUSD json.Number `json:"avoidableExternalCostUsd"`
+	AvoidableModelCostUSD    json.Number `json:"avoidableModelCostUsd"`
+	NetSavingsUSD            json.Number `json:"netSavingsUsd"`
+	Billable                 bool        `json:"billable"`
+	// Confidence is a constant of the rule that decided, not a calibrated
+	// probability.
+	Confidence json.Number `json:"confidence"`
+}
+
+// Recommendation tells the caller what to do instead of the call.
+type Recommendation struct {
+	Action RecommendedAction `json:"action"`
+	// ResultReference echoes the caller's reference on reuse.
+	ResultReference string `json:"resultReference,omitempty"`
+}
+
+// RecommendedAction is the action of a [Recommendation].
+type RecommendedAction string
+
+// The recommended actions.
+const (
+	ReuseResult RecommendedAction = "reuse_result" // use the saved result instead of calling
+	ReduceScope RecommendedAction = "reduce_scope" // consider a narrower call
+)
+
+// Verdict is the decision of a [ToolCallDecision].
+type Verdict string
+
+// The verdicts.
+const (
+	Allow  Verdict = "allow"  // no rule found waste; not a guarantee of success
+	Block  Verdict = "block"  // the payload is invalid or the retry cap is reached
+	Reuse  Verdict = "reuse"  // a fresh prior result can be used instead
+	Defer  Verdict = "defer"  // the budget or call limit cannot afford the call now
+	Advise Verdict = "advise" // optional advice, or an unsupported operation
+)
+
+// Enforcement is the recommended handling of a [Verdict].
+type Enforcement string
+
+// The enforcement values.
+const (
+	Execute    Enforcement = "execute"      // make the call
+	SafeToSkip Enforcement = "safe_to_skip" // skipping the call loses nothing
+	Advisory   Enforcement = "advisory"     // the caller chooses
+)
+
+// ReasonCode explains a decision. The first code names the rule that decided;
+// codes after it explain why cheaper paths were not taken.
+type ReasonCode string
+
+// The reason codes.
+const (
+	UnsupportedOperation  ReasonCode = "UNSUPPORTED_OPERATION"   // the service does not model this operation
+	InvalidPayload        ReasonCode = "INVALID_PAYLOAD"         // the payload breaks its rules
+	ReuseFreshResult      ReasonCode = "REUSE_FRESH_RESULT"      // a fresh prior success can be reused
+	RetryCapReached       ReasonCode = "RETRY_CAP_REACHED"       // terminal failures reached retryCap
+	CallLimitReached      ReasonCode = "CALL_LIMIT_REACHED"      // maxToolCallsRemaining is 0
+	BudgetExceeded        ReasonCode = "BUDGET_EXCEEDED"         // the estimate exceeds the free budget
+	ReduceScopeAdvised    ReasonCode = "REDUCE_SCOPE"            // the estimate is over half the free budget
+	NoProvenWaste         ReasonCode = "NO_PROVEN_WASTE"         // no rule found waste
+	PriorTransientFailure ReasonCode = "PRIOR_TRANSIENT_FAILURE" // the same call failed transiently before
+	PriorTerminalFailure  ReasonCode = "PRIOR_TERMINAL_FAILURE"  // the same call failed terminally, below the cap
+	ReuseNotPermitted     ReasonCode = "REUSE_NOT_PERMITTED"     // a prior success exists but canReusePriorResult is false
+	ReuseTTLMissing       ReasonCode = "REUSE_TTL_MISSING"       // a prior success exists but no positive TTL was given
+	ReuseGoalMismatch     ReasonCode = "REUSE_GOAL_MISMATCH"     // goal hashes are empty or differ
+	ReuseStale            ReasonCode = "REUSE_STALE"             // the prior success is older than the TTL
+	ReuseNoReference      ReasonCode = "REUSE_NO_REFERENCE"      // the prior success has no resultReference
+)
