@@ -1,0 +1,324 @@
+package jsonv
+
+import (
+	"cmp"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// AppendCanonical appends the RFC 8785 (JSON Canonicalization Scheme) form
+// of v to dst and returns the extended slice.
+//
+// Object members are sorted by the UTF-16 code units of their names, strings
+// escape only '"', '\\' and control characters, and every number is written
+// as ECMAScript writes the IEEE-754 double nearest its text: 5, 5.0 and 5e0
+// all become 5, and -0 becomes 0. Array order is kept.
+//
+// A value produced by Parse always canonicalizes unless one of its numbers
+// is beyond the double range, which gives a *NumberRangeError. A hand-built
+// value may also give an *Error: ErrInvalidUTF8 for a string that is not
+// valid UTF-8, ErrDuplicateKey for a repeated member name and ErrSyntax for
+// a Number whose Str is not JSON number text or an unknown Kind. The Pointer
+// of either error locates the offending value inside v. On error dst is
+// returned with its original length.
+//
+// AppendCanonical never modifies v, and it is safe to call concurrently,
+// also on the same v. It does not recurse into anything but v's own Items
+// and Members, so its depth is bounded by v's.
+func AppendCanonical(dst []byte, v *Value) ([]byte, error) {
+	e := encoderPool.Get().(*encoder)
+	e.buf = dst
+	werr := e.value(v)
+	out := e.buf
+	e.release()
+	if werr != nil {
+		return dst, werr.finish()
+	}
+	return out, nil
+}
+
+// WriteCanonical writes the same bytes AppendCanonical would produce to w,
+// in chunks of a few kilobytes, without building the whole output. It is
+// meant for feeding a hash.Hash. It returns the first error of w.Write or
+// the error AppendCanonical would return; in either case w may already
+// have received part of the output.
+func WriteCanonical(w io.Writer, v *Value) error {
+	e := encoderPool.Get().(*encoder)
+	if cap(e.chunk) == 0 {
+		e.chunk = make([]byte, 0, 2*flushAt)
+	}
+	e.buf = e.chunk[:0]
+	e.w = w
+	werr := e.value(v)
+	if werr == nil && e.werr == nil {
+		e.flush()
+	}
+	err := e.werr
+	e.chunk = e.buf[:0]
+	e.release()
+	if werr != nil {
+		return werr.finish()
+	}
+	return err
+}
+
+// flushAt is the output size at which WriteCanonical hands its buffer to
+// the writer.
+const flushAt = 4096
+
+// smallObject is the member count up to which objects are sorted by
+// insertion, which beats a general sort on short inputs.
+const smallObject = 16
+
+// encoder holds the scratch state of one canonicalization. Encoders are
+// pooled so that steady-state calls allocate nothing but the output.
+type encoder struct {
+	buf []byte
+	// order is a stack of member indexes: each object being written pushes
+	// its members' indexes, sorts them in place and pops them when done.
+	order []int32
+	// chunk is WriteCanonical's reusable output buffer.
+	chunk []byte
+	// w receives the output while WriteCanonical runs; nil otherwise.
+	w    io.Writer
+	werr error
+}
+
+var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
+
+func (e *encoder) release() {
+	e.buf = nil
+	e.w = nil
+	e.werr = nil
+	e.order = e.order[:0]
+	if cap(e.order) > 1<<16 {
+		e.order = nil
+	}
+	if cap(e.chunk) > 4*flushAt {
+		e.chunk = nil
+	}
+	encoderPool.Put(e)
+}
+
+func (e *encoder) flush() {
+	if e.werr == nil && len(e.buf) > 0 {
+		_, e.werr = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+// walkError is an error found while walking a value. Its pointer tokens are
+// collected innermost first while the recursion unwinds.
+type walkError struct {
+	tokens []string
+	kind   ErrorKind
+	rangeE bool // a number beyond the double range
+	text   string
+	offset int
+	msg    string
+}
+
+func (w *walkError) finish() error {
+	var b strings.Builder
+	for i := len(w.tokens) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(EscapePointerToken(w.tokens[i]))
+	}
+	if w.rangeE {
+		return &NumberRangeError{Pointer: b.String(), Text: w.text}
+	}
+	return &Error{Kind: w.kind, Offset: w.offset, Pointer: b.String(), Msg: w.msg}
+}
+
+func (e *encoder) value(v *Value) *walkError {
+	switch v.Kind {
+	case Null:
+		e.buf = append(e.buf, "null"...)
+	case Bool:
+		if v.Bool {
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
+		}
+	case Number:
+		var st numberStatus
+		e.buf, st = appendNumberText(e.buf, v.Str)
+		switch st {
+		case numberTooLarge:
+			return &walkError{rangeE: true, text: v.Str}
+		case numberSyntax:
+			return &walkError{kind: ErrSyntax, offset: v.Start,
+				msg: "number text " + strconv.Quote(v.Str) + " is not a JSON number"}
+		}
+	case String:
+		if !e.str(v.Str) {
+			return &walkError{kind: ErrInvalidUTF8, offset: v.Start, msg: "string contains invalid UTF-8"}
+		}
+	case Array:
+		e.buf = append(e.buf, '[')
+		for i := range v.Items {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.value(&v.Items[i]); err != nil {
+				err.tokens = append(err.tokens, strconv.Itoa(i))
+				return err
+			}
+		}
+		e.buf = append(e.buf, ']')
+	case Object:
+		if err := e.object(v); err != nil {
+			return err
+		}
+	default:
+		return &walkError{kind: ErrSyntax, offset: v.Start,
+			msg: "value has unknown kind " + strconv.Itoa(int(v.Kind))}
+	}
+	if e.w != nil && len(e.buf) >= flushAt {
+		e.flush()
+	}
+	return nil
+}
+
+func (e *encoder) object(v *Value) *walkError {
+	ms := v.Members
+	mark := len(e.order)
+	for i := range ms {
+		e.order = append(e.order, int32(i))
+	}
+	sortMembers(e.order[mark:], ms)
+	e.buf = append(e.buf, '{')
+	// e.order may grow (and move) while members are written, so index it
+	// afresh each time instead of holding a sub-slice.
+	for j := range ms {
+		m := &ms[e.order[mark+j]]
+		if j > 0 {
+			e.buf = append(e.buf, ',')
+			if ms[e.order[mark+j-1]].Key == m.Key {
+				return &walkError{tokens: []string{m.Key}, kind: ErrDuplicateKey, offset: m.Value.Start,
+					msg: "duplicate member name " + strconv.Quote(m.Key)}
+			}
+		}
+		if !e.str(m.Key) {
+			return &walkError{tokens: []string{m.Key}, kind: ErrInvalidUTF8, offset: m.Value.Start,
+				msg: "member name contains invalid UTF-8"}
+		}
+		e.buf = append(e.buf, ':')
+		if err := e.value(&m.Value); err != nil {
+			err.tokens = append(err.tokens, m.Key)
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	e.order = e.order[:mark]
+	return nil
+}
+
+// sortMembers sorts order, a list of indexes into ms, by member name.
+func sortMembers(order []int32, ms []Member) {
+	if len(order) <= smallObject {
+		for i := 1; i < len(order); i++ {
+			x := order[i]
+			j := i
+			for j > 0 && compareKeys(ms[order[j-1]].Key, ms[x].Key) > 0 {
+				order[j] = order[j-1]
+				j--
+			}
+			order[j] = x
+		}
+		return
+	}
+	sorted := true
+	for i := 1; i < len(order); i++ {
+		if compareKeys(ms[order[i-1]].Key, ms[order[i]].Key) > 0 {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
+		slices.SortFunc(order, func(a, b int32) int { return compareKeys(ms[a].Key, ms[b].Key) })
+	}
+}
+
+// compareKeys orders two member names by their UTF-16 code units, as RFC
+// 8785 §3.2.3 requires, without converting them.
+//
+// For valid UTF-8, byte order equals code point order, and code point order
+// equals UTF-16 order except between a supplementary character (U+10000 and
+// up: lead byte 0xF0-0xF4, a surrogate pair starting 0xD800-0xDBFF in UTF-16)
+// and a character U+E000-U+FFFF (lead byte 0xEE or 0xEF), where UTF-16 puts
+// the supplementary one first. The two names agree up to their first
+// differing byte, so that byte decides, with that one exception applied.
+// The result is a total order on all strings, valid UTF-8 or not.
+func compareKeys(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return cmp.Compare(len(a), len(b))
+	}
+	return cmp.Compare(utf16Weight(a[i]), utf16Weight(b[i]))
+}
+
+// utf16Weight moves the lead bytes of U+E000-U+FFFF above those of
+// supplementary characters and leaves every other byte where it is.
+func utf16Weight(c byte) int {
+	if c == 0xEE || c == 0xEF {
+		return int(c) + 0x100
+	}
+	return int(c)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str appends s as an RFC 8785 string literal. It reports false, leaving
+// e.buf in an unspecified state, when s is not valid UTF-8 (which includes
+// UTF-8-encoded surrogates).
+func (e *encoder) str(s string) bool {
+	b := append(e.buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				e.buf = b
+				return false
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	e.buf = append(b, '"')
+	return true
+}

@@ -1,0 +1,191 @@
+package jsonv
+
+import (
+	"math"
+	"strconv"
+)
+
+// NumberRangeError reports a number whose value lies outside the range of an
+// IEEE-754 double, which RFC 8785 cannot represent. Numbers too small to
+// represent are not errors: they round to zero.
+type NumberRangeError struct {
+	// Pointer is the RFC 6901 JSON Pointer of the number inside the value
+	// that was being canonicalized ("" when it is that value itself).
+	Pointer string
+	// Text is the number exactly as it was written.
+	Text string
+}
+
+func (e *NumberRangeError) Error() string {
+	return "json: number " + e.Text + " at " + strconv.Quote(e.Pointer) +
+		" is outside the range of an IEEE-754 double"
+}
+
+// maxVerbatimDigits is the longest run of integer digits that is always its
+// own canonical form: every integer below 10^15 is an exact double and
+// ECMAScript prints it digit for digit.
+const maxVerbatimDigits = 15
+
+// numberStatus says why appendNumberText could not write a number.
+type numberStatus uint8
+
+const (
+	numberOK       numberStatus = iota
+	numberSyntax                // the text is not a JSON number
+	numberTooLarge              // the value is beyond the double range
+)
+
+// appendNumberText appends the RFC 8785 form of the JSON number text s.
+// It validates s against the JSON number grammar itself, so it is safe on
+// hand-built values whose Str never went through Parse.
+func appendNumberText(dst []byte, s string) ([]byte, numberStatus) {
+	// Fast path: a short integer with no leading zero is already canonical.
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if n := len(digits); n > 0 && n <= maxVerbatimDigits && (digits[0] != '0' || n == 1) && allDigits(digits) {
+		if digits == "0" {
+			return append(dst, '0'), numberOK // "-0" is 0
+		}
+		return append(dst, s...), numberOK
+	}
+	if !validNumber(s) {
+		return dst, numberSyntax
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && math.IsInf(f, 0) {
+		return dst, numberTooLarge
+	}
+	// Any other error cannot happen for valid JSON number text; underflow
+	// gives a zero with a nil error.
+	dst, _ = appendFloat(dst, f) // f is finite here
+	return dst, numberOK
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// validNumber reports whether s is exactly one JSON number (RFC 8259 §6).
+func validNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendFloat appends f as ECMAScript's Number.prototype.toString writes it
+// (ECMA-262, Number::toString with radix 10), which is what RFC 8785 §3.2.2.3
+// prescribes. Negative zero is written as "0". It reports false, appending
+// nothing, for NaN and the infinities, which JSON cannot express.
+func appendFloat(dst []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, false
+	}
+	if f == 0 {
+		return append(dst, '0'), true
+	}
+	// The shortest decimal digits that round-trip, in the form
+	// [-]d[.ddd]e±xx, without allocating.
+	var tmp [32]byte
+	b := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	if b[0] == '-' {
+		dst = append(dst, '-')
+		b = b[1:]
+	}
+	e := len(b) - 1
+	for b[e] != 'e' {
+		e--
+	}
+	exp := 0
+	for _, c := range b[e+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if b[e+1] == '-' {
+		exp = -exp
+	}
+	// Gather the significant digits without the decimal point.
+	var digBuf [20]byte
+	dig := append(digBuf[:0], b[0])
+	if e > 1 {
+		dig = append(dig, b[2:e]...)
+	}
+	k := len(dig) // number of significant digits
+	n := exp + 1  // the value is 0.d1d2...dk × 10^n
+	switch {
+	case k <= n && n <= 21:
+		// An integer: the digits then n-k zeros.
+		dst = append(dst, dig...)
+		for i := k; i < n; i++ {
+			dst = append(dst, '0')
+		}
+	case 0 < n && n <= 21:
+		// The decimal point falls inside the digits.
+		dst = append(dst, dig[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, dig[n:]...)
+	case -6 < n && n <= 0:
+		// A small fraction: "0." then -n zeros then the digits.
+		dst = append(dst, '0', '.')
+		for i := n; i < 0; i++ {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, dig...)
+	default:
+		// Exponent form: d[.ddd]e±x with no exponent padding.
+		dst = append(dst, dig[0])
+		if k > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, dig[1:]...)
+		}
+		dst = append(dst, 'e')
+		if n-1 < 0 {
+			dst = append(dst, '-')
+			dst = strconv.AppendInt(dst, int64(1-n), 10)
+		} else {
+			dst = append(dst, '+')
+			dst = strconv.AppendInt(dst, int64(n-1), 10)
+		}
+	}
+	return dst, true
+}
