@@ -1,18 +1,345 @@
 package preflight
 
-import "github.com/agentpreflight/preflight/internal/jsonv"
+import (
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
 
-// parsedCheck is the parsed form of a decoded CheckRequest.
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// maxSchemaBytes is the largest schema accepted, measured as sent.
+const maxSchemaBytes = 32768
+
+// maxCheckDepth bounds the nesting of a check-request document. The spec
+// sets no limit there; this one keeps recursion bounded.
+const maxCheckDepth = 1000
+
+// maxCheckErrors is how many validation errors a result lists.
+const maxCheckErrors = 100
+
+// parsedCheck is the parsed form of a decoded CheckRequest, kept so that
+// Check does not parse or compile again.
 type parsedCheck struct {
-	body, schema, query *jsonv.Value
+	request *jsonv.Value // the "request" member
+	body    *jsonv.Value // nil when the request has no body
+	schema  *schema
+	rawSch  *jsonv.Value
+	src     CheckRequest // the decoded fields, to notice later edits
 }
 
-// DecodeCheckRequest parses the body of POST /check-request.
+var (
+	checkTopMembers     = []string{"request", "schema", "economics"}
+	checkRequestMembers = []string{"method", "url", "headers", "query", "body"}
+	economicsMembers    = []string{"downstreamCostUsd", "billsOnInvalidRequest", "retryCostUsd",
+		"priorInvalidProbability", "preflightPriceUsd", "budgetRemainingUsd"}
+)
+
+// DecodeCheckRequest parses and checks the body of POST /check-request. It
+// reports every broken input rule at once in an *Error: malformed JSON
+// (invalid_json), unknown or ill-typed members (invalid_request), and a
+// schema that is too large, malformed or uses keywords outside the subset.
+// The returned request keeps its parsed form, so Check does no parsing.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	return nil, &Error{Code: CodeInvalidRequest, Message: "not implemented"}
+	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxCheckDepth})
+	if err != nil {
+		return nil, parseError(err)
+	}
+	if root.Kind != jsonv.Object {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(&root)}}}
+	}
+	var d decoder
+	req := &CheckRequest{}
+	p := &parsedCheck{}
+	d.object(&root, "", checkTopMembers, nil)
+
+	if rv := d.member(&root, "", "request", true); rv != nil {
+		p.request = rv
+		d.proposedRequest(rv, "/request", &req.Request, data)
+		p.body, _ = rv.Get("body")
+	}
+	if sv := d.member(&root, "", "schema", true); sv != nil {
+		req.Schema = json.RawMessage(data[sv.Start:sv.End])
+		p.rawSch = sv
+		if n := sv.End - sv.Start; n > maxSchemaBytes {
+			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
+		} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
+			d.issues = append(d.issues, serr.Details...)
+		} else {
+			p.schema = s
+		}
+	}
+	if ev := d.member(&root, "", "economics", false); ev != nil {
+		req.Economics = d.economics(ev, "/economics")
+	}
+	if e := d.err(); e != nil {
+		return nil, e
+	}
+	p.src = *req
+	req.parsed = p
+	return req, nil
 }
 
-// Check validates req.Request.Body against req.Schema.
+func (d *decoder) proposedRequest(v *jsonv.Value, path string, out *ProposedRequest, data []byte) {
+	if !d.object(v, path, checkRequestMembers, nil) {
+		return
+	}
+	if m := d.member(v, path, "method", true); m != nil {
+		if s, ok := d.str(m, path+"/method", 0); ok {
+			if !isToken(s) {
+				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip(s)))
+			}
+			out.Method = s
+		}
+	}
+	if u := d.member(v, path, "url", true); u != nil {
+		if s, ok := d.str(u, path+"/url", 0); ok {
+			if msg := checkAbsoluteURL(s); msg != "" {
+				d.add(path+"/url", IssueInvalidURL, msg)
+			}
+			out.URL = s
+		}
+	}
+	if h := d.member(v, path, "headers", false); h != nil {
+		if h.Kind != jsonv.Object {
+			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
+		} else {
+			out.Headers = make(map[string]string, len(h.Members))
+			seen := make(map[string]string, len(h.Members))
+			for i := range h.Members {
+				m := &h.Members[i]
+				hp := child(path+"/headers", m.Key)
+				if m.Value.Kind != jsonv.String {
+					d.add(hp, IssueType, "expected a string header value, found "+kindName(&m.Value))
+					continue
+				}
+				lower := strings.ToLower(m.Key)
+				if first, dup := seen[lower]; dup {
+					d.add(hp, IssueDuplicateHeader, "header "+strconv.Quote(clip(m.Key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
+					continue
+				}
+				seen[lower] = m.Key
+				out.Headers[m.Key] = m.Value.Str
+			}
+		}
+	}
+	if q := d.member(v, path, "query", false); q != nil {
+		if q.Kind != jsonv.Object {
+			d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
+		} else {
+			out.Query = json.RawMessage(data[q.Start:q.End])
+		}
+	}
+	if b, ok := v.Get("body"); ok {
+		out.Body = json.RawMessage(data[b.Start:b.End])
+	}
+}
+
+func (d *decoder) economics(v *jsonv.Value, path string) *CheckEconomics {
+	if !d.object(v, path, economicsMembers, nil) {
+		return nil
+	}
+	e := &CheckEconomics{}
+	if m := d.member(v, path, "downstreamCostUsd", true); m != nil {
+		e.DownstreamCostUSD, _ = d.amount(m, path+"/downstreamCostUsd", maxNumeric)
+	}
+	if m := d.member(v, path, "billsOnInvalidRequest", true); m != nil {
+		e.BillsOnInvalidRequest = d.boolean(m, path+"/billsOnInvalidRequest")
+	}
+	if m := d.member(v, path, "retryCostUsd", true); m != nil {
+		e.RetryCostUSD, _ = d.amount(m, path+"/retryCostUsd", maxNumeric)
+	}
+	if m := d.member(v, path, "priorInvalidProbability", false); m != nil {
+		e.PriorInvalidProbability, _ = d.amount(m, path+"/priorInvalidProbability", "1")
+	}
+	if m := d.member(v, path, "preflightPriceUsd", false); m != nil {
+		e.PreflightPriceUSD, _ = d.amount(m, path+"/preflightPriceUsd", maxNumeric)
+	}
+	if m := d.member(v, path, "budgetRemainingUsd", false); m != nil {
+		e.BudgetRemainingUSD, _ = d.amount(m, path+"/budgetRemainingUsd", maxNumeric)
+	}
+	return e
+}
+
+// isToken reports whether s is an RFC 9110 token (a valid method name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkAbsoluteURL returns "" when s is an absolute http or https URL with a
+// host, and otherwise a message saying what was expected.
+func checkAbsoluteURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "expected an absolute http(s) URL, found one that does not parse: " + strconv.Quote(clip(s))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "expected an absolute URL with scheme http or https, found " + strconv.Quote(clip(s))
+	case u.Host == "" || u.Hostname() == "":
+		return "expected an absolute http(s) URL with a host, found " + strconv.Quote(clip(s))
+	}
+	return ""
+}
+
+// Check validates req.Request.Body against req.Schema and, when
+// req.Economics is set, adds proceed/abort advice. It never sends the
+// request or fetches its URL.
+//
+// A request from DecodeCheckRequest is checked from its parsed form. A
+// request built in Go is first encoded and put through the same decoder, so
+// both paths apply the same rules and report the same errors.
 func Check(req *CheckRequest) (*CheckResult, error) {
-	return nil, &Error{Code: CodeInvalidRequest, Message: "not implemented"}
+	p, err := parsedFor(req)
+	if err != nil {
+		return nil, err
+	}
+	res := &CheckResult{Errors: []Issue{}, Warnings: []Issue{}}
+	errs := issueList{max: maxCheckErrors}
+
+	if p.body == nil {
+		if _, ok := p.rawSch.Get("type"); ok {
+			errs.push(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
+		} else {
+			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
+		}
+	} else {
+		p.schema.validate(p.body, "/request/body", &errs)
+	}
+	res.Errors = append(res.Errors, errs.issues...)
+	res.Valid = len(res.Errors) == 0
+	if errs.truncated {
+		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
+			Message: "more than 100 validation errors; only the first 100 are listed"})
+	}
+	res.Warnings = append(res.Warnings, requestWarnings(&req.Request, p.body != nil)...)
+
+	if req.Economics != nil {
+		econ, warn := checkEconomics(req.Economics, res.Valid)
+		res.Economics = econ
+		if warn != nil {
+			res.Warnings = append(res.Warnings, *warn)
+		}
+	}
+	hash, herr := requestHash(p)
+	if herr != nil {
+		return nil, herr
+	}
+	res.RequestHash = hash
+	return res, nil
+}
+
+// parsedFor returns the parsed form of req, decoding it afresh when it was
+// built in Go or changed after decoding.
+func parsedFor(req *CheckRequest) (*parsedCheck, error) {
+	if req == nil {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}
+	}
+	if p := req.parsed; p != nil && p.src.sameAs(req) {
+		return p, nil
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+	}
+	fresh, err := DecodeCheckRequest(data)
+	if err != nil {
+		return nil, err
+	}
+	return fresh.parsed, nil
+}
+
+// sameAs reports whether r still holds the values c was decoded into (the
+// raw messages by identity, which is what decoding produced).
+func (c *CheckRequest) sameAs(r *CheckRequest) bool {
+	a, b := &c.Request, &r.Request
+	return a.Method == b.Method && a.URL == b.URL &&
+		len(a.Headers) == len(b.Headers) && sameMap(a.Headers, b.Headers) &&
+		sameBytes(a.Query, b.Query) && sameBytes(a.Body, b.Body) &&
+		sameBytes(c.Schema, r.Schema) && sameEconomics(c.Economics, r.Economics)
+}
+
+func sameMap(a, b map[string]string) bool {
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+func sameEconomics(a, b *CheckEconomics) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// sensitiveHeaders are header names (lower case) that carry credentials.
+var sensitiveHeaders = map[string]bool{
+	"authorization": true, "proxy-authorization": true, "cookie": true, "set-cookie": true,
+	"x-api-key": true, "api-key": true, "apikey": true, "x-auth-token": true, "x-access-token": true,
+	"x-amz-security-token": true, "x-goog-api-key": true, "private-token": true, "x-csrf-token": true,
+}
+
+// sensitiveWords mark other credential-looking header names.
+var sensitiveWords = []string{"api-key", "api_key", "apikey", "secret", "token", "password", "credential", "session"}
+
+func isSensitiveHeader(name string) bool {
+	lower := strings.ToLower(name)
+	if sensitiveHeaders[lower] {
+		return true
+	}
+	for _, w := range sensitiveWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestWarnings lists the warnings about the proposed request itself.
+func requestWarnings(r *ProposedRequest, hasBody bool) []Issue {
+	var out []Issue
+	if len(r.Headers) > 0 {
+		names := make([]string, 0, len(r.Headers))
+		for name := range r.Headers {
+			if isSensitiveHeader(name) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			out = append(out, Issue{Path: "/request/headers/" + jsonv.EscapePointerToken(name), Code: IssueSensitiveHeader,
+				Message: "header " + strconv.Quote(clip(name)) + " carries credentials; do not send credentials to preflight"})
+		}
+	}
+	if hasBody {
+		if m := strings.ToUpper(r.Method); m == "GET" || m == "HEAD" {
+			out = append(out, Issue{Path: "/request/method", Code: IssueBodyWithGet,
+				Message: m + " request carries a body; many servers ignore or reject it"})
+		}
+	}
+	return out
 }

@@ -1,17 +1,237 @@
 package preflight
 
-import "github.com/agentpreflight/preflight/internal/jsonv"
+import (
+	"encoding/json"
 
-type parsedToolCall struct {
-	payload *jsonv.Value
+	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// Confidence constants of the rules. They are fixed per rule, not
+// calibrated probabilities.
+const (
+	confidenceCertain = "1"
+	confidenceReuse   = "0.9"
+	confidenceRetry   = "0.9"
+	confidenceScope   = "0.6"
+	confidenceAllow   = "0.5"
+)
+
+// The built-in payload schemas, run by the same validator as Check.
+var (
+	searchPayloadSchema = mustCompileSchema(`{"type":"object","required":["query"],
+		"properties":{"query":{"type":"string","minLength":1,"maxLength":500},
+		"max_results":{"type":"integer","minimum":1,"maximum":10}},
+		"additionalProperties":false}`)
+	browsePayloadSchema = mustCompileSchema(`{"type":"object","required":["url"],
+		"properties":{"url":{"type":"string"}},"additionalProperties":false}`)
+)
+
+// operationKind names the supported operations; "" is unsupported.
+func operationKind(provider, operation string) string {
+	switch {
+	case provider == "search" && (operation == "web_search" || operation == "search:web_search"):
+		return "search"
+	case provider == "browse" && (operation == "fetch" || operation == "browse:fetch"):
+		return "browse"
+	}
+	return ""
 }
 
-// DecodeToolCallRequest parses the body of POST /v0.2/preflight/tool-call.
-func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	return nil, &Error{Code: CodeInvalidRequest, Message: "not implemented"}
-}
-
-// Decide returns the decision for req.
+// Decide returns the decision for a proposed tool call. Rules are tried in
+// order and the first that applies decides:
+//
+//  1. unsupported operation: advise / advisory, UNSUPPORTED_OPERATION
+//  2. payload breaks its rules: block / safe_to_skip, INVALID_PAYLOAD
+//  3. a fresh reusable success in history: reuse / safe_to_skip, REUSE_FRESH_RESULT
+//  4. terminal failures of this call reached retryCap: block / safe_to_skip, RETRY_CAP_REACHED
+//  5. maxToolCallsRemaining is 0: defer / safe_to_skip, CALL_LIMIT_REACHED
+//  6. estimate over remainingUsd − reservedUsd: defer / safe_to_skip, BUDGET_EXCEEDED
+//  7. canReduceScope and estimate over half of it: advise / advisory, REDUCE_SCOPE
+//  8. otherwise: allow / execute, NO_PROVEN_WASTE
+//
+// Reuse needs all of: capabilities.canReusePriorResult, a positive
+// freshnessTtlSeconds, a success entry with this fingerprint, a non-empty
+// resultReference, a non-empty task.goalHash equal to the entry's, and an
+// age no greater than the TTL. Codes after the first explain why cheaper
+// paths were not taken. Decide executes nothing and keeps no state.
+//
+// A request from DecodeToolCallRequest is decided from its parsed form; one
+// built in Go is first encoded and put through the same decoder.
 func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
-	return nil, &Error{Code: CodeInvalidRequest, Message: "not implemented"}
+	req, p, err := parsedToolCallFor(req)
+	if err != nil {
+		return nil, err
+	}
+	t := &req.Tool
+	fp, ferr := fingerprint(t.Provider, t.Operation, p.payload)
+	if ferr != nil {
+		return nil, ferr
+	}
+	price := orDefault(req.PreflightPriceUSD, defaultDecidePrice)
+	out := &ToolCallDecision{
+		RequestFingerprint: fp,
+		Issues:             []Issue{},
+		Estimated: Estimate{
+			PreflightCostUSD:         number(price),
+			PriceChargedUSD:          "0",
+			AvoidableExternalCostUSD: "0",
+			AvoidableModelCostUSD:    "0",
+			NetSavingsUSD:            number(decimal.Sub(decimal.Dec{}, price)),
+		},
+	}
+	defer func() { out.Issues = append(out.Issues, req.ignoredMembers...) }()
+
+	// Rule 1.
+	kind := operationKind(t.Provider, t.Operation)
+	if kind == "" {
+		out.set(Advise, Advisory, confidenceCertain, UnsupportedOperation)
+		return out, nil
+	}
+	// Rule 2.
+	if issues := payloadIssues(kind, p.payload); len(issues) > 0 {
+		out.set(Block, SafeToSkip, confidenceCertain, InvalidPayload)
+		out.Issues = append(out.Issues, issues...)
+		return out, nil
+	}
+	h := examineHistory(req, fp)
+	// Rule 3.
+	if h.reuse != nil {
+		out.set(Reuse, SafeToSkip, confidenceReuse, ReuseFreshResult)
+		out.MatchedCallID = h.reuse.ToolCallID
+		out.Recommendation = &Recommendation{Action: ReuseResult, ResultReference: h.reuse.ResultReference}
+		external := orDefault(t.EstimatedExternalCostUSD, "0")
+		out.Estimated.AvoidableExternalCostUSD = number(external)
+		out.Estimated.NetSavingsUSD = number(decimal.Sub(external, price))
+		return out, nil
+	}
+	estimate := decimal.Add(orDefault(t.EstimatedExternalCostUSD, "0"), orDefault(t.EstimatedModelCostUSD, "0"))
+	free := decimal.Sub(orDefault(req.Budget.RemainingUSD, "0"), orDefault(req.Budget.ReservedUSD, "0"))
+	switch {
+	case h.terminal >= retryCap(req): // Rule 4.
+		out.set(Block, SafeToSkip, confidenceRetry, RetryCapReached)
+		out.MatchedCallID = h.youngestTerminal.ToolCallID
+	case req.Budget.MaxToolCallsRemaining != nil && *req.Budget.MaxToolCallsRemaining == 0: // Rule 5.
+		out.set(Defer, SafeToSkip, confidenceCertain, CallLimitReached)
+	case decimal.Cmp(estimate, free) > 0: // Rule 6.
+		out.set(Defer, SafeToSkip, confidenceCertain, BudgetExceeded)
+	case req.Capabilities != nil && req.Capabilities.CanReduceScope &&
+		decimal.Cmp(decimal.Add(estimate, estimate), free) > 0: // Rule 7.
+		out.set(Advise, Advisory, confidenceScope, ReduceScopeAdvised)
+		out.Recommendation = &Recommendation{Action: ReduceScope}
+	default: // Rule 8.
+		out.set(Allow, Execute, confidenceAllow, NoProvenWaste)
+	}
+	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req)...)
+	return out, nil
+}
+
+func (d *ToolCallDecision) set(v Verdict, e Enforcement, confidence string, first ReasonCode) {
+	d.Decision, d.Enforcement = v, e
+	d.Estimated.Confidence = json.Number(confidence)
+	d.ReasonCodes = []ReasonCode{first}
+}
+
+func retryCap(req *ToolCallRequest) int {
+	if req.RetryCap < 1 {
+		return 1
+	}
+	return req.RetryCap
+}
+
+// payloadIssues checks a supported operation's payload against its rules.
+func payloadIssues(kind string, payload *jsonv.Value) []Issue {
+	errs := issueList{max: maxCheckErrors}
+	switch kind {
+	case "search":
+		searchPayloadSchema.validate(payload, "/tool/request", &errs)
+	case "browse":
+		browsePayloadSchema.validate(payload, "/tool/request", &errs)
+		if u, ok := payload.Get("url"); ok && u.Kind == jsonv.String {
+			if msg := checkAbsoluteURL(u.Str); msg != "" {
+				errs.push(Issue{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg})
+			}
+		}
+	}
+	return errs.issues
+}
+
+// historyFacts is what the history says about one proposal.
+type historyFacts struct {
+	reuse            *HistoryEntry // the entry to reuse, if rule 3 holds
+	terminal         int           // terminal failures with this fingerprint
+	youngestTerminal *HistoryEntry
+	transient        bool          // a transient failure with this fingerprint exists
+	success          *HistoryEntry // youngest matching success, when reuse failed
+}
+
+// younger reports whether a is younger than b; on equal ages the later
+// entry (a, since entries are visited in order) wins.
+func younger(a, b *HistoryEntry) bool {
+	return b == nil || decimal.Compare(string(a.AgeSeconds), string(b.AgeSeconds)) <= 0
+}
+
+func examineHistory(req *ToolCallRequest, fp string) historyFacts {
+	var f historyFacts
+	for i := range req.History {
+		e := &req.History[i]
+		if e.Fingerprint != fp {
+			continue
+		}
+		switch e.Outcome {
+		case TerminalFailure:
+			f.terminal++
+			if younger(e, f.youngestTerminal) {
+				f.youngestTerminal = e
+			}
+		case TransientFailure:
+			f.transient = true
+		case Success:
+			if reuseBlocker(req, e) == "" {
+				if younger(e, f.reuse) {
+					f.reuse = e
+				}
+			} else if younger(e, f.success) {
+				f.success = e
+			}
+		}
+	}
+	return f
+}
+
+// reuseBlocker returns the first reuse condition a matching success entry
+// fails, or "" when it can be reused.
+func reuseBlocker(req *ToolCallRequest, e *HistoryEntry) ReasonCode {
+	goal := ""
+	if req.Task != nil {
+		goal = req.Task.GoalHash
+	}
+	switch {
+	case req.Capabilities == nil || !req.Capabilities.CanReusePriorResult:
+		return ReuseNotPermitted
+	case req.FreshnessTTLSeconds == "" || decimal.Compare(string(req.FreshnessTTLSeconds), "0") <= 0:
+		return ReuseTTLMissing
+	case goal == "" || e.GoalHash != goal:
+		return ReuseGoalMismatch
+	case decimal.Compare(string(e.AgeSeconds), string(req.FreshnessTTLSeconds)) > 0:
+		return ReuseStale
+	case e.ResultReference == "":
+		return ReuseNoReference
+	}
+	return ""
+}
+
+// explanations lists the codes that follow the deciding one.
+func (f historyFacts) explanations(req *ToolCallRequest) []ReasonCode {
+	var out []ReasonCode
+	if f.transient {
+		out = append(out, PriorTransientFailure)
+	}
+	if f.terminal > 0 && f.terminal < retryCap(req) {
+		out = append(out, PriorTerminalFailure)
+	}
+	if f.success != nil {
+		out = append(out, reuseBlocker(req, f.success))
+	}
+	return out
 }

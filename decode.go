@@ -1,0 +1,233 @@
+package preflight
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// maxNumeric is the cap on every non-negative numeric context value.
+const maxNumeric = "1000000000"
+
+// maxFractionDigits bounds the precision of numeric context values so that
+// exact arithmetic on them stays cheap.
+const maxFractionDigits = 400
+
+// decoder collects every problem found while walking a request document.
+type decoder struct {
+	issues []Issue
+}
+
+func (d *decoder) add(path string, code IssueCode, msg string) {
+	d.issues = append(d.issues, Issue{Path: path, Code: code, Message: msg})
+}
+
+// err turns the collected issues into an *Error, or nil when there are none.
+func (d *decoder) err() *Error {
+	if len(d.issues) == 0 {
+		return nil
+	}
+	return issuesError(d.issues)
+}
+
+// errorPriority lists the error codes in the order one is chosen for an
+// Error whose details are of several kinds.
+var errorPriority = []struct {
+	code  ErrorCode
+	kinds []IssueCode
+	msg   string
+}{
+	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxHistory}, "the request exceeds a limit"},
+	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
+	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedKeyword}, "the schema uses a keyword outside the supported subset"},
+	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern Go's RE2 engine cannot compile"},
+	{CodeInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
+}
+
+func issuesError(issues []Issue) *Error {
+	for _, p := range errorPriority {
+		for _, is := range issues {
+			for _, k := range p.kinds {
+				if is.Code == k {
+					return &Error{Code: p.code, Message: p.msg, Details: issues}
+				}
+			}
+		}
+	}
+	msg := "the request breaks an input rule"
+	if len(issues) > 1 {
+		msg = "the request breaks " + strconv.Itoa(len(issues)) + " input rules"
+	}
+	return &Error{Code: CodeInvalidRequest, Message: msg, Details: issues}
+}
+
+// parseError converts a parser error into the package's *Error.
+func parseError(err error) *Error {
+	var pe *jsonv.Error
+	if !errors.As(err, &pe) {
+		return &Error{Code: CodeInvalidJSON, Message: err.Error()}
+	}
+	at := " (at byte " + strconv.Itoa(pe.Offset) + ")"
+	switch pe.Kind {
+	case jsonv.ErrDepth:
+		return &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
+			Details: []Issue{{Path: pe.Pointer, Code: IssueMaxDepth, Message: pe.Msg + at}}}
+	case jsonv.ErrNodes:
+		return &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
+			Details: []Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}}}
+	case jsonv.ErrDuplicateKey:
+		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
+			Details: []Issue{{Path: pe.Pointer, Code: IssueDuplicateKey, Message: pe.Msg + at}}}
+	case jsonv.ErrInvalidUTF8:
+		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
+			Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidUTF8, Message: pe.Msg + at}}}
+	}
+	return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON",
+		Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidJSON, Message: pe.Msg + at}}}
+}
+
+func kindName(v *jsonv.Value) string {
+	if v.Kind == jsonv.Number && decimal.IsInteger(v.Str) {
+		return "integer"
+	}
+	return v.Kind.String()
+}
+
+func child(path, key string) string { return path + "/" + jsonv.EscapePointerToken(key) }
+
+// object checks that v is an object. Members whose names are not in allowed
+// are reported as unknown (or collected as ignored when ignored != nil).
+func (d *decoder) object(v *jsonv.Value, path string, allowed []string, ignored *[]Issue) bool {
+	if v.Kind != jsonv.Object {
+		d.add(path, IssueType, "expected an object, found "+kindName(v))
+		return false
+	}
+	for i := range v.Members {
+		k := v.Members[i].Key
+		known := false
+		for _, a := range allowed {
+			if a == k {
+				known = true
+				break
+			}
+		}
+		if known {
+			continue
+		}
+		if ignored != nil {
+			*ignored = append(*ignored, Issue{Path: child(path, k), Code: IssueUnknownFieldIgnored,
+				Message: "unknown member " + strconv.Quote(k) + " was ignored"})
+			continue
+		}
+		d.add(child(path, k), IssueUnknownField, "unknown member "+strconv.Quote(k)+"; expected one of "+quoteList(allowed))
+	}
+	return true
+}
+
+func quoteList(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.Quote(n)
+	}
+	return s
+}
+
+// member returns obj's member key, reporting it when required and absent.
+func (d *decoder) member(obj *jsonv.Value, path, key string, required bool) *jsonv.Value {
+	v, ok := obj.Get(key)
+	if !ok && required {
+		d.add(child(path, key), IssueRequired, "missing required member "+strconv.Quote(key))
+	}
+	return v
+}
+
+// str checks that v is a string of at least minLen code points.
+func (d *decoder) str(v *jsonv.Value, path string, minLen int) (string, bool) {
+	if v.Kind != jsonv.String {
+		d.add(path, IssueType, "expected a string, found "+kindName(v))
+		return "", false
+	}
+	if minLen > 0 && len(v.Str) < minLen {
+		d.add(path, IssueMinLength, "expected a non-empty string")
+		return "", false
+	}
+	return v.Str, true
+}
+
+func (d *decoder) boolean(v *jsonv.Value, path string) bool {
+	if v.Kind != jsonv.Bool {
+		d.add(path, IssueType, "expected a boolean, found "+kindName(v))
+		return false
+	}
+	return v.Bool
+}
+
+// amount checks a numeric context value: a number in [0, max] with at most
+// maxFractionDigits digits after the point.
+func (d *decoder) amount(v *jsonv.Value, path, max string) (json.Number, bool) {
+	if v.Kind != jsonv.Number {
+		d.add(path, IssueType, "expected a number, found "+kindName(v))
+		return "", false
+	}
+	if decimal.Compare(v.Str, "0") < 0 {
+		d.add(path, IssueMinimum, "expected a number >= 0, found "+clip(v.Str))
+		return "", false
+	}
+	if decimal.Compare(v.Str, max) > 0 {
+		d.add(path, IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str))
+		return "", false
+	}
+	if decimal.FractionDigits(v.Str) > maxFractionDigits {
+		d.add(path, IssuePrecision, "expected at most 400 digits after the decimal point")
+		return "", false
+	}
+	return json.Number(v.Str), true
+}
+
+// integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
+func (d *decoder) integer(v *jsonv.Value, path string, min int) (int, bool) {
+	if v.Kind != jsonv.Number {
+		d.add(path, IssueType, "expected an integer, found "+kindName(v))
+		return 0, false
+	}
+	if !decimal.IsInteger(v.Str) {
+		d.add(path, IssueInteger, "expected an integer, found "+clip(v.Str))
+		return 0, false
+	}
+	if decimal.Compare(v.Str, strconv.Itoa(min)) < 0 {
+		d.add(path, IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str))
+		return 0, false
+	}
+	if decimal.Compare(v.Str, maxNumeric) > 0 {
+		d.add(path, IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str))
+		return 0, false
+	}
+	n, _ := strconv.Atoi(decimal.Parse(v.Str).String())
+	return n, true
+}
+
+// clip shortens caller data quoted in a message.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// push appends a ready-made issue, respecting the list's cap.
+func (l *issueList) push(is Issue) {
+	if l.room() {
+		l.issues = append(l.issues, is)
+	}
+}

@@ -1,0 +1,67 @@
+package preflight
+
+import (
+	"encoding/json"
+
+	"github.com/agentpreflight/preflight/internal/decimal"
+)
+
+// Defaults of the optional economics inputs.
+const (
+	defaultPriorInvalidProbability = "0.25"
+	defaultCheckPrice              = "0.001"
+)
+
+// orDefault returns n, or def when n is empty.
+func orDefault(n json.Number, def string) decimal.Dec {
+	if n == "" {
+		return decimal.Parse(def)
+	}
+	return decimal.Parse(string(n))
+}
+
+func number(d decimal.Dec) json.Number { return json.Number(d.String()) }
+
+// checkEconomics computes the proceed/abort advice of a check. With
+// D = downstream cost, R = retry cost, B = billsOnInvalidRequest,
+// p = prior invalid probability, P = preflight price and
+// loss = (B ? D : 0) + R:
+//
+//	wasteIfSent          = valid ? 0 : loss
+//	realizedNet          = wasteIfSent − P
+//	aPrioriExpectedWaste = p × loss
+//	aPrioriExpectedNet   = p × loss − P
+//	worthCheckingAPriori = aPrioriExpectedNet > 0
+//
+// All arithmetic is exact decimal. When the remaining budget is known and
+// D exceeds it, a budget_insufficient warning is returned too.
+func checkEconomics(e *CheckEconomics, valid bool) (*EconomicsResult, *Issue) {
+	down := orDefault(e.DownstreamCostUSD, "0")
+	loss := orDefault(e.RetryCostUSD, "0")
+	if e.BillsOnInvalidRequest {
+		loss = decimal.Add(loss, down)
+	}
+	price := orDefault(e.PreflightPriceUSD, defaultCheckPrice)
+	prior := orDefault(e.PriorInvalidProbability, defaultPriorInvalidProbability)
+
+	var waste decimal.Dec
+	res := &EconomicsResult{Decision: Proceed, Reason: ReasonValid}
+	if !valid {
+		waste = loss
+		res.Decision, res.Reason = Abort, ReasonInvalidDoomedRequest
+	}
+	expected := decimal.Mul(prior, loss)
+	expectedNet := decimal.Sub(expected, price)
+	res.PreflightPriceUSD = number(price)
+	res.WasteIfSentUSD = number(waste)
+	res.RealizedNetUSD = number(decimal.Sub(waste, price))
+	res.APrioriExpectedWasteUSD = number(expected)
+	res.APrioriExpectedNetUSD = number(expectedNet)
+	res.WorthCheckingAPriori = expectedNet.Sign() > 0
+
+	if e.BudgetRemainingUSD != "" && decimal.Cmp(down, decimal.Parse(string(e.BudgetRemainingUSD))) > 0 {
+		return res, &Issue{Path: "/economics/budgetRemainingUsd", Code: IssueBudgetInsufficient,
+			Message: "the downstream cost " + down.String() + " exceeds the remaining budget " + decimal.Parse(string(e.BudgetRemainingUSD)).String()}
+	}
+	return res, nil
+}

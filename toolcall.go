@@ -1,0 +1,251 @@
+package preflight
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// Limits of a tool-call request, counted over the whole body: the top-level
+// object is level 1 and one node; every value is a node, object keys are not.
+const (
+	maxToolCallDepth = 16
+	maxToolCallNodes = 10000
+	maxHistory       = 100
+)
+
+const defaultDecidePrice = "0.002"
+
+// parsedToolCall is the parsed form of a decoded ToolCallRequest.
+type parsedToolCall struct {
+	payload *jsonv.Value
+	src     ToolCallRequest // the decoded fields, to notice later edits
+}
+
+var (
+	toolCallTopMembers = []string{"runId", "stepId", "tool", "budget", "task", "history", "capabilities",
+		"freshnessTtlSeconds", "retryCap", "preflightPriceUsd"}
+	toolMembers         = []string{"provider", "operation", "request", "estimatedExternalCostUsd", "estimatedModelCostUsd"}
+	budgetMembers       = []string{"remainingUsd", "reservedUsd", "maxToolCallsRemaining"}
+	taskMembers         = []string{"goalHash"}
+	capabilityMembers   = []string{"canReusePriorResult", "canReduceScope"}
+	historyEntryMembers = []string{"toolCallId", "fingerprint", "outcome", "resultReference", "ageSeconds", "goalHash"}
+)
+
+// DecodeToolCallRequest parses and checks the body of
+// POST /v0.2/preflight/tool-call. It reports every broken input rule at once
+// in an *Error: malformed JSON (invalid_json), a body deeper than 16 levels,
+// over 10,000 values or with more than 100 history entries
+// (limit_exceeded), and missing, ill-typed, out-of-range or unknown members
+// (invalid_request). Unknown top-level members are not errors: they are
+// ignored and listed in the decision's issues.
+//
+// Problems inside tool.request are not errors either: they make the
+// decision a block (see Decide).
+func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
+	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
+	if err != nil {
+		return nil, parseError(err)
+	}
+	if root.Kind != jsonv.Object {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(&root)}}}
+	}
+	var d decoder
+	req := &ToolCallRequest{}
+	p := &parsedToolCall{}
+	d.object(&root, "", toolCallTopMembers, &req.ignoredMembers)
+
+	if h, ok := root.Get("history"); ok && h.Kind == jsonv.Array && len(h.Items) > maxHistory {
+		return nil, &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
+			Details: []Issue{{Path: "/history", Code: IssueMaxHistory,
+				Message: "expected at most 100 history entries, found " + strconv.Itoa(len(h.Items))}}}
+	}
+	if v := d.member(&root, "", "runId", true); v != nil {
+		req.RunID, _ = d.str(v, "/runId", 1)
+	}
+	if v := d.member(&root, "", "stepId", true); v != nil {
+		req.StepID, _ = d.str(v, "/stepId", 1)
+	}
+	if v := d.member(&root, "", "tool", true); v != nil {
+		p.payload = d.tool(v, "/tool", &req.Tool, data)
+	}
+	if v := d.member(&root, "", "budget", true); v != nil && d.object(v, "/budget", budgetMembers, nil) {
+		b := &req.Budget
+		if m := d.member(v, "/budget", "remainingUsd", true); m != nil {
+			b.RemainingUSD, _ = d.amount(m, "/budget/remainingUsd", maxNumeric)
+		}
+		if m := d.member(v, "/budget", "reservedUsd", false); m != nil {
+			b.ReservedUSD, _ = d.amount(m, "/budget/reservedUsd", maxNumeric)
+		}
+		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m != nil {
+			if n, ok := d.integer(m, "/budget/maxToolCallsRemaining", 0); ok {
+				b.MaxToolCallsRemaining = &n
+			}
+		}
+	}
+	if v := d.member(&root, "", "task", false); v != nil && d.object(v, "/task", taskMembers, nil) {
+		req.Task = &Task{}
+		if m := d.member(v, "/task", "goalHash", false); m != nil {
+			req.Task.GoalHash, _ = d.str(m, "/task/goalHash", 0)
+		}
+	}
+	if v := d.member(&root, "", "history", false); v != nil {
+		req.History = d.history(v)
+	}
+	if v := d.member(&root, "", "capabilities", false); v != nil && d.object(v, "/capabilities", capabilityMembers, nil) {
+		req.Capabilities = &Capabilities{}
+		if m := d.member(v, "/capabilities", "canReusePriorResult", false); m != nil {
+			req.Capabilities.CanReusePriorResult = d.boolean(m, "/capabilities/canReusePriorResult")
+		}
+		if m := d.member(v, "/capabilities", "canReduceScope", false); m != nil {
+			req.Capabilities.CanReduceScope = d.boolean(m, "/capabilities/canReduceScope")
+		}
+	}
+	if v := d.member(&root, "", "freshnessTtlSeconds", false); v != nil {
+		req.FreshnessTTLSeconds, _ = d.amount(v, "/freshnessTtlSeconds", maxNumeric)
+	}
+	if v := d.member(&root, "", "retryCap", false); v != nil {
+		req.RetryCap, _ = d.integer(v, "/retryCap", 1)
+	}
+	if v := d.member(&root, "", "preflightPriceUsd", false); v != nil {
+		req.PreflightPriceUSD, _ = d.amount(v, "/preflightPriceUsd", maxNumeric)
+	}
+	if e := d.err(); e != nil {
+		return nil, e
+	}
+	p.src = *req
+	req.parsed = p
+	return req, nil
+}
+
+func (d *decoder) tool(v *jsonv.Value, path string, t *ToolCall, data []byte) *jsonv.Value {
+	if !d.object(v, path, toolMembers, nil) {
+		return nil
+	}
+	if m := d.member(v, path, "provider", true); m != nil {
+		t.Provider, _ = d.str(m, path+"/provider", 1)
+	}
+	if m := d.member(v, path, "operation", true); m != nil {
+		t.Operation, _ = d.str(m, path+"/operation", 1)
+	}
+	var payload *jsonv.Value
+	if m := d.member(v, path, "request", true); m != nil {
+		if m.Kind != jsonv.Object {
+			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
+		} else {
+			payload = m
+			t.Request = json.RawMessage(data[m.Start:m.End])
+		}
+	}
+	if m := d.member(v, path, "estimatedExternalCostUsd", true); m != nil {
+		t.EstimatedExternalCostUSD, _ = d.amount(m, path+"/estimatedExternalCostUsd", maxNumeric)
+	}
+	if m := d.member(v, path, "estimatedModelCostUsd", false); m != nil {
+		t.EstimatedModelCostUSD, _ = d.amount(m, path+"/estimatedModelCostUsd", maxNumeric)
+	}
+	return payload
+}
+
+func (d *decoder) history(v *jsonv.Value) []HistoryEntry {
+	if v.Kind != jsonv.Array {
+		d.add("/history", IssueType, "expected an array of history entries, found "+kindName(v))
+		return nil
+	}
+	out := make([]HistoryEntry, 0, len(v.Items))
+	for i := range v.Items {
+		path := "/history/" + strconv.Itoa(i)
+		ev := &v.Items[i]
+		if !d.object(ev, path, historyEntryMembers, nil) {
+			continue
+		}
+		var h HistoryEntry
+		if m := d.member(ev, path, "toolCallId", true); m != nil {
+			h.ToolCallID, _ = d.str(m, path+"/toolCallId", 0)
+		}
+		if m := d.member(ev, path, "fingerprint", true); m != nil {
+			h.Fingerprint, _ = d.str(m, path+"/fingerprint", 0)
+		}
+		if m := d.member(ev, path, "outcome", true); m != nil {
+			if s, ok := d.str(m, path+"/outcome", 0); ok {
+				switch o := Outcome(s); o {
+				case Success, TerminalFailure, TransientFailure:
+					h.Outcome = o
+				default:
+					d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip(s)))
+				}
+			}
+		}
+		if m := d.member(ev, path, "resultReference", false); m != nil {
+			h.ResultReference, _ = d.str(m, path+"/resultReference", 0)
+		}
+		if m := d.member(ev, path, "ageSeconds", true); m != nil {
+			h.AgeSeconds, _ = d.amount(m, path+"/ageSeconds", maxNumeric)
+		}
+		if m := d.member(ev, path, "goalHash", false); m != nil {
+			h.GoalHash, _ = d.str(m, path+"/goalHash", 0)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// parsedToolCallFor returns the parsed form of req, decoding it afresh when
+// it was built in Go or changed after decoding.
+func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall, error) {
+	if req == nil {
+		return nil, nil, &Error{Code: CodeInvalidRequest, Message: "the tool-call request is nil"}
+	}
+	if p := req.parsed; p != nil && p.src.sameAs(req) {
+		return req, p, nil
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+	}
+	fresh, err := DecodeToolCallRequest(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fresh, fresh.parsed, nil
+}
+
+// sameAs reports whether r still holds the values t was decoded into.
+func (t *ToolCallRequest) sameAs(r *ToolCallRequest) bool {
+	if t.RunID != r.RunID || t.StepID != r.StepID || t.FreshnessTTLSeconds != r.FreshnessTTLSeconds ||
+		t.RetryCap != r.RetryCap || t.PreflightPriceUSD != r.PreflightPriceUSD {
+		return false
+	}
+	a, b := &t.Tool, &r.Tool
+	if a.Provider != b.Provider || a.Operation != b.Operation || !sameBytes(a.Request, b.Request) ||
+		a.EstimatedExternalCostUSD != b.EstimatedExternalCostUSD || a.EstimatedModelCostUSD != b.EstimatedModelCostUSD {
+		return false
+	}
+	if t.Budget.RemainingUSD != r.Budget.RemainingUSD || t.Budget.ReservedUSD != r.Budget.ReservedUSD ||
+		!sameIntPtr(t.Budget.MaxToolCallsRemaining, r.Budget.MaxToolCallsRemaining) {
+		return false
+	}
+	if (t.Task == nil) != (r.Task == nil) || (t.Task != nil && *t.Task != *r.Task) {
+		return false
+	}
+	if (t.Capabilities == nil) != (r.Capabilities == nil) || (t.Capabilities != nil && *t.Capabilities != *r.Capabilities) {
+		return false
+	}
+	if len(t.History) != len(r.History) {
+		return false
+	}
+	for i := range t.History {
+		if t.History[i] != r.History[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameIntPtr(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
