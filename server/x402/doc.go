@@ -1,0 +1,45 @@
+// Package x402 puts one HTTP route behind an x402 version 2 paywall: the
+// "exact" scheme, USDC on Base, a fixed $0.002 (amount "2000") per settled
+// request.
+//
+// A [Paywall] is built once from a [Config] by [New] and then used by the
+// route's handler through [Paywall.Handle]. The flow, for a request whose
+// body the caller has already decoded and validated:
+//
+//  1. No PAYMENT-SIGNATURE header: 402 with the challenge in PAYMENT-REQUIRED.
+//  2. A header that is not padded standard base64 of a JSON PaymentPayload
+//     object with x402Version 2, an "accepted" object and a "payload" object:
+//     400 invalid_request (the x402 HTTP transport's answer to a malformed
+//     payment payload; no challenge, nothing is sent to the facilitator).
+//  3. The payload's "accepted" differs from the offer in scheme, network,
+//     amount, asset or payTo (payTo compared case-insensitively): 402 with a
+//     fresh challenge.
+//  4. POST /verify to the facilitator with the payload and the paywall's OWN
+//     requirements. isValid false, whatever the HTTP status: 402 with a fresh
+//     challenge. No decodable answer: 503 payment_unavailable.
+//  5. The caller's produce function runs. A status other than 200 is sent as
+//     it is and never settled.
+//  6. POST /settle. success true: the 200 body plus PAYMENT-RESPONSE.
+//     success false: 402 with PAYMENT-RESPONSE (success false) and a fresh
+//     challenge, and the produced body is dropped. No decodable answer: 503
+//     payment_unavailable, and the produced body is dropped.
+//
+// Every error body is the service's error envelope ([preflight.Error]) with
+// code payment_required (402), invalid_request (400) or payment_unavailable
+// (503).
+//
+// # What it never does
+//
+// It never retries or replays a payment: each PAYMENT-SIGNATURE is sent to
+// /verify at most once and to /settle at most once per request, and a payload
+// already in flight in another request of the same Paywall is refused. It
+// never settles a response other than a 200, never returns the produced body
+// unless settlement succeeded, never logs header values, signatures or
+// payloads, and never sets CORS headers (a browser client that needs
+// Access-Control-Expose-Headers gets it from the server's CORS layer; the
+// x402 specification does not require it).
+//
+// A misconfigured Paywall cannot be built: [New] returns the [Config.Validate]
+// error, and the reference server answers the paid route with 503
+// payment_unavailable in that case.
+package x402

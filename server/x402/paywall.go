@@ -1,0 +1,280 @@
+package x402
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// Header names of x402 v2 over HTTP.
+const (
+	HeaderPaymentRequired  = "PAYMENT-REQUIRED"
+	HeaderPaymentSignature = "PAYMENT-SIGNATURE"
+	HeaderPaymentResponse  = "PAYMENT-RESPONSE"
+)
+
+// Reasons put in the challenge's "error" field by the paywall itself (a
+// failed verification carries the facilitator's invalidReason instead).
+const (
+	ReasonPaymentRequired = "Payment required"
+	ReasonNoMatch         = "No matching payment requirements"
+	ReasonInFlight        = "payment_already_in_progress"
+)
+
+// Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
+// settled request. It is safe for concurrent use; its only state is the set
+// of payloads being processed right now.
+type Paywall struct {
+	cfg    Config
+	offer  PaymentRequirements
+	fac    *Facilitator
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	inFlight map[[32]byte]struct{}
+}
+
+// New validates cfg and returns a Paywall. It does no I/O (it does not call
+// /supported). An invalid cfg gives the [Config.Validate] error and no
+// Paywall.
+func New(cfg Config) (*Paywall, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Paywall{
+		cfg:      cfg,
+		offer:    cfg.requirements(),
+		fac:      NewFacilitator(cfg.FacilitatorURL, cfg.HTTPClient),
+		logger:   logger,
+		inFlight: make(map[[32]byte]struct{}),
+	}, nil
+}
+
+// Requirements returns the single offer every challenge carries.
+func (p *Paywall) Requirements() PaymentRequirements {
+	r := p.offer
+	r.Extra = append(json.RawMessage(nil), p.offer.Extra...)
+	return r
+}
+
+// Facilitator returns the paywall's facilitator client, for example to call
+// [Facilitator.Supported] in a readiness check.
+func (p *Paywall) Facilitator() *Facilitator { return p.fac }
+
+// Handle runs the flow for a request whose body the caller has ALREADY
+// decoded and validated (a doomed request gets a free 400 from the caller and
+// never reaches Handle). resourceURL is the absolute URL of the route, used
+// in the challenge's resource.url; "" means the request's own URL. produce
+// computes the paid answer: Handle calls it only after successful
+// verification, at most once, and settles only when it returns 200. A
+// non-200 answer is written as it is (Content-Type application/json unless
+// the caller set one) and costs nothing. See the package doc for every
+// outcome. Handle never reads r.Body.
+func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL string, produce func() (status int, body []byte)) {
+	if resourceURL == "" {
+		resourceURL = requestURL(r)
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+
+	sig := r.Header.Get(HeaderPaymentSignature)
+	if sig == "" {
+		p.challenge(w, resourceURL, ReasonPaymentRequired,
+			"this route costs $"+PriceUSD+" USDC per settled request; pay with x402 version 2 as described in the PAYMENT-REQUIRED header and retry with PAYMENT-SIGNATURE")
+		return
+	}
+	payload, err := decodePayload(sig)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, preflight.CodeInvalidRequest,
+			"the PAYMENT-SIGNATURE header is malformed: "+err.Error()+"; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object")
+		return
+	}
+	if field := p.mismatch(payload.Accepted); field != "" {
+		p.challenge(w, resourceURL, ReasonNoMatch,
+			"the payment's accepted."+field+" does not match this route's offer; pay the requirements in the PAYMENT-REQUIRED header")
+		return
+	}
+	key := sha256.Sum256([]byte(sig))
+	if !p.claim(key) {
+		p.challenge(w, resourceURL, ReasonInFlight,
+			"this payment is already being processed by another request; it is never used twice")
+		return
+	}
+	defer p.release(key)
+
+	vctx, cancel := context.WithTimeout(r.Context(), p.cfg.verifyTimeout())
+	vr, err := p.fac.Verify(vctx, payload, p.offer)
+	cancel()
+	if err != nil {
+		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 verify failed", slog.String("error", err.Error()))
+		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+			"the payment facilitator could not verify the payment (unreachable, too slow or an unreadable answer); nothing was charged; try again later")
+		return
+	}
+	if !vr.IsValid {
+		reason := vr.InvalidReason
+		if reason == "" {
+			reason = "invalid_payment"
+		}
+		p.challenge(w, resourceURL, reason, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
+		return
+	}
+
+	status, body := produce()
+	if status != http.StatusOK {
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		w.Write(body)
+		return
+	}
+
+	sctx, cancel := context.WithTimeout(r.Context(), p.cfg.settleTimeout())
+	sr, err := p.fac.Settle(sctx, payload, p.offer)
+	cancel()
+	if err != nil {
+		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settle failed, outcome unknown", slog.String("error", err.Error()))
+		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
+		return
+	}
+	if !sr.Success {
+		sr.Transaction = ""
+		if sr.Network == "" {
+			sr.Network = p.offer.Network
+		}
+		if sr.Payer == "" {
+			sr.Payer = vr.Payer
+		}
+		if sr.ErrorReason == "" {
+			sr.ErrorReason = "settlement_failed"
+		}
+		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 settlement refused", slog.String("reason", sr.ErrorReason))
+		if enc, err := EncodeHeader(sr); err == nil {
+			h.Set(HeaderPaymentResponse, enc)
+		}
+		p.challenge(w, resourceURL, sr.ErrorReason,
+			"settlement failed ("+sr.ErrorReason+"), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE")
+		return
+	}
+	enc, err := EncodeHeader(sr)
+	if err != nil { // unreachable: SettleResponse always marshals
+		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable, "the settlement receipt could not be encoded")
+		return
+	}
+	h.Set(HeaderPaymentResponse, enc)
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// decodePayload decodes and checks the shape of a PAYMENT-SIGNATURE value.
+func decodePayload(sig string) (PaymentPayload, error) {
+	var shape struct {
+		X402Version json.RawMessage `json:"x402Version"`
+		Accepted    json.RawMessage `json:"accepted"`
+		Payload     json.RawMessage `json:"payload"`
+	}
+	if err := DecodeHeader(sig, &shape); err != nil {
+		return PaymentPayload{}, errors.New(strings.TrimPrefix(err.Error(), "x402: "))
+	}
+	if string(shape.X402Version) != "2" {
+		return PaymentPayload{}, errors.New("x402Version is not 2")
+	}
+	if !isObject(shape.Accepted) {
+		return PaymentPayload{}, errors.New("accepted is not an object")
+	}
+	if !isObject(shape.Payload) {
+		return PaymentPayload{}, errors.New("payload is not an object")
+	}
+	var p PaymentPayload
+	if err := DecodeHeader(sig, &p); err != nil {
+		return PaymentPayload{}, errors.New("a member has the wrong type: " + strings.TrimPrefix(err.Error(), "x402: header JSON: "))
+	}
+	return p, nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// mismatch names the first field of a that differs from the offer, or "".
+func (p *Paywall) mismatch(a PaymentRequirements) string {
+	switch {
+	case a.Scheme != p.offer.Scheme:
+		return "scheme"
+	case a.Network != p.offer.Network:
+		return "network"
+	case a.Amount != p.offer.Amount:
+		return "amount"
+	case !strings.EqualFold(a.Asset, p.offer.Asset):
+		return "asset"
+	case !strings.EqualFold(a.PayTo, p.offer.PayTo):
+		return "payTo"
+	}
+	return ""
+}
+
+func (p *Paywall) claim(key [32]byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, busy := p.inFlight[key]; busy {
+		return false
+	}
+	p.inFlight[key] = struct{}{}
+	return true
+}
+
+func (p *Paywall) release(key [32]byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, key)
+}
+
+// challenge writes a 402 with a fresh PAYMENT-REQUIRED and the envelope.
+func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message string) {
+	pr := PaymentRequired{
+		X402Version: Version,
+		Error:       reason,
+		Resource:    ResourceInfo{URL: resourceURL, Description: p.cfg.Description, MimeType: "application/json"},
+		Accepts:     []PaymentRequirements{p.offer},
+	}
+	enc, err := EncodeHeader(pr)
+	if err != nil { // unreachable: every field marshals
+		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable, "the payment challenge could not be encoded")
+		return
+	}
+	w.Header().Set(HeaderPaymentRequired, enc)
+	writeError(w, http.StatusPaymentRequired, preflight.CodePaymentRequired, message)
+}
+
+// writeError writes the service's error envelope.
+func writeError(w http.ResponseWriter, status int, code preflight.ErrorCode, message string) {
+	body, _ := json.Marshal(&preflight.Error{Code: code, Message: message})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s%s", scheme, r.Host, r.URL.RequestURI())
+}
