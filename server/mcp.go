@@ -1,23 +1,240 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// mcpServerVersion is the version reported in the MCP initialize result: the
+// published interface version.
+const mcpServerVersion = "0.3.0"
+
+// mcpMaxBodyBytes is the largest /mcp request body accepted, the same limit
+// as the HTTP routes.
+const mcpMaxBodyBytes = 65536
+
+// mcpCodeForbidden is the error code of the 403 the MCP transport answers
+// when it refuses a Host header (DNS-rebinding protection). No other route
+// refuses a request for that reason.
+const mcpCodeForbidden preflight.ErrorCode = "forbidden"
 
 // newMCPHandler returns the handler for /mcp (GET and POST). It is unpaid and
 // stateless.
 //
-// This is a placeholder that answers every request with 405 and the error
-// envelope; the MCP transport replaces it.
+// /mcp is an MCP Streamable HTTP endpoint built on the official Go SDK, in
+// stateless mode with plain JSON responses: every POST carries one JSON-RPC
+// message and is answered on its own; no Mcp-Session-Id is issued or read, and
+// tools/call works with or without a prior initialize. The tools
+// check_request and preflight_tool_call pass the client's argument bytes,
+// unchanged, to the same decoders and functions as POST /check-request and
+// POST /v0.2/preflight/tool-call, so a result's structuredContent and its one
+// text block are byte for byte the body the HTTP route returns. Input errors
+// are tool results with isError true carrying the error envelope. The handler
+// never executes a tool, never fetches anything and keeps no state; it is safe
+// for concurrent use.
+//
+// Answers that are not JSON-RPC responses use the service's error envelope:
+//
+//   - any method but POST (GET, DELETE, ...): 405 method_not_allowed, Allow: POST
+//   - a body over 65,536 bytes: 413 payload_too_large (read at most one byte
+//     past the limit)
+//   - an empty or non-JSON body: 400 invalid_json
+//   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
+//     400 invalid_request
+//   - anything else the SDK transport refuses keeps the SDK's status (for
+//     example 415 unsupported_media_type when Content-Type is not
+//     application/json, 400 invalid_request when Accept does not list both
+//     application/json and text/event-stream)
+//
+// # DNS-rebinding protection and reverse proxies
+//
+// A web page can make a browser send requests to a name that the attacker
+// later resolves to 127.0.0.1 (DNS rebinding), reaching a server that trusts
+// being on loopback. To refuse those, a request that arrives on a loopback
+// connection must carry a loopback Host header (localhost, 127.0.0.1, [::1],
+// with any port); otherwise /mcp answers 403 with code forbidden. A reverse
+// proxy on the same machine that forwards Host: api.example.com to
+// 127.0.0.1:8080 trips exactly this check, so every MCP call through it fails
+// while the other routes work. Setting cfg.MCPTrustProxyHost turns the check
+// off: do that only when the listener is reachable solely through the proxy
+// (which then decides which hosts are served), never for a server that a
+// browser on the same machine can reach directly. Connections that do not
+// arrive on a loopback address are never subject to the check.
 func newMCPHandler(cfg Config) http.Handler {
-	_ = cfg
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newMCPServer()
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{
+			Stateless:                  true,
+			JSONResponse:               true,
+			MaxRequestBodyBytes:        mcpMaxBodyBytes, // a second guard; the body is already bounded below
+			DisableLocalhostProtection: cfg.MCPTrustProxyHost,
+		})
+	return &mcpHandler{sdk: sdk}
+}
+
+// mcpHandler puts the service's error rules in front of the SDK transport.
+type mcpHandler struct {
+	sdk http.Handler
+}
+
+// ServeHTTP checks the method and the body, then hands the request to the SDK
+// with the body already read (at most mcpMaxBodyBytes) and turns the SDK's
+// plain-text refusals into error envelopes.
+func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		b, _ := (&preflight.Error{Code: preflight.CodeMethodNotAllowed, Message: "MCP is not available yet"}).MarshalJSON()
-		w.Write(b)
+		mcpWriteError(w, http.StatusMethodNotAllowed, &preflight.Error{
+			Code:    preflight.CodeMethodNotAllowed,
+			Message: "/mcp accepts only POST: this MCP endpoint is stateless and opens no server-sent event stream",
+		})
+		return
+	}
+	body, perr, status := mcpReadBody(w, r)
+	if perr != nil {
+		mcpWriteError(w, status, perr)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	ew := &mcpEnvelopeWriter{w: w}
+	h.sdk.ServeHTTP(ew, r)
+	ew.finish()
+}
+
+// mcpReadBody reads the whole body, at most mcpMaxBodyBytes, and rejects what
+// is not a JSON-RPC message before the SDK sees it. On failure it returns the
+// envelope and status to send.
+func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error, int) {
+	tooLarge := &preflight.Error{
+		Code:    preflight.CodePayloadTooLarge,
+		Message: "the request body is larger than 65536 bytes",
+	}
+	if r.ContentLength > mcpMaxBodyBytes {
+		return nil, tooLarge, http.StatusRequestEntityTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpMaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge, http.StatusRequestEntityTooLarge
+		}
+		return nil, &preflight.Error{Code: preflight.CodeInvalidRequest, Message: "could not read the request body"}, http.StatusBadRequest
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}, http.StatusBadRequest
+	}
+	if !json.Valid(body) {
+		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}, http.StatusBadRequest
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		if _, ok := members["jsonrpc"]; !ok {
+			return nil, &preflight.Error{
+				Code: preflight.CodeInvalidRequest,
+				Message: "the body is not an MCP message: send JSON-RPC 2.0 messages such as " +
+					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{...}}}; ` +
+					"a bare tool body belongs in params.arguments",
+				Details: []preflight.Issue{{Path: "/jsonrpc", Code: preflight.IssueRequired, Message: `expected "2.0", found no jsonrpc member`}},
+			}, http.StatusBadRequest
+		}
+	}
+	return body, nil, 0
+}
+
+// mcpWriteError writes err as the error envelope with the given status.
+func mcpWriteError(w http.ResponseWriter, status int, err *preflight.Error) {
+	b, _ := json.Marshal(err) // cannot fail: strings and a slice of Issue
+	w.Header().Del("Content-Length")
+	writeJSON(w, status, b)
+}
+
+// mcpEnvelopeWriter passes the SDK's responses through, except a plain-text
+// error (status >= 400, text/plain), which it holds back and rewrites as the
+// error envelope in finish. JSON-RPC responses, including JSON-RPC errors such
+// as an unknown tool, are never touched.
+type mcpEnvelopeWriter struct {
+	w           http.ResponseWriter
+	wroteHeader bool
+	status      int          // status of a held-back plain-text error; 0 when passing through
+	msg         bytes.Buffer // the held-back text, at most 1 KiB
+}
+
+func (e *mcpEnvelopeWriter) Header() http.Header { return e.w.Header() }
+
+func (e *mcpEnvelopeWriter) WriteHeader(code int) {
+	if e.wroteHeader {
+		return
+	}
+	e.wroteHeader = true
+	if code >= 400 && strings.HasPrefix(e.w.Header().Get("Content-Type"), "text/plain") {
+		e.status = code
+		return
+	}
+	e.w.WriteHeader(code)
+}
+
+func (e *mcpEnvelopeWriter) Write(p []byte) (int, error) {
+	if !e.wroteHeader {
+		e.WriteHeader(http.StatusOK)
+	}
+	if e.status != 0 {
+		if room := 1024 - e.msg.Len(); room > 0 {
+			e.msg.Write(p[:min(len(p), room)])
+		}
+		return len(p), nil
+	}
+	return e.w.Write(p)
+}
+
+// Flush forwards to the underlying writer unless an error is held back.
+func (e *mcpEnvelopeWriter) Flush() {
+	if e.status != 0 {
+		return
+	}
+	e.wroteHeader = true
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (e *mcpEnvelopeWriter) Unwrap() http.ResponseWriter { return e.w }
+
+// finish writes the envelope for a held-back plain-text error.
+func (e *mcpEnvelopeWriter) finish() {
+	if e.status == 0 {
+		return
+	}
+	mcpWriteError(e.w, e.status, &preflight.Error{
+		Code:    mcpCodeForStatus(e.status),
+		Message: strings.TrimSpace(e.msg.String()),
 	})
+}
+
+// mcpCodeForStatus names the envelope code of a transport refusal.
+func mcpCodeForStatus(status int) preflight.ErrorCode {
+	switch {
+	case status == http.StatusForbidden:
+		return mcpCodeForbidden
+	case status == http.StatusNotFound:
+		return preflight.CodeNotFound
+	case status == http.StatusMethodNotAllowed:
+		return preflight.CodeMethodNotAllowed
+	case status == http.StatusRequestEntityTooLarge:
+		return preflight.CodePayloadTooLarge
+	case status == http.StatusUnsupportedMediaType:
+		return preflight.CodeUnsupportedMediaType
+	case status >= 500:
+		return codeInternal
+	default:
+		return preflight.CodeInvalidRequest
+	}
 }

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tool schemas, served by tools/list exactly as written (key order kept).
+// The output schemas accept the result object and the error envelope, because
+// clients validate structuredContent of isError results too.
+var (
+	//go:embed mcp_check_input.json
+	mcpCheckInputSchema []byte
+	//go:embed mcp_check_output.json
+	mcpCheckOutputSchema []byte
+	//go:embed mcp_toolcall_input.json
+	mcpToolCallInputSchema []byte
+	//go:embed mcp_toolcall_output.json
+	mcpToolCallOutputSchema []byte
+)
+
+// The tool names, as the spec fixes them.
+const (
+	mcpToolCheckRequest = "check_request"
+	mcpToolToolCall     = "preflight_tool_call"
+)
+
+// mcpServerInstructions is sent in the initialize result; clients may show it
+// to the model.
+const mcpServerInstructions = "preflight checks a tool call before you spend money or quota on it. " +
+	"It never sends your request, never executes a tool and never fetches a URL; it only looks at the JSON you give it. " +
+	"Call check_request before sending an HTTP request whose body must match a JSON Schema. " +
+	"Call preflight_tool_call before a paid web search or page fetch to learn whether to make it, reuse a saved result, or wait. " +
+	"Both tools are free and deterministic."
+
+const mcpCheckDescription = "Validate the JSON body of an HTTP request you are about to send, against the JSON Schema the target API expects, " +
+	"before you send it. Use it when a failed attempt would cost money, quota or a retry turn.\n\n" +
+	"It never sends the request and never fetches the URL. Only request.body is validated; the schema may use only " +
+	"type, required, properties, items, enum, const, minimum, maximum, minLength, maxLength, pattern and additionalProperties.\n\n" +
+	"Result: valid true means the body satisfies the schema. valid false means it does not: errors lists every failure " +
+	"with a JSON Pointer path (for example /request/body/items/0/sku), a code naming the failing keyword and a message; " +
+	"fix the body and check again instead of sending it. warnings never make the body invalid (sensitive_header means you " +
+	"sent a credential header here: do not). requestHash identifies the normalized request plus schema. With economics, " +
+	"economics.decision is proceed (send it) or abort (sending would be wasted).\n\n" +
+	"isError true means the arguments themselves could not be evaluated (malformed, an unsupported schema keyword, a limit): " +
+	"the result is {\"error\":{\"code\",\"message\",\"details\"}} with JSON Pointers into your arguments."
+
+const mcpToolCallDescription = "Decide whether a proposed web search or page fetch is worth making, before you make it and spend money on it. " +
+	"Send the call (tool.provider search or browse, tool.operation web_search or fetch, tool.request the exact payload), " +
+	"your remaining budget, and optionally your history of earlier calls and what you can do instead.\n\n" +
+	"It never executes the tool, never searches and never fetches anything; history, budget and goal are your own assertions.\n\n" +
+	"decision: allow (enforcement execute): no rule found waste, make the call. block (safe_to_skip): the payload is invalid " +
+	"(see issues) or the same call already failed terminally retryCap times; do not make it. reuse (safe_to_skip): use your " +
+	"saved result recommendation.resultReference instead of calling. defer (safe_to_skip): the budget or call limit cannot " +
+	"afford it now. advise (advisory): optional advice such as recommendation.action reduce_scope, or UNSUPPORTED_OPERATION " +
+	"for providers this service does not model. reasonCodes starts with the deciding rule. After your real call completes, " +
+	"record requestFingerprint with the outcome in your history for the next decision. Dollar figures in estimated are modeled, not receipts.\n\n" +
+	"isError true means the arguments could not be evaluated (missing or ill-typed fields, a limit): the result is " +
+	"{\"error\":{\"code\",\"message\",\"details\"}} with JSON Pointers into your arguments."
+
+// newMCPServer returns the MCP server with both tools. It keeps no state
+// between calls and is safe for concurrent use by many sessions.
+func newMCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "preflight", Title: "preflight", Version: mcpServerVersion},
+		&mcp.ServerOptions{
+			Instructions: mcpServerInstructions,
+			// Only tools: no logging capability, and the tool list never changes.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	falseHint := false
+	s.AddTool(&mcp.Tool{
+		Name:         mcpToolCheckRequest,
+		Title:        "Check an HTTP request body against its JSON Schema",
+		Description:  mcpCheckDescription,
+		InputSchema:  json.RawMessage(mcpCheckInputSchema),
+		OutputSchema: json.RawMessage(mcpCheckOutputSchema),
+		Annotations: &mcp.ToolAnnotations{
+			Title: "Check an HTTP request body", ReadOnlyHint: true, IdempotentHint: true,
+			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
+		},
+	}, mcpCheckRequestHandler)
+	s.AddTool(&mcp.Tool{
+		Name:         mcpToolToolCall,
+		Title:        "Decide whether a search or fetch tool call is worth making",
+		Description:  mcpToolCallDescription,
+		InputSchema:  json.RawMessage(mcpToolCallInputSchema),
+		OutputSchema: json.RawMessage(mcpToolCallOutputSchema),
+		Annotations: &mcp.ToolAnnotations{
+			Title: "Preflight a tool call", ReadOnlyHint: true, IdempotentHint: true,
+			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
+		},
+	}, mcpToolCallHandler)
+	return s
+}
+
+// mcpCheckRequestHandler runs check_request: the client's argument bytes go,
+// unchanged, through the same decoder and function as POST /check-request.
+func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := mcpArguments(req)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	in, err := preflight.DecodeCheckRequest(args)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	out, err := preflight.Check(in)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	return mcpResult(out, false)
+}
+
+// mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
+// unchanged, through the same decoder and function as
+// POST /v0.2/preflight/tool-call. The tool is free: no paywall applies.
+func mcpToolCallHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := mcpArguments(req)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	in, err := preflight.DecodeToolCallRequest(args)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	out, err := preflight.Decide(in)
+	if err != nil {
+		return mcpErrorResult(err)
+	}
+	return mcpResult(out, false)
+}
+
+// mcpArguments returns the exact bytes the client sent as params.arguments.
+// Absent arguments are an input error; anything present (null, an array, a
+// string) goes to the library decoder, which answers exactly as the HTTP
+// route does for the same body.
+func mcpArguments(req *mcp.CallToolRequest) ([]byte, error) {
+	if req.Params == nil || len(req.Params.Arguments) == 0 {
+		return nil, &preflight.Error{
+			Code:    preflight.CodeInvalidRequest,
+			Message: "tools/call has no arguments: params.arguments must be the request object",
+			Details: []preflight.Issue{{Path: "", Code: preflight.IssueRequired, Message: "expected a JSON object, found nothing"}},
+		}
+	}
+	return req.Params.Arguments, nil
+}
+
+// mcpResult marshals v once and uses the same bytes for structuredContent and
+// the single text block, so both carry exactly what the HTTP route returns.
+func mcpResult(v any, isError bool) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "could not encode the result: " + err.Error()}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		IsError:           isError,
+	}, nil
+}
+
+// mcpErrorResult turns a *preflight.Error into an isError result carrying the
+// error envelope. Any other error is a bug in the library contract and
+// becomes a JSON-RPC internal error, never a result.
+func mcpErrorResult(err error) (*mcp.CallToolResult, error) {
+	var perr *preflight.Error
+	if errors.As(err, &perr) {
+		return mcpResult(perr, true)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+}
