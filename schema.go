@@ -1,0 +1,868 @@
+package preflight
+
+// This file holds the JSON Schema subset that Check applies to a request
+// body: an allow-list schemaCompiler for twelve keywords (type, required,
+// properties, items, enum, const, minimum, maximum, minLength, maxLength,
+// pattern, additionalProperties) and a validator that reports every failure
+// with a JSON Pointer.
+//
+// Compiling rejects anything outside the subset instead of ignoring it, so a
+// caller never believes a keyword was checked when it was not. Validation
+// walks the instance once, allocates nothing while values pass, and builds
+// pointer strings and messages only for failures it records.
+
+import (
+	"errors"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// issueList collects validation failures, keeping at most max (100 for
+// Check). A max of zero or less means no cap. The zero value collects
+// without limit. It is not safe for concurrent use.
+type issueList struct {
+	issues    []Issue
+	max       int
+	truncated bool // set when a failure was dropped because the list was full
+}
+
+// room reports whether one more issue fits; when it does not, it records
+// that a failure was dropped.
+func (l *issueList) room() bool {
+	if l.max > 0 && len(l.issues) >= l.max {
+		l.truncated = true
+		return false
+	}
+	return true
+}
+
+// add appends is, or marks the list truncated when it is full.
+func (l *issueList) add(is Issue) {
+	if l.room() {
+		l.issues = append(l.issues, is)
+	}
+}
+
+// record appends a failure at the pointer at. Callers check room first, so
+// that nothing is built for a failure that will be dropped.
+func (l *issueList) record(at pointer, code IssueCode, msg string) {
+	l.issues = append(l.issues, Issue{Path: at.String(), Code: code, Message: msg})
+}
+
+// pointer is a JSON Pointer under construction: an escaped base pointer and
+// the unescaped reference tokens below it. It is passed by value; extending
+// it appends to a buffer shared down one walk, so that a walk allocates
+// nothing until a failure materializes the pointer with String.
+type pointer struct {
+	base   string
+	tokens []pointerToken
+}
+
+// pointerToken is one reference token: a member name, or an array index
+// when index >= 0.
+type pointerToken struct {
+	name  string
+	index int
+}
+
+// member returns p extended by the member name.
+func (p pointer) member(name string) pointer {
+	p.tokens = append(p.tokens, pointerToken{name: name, index: -1})
+	return p
+}
+
+// item returns p extended by the array index i.
+func (p pointer) item(i int) pointer {
+	p.tokens = append(p.tokens, pointerToken{index: i})
+	return p
+}
+
+// String returns p as an RFC 6901 JSON Pointer.
+func (p pointer) String() string {
+	b := make([]byte, 0, 64)
+	b = append(b, p.base...)
+	for _, t := range p.tokens {
+		b = append(b, '/')
+		if t.index >= 0 {
+			b = strconv.AppendInt(b, int64(t.index), 10)
+			continue
+		}
+		for i := 0; i < len(t.name); i++ {
+			switch c := t.name[i]; c {
+			case '~':
+				b = append(b, '~', '0')
+			case '/':
+				b = append(b, '~', '1')
+			default:
+				b = append(b, c)
+			}
+		}
+	}
+	return string(b)
+}
+
+// typeSet is a set of JSON Schema type names, one bit each.
+type typeSet uint8
+
+const (
+	typeNull typeSet = 1 << iota
+	typeBoolean
+	typeObject
+	typeArray
+	typeNumber
+	typeInteger
+	typeString
+)
+
+// schemaTypeByName maps a JSON Schema type name to its bit; zero means unknown.
+func schemaTypeByName(name string) typeSet {
+	switch name {
+	case "null":
+		return typeNull
+	case "boolean":
+		return typeBoolean
+	case "object":
+		return typeObject
+	case "array":
+		return typeArray
+	case "number":
+		return typeNumber
+	case "integer":
+		return typeInteger
+	case "string":
+		return typeString
+	}
+	return 0
+}
+
+// matches reports whether v is one of the types in t. "integer" matches any
+// number whose value has no fractional part (1.0 and 1e2 included).
+func (t typeSet) matches(v *jsonv.Value) bool {
+	switch v.Kind {
+	case jsonv.Null:
+		return t&typeNull != 0
+	case jsonv.Bool:
+		return t&typeBoolean != 0
+	case jsonv.Object:
+		return t&typeObject != 0
+	case jsonv.Array:
+		return t&typeArray != 0
+	case jsonv.String:
+		return t&typeString != 0
+	case jsonv.Number:
+		if t&typeNumber != 0 {
+			return true
+		}
+		return t&typeInteger != 0 && decimal.IsInteger(v.Str)
+	}
+	return false
+}
+
+// schemaKind tells an object schema from the boolean forms.
+type schemaKind uint8
+
+const (
+	objectSchema schemaKind = iota // an object with keywords (possibly none)
+	trueSchema                     // the boolean schema true: accepts everything
+	falseSchema                    // the boolean schema false: rejects everything
+)
+
+// The compiled boolean schemas. They are shared and never modified.
+var (
+	schemaTrue  = &schema{kind: trueSchema}
+	schemaFalse = &schema{kind: falseSchema}
+)
+
+// Bits of schema.has: which keywords with scalar settings are present.
+const (
+	hasMinimum uint8 = 1 << iota
+	hasMaximum
+	hasMinLength
+	hasMaxLength
+	hasConst
+)
+
+// schema is a compiled subschema (object or boolean form). It keeps
+// references into the parsed schema document (names, enum and const values,
+// the type value for messages), which must not change afterwards. A compiled
+// schema is immutable and safe for concurrent use.
+type schema struct {
+	kind  schemaKind
+	has   uint8
+	types typeSet // zero: no type keyword
+
+	typeValue  *jsonv.Value // the type keyword's value, for messages
+	required   []string     // in schema order
+	props      []schemaProp // sorted by name
+	items      *schema
+	enum       *enumSet
+	constant   *jsonv.Value
+	minimum    string // JSON number text
+	maximum    string
+	minLength  int // code points; clamped to maxLengthClamp
+	maxLength  int
+	minLenStr  string // the keyword value as written, for messages
+	maxLenStr  string
+	pattern    *regexp.Regexp
+	additional *schema // nil: no additionalProperties keyword
+}
+
+// schemaProp is one member of the properties keyword.
+type schemaProp struct {
+	name   string
+	schema *schema
+}
+
+// maxLengthClamp stands for any length limit beyond it: no string in a
+// request that fits the size limits comes close to it.
+const maxLengthClamp = 1 << 30
+
+// schemaLinearScan is the number of properties up to which lookup is a linear
+// scan; beyond it, lookup is a binary search on the sorted names.
+const schemaLinearScan = 8
+
+// property returns the subschema of the property named name, or nil.
+func (s *schema) property(name string) *schema {
+	ps := s.props
+	if len(ps) <= schemaLinearScan {
+		for i := range ps {
+			if ps[i].name == name {
+				return ps[i].schema
+			}
+		}
+		return nil
+	}
+	lo, hi := 0, len(ps)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps[m].name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(ps) && ps[lo].name == name {
+		return ps[lo].schema
+	}
+	return nil
+}
+
+// enumSet is a compiled enum: the allowed values grouped for fast
+// rejection, with a sorted index of the strings when there are many.
+type enumSet struct {
+	list  *jsonv.Value // the enum array as written, for messages
+	kinds uint8        // bit 1<<Kind for each kind present
+	strs  []string     // sorted string values; nil when few
+}
+
+// contains reports whether v equals one of the allowed values.
+func (e *enumSet) contains(v *jsonv.Value) bool {
+	if e.kinds&(1<<v.Kind) == 0 {
+		return false
+	}
+	if v.Kind == jsonv.String && e.strs != nil {
+		_, ok := slices.BinarySearch(e.strs, v.Str)
+		return ok
+	}
+	for i := range e.list.Items {
+		if schemaEqual(&e.list.Items[i], v) {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaEqual is JSON equality: numbers compare by exact value (1 == 1.0 ==
+// 1e0), object members in any order, array elements in order.
+func schemaEqual(a, b *jsonv.Value) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case jsonv.Null:
+		return true
+	case jsonv.Bool:
+		return a.Bool == b.Bool
+	case jsonv.String:
+		return a.Str == b.Str
+	case jsonv.Number:
+		return a.Str == b.Str || decimal.Compare(a.Str, b.Str) == 0
+	case jsonv.Array:
+		if len(a.Items) != len(b.Items) {
+			return false
+		}
+		for i := range a.Items {
+			if !schemaEqual(&a.Items[i], &b.Items[i]) {
+				return false
+			}
+		}
+		return true
+	case jsonv.Object:
+		if len(a.Members) != len(b.Members) {
+			return false
+		}
+		for i := range a.Members {
+			bv, ok := b.Get(a.Members[i].Key)
+			if !ok || !schemaEqual(&a.Members[i].Value, bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// compileSchema compiles the schema value v, which sits at JSON Pointer base
+// in the submitted document (Check passes "/schema"). The top-level value
+// must be an object. On failure it returns a nil schema and an *Error whose
+// Details list every problem, each at the pointer of the offending keyword.
+// The compiled schema keeps references into v; v must not be modified
+// afterwards. compileSchema never panics on any parsed value.
+func compileSchema(v *jsonv.Value, base string) (*schema, *Error) {
+	var buf [16]pointerToken
+	root := pointer{base: base, tokens: buf[:0]}
+	var c schemaCompiler
+	var s *schema
+	if v.Kind != jsonv.Object {
+		c.fail(root, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind.String())
+	} else {
+		s = c.object(v, root)
+	}
+	if len(c.issues) > 0 {
+		return nil, c.error()
+	}
+	return s, nil
+}
+
+// mustCompileSchema compiles a built-in schema from JSON text (panics on a
+// bad literal; for package vars).
+func mustCompileSchema(src string) *schema {
+	v, err := jsonv.Parse([]byte(src), jsonv.Limits{})
+	if err != nil {
+		panic("preflight: built-in schema: " + err.Error())
+	}
+	s, serr := compileSchema(&v, "")
+	if serr != nil {
+		panic("preflight: built-in schema: " + serr.Error())
+	}
+	return s
+}
+
+// schemaCompiler collects every problem of one schema document.
+type schemaCompiler struct {
+	issues []Issue
+	slab   []schema // preallocated object schemas, handed out in order
+	chunk  int      // size of the last slab; slabs double up to 64
+}
+
+func (c *schemaCompiler) fail(at pointer, code IssueCode, msg string) {
+	c.issues = append(c.issues, Issue{Path: at.String(), Code: code, Message: msg})
+}
+
+// error summarizes the collected issues. The code is the most specific one
+// present: an unsupported keyword, then an unsupported pattern, then an
+// ill-formed value.
+func (c *schemaCompiler) error() *Error {
+	var kw, pat bool
+	for _, is := range c.issues {
+		switch is.Code {
+		case IssueUnsupportedKeyword:
+			kw = true
+		case IssueUnsupportedPattern:
+			pat = true
+		}
+	}
+	e := &Error{Details: c.issues}
+	switch {
+	case kw:
+		e.Code, e.Message = CodeUnsupportedSchemaKeyword, "the schema uses a keyword outside the supported subset"
+	case pat:
+		e.Code, e.Message = CodeUnsupportedPattern, "a schema pattern cannot be compiled by Go's RE2 regular expressions"
+	default:
+		e.Code, e.Message = CodeInvalidSchema, "the schema is not well formed"
+	}
+	if n := len(c.issues); n > 1 {
+		e.Message += " (" + strconv.Itoa(n) + " problems)"
+	}
+	return e
+}
+
+// alloc returns a fresh object schema, taking it from a slab so that a
+// schema with many subschemas costs few allocations.
+func (c *schemaCompiler) alloc() *schema {
+	if len(c.slab) == 0 {
+		c.chunk = min(max(2*c.chunk, 2), 64)
+		c.slab = make([]schema, c.chunk)
+	}
+	s := &c.slab[0]
+	c.slab = c.slab[1:]
+	return s
+}
+
+// sub compiles a value in a schema position: an object or a boolean.
+func (c *schemaCompiler) sub(v *jsonv.Value, at pointer) *schema {
+	switch v.Kind {
+	case jsonv.Bool:
+		if v.Bool {
+			return schemaTrue
+		}
+		return schemaFalse
+	case jsonv.Object:
+		return c.object(v, at)
+	}
+	c.fail(at, IssueInvalidSchema, "expected a schema (an object or a boolean), found "+v.Kind.String())
+	return nil
+}
+
+const schemaKeywordList = "type, required, properties, items, enum, const, minimum, maximum, minLength, maxLength, pattern, additionalProperties"
+
+// object compiles an object schema, checking every member against the
+// allow-list. Values of enum and const are data and are never inspected for
+// keywords; neither are the values of unsupported keywords.
+func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
+	s := c.alloc()
+	for i := range v.Members {
+		m := &v.Members[i]
+		kw := at.member(m.Key)
+		val := &m.Value
+		switch m.Key {
+		case "type":
+			c.compileType(s, val, kw)
+		case "required":
+			c.compileRequired(s, val, kw)
+		case "properties":
+			c.compileProperties(s, val, kw)
+		case "items":
+			switch val.Kind {
+			case jsonv.Array:
+				c.fail(kw, IssueUnsupportedKeyword, `the array form of "items" is not supported; give one schema for all items`)
+			default:
+				s.items = c.sub(val, kw)
+			}
+		case "additionalProperties":
+			s.additional = c.sub(val, kw)
+		case "enum":
+			if val.Kind != jsonv.Array {
+				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind.String())
+				continue
+			}
+			s.enum = newEnumSet(val)
+		case "const":
+			s.constant = val
+			s.has |= hasConst
+		case "minimum", "maximum":
+			if val.Kind != jsonv.Number {
+				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind.String())
+				continue
+			}
+			if m.Key == "minimum" {
+				s.minimum, s.has = val.Str, s.has|hasMinimum
+			} else {
+				s.maximum, s.has = val.Str, s.has|hasMaximum
+			}
+		case "minLength", "maxLength":
+			n, ok := schemaLengthLimit(val)
+			if !ok {
+				c.fail(kw, IssueInvalidSchema, "expected a non-negative integer, found "+echoJSON(val))
+				continue
+			}
+			if m.Key == "minLength" {
+				s.minLength, s.minLenStr, s.has = n, val.Str, s.has|hasMinLength
+			} else {
+				s.maxLength, s.maxLenStr, s.has = n, val.Str, s.has|hasMaxLength
+			}
+		case "pattern":
+			if val.Kind != jsonv.String {
+				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind.String())
+				continue
+			}
+			re, err := regexp.Compile(val.Str)
+			if err != nil {
+				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
+				continue
+			}
+			s.pattern = re
+		default:
+			c.fail(kw, IssueUnsupportedKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
+		}
+	}
+	return s
+}
+
+const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"
+
+func (c *schemaCompiler) compileType(s *schema, v *jsonv.Value, at pointer) {
+	switch v.Kind {
+	case jsonv.String:
+		t := schemaTypeByName(v.Str)
+		if t == 0 {
+			c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(v.Str))
+			return
+		}
+		s.types, s.typeValue = t, v
+	case jsonv.Array:
+		if len(v.Items) == 0 {
+			c.fail(at, IssueInvalidSchema, typeExpectation+", found an empty array")
+			return
+		}
+		var set typeSet
+		for i := range v.Items {
+			it := &v.Items[i]
+			var t typeSet
+			if it.Kind == jsonv.String {
+				t = schemaTypeByName(it.Str)
+			}
+			switch {
+			case t == 0:
+				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoJSON(it)+" at index "+strconv.Itoa(i))
+				return
+			case set&t != 0:
+				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(it.Str)+" twice")
+				return
+			}
+			set |= t
+		}
+		s.types, s.typeValue = set, v
+	default:
+		c.fail(at, IssueInvalidSchema, typeExpectation+", found "+v.Kind.String())
+	}
+}
+
+func (c *schemaCompiler) compileRequired(s *schema, v *jsonv.Value, at pointer) {
+	const want = "expected an array of unique property names (strings)"
+	if v.Kind != jsonv.Array {
+		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind.String())
+		return
+	}
+	names := make([]string, 0, len(v.Items))
+	for i := range v.Items {
+		it := &v.Items[i]
+		if it.Kind != jsonv.String {
+			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind.String()+" at index "+strconv.Itoa(i))
+			return
+		}
+		names = append(names, it.Str)
+	}
+	if dup, ok := firstDuplicateName(names); ok {
+		c.fail(at, IssueInvalidSchema, want+", found "+echoQuote(dup)+" twice")
+		return
+	}
+	s.required = names
+}
+
+// firstDuplicateName returns a name that occurs more than once in names.
+func firstDuplicateName(names []string) (string, bool) {
+	if len(names) <= 16 {
+		for i := range names {
+			for j := i + 1; j < len(names); j++ {
+				if names[i] == names[j] {
+					return names[i], true
+				}
+			}
+		}
+		return "", false
+	}
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return sorted[i], true
+		}
+	}
+	return "", false
+}
+
+func (c *schemaCompiler) compileProperties(s *schema, v *jsonv.Value, at pointer) {
+	if v.Kind != jsonv.Object {
+		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind.String())
+		return
+	}
+	props := make([]schemaProp, 0, len(v.Members))
+	for i := range v.Members {
+		m := &v.Members[i]
+		name := at.member(m.Key)
+		props = append(props, schemaProp{name: m.Key, schema: c.sub(&m.Value, name)})
+	}
+	if len(props) > schemaLinearScan {
+		slices.SortFunc(props, func(a, b schemaProp) int { return strings.Compare(a.name, b.name) })
+	}
+	s.props = props
+}
+
+// newEnumSet compiles the enum array list.
+func newEnumSet(list *jsonv.Value) *enumSet {
+	e := &enumSet{list: list}
+	nstr := 0
+	for i := range list.Items {
+		e.kinds |= 1 << list.Items[i].Kind
+		if list.Items[i].Kind == jsonv.String {
+			nstr++
+		}
+	}
+	if nstr > schemaLinearScan {
+		e.strs = make([]string, 0, nstr)
+		for i := range list.Items {
+			if list.Items[i].Kind == jsonv.String {
+				e.strs = append(e.strs, list.Items[i].Str)
+			}
+		}
+		slices.Sort(e.strs)
+	}
+	return e
+}
+
+// schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
+// no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
+func schemaLengthLimit(v *jsonv.Value) (int, bool) {
+	if v.Kind != jsonv.Number || !decimal.IsInteger(v.Str) || decimal.Compare(v.Str, "0") < 0 {
+		return 0, false
+	}
+	if decimal.Compare(v.Str, strconv.Itoa(maxLengthClamp)) >= 0 {
+		return maxLengthClamp, true
+	}
+	// An integer below 2^30 is exact as a float64, whatever its spelling.
+	f, err := strconv.ParseFloat(v.Str, 64)
+	if err != nil {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// re2Reason shortens a regexp compile error for a message.
+func re2Reason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return se.Code.String() + ": " + echoQuote(se.Expr)
+	}
+	return echoClip(err.Error())
+}
+
+// validate appends every failure of the instance v (found at JSON Pointer
+// path) to errs, in walk order. It allocates only for failures it records
+// and stops walking once errs is full.
+func (s *schema) validate(v *jsonv.Value, path string, errs *issueList) {
+	var buf [16]pointerToken
+	s.walk(v, pointer{base: path, tokens: buf[:0]}, errs)
+}
+
+func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
+	if errs.truncated {
+		return
+	}
+	switch s.kind {
+	case trueSchema:
+		return
+	case falseSchema:
+		if errs.room() {
+			errs.record(at, IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind.String())
+		}
+		return
+	}
+	if s.types != 0 && !s.types.matches(v) && errs.room() {
+		errs.record(at, IssueType, "expected "+s.typePhrase()+", found "+s.foundType(v))
+	}
+	switch v.Kind {
+	case jsonv.Object:
+		if len(s.required) > 0 {
+			s.checkRequired(v, at, errs)
+		}
+		if len(s.props) > 0 {
+			for i := range v.Members {
+				m := &v.Members[i]
+				if ps := s.property(m.Key); ps != nil {
+					child := at.member(m.Key)
+					ps.walk(&m.Value, child, errs)
+				}
+			}
+		}
+	case jsonv.Array:
+		if s.items != nil && s.items.kind != trueSchema {
+			for i := range v.Items {
+				child := at.item(i)
+				s.items.walk(&v.Items[i], child, errs)
+			}
+		}
+	}
+	if s.enum != nil && !s.enum.contains(v) && errs.room() {
+		errs.record(at, IssueEnum, "expected one of "+echoJSON(s.enum.list)+", found "+echoJSON(v))
+	}
+	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && errs.room() {
+		errs.record(at, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
+	}
+	switch v.Kind {
+	case jsonv.Number:
+		if s.has&hasMinimum != 0 && decimal.Compare(v.Str, s.minimum) < 0 && errs.room() {
+			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum)+", found "+echoClip(v.Str))
+		}
+		if s.has&hasMaximum != 0 && decimal.Compare(v.Str, s.maximum) > 0 && errs.room() {
+			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum)+", found "+echoClip(v.Str))
+		}
+	case jsonv.String:
+		s.checkString(v, at, errs)
+	case jsonv.Object:
+		if s.additional != nil && s.additional.kind != trueSchema {
+			s.checkAdditional(v, at, errs)
+		}
+	}
+}
+
+// checkRequired reports each required name missing from the object v, in
+// the order the schema lists them.
+func (s *schema) checkRequired(v *jsonv.Value, at pointer, errs *issueList) {
+	for _, name := range s.required {
+		if _, ok := v.Get(name); ok {
+			continue
+		}
+		if !errs.room() {
+			return
+		}
+		child := at.member(name)
+		errs.record(child, IssueRequired, "missing required property "+echoQuote(name))
+	}
+}
+
+func (s *schema) checkString(v *jsonv.Value, at pointer, errs *issueList) {
+	if s.has&(hasMinLength|hasMaxLength) != 0 {
+		// Bytes bound code points from above, so a short string needs no
+		// counting for maxLength alone.
+		n := len(v.Str)
+		if s.has&hasMinLength != 0 || n > s.maxLength {
+			n = utf8.RuneCountInString(v.Str)
+		}
+		if s.has&hasMinLength != 0 && n < s.minLength && errs.room() {
+			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenStr)+" characters, found "+strconv.Itoa(n))
+		}
+		if s.has&hasMaxLength != 0 && n > s.maxLength && errs.room() {
+			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenStr)+" characters, found "+strconv.Itoa(n))
+		}
+	}
+	if s.pattern != nil && !s.pattern.MatchString(v.Str) && errs.room() {
+		errs.record(at, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(v.Str))
+	}
+}
+
+// checkAdditional applies additionalProperties to the members of v that
+// properties does not cover, in the order they appear.
+func (s *schema) checkAdditional(v *jsonv.Value, at pointer, errs *issueList) {
+	for i := range v.Members {
+		m := &v.Members[i]
+		if s.property(m.Key) != nil {
+			continue
+		}
+		child := at.member(m.Key)
+		if s.additional.kind == falseSchema {
+			if !errs.room() {
+				return
+			}
+			errs.record(child, IssueAdditionalProperties, "property "+echoQuote(m.Key)+" is not allowed")
+			continue
+		}
+		s.additional.walk(&m.Value, child, errs)
+	}
+}
+
+// typePhrase names the allowed types as the schema lists them: "string",
+// "string or null".
+func (s *schema) typePhrase() string {
+	t := s.typeValue
+	if t.Kind == jsonv.String {
+		return t.Str
+	}
+	var b strings.Builder
+	for i := range t.Items {
+		if i > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString(t.Items[i].Str)
+	}
+	return b.String()
+}
+
+// foundType names the type of v for a type failure; a number that is not an
+// integer where one is wanted is shown with its value.
+func (s *schema) foundType(v *jsonv.Value) string {
+	if v.Kind == jsonv.Number && s.types&typeInteger != 0 {
+		return "number " + echoClip(v.Str)
+	}
+	return v.Kind.String()
+}
+
+// schemaMaxEcho is about how many bytes of the caller's data a message repeats.
+const schemaMaxEcho = 64
+
+// clip shortens s to at most schemaMaxEcho bytes, on a rune boundary, marking a
+// cut with an ellipsis.
+func echoClip(s string) string {
+	if len(s) <= schemaMaxEcho {
+		return s
+	}
+	cut := schemaMaxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// quote quotes s for a message, clipped to schemaMaxEcho bytes.
+func echoQuote(s string) string {
+	return strconv.Quote(echoClip(s))
+}
+
+// describe renders v as compact JSON for a message, clipped to about
+// schemaMaxEcho bytes.
+func echoJSON(v *jsonv.Value) string {
+	var b strings.Builder
+	if !appendEcho(&b, v) {
+		b.WriteString("…")
+	}
+	return b.String()
+}
+
+// render writes v to b and reports false once b has grown past schemaMaxEcho.
+func appendEcho(b *strings.Builder, v *jsonv.Value) bool {
+	if b.Len() > schemaMaxEcho {
+		return false
+	}
+	switch v.Kind {
+	case jsonv.Null:
+		b.WriteString("null")
+	case jsonv.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool))
+	case jsonv.Number:
+		b.WriteString(echoClip(v.Str))
+	case jsonv.String:
+		b.WriteString(echoQuote(v.Str))
+	case jsonv.Array:
+		b.WriteByte('[')
+		for i := range v.Items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if !appendEcho(b, &v.Items[i]) {
+				return false
+			}
+		}
+		b.WriteByte(']')
+	case jsonv.Object:
+		b.WriteByte('{')
+		for i := range v.Members {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(echoQuote(v.Members[i].Key))
+			b.WriteByte(':')
+			if !appendEcho(b, &v.Members[i].Value) {
+				return false
+			}
+		}
+		b.WriteByte('}')
+	}
+	return b.Len() <= schemaMaxEcho
+}
