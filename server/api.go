@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// serveCheck answers POST /check-request.
+func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
+	data, perr := readBody(w, r)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	req, err := preflight.DecodeCheckRequest(data)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	res, err := preflight.Check(req)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	h.writeResult(w, r, res)
+}
+
+// toolCallPath is the path of the paid route; the x402 resource URL is the
+// base URL followed by it.
+const toolCallPath = "/v0.2/preflight/tool-call"
+
+// serveToolCall answers POST /v0.2/preflight/tool-call. Input errors are a
+// free 400 before any payment step; a decision is written directly when the
+// route is unpaid, or handed to the paywall, which settles payment before
+// releasing it.
+func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
+	data, perr := readBody(w, r)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	req, err := preflight.DecodeToolCallRequest(data)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	dec, err := preflight.Decide(req)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	body, err := json.Marshal(dec)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	if h.cfg.Payment == nil {
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
+	if h.paywall == nil {
+		writeError(w, &preflight.Error{
+			Code:    preflight.CodePaymentUnavailable,
+			Message: "payment is required on this route but the server's payment configuration is invalid; no payment was requested or taken",
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h.paywall.Handle(w, r, h.baseURL(r)+toolCallPath, func() (int, []byte) {
+		return http.StatusOK, body
+	})
+}
+
+// serveUsageDump answers POST /v0.2/usage/dump: the capability is reserved
+// and always unavailable. The body is never read.
+func serveUsageDump(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &preflight.Error{
+		Code:    preflight.CodeCapabilityUnavailable,
+		Message: "usage export is not a public capability of this service",
+	})
+}
+
+// serveHealth answers GET /health.
+func serveHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+}

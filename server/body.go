@@ -1,0 +1,66 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// MaxBodyBytes is the largest request body the POST routes accept. Larger
+// bodies are answered 413 payload_too_large; the handler never reads more
+// than MaxBodyBytes+1 bytes of a body.
+const MaxBodyBytes = 65536
+
+// isJSONMediaType reports whether a Content-Type value names JSON:
+// application/json or any application/*+json type, parameters allowed.
+func isJSONMediaType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	if mt == "application/json" {
+		return true
+	}
+	sub, ok := strings.CutPrefix(mt, "application/")
+	return ok && strings.HasSuffix(sub, "+json")
+}
+
+// readBody reads the body of a POST to a JSON route. It refuses a
+// Content-Type that is present and not JSON, refuses a declared
+// Content-Length over the limit without reading, and reads at most
+// MaxBodyBytes+1 bytes of any body (chunked included). On failure it
+// returns the error to answer with.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+		return nil, &preflight.Error{
+			Code:    preflight.CodeUnsupportedMediaType,
+			Message: fmt.Sprintf("Content-Type must be application/json (or an application/*+json type); got %q", ct),
+		}
+	}
+	tooLarge := &preflight.Error{
+		Code:    preflight.CodePayloadTooLarge,
+		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
+	}
+	if r.ContentLength > MaxBodyBytes {
+		// Do not read the body, and do not let the server drain it.
+		w.Header().Set("Connection", "close")
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge
+		}
+		return nil, &preflight.Error{
+			Code:    preflight.CodeInvalidJSON,
+			Message: "the request body could not be read completely: " + err.Error(),
+		}
+	}
+	return data, nil
+}

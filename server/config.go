@@ -1,0 +1,42 @@
+package server
+
+import (
+	"log/slog"
+
+	"github.com/agentpreflight/preflight/server/x402"
+)
+
+// Config configures the handler returned by [New]. The zero value serves
+// every route, with the tool-call route unpaid, and derives its own address
+// from each request.
+type Config struct {
+	// BaseURL is the public base URL of the API, such as
+	// "https://api.example.com", without a trailing slash (one is removed).
+	// It appears in the served documents ({base_url}), in the OpenAPI
+	// document's servers list and in the x402 resource URL. Empty means
+	// derive it from each request: "http://" (or "https://" on a TLS
+	// connection) followed by the request's Host header. Set it in
+	// production: a derived address repeats whatever Host a client sent.
+	BaseURL string
+
+	// SiteURL is the public base URL of the informational site ({site_url}
+	// in the served documents). Empty means the same as the base URL.
+	SiteURL string
+
+	// Payment, when non-nil, makes POST /v0.2/preflight/tool-call paid with
+	// x402. Nil means the route is unpaid. If the configuration is invalid
+	// (x402.New fails), the route answers 503 payment_unavailable to every
+	// well-formed request; it never falls back to serving unpaid.
+	Payment *x402.Config
+
+	// MCPTrustProxyHost tells the /mcp transport to accept a Host header
+	// that is not a loopback name on a loopback connection, as happens
+	// behind a reverse proxy. False keeps the transport's protection against
+	// DNS rebinding on.
+	MCPTrustProxyHost bool
+
+	// Logger receives the handler's own error reports (a misconfigured
+	// paywall, a recovered panic). It never receives request bodies or
+	// header values. Nil means discard.
+	Logger *slog.Logger
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// codeInternal is the error code of the 500 answer to a bug in the server
+// (a recovered panic or a library error that is not a *preflight.Error). It
+// is not part of the library's vocabulary because the library never causes it.
+const codeInternal preflight.ErrorCode = "internal_error"
+
+// statusOf maps an error code to its HTTP status. Every code the library's
+// decoders and evaluators return is a client error, 400.
+func statusOf(code preflight.ErrorCode) int {
+	switch code {
+	case preflight.CodePayloadTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case preflight.CodeNotFound:
+		return http.StatusNotFound
+	case preflight.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case preflight.CodePaymentRequired:
+		return http.StatusPaymentRequired
+	case preflight.CodePaymentUnavailable, preflight.CodeCapabilityUnavailable:
+		return http.StatusServiceUnavailable
+	case codeInternal:
+		return http.StatusInternalServerError
+	default:
+		return http.StatusBadRequest
+	}
+}
+
+// writeJSON writes body as an application/json response with status.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeError writes err as the error envelope with the status of its code.
+func writeError(w http.ResponseWriter, err *preflight.Error) {
+	body, mErr := json.Marshal(err)
+	if mErr != nil {
+		// Unreachable: the envelope holds only strings.
+		body = []byte(`{"error":{"code":"internal_error","message":"the error could not be encoded"}}`)
+	}
+	writeJSON(w, statusOf(err.Code), body)
+}
+
+// writeLibraryError writes an error returned by the library. A
+// *preflight.Error keeps its code; anything else is a bug and answers 500.
+func (h *handler) writeLibraryError(w http.ResponseWriter, r *http.Request, err error) {
+	var pe *preflight.Error
+	if errors.As(err, &pe) {
+		writeError(w, pe)
+		return
+	}
+	h.log.ErrorContext(r.Context(), "library returned an untyped error", "path", r.URL.Path, "error", err.Error())
+	writeError(w, &preflight.Error{Code: codeInternal, Message: "the server failed to evaluate the request; this is a bug"})
+}
+
+// writeResult marshals v and writes it with status 200.
+func (h *handler) writeResult(w http.ResponseWriter, r *http.Request, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
