@@ -1,0 +1,45 @@
+// Package agent keeps the caller's side of preflight's tool-call contract for
+// Go agent runtimes, in process: a [Ledger] of what really happened and a
+// [Guard] that asks [preflight.Decide] before every tool call and applies
+// the decision.
+//
+// preflight's Decide is stateless: the caller keeps the history
+// (fingerprints, outcomes, ages, result references, goal hashes), records an
+// outcome only after the real call completed, and applies the decision. This
+// package does that bookkeeping correctly so an agent loop does not have to.
+// It is built only on the public API of package preflight.
+//
+// # Wiring it into an agent loop
+//
+//	ledger := agent.NewLedger(nil) // one per customer and run
+//	guard, _ := agent.NewGuard(ledger, &agent.GuardOptions{BudgetUSD: "0.50"})
+//	for _, step := range plan {
+//		req := preflight.ToolCallRequest{
+//			RunID: runID, StepID: step.ID, Tool: step.Call,
+//			Task:                &preflight.Task{GoalHash: goal},
+//			Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
+//			FreshnessTTLSeconds: "600",
+//		}
+//		rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Result, error) {
+//			ref, err := runTool(ctx, step) // saves the result, returns where
+//			return agent.Result{ResultReference: ref}, err
+//		})
+//		use(rep.ReuseReference, rep.Decision.ReasonCodes, err)
+//	}
+//
+// # Parallel calls and the budget
+//
+// A stateless budget check cannot stop two parallel calls from both seeing
+// "affordable": each is compared with the same free budget. Money promised
+// to calls in flight must travel in Budget.ReservedUSD. A [Guard] does this
+// for the calls made through it (see "Budget reservation" on [Guard]); a
+// caller that runs tools around the Guard must add their estimates to
+// ReservedUSD itself.
+//
+// # What it never does
+//
+// It never runs a tool on its own, never retries, never sends anything over
+// a network, never writes files and keeps no package-level state: every
+// piece of state lives in a Ledger or Guard the caller created. It reads the
+// clock only through the Ledger's clock function.
+package agent
