@@ -1,0 +1,296 @@
+package preflight
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func checkBytes(data []byte) (*CheckResult, error) {
+	req, err := DecodeCheckRequest(data)
+	if err != nil {
+		return nil, err
+	}
+	return Check(req)
+}
+
+func TestCheckEconomics(t *testing.T) {
+	tests := []struct {
+		name      string
+		valid     bool
+		economics string
+		want      *EconomicsResult
+		warning   *Issue
+	}{
+		{
+			name:      "valid with defaults",
+			valid:     true,
+			economics: `{"downstreamCostUsd":0.05,"billsOnInvalidRequest":true,"retryCostUsd":0.01}`,
+			want: &EconomicsResult{Decision: Proceed, Reason: ReasonValid, PreflightPriceUSD: "0.001",
+				WasteIfSentUSD: "0", RealizedNetUSD: "-0.001", WorthCheckingAPriori: true,
+				APrioriExpectedWasteUSD: "0.015", APrioriExpectedNetUSD: "0.014"},
+		},
+		{
+			name:      "invalid, billed on 4xx",
+			economics: `{"downstreamCostUsd":0.1,"billsOnInvalidRequest":true,"retryCostUsd":0.2,"priorInvalidProbability":0.5,"preflightPriceUsd":0.3}`,
+			want: &EconomicsResult{Decision: Abort, Reason: ReasonInvalidDoomedRequest, PreflightPriceUSD: "0.3",
+				WasteIfSentUSD: "0.3", RealizedNetUSD: "0", WorthCheckingAPriori: false,
+				APrioriExpectedWasteUSD: "0.15", APrioriExpectedNetUSD: "-0.15"},
+		},
+		{
+			name:      "invalid, not billed on 4xx",
+			economics: `{"downstreamCostUsd":5,"billsOnInvalidRequest":false,"retryCostUsd":0.004,"priorInvalidProbability":0.25}`,
+			want: &EconomicsResult{Decision: Abort, Reason: ReasonInvalidDoomedRequest, PreflightPriceUSD: "0.001",
+				WasteIfSentUSD: "0.004", RealizedNetUSD: "0.003", WorthCheckingAPriori: false,
+				APrioriExpectedWasteUSD: "0.001", APrioriExpectedNetUSD: "0"},
+		},
+		{
+			name:      "budget insufficient",
+			valid:     true,
+			economics: `{"downstreamCostUsd":0.30000000000000001,"billsOnInvalidRequest":false,"retryCostUsd":0,"budgetRemainingUsd":0.3}`,
+			want: &EconomicsResult{Decision: Proceed, Reason: ReasonValid, PreflightPriceUSD: "0.001",
+				WasteIfSentUSD: "0", RealizedNetUSD: "-0.001", WorthCheckingAPriori: false,
+				APrioriExpectedWasteUSD: "0", APrioriExpectedNetUSD: "-0.001"},
+			warning: &Issue{Path: "/economics/budgetRemainingUsd", Code: IssueBudgetInsufficient,
+				Message: "the downstream cost 0.30000000000000001 exceeds the remaining budget 0.3"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `1`
+			if !tc.valid {
+				body = `"one"`
+			}
+			got, err := checkBytes([]byte(`{"request":{"method":"POST","url":"https://api.example.com/v1","body":` + body +
+				`},"schema":{"type":"integer"},"economics":` + tc.economics + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Economics); diff != "" {
+				t.Errorf("economics (-want +got):\n%s", diff)
+			}
+			var wantWarnings []Issue
+			if tc.warning != nil {
+				wantWarnings = append(wantWarnings, *tc.warning)
+			}
+			if diff := cmp.Diff(wantWarnings, got.Warnings, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckWarningsAndBody(t *testing.T) {
+	tests := []struct {
+		name    string
+		request string
+		schema  string
+		valid   bool
+		errors  []Issue
+		warns   []Issue
+	}{
+		{
+			name:    "absent body with a type keyword",
+			request: `{"method":"POST","url":"https://a.example/x"}`,
+			schema:  `{"type":"object"}`,
+			errors:  []Issue{{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"}},
+		},
+		{
+			name:    "absent body without a type keyword",
+			request: `{"method":"POST","url":"https://a.example/x"}`,
+			schema:  `{"properties":{"a":{"type":"string"}}}`,
+			valid:   true,
+			warns:   []Issue{{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"}},
+		},
+		{
+			name:    "null body is a body",
+			request: `{"method":"POST","url":"https://a.example/x","body":null}`,
+			schema:  `{"type":"null"}`,
+			valid:   true,
+		},
+		{
+			name:    "credentials and GET with a body",
+			request: `{"method":"get","url":"http://a.example/x","headers":{"X-Api-Key":"k","Accept":"application/json","Cookie":"c"},"body":{}}`,
+			schema:  `{}`,
+			valid:   true,
+			warns: []Issue{
+				{Path: "/request/headers/Cookie", Code: IssueSensitiveHeader, Message: `header "Cookie" carries credentials; do not send credentials to preflight`},
+				{Path: "/request/headers/X-Api-Key", Code: IssueSensitiveHeader, Message: `header "X-Api-Key" carries credentials; do not send credentials to preflight`},
+				{Path: "/request/method", Code: IssueBodyWithGet, Message: "GET request carries a body; many servers ignore or reject it"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := checkBytes([]byte(`{"request":` + tc.request + `,"schema":` + tc.schema + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Valid != tc.valid {
+				t.Errorf("valid = %v, want %v", got.Valid, tc.valid)
+			}
+			if diff := cmp.Diff(tc.errors, got.Errors, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.warns, got.Warnings, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckTruncatesErrors(t *testing.T) {
+	items := strings.TrimSuffix(strings.Repeat(`"x",`, 150), ",")
+	got, err := checkBytes([]byte(`{"request":{"method":"POST","url":"https://a.example/","body":[` + items +
+		`]},"schema":{"items":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Errors) != 100 {
+		t.Errorf("got %d errors, want 100", len(got.Errors))
+	}
+	want := []Issue{{Path: "", Code: IssueErrorsTruncated, Message: "more than 100 validation errors; only the first 100 are listed"}}
+	if diff := cmp.Diff(want, got.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func TestRequestHashNormalization(t *testing.T) {
+	hash := func(request, schema string) string {
+		t.Helper()
+		res, err := checkBytes([]byte(`{"request":` + request + `,"schema":` + schema + `,"economics":{"downstreamCostUsd":1,"billsOnInvalidRequest":false,"retryCostUsd":0}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.RequestHash
+	}
+	base := hash(`{"method":"POST","url":"https://a.example/x","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[1,2]}}`, `{"type":"object"}`)
+	for name, h := range map[string]string{
+		"method case":     hash(`{"method":"post","url":"https://a.example/x","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[1,2]}}`, `{"type":"object"}`),
+		"header case":     hash(`{"method":"POST","url":"https://a.example/x","headers":{"content-type":"application/json"},"body":{"a":1,"b":[1,2]}}`, `{"type":"object"}`),
+		"member order":    hash(`{"body":{"b":[1,2],"a":1.0},"url":"https://a.example/x","method":"POST","headers":{"CONTENT-TYPE":"application/json"}}`, `{"type":"object"}`),
+		"economics apart": hash(`{"method":"POST","url":"https://a.example/x","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[1,2]}}`, ` { "type" : "object" } `),
+	} {
+		if h != base {
+			t.Errorf("%s changed the requestHash", name)
+		}
+	}
+	for name, h := range map[string]string{
+		"array order": hash(`{"method":"POST","url":"https://a.example/x","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[2,1]}}`, `{"type":"object"}`),
+		"url":         hash(`{"method":"POST","url":"https://a.example/X","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[1,2]}}`, `{"type":"object"}`),
+		"schema":      hash(`{"method":"POST","url":"https://a.example/x","headers":{"Content-Type":"application/json"},"body":{"a":1,"b":[1,2]}}`, `{"type":"object","required":[]}`),
+		"no body":     hash(`{"method":"POST","url":"https://a.example/x","headers":{"Content-Type":"application/json"}}`, `{"type":"object"}`),
+	} {
+		if h == base {
+			t.Errorf("%s did not change the requestHash", name)
+		}
+	}
+}
+
+func TestDecodeCheckErrors(t *testing.T) {
+	big := `{"request":{"method":"POST","url":"https://a.example/"},"schema":{"enum":["` + strings.Repeat("a", 32768) + `"]}}`
+	tests := []struct {
+		name string
+		body string
+		code ErrorCode
+		want []Issue
+	}{
+		{"empty", ``, CodeInvalidJSON, []Issue{{Path: "", Code: IssueInvalidJSON, Message: "expected a JSON value, found end of input (at byte 0)"}}},
+		{"invalid UTF-8", "{\"request\":\"\xff\"}", CodeInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains invalid UTF-8 (at byte 12)"}}},
+		{"lone surrogate", `{"request":"\ud800"}`, CodeInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains a lone UTF-16 surrogate escape (at byte 12)"}}},
+		{"duplicate key", `{"schema":{},"schema":{}}`, CodeInvalidJSON, []Issue{{Path: "/schema", Code: IssueDuplicateKey, Message: `duplicate member name "schema" (at byte 13)`}}},
+		{"schema too large", big, CodeSchemaTooLarge, []Issue{{Path: "/schema", Code: IssueSchemaTooLarge, Message: "expected a schema of at most 32768 bytes, found 32781"}}},
+		{"schema not an object", `{"request":{"method":"POST","url":"https://a.example/"},"schema":true}`, CodeInvalidSchema, nil},
+		{"envelope rules", `{"request":{"method":"PO ST","url":"mailto:a@b","headers":{"A":1,"b":"x","B":"y"},"query":[],"extra":1},"schema":{},
+			"economics":{"downstreamCostUsd":"1","billsOnInvalidRequest":1,"retryCostUsd":-0.5,"priorInvalidProbability":1.5,"tip":0}}`,
+			CodeInvalidRequest, []Issue{
+				{Path: "/request/extra", Code: IssueUnknownField, Message: `unknown member "extra"; expected one of "method", "url", "headers", "query", "body"`},
+				{Path: "/request/method", Code: IssueInvalidMethod, Message: `expected an HTTP method token such as "POST", found "PO ST"`},
+				{Path: "/request/url", Code: IssueInvalidURL, Message: `expected an absolute URL with scheme http or https, found "mailto:a@b"`},
+				{Path: "/request/headers/A", Code: IssueType, Message: "expected a string header value, found integer"},
+				{Path: "/request/headers/B", Code: IssueDuplicateHeader, Message: `header "B" repeats "b" (header names are case-insensitive)`},
+				{Path: "/request/query", Code: IssueType, Message: "expected an object, found array"},
+				{Path: "/economics/tip", Code: IssueUnknownField, Message: `unknown member "tip"; expected one of "downstreamCostUsd", "billsOnInvalidRequest", "retryCostUsd", "priorInvalidProbability", "preflightPriceUsd", "budgetRemainingUsd"`},
+				{Path: "/economics/downstreamCostUsd", Code: IssueType, Message: "expected a number, found string"},
+				{Path: "/economics/billsOnInvalidRequest", Code: IssueType, Message: "expected a boolean, found integer"},
+				{Path: "/economics/retryCostUsd", Code: IssueMinimum, Message: "expected a number >= 0, found -0.5"},
+				{Path: "/economics/priorInvalidProbability", Code: IssueMaximum, Message: "expected a number <= 1, found 1.5"},
+			}},
+		{"number beyond double range in the body", `{"request":{"method":"POST","url":"https://a.example/","body":{"n":-1e400}},"schema":{}}`,
+			CodeInvalidRequest, []Issue{{Path: "/request/body/n", Code: IssueNumberRange,
+				Message: "number -1e400 is outside the IEEE-754 double range that RFC 8785 canonical JSON can represent"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := checkBytes([]byte(tc.body))
+			e, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("got error %v, want *Error", err)
+			}
+			if e.Code != tc.code {
+				t.Errorf("code = %s, want %s (%v)", e.Code, tc.code, e)
+			}
+			if tc.want != nil {
+				if diff := cmp.Diff(tc.want, e.Details); diff != "" {
+					t.Errorf("details (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckInProcess checks that a request built in Go gets the same result
+// as the same request decoded from bytes.
+func TestCheckInProcess(t *testing.T) {
+	data := []byte(`{"request":{"method":"POST","url":"https://a.example/","headers":{"Accept":"*/*"},"body":{"qty":0.1}},
+		"schema":{"properties":{"qty":{"minimum":0.2}}},"economics":{"downstreamCostUsd":0.1,"billsOnInvalidRequest":true,"retryCostUsd":0.2}}`)
+	fromBytes, err := checkBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &CheckRequest{
+		Request: ProposedRequest{Method: "POST", URL: "https://a.example/", Headers: map[string]string{"Accept": "*/*"},
+			Body: json.RawMessage(`{"qty":0.1}`)},
+		Schema:    json.RawMessage(`{"properties":{"qty":{"minimum":0.2}}}`),
+		Economics: &CheckEconomics{DownstreamCostUSD: "0.1", BillsOnInvalidRequest: true, RetryCostUSD: "0.2"},
+	}
+	inProcess, err := Check(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fromBytes, inProcess); diff != "" {
+		t.Errorf("in-process result differs from decoded (-bytes +in-process):\n%s", diff)
+	}
+	// Editing a decoded request is noticed.
+	decoded, _ := DecodeCheckRequest(data)
+	decoded.Request.Body = json.RawMessage(`{"qty":0.3}`)
+	edited, err := Check(decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !edited.Valid {
+		t.Errorf("edited body was not re-read: %+v", edited.Errors)
+	}
+}
+
+func TestErrorEnvelope(t *testing.T) {
+	e := &Error{Code: CodeInvalidRequest, Message: "m", Details: []Issue{{Path: "/a", Code: IssueType, Message: "x"}}}
+	got, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"error":{"code":"invalid_request","message":"m","details":[{"path":"/a","code":"type","message":"x"}]}}`
+	if string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	got, _ = json.Marshal(&Error{Code: CodeNotFound, Message: "no route"})
+	if want := `{"error":{"code":"not_found","message":"no route"}}`; string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if s := e.Error(); s != "invalid_request: m (/a: x)" {
+		t.Errorf("Error() = %q", s)
+	}
+}
