@@ -21,9 +21,8 @@ func (e *NumberRangeError) Error() string {
 		" is outside the range of an IEEE-754 double"
 }
 
-// maxVerbatimDigits is the longest run of integer digits that is always its
-// own canonical form: every integer below 10^15 is an exact double and
-// ECMAScript prints it digit for digit.
+// maxVerbatimDigits is the most significant digits a decimal may have and
+// still be its own shortest round-trip text (DBL_DIG for IEEE-754 doubles).
 const maxVerbatimDigits = 15
 
 // numberStatus says why appendNumberText could not write a number.
@@ -39,17 +38,72 @@ const (
 // It validates s against the JSON number grammar itself, so it is safe on
 // hand-built values whose Str never went through Parse.
 func appendNumberText(dst []byte, s string) ([]byte, numberStatus) {
-	// Fast path: a short integer with no leading zero is already canonical.
-	digits := s
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
+	if out, ok := appendShortDecimal(dst, s); ok {
+		return out, numberOK
 	}
-	if n := len(digits); n > 0 && n <= maxVerbatimDigits && (digits[0] != '0' || n == 1) && allDigits(digits) {
-		if digits == "0" {
-			return append(dst, '0'), numberOK // "-0" is 0
+	return appendNumberSlow(dst, s)
+}
+
+// appendShortDecimal is the fast path of appendNumberText for the most
+// common numbers: plain decimals (no exponent) with at most 15 significant
+// digits and a magnitude of zero or at least 10^-6. Such a decimal is the
+// shortest text of its nearest double (15 digits always survive a round
+// trip through a double), and ECMAScript writes that range in fixed
+// notation, so the canonical form is the text itself with trailing
+// fraction zeros dropped. It reports false for anything else.
+func appendShortDecimal(dst []byte, s string) ([]byte, bool) {
+	body := s
+	neg := len(body) > 0 && body[0] == '-'
+	if neg {
+		body = body[1:]
+	}
+	intPart, frac := body, ""
+	for i := 0; i < len(body); i++ {
+		if body[i] == '.' {
+			intPart, frac = body[:i], body[i+1:]
+			if frac == "" {
+				return dst, false
+			}
+			break
 		}
-		return append(dst, s...), numberOK
 	}
+	if intPart == "" || (intPart[0] == '0' && len(intPart) > 1) || !allDigits(intPart) || !allDigits(frac) {
+		return dst, false
+	}
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	sig := len(intPart) + len(frac)
+	if intPart == "0" {
+		zeros := 0
+		for zeros < len(frac) && frac[zeros] == '0' {
+			zeros++
+		}
+		if zeros == len(frac) {
+			return append(dst, '0'), true // any spelling of zero, -0 included
+		}
+		if zeros > 5 {
+			return dst, false // below 10^-6: exponent form
+		}
+		sig = len(frac) - zeros
+	}
+	if sig > maxVerbatimDigits {
+		return dst, false
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, intPart...)
+	if frac != "" {
+		dst = append(dst, '.')
+		dst = append(dst, frac...)
+	}
+	return dst, true
+}
+
+// appendNumberSlow is appendNumberText without the fast path: validate,
+// parse to the nearest double, format as ECMAScript does.
+func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {
 	if !validNumber(s) {
 		return dst, numberSyntax
 	}

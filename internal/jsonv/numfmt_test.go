@@ -3,7 +3,9 @@ package jsonv
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,5 +192,51 @@ func TestNumberRangeErrorMessage(t *testing.T) {
 	want := `json: number 1e400 at "/a/0" is outside the range of an IEEE-754 double`
 	if diff := cmp.Diff(want, err.Error()); diff != "" {
 		t.Errorf("message mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestShortDecimalAgreesWithSlowPath compares the fast path with a full
+// parse-and-format on many generated decimals around its limits: 15 and 16
+// significant digits, five and six leading fraction zeros, trailing zeros.
+func TestShortDecimalAgreesWithSlowPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8785, 1))
+	digits := func(n int, leadNonZero bool) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		if leadNonZero && n > 0 {
+			b[0] = byte('1' + rng.IntN(9))
+		}
+		return string(b)
+	}
+	fast := 0
+	for range 200000 {
+		var s string
+		if rng.IntN(2) == 0 {
+			s = "-"
+		}
+		if rng.IntN(3) == 0 {
+			s += "0"
+		} else {
+			s += digits(1+rng.IntN(17), true)
+		}
+		if rng.IntN(4) != 0 {
+			s += "." + strings.Repeat("0", rng.IntN(8)) + digits(rng.IntN(17), false) + strings.Repeat("0", rng.IntN(3))
+			if strings.HasSuffix(s, ".") {
+				s += "0"
+			}
+		}
+		want, wantSt := appendNumberSlow(nil, s)
+		got, gotSt := appendNumberText(nil, s)
+		if string(got) != string(want) || gotSt != wantSt {
+			t.Fatalf("appendNumberText(%q) = %q, %d; full parse gives %q, %d", s, got, gotSt, want, wantSt)
+		}
+		if _, ok := appendShortDecimal(nil, s); ok {
+			fast++
+		}
+	}
+	if fast < 50000 {
+		t.Errorf("only %d of the generated decimals took the fast path; the test no longer exercises it", fast)
 	}
 }

@@ -1,0 +1,518 @@
+package jsonv
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// canon parses doc and returns its canonical form.
+func canon(t testing.TB, doc string) string {
+	t.Helper()
+	v, err := Parse([]byte(doc), Limits{})
+	if err != nil {
+		t.Fatalf("Parse(%q): %v", doc, err)
+	}
+	out, err := AppendCanonical(nil, &v)
+	if err != nil {
+		t.Fatalf("AppendCanonical(%q): %v", doc, err)
+	}
+	return string(out)
+}
+
+func TestAppendCanonical(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want string
+	}{
+		{
+			name: "RFC 8785 section 3.2.2 sample: numbers, string escapes, literals",
+			doc: `{
+  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+  "literals": [null, true, false]
+}`,
+			want: `{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],` +
+				`"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+		},
+		{
+			name: "RFC 8785 section 3.2.3 sample: UTF-16 member order",
+			doc: `{
+  "\u20ac": "Euro Sign",
+  "\r": "Carriage Return",
+  "\ufb33": "Hebrew Letter Dalet With Dagesh",
+  "1": "One",
+  "\ud83d\ude00": "Emoji: Grinning Face",
+  "\u0080": "Control",
+  "\u00f6": "Latin Small Letter O With Diaeresis"
+}`,
+			want: "{" +
+				`"\r":"Carriage Return",` +
+				`"1":"One",` +
+				"\"\u0080\":\"Control\"," +
+				"\"\u00f6\":\"Latin Small Letter O With Diaeresis\"," +
+				"\"\u20ac\":\"Euro Sign\"," +
+				"\"\U0001F600\":\"Emoji: Grinning Face\"," +
+				"\"\ufb33\":\"Hebrew Letter Dalet With Dagesh\"" +
+				"}",
+		},
+		{
+			name: "section 3.2.3 keys plus an HTML-looking key, which is not escaped",
+			doc:  `{"\u20ac":1,"\r":2,"\ufb33":3,"1":4,"\ud83d\ude00":5,"\u0080":6,"\u00f6":7,"<\/script>":8}`,
+			want: "{\"\\r\":2,\"1\":4,\"</script>\":8,\"\u0080\":6,\"\u00f6\":7,\"\u20ac\":1,\"\U0001F600\":5,\"\ufb33\":3}",
+		},
+		{
+			name: "every control character escape and what stays literal",
+			doc:  `"\u0000\u0001\u001f\b\t\n\f\r\u000b \"\\\/\u007f\u2028\u00e9"`,
+			want: `"\u0000\u0001\u001f\b\t\n\f\r\u000b \"\\/` + "\u007f\u2028\u00e9" + `"`,
+		},
+		{
+			name: "white space removed, array order kept",
+			doc:  " [ 3 , 1 ,\n\t2 , [ ] , { } ] ",
+			want: `[3,1,2,[],{}]`,
+		},
+		{
+			name: "nested objects sorted at every level",
+			doc:  `{"b":{"z":1,"y":[{"d":0,"c":0}]},"a":null}`,
+			want: `{"a":null,"b":{"y":[{"c":0,"d":0}],"z":1}}`,
+		},
+		{
+			name: "prefix sorts first",
+			doc:  `{"ab":1,"a":2,"":3}`,
+			want: `{"":3,"a":2,"ab":1}`,
+		},
+		{
+			name: "supplementary character sorts before U+E000..U+FFFF",
+			doc:  `{"\uffff":1,"\ue000":2,"\ud800\udc00":3,"\ud7ff":4}`,
+			want: "{\"\ud7ff\":4,\"\U00010000\":3,\"\ue000\":2,\"\uffff\":1}",
+		},
+		{
+			name: "numbers in all positions",
+			doc:  `{"n":[-0,1.0,1e2,-1.5E-7,100e-2,9007199254740993]}`,
+			want: `{"n":[0,1,100,-1.5e-7,1,9007199254740992]}`,
+		},
+		{
+			name: "large object takes the general sort",
+			doc:  `{"q":1,"p":2,"o":3,"n":4,"m":5,"l":6,"k":7,"j":8,"i":9,"h":10,"g":11,"f":12,"e":13,"d":14,"c":15,"b":16,"a":17,"\ud83d\ude00":18,"\uffee":19}`,
+			want: "{\"a\":17,\"b\":16,\"c\":15,\"d\":14,\"e\":13,\"f\":12,\"g\":11,\"h\":10,\"i\":9,\"j\":8,\"k\":7,\"l\":6,\"m\":5,\"n\":4,\"o\":3,\"p\":2,\"q\":1,\"\U0001F600\":18,\"\uffee\":19}",
+		},
+		{name: "top-level string", doc: `"x"`, want: `"x"`},
+		{name: "top-level number", doc: `1E+2`, want: `100`},
+		{name: "top-level literal", doc: `true`, want: `true`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := canon(t, tc.doc)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("canonical form mismatch (-want +got):\n%s", diff)
+			}
+			// Canonical output is a fixed point.
+			if again := canon(t, got); again != got {
+				t.Errorf("not idempotent:\nfirst  %s\nsecond %s", got, again)
+			}
+		})
+	}
+}
+
+// utf16Compare is the definition RFC 8785 gives: compare names as arrays of
+// UTF-16 code units.
+func utf16Compare(a, b string) int {
+	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+}
+
+func TestCompareKeysMatchesUTF16(t *testing.T) {
+	// Runes at every boundary where UTF-8 length or UTF-16 form changes.
+	runes := []rune{0, 'A', 0x7f, 0x80, 0x7ff, 0x800, 0xd7ff, 0xe000, 0xfb33, 0xfffd, 0xffff,
+		0x10000, 0x1f600, 0x10ffff}
+	var keys []string
+	keys = append(keys, "")
+	for _, r := range runes {
+		keys = append(keys, string(r))
+		for _, r2 := range runes {
+			keys = append(keys, string([]rune{r, r2}))
+		}
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			if got, want := compareKeys(a, b), utf16Compare(a, b); got != want {
+				t.Errorf("compareKeys(%+q, %+q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+// reverseMembers returns a deep copy of v with the members of every object
+// in reverse order.
+func reverseMembers(v Value) Value {
+	switch v.Kind {
+	case Array:
+		items := make([]Value, len(v.Items))
+		for i := range v.Items {
+			items[i] = reverseMembers(v.Items[i])
+		}
+		v.Items = items
+	case Object:
+		ms := make([]Member, len(v.Members))
+		for i, m := range v.Members {
+			ms[len(ms)-1-i] = Member{Key: m.Key, Value: reverseMembers(m.Value)}
+		}
+		v.Members = ms
+	}
+	return v
+}
+
+func TestCanonicalKeyOrderInsensitive(t *testing.T) {
+	docs := []string{
+		`{"b":1,"a":2,"c":{"y":[{"k":1,"j":2}],"x":0}}`,
+		`{"\ufb33":1,"\ud83d\ude00":2,"\u20ac":3,"1":4}`,
+		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"r":18}`,
+	}
+	for _, doc := range docs {
+		v, err := Parse([]byte(doc), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := AppendCanonical(nil, &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reverseMembers(v)
+		got, err := AppendCanonical(nil, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("reversed members changed the canonical form of %s (-want +got):\n%s", doc, diff)
+		}
+	}
+}
+
+func TestCanonicalErrors(t *testing.T) {
+	str := func(s string) Value { return Value{Kind: String, Str: s} }
+	num := func(s string) Value { return Value{Kind: Number, Str: s} }
+	obj := func(ms ...Member) Value { return Value{Kind: Object, Members: ms} }
+	arr := func(vs ...Value) Value { return Value{Kind: Array, Items: vs} }
+	tests := []struct {
+		name string
+		v    Value
+		want error
+	}{
+		{
+			name: "number beyond double range, pointer escaped",
+			v:    obj(Member{Key: "a", Value: arr(num("1"), obj(Member{Key: "b/c~", Value: num("1e400")}))}),
+			want: &NumberRangeError{Pointer: "/a/1/b~1c~0", Text: "1e400"},
+		},
+		{
+			name: "negative number beyond range at the top",
+			v:    num("-2e308"),
+			want: &NumberRangeError{Pointer: "", Text: "-2e308"},
+		},
+		{
+			name: "invalid UTF-8 in a hand-built string",
+			v:    arr(str("ok"), str("bad\xff")),
+			want: &Error{Kind: ErrInvalidUTF8, Pointer: "/1", Msg: "string contains invalid UTF-8"},
+		},
+		{
+			name: "UTF-8-encoded surrogate in a hand-built string",
+			v:    str("\xed\xa0\x80"),
+			want: &Error{Kind: ErrInvalidUTF8, Pointer: "", Msg: "string contains invalid UTF-8"},
+		},
+		{
+			name: "invalid UTF-8 in a hand-built member name",
+			v:    obj(Member{Key: "k\xc0", Value: num("1")}),
+			want: &Error{Kind: ErrInvalidUTF8, Pointer: "/k\xc0", Msg: "member name contains invalid UTF-8"},
+		},
+		{
+			name: "duplicate names in a hand-built object",
+			v:    obj(Member{Key: "x", Value: num("1")}, Member{Key: "y", Value: num("2")}, Member{Key: "x", Value: num("3")}),
+			want: &Error{Kind: ErrDuplicateKey, Pointer: "/x", Msg: `duplicate member name "x"`},
+		},
+		{
+			name: "hand-built number text that is not JSON",
+			v:    arr(num("NaN")),
+			want: &Error{Kind: ErrSyntax, Pointer: "/0", Msg: `number text "NaN" is not a JSON number`},
+		},
+		{
+			name: "unknown kind",
+			v:    obj(Member{Key: "k", Value: Value{Kind: Kind(42)}}),
+			want: &Error{Kind: ErrSyntax, Pointer: "/k", Msg: "value has unknown kind 42"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := []byte("prefix")
+			got, err := AppendCanonical(dst, &tc.v)
+			if diff := cmp.Diff(tc.want, err, cmpopts.IgnoreUnexported(Error{})); diff != "" {
+				t.Errorf("error mismatch (-want +got):\n%s", diff)
+			}
+			if string(got) != "prefix" {
+				t.Errorf("AppendCanonical returned %q on error, want dst unchanged", got)
+			}
+			werr := WriteCanonical(&bytes.Buffer{}, &tc.v)
+			if diff := cmp.Diff(tc.want, werr, cmpopts.IgnoreUnexported(Error{})); diff != "" {
+				t.Errorf("WriteCanonical error mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCanonicalRangeErrorFromParse(t *testing.T) {
+	v, err := Parse([]byte(`{"list":[0, {"x~y": 1e309}]}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = AppendCanonical(nil, &v)
+	var nre *NumberRangeError
+	if !errors.As(err, &nre) {
+		t.Fatalf("got %v, want a *NumberRangeError", err)
+	}
+	if diff := cmp.Diff(&NumberRangeError{Pointer: "/list/1/x~0y", Text: "1e309"}, nre); diff != "" {
+		t.Errorf("error mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCanonicalAppendsToDst(t *testing.T) {
+	v, err := Parse([]byte(`{"b":1,"a":2}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := AppendCanonical([]byte("sha:"), &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(`sha:{"a":2,"b":1}`, string(got)); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCanonicalDeepNesting(t *testing.T) {
+	const depth = 5000
+	var b strings.Builder
+	for i := range depth {
+		if i%2 == 0 {
+			b.WriteString(`[`)
+		} else {
+			b.WriteString(`{"k":`)
+		}
+	}
+	b.WriteString(`1.0`)
+	for i := depth - 1; i >= 0; i-- {
+		if i%2 == 0 {
+			b.WriteString(`]`)
+		} else {
+			b.WriteString(`}`)
+		}
+	}
+	doc := b.String()
+	want := strings.Replace(doc, "1.0", "1", 1)
+	if got := canon(t, doc); got != want {
+		t.Errorf("deep document changed: got %d bytes, want %d", len(got), len(want))
+	}
+
+	// A hand-built value deeper than Parse allows also works.
+	v := Value{Kind: Null}
+	for range 50000 {
+		v = Value{Kind: Array, Items: []Value{v}}
+	}
+	out, err := AppendCanonical(nil, &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2*50000+len("null") {
+		t.Errorf("got %d bytes", len(out))
+	}
+}
+
+// failWriter fails every write after the first n bytes.
+type failWriter struct{ n int }
+
+var errWrite = errors.New("write failed")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errWrite
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestWriteCanonicalMatchesAppend(t *testing.T) {
+	docs := []string{
+		`null`,
+		`{"b":[1,2,3],"a":"x"}`,
+		benchObjectDoc(),
+		benchArrayDoc(),
+		`"` + strings.Repeat(`\n`, 3*flushAt) + `"`,
+	}
+	for _, doc := range docs {
+		v, err := Parse([]byte(doc), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := AppendCanonical(nil, &v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteCanonical(&buf, &v); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(want, buf.Bytes()) {
+			t.Errorf("WriteCanonical and AppendCanonical disagree on a %d-byte document", len(doc))
+		}
+	}
+
+	v, err := Parse([]byte(benchArrayDoc()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCanonical(&failWriter{n: 10}, &v); !errors.Is(err, errWrite) {
+		t.Errorf("WriteCanonical to a failing writer: got %v, want %v", err, errWrite)
+	}
+}
+
+// benchObjectDoc is a realistic request of about 2 KB: a proposed HTTP
+// request with headers, query and a nested body, plus its schema.
+func benchObjectDoc() string {
+	return `{
+  "schema": {
+    "type": "object",
+    "required": ["model", "messages", "max_tokens"],
+    "additionalProperties": false,
+    "properties": {
+      "model": {"type": "string", "enum": ["small-1", "medium-2", "large-3"]},
+      "max_tokens": {"type": "integer", "minimum": 1, "maximum": 8192},
+      "temperature": {"type": "number", "minimum": 0, "maximum": 2.0},
+      "messages": {
+        "type": "array", "minItems": 1, "maxItems": 64,
+        "items": {
+          "type": "object", "required": ["role", "content"],
+          "properties": {
+            "role": {"type": "string", "enum": ["system", "user", "assistant"]},
+            "content": {"type": "string", "maxLength": 100000}
+          }
+        }
+      }
+    }
+  },
+  "request": {
+    "method": "POST",
+    "url": "https://api.example.com/v1/messages?beta=tools&region=eu-west-1",
+    "headers": {
+      "content-type": "application/json",
+      "accept": "application/json",
+      "x-request-id": "7f3c2a9e-5b1d-4c8e-9a6f-0d2e4b7c1a3f",
+      "user-agent": "agent-runtime/4.2.1 (linux; amd64)",
+      "anthropic-version": "2023-06-01",
+      "x-trace": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    },
+    "query": {"beta": "tools", "region": "eu-west-1", "page": 1, "limit": 50},
+    "body": {
+      "model": "medium-2",
+      "max_tokens": 1024,
+      "temperature": 0.70,
+      "stop_sequences": ["\n\nHuman:", "</answer>"],
+      "metadata": {"user_id": "u_8f2a61", "session": "s_91c0", "tags": ["billing", "eu", "priority"]},
+      "messages": [
+        {"role": "system", "content": "You are a careful assistant. Answer in English and cite the sources you used."},
+        {"role": "user", "content": "Summarize the quarterly report: revenue \u20ac12.5M (+8% YoY), costs \u20ac9.1M, margin 27.2%."},
+        {"role": "assistant", "content": "Revenue grew 8% year over year to \u20ac12.5M while costs stayed at \u20ac9.1M."},
+        {"role": "user", "content": "Now compare it with the previous quarter, and list three risks \ud83d\ude00."}
+      ]
+    }
+  }
+}`
+}
+
+// benchArrayDoc is an array of 200 small records.
+func benchArrayDoc() string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"sku":"SKU-%05d","qty":%d,"price":%d.%02d,"tags":["a","b"],"active":%t,"note":null}`,
+			i, i%7+1, i*3, i%100, i%2 == 0)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func BenchmarkCanonical(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		doc  string
+	}{
+		{"object2KB", benchObjectDoc()},
+		{"array200", benchArrayDoc()},
+	} {
+		v, err := Parse([]byte(bc.doc), Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name+"/append", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.doc)))
+			var buf []byte
+			for b.Loop() {
+				var err error
+				buf, err = AppendCanonical(buf[:0], &v)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"/append+sum256", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.doc)))
+			var buf []byte
+			for b.Loop() {
+				var err error
+				buf, err = AppendCanonical(buf[:0], &v)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = sha256.Sum256(buf)
+			}
+		})
+		b.Run(bc.name+"/write+sha256", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.doc)))
+			h := sha256.New()
+			var sum [sha256.Size]byte
+			for b.Loop() {
+				h.Reset()
+				if err := WriteCanonical(h, &v); err != nil {
+					b.Fatal(err)
+				}
+				h.Sum(sum[:0])
+			}
+		})
+		b.Run(bc.name+"/parse+append", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.doc)))
+			data := []byte(bc.doc)
+			var buf []byte
+			for b.Loop() {
+				v, err := Parse(data, Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf, err = AppendCanonical(buf[:0], &v)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
