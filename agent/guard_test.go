@@ -1,0 +1,475 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/google/go-cmp/cmp"
+)
+
+// These tests use the real preflight.Decide; only the tool call itself is a
+// function literal, because the Guard's job is to decide whether it runs.
+
+// searchReq is a search proposal that can be reused for 60 s under goal g1.
+func searchReq(query, cost string) preflight.ToolCallRequest {
+	return preflight.ToolCallRequest{
+		RunID:  "run-1",
+		StepID: "step-" + query,
+		Tool: preflight.ToolCall{
+			Provider:                 "search",
+			Operation:                "web_search",
+			Request:                  json.RawMessage(`{"query":` + quote(query) + `}`),
+			EstimatedExternalCostUSD: json.Number(cost),
+		},
+		Budget:              preflight.Budget{RemainingUSD: "1"},
+		Task:                &preflight.Task{GoalHash: "g1"},
+		Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
+		FreshnessTTLSeconds: "60",
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// counter is a tool call that counts its runs and reports a fixed result.
+type counter struct {
+	mu    sync.Mutex
+	calls int
+	res   Result
+	err   error
+}
+
+func (c *counter) call(context.Context) (Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	return c.res, c.err
+}
+
+func (c *counter) n() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+func newGuard(t *testing.T, clock *fakeClock, opts *GuardOptions) *Guard {
+	t.Helper()
+	g, err := NewGuard(NewLedger(&LedgerOptions{Now: clock.Now}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// summary is the part of a Report the tests compare.
+type summary struct {
+	Decision       preflight.Verdict
+	Enforcement    preflight.Enforcement
+	Reasons        []preflight.ReasonCode
+	Called         bool
+	Recorded       bool
+	ReuseReference string
+}
+
+func summarize(r Report) summary {
+	s := summary{Called: r.Called, Recorded: r.Recorded, ReuseReference: r.ReuseReference}
+	if r.Decision != nil {
+		s.Decision, s.Enforcement, s.Reasons = r.Decision.Decision, r.Decision.Enforcement, r.Decision.ReasonCodes
+	}
+	return s
+}
+
+func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, g *Guard) // prior calls that really ran
+		req   func() preflight.ToolCallRequest
+		opts  *GuardOptions
+		want  summary
+	}{
+		{
+			name: "block on an invalid payload",
+			req:  func() preflight.ToolCallRequest { return searchReq("", "0.01") },
+			want: summary{Decision: preflight.Block, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.InvalidPayload}},
+		},
+		{
+			name: "block when the retry cap is reached",
+			setup: func(t *testing.T, g *Guard) {
+				mustCall(t, g, searchReq("doomed", "0.01"), Result{Outcome: preflight.TerminalFailure}, nil)
+			},
+			req:  func() preflight.ToolCallRequest { return searchReq("doomed", "0.01") },
+			want: summary{Decision: preflight.Block, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.RetryCapReached}},
+		},
+		{
+			name: "defer when the budget cannot afford it",
+			req: func() preflight.ToolCallRequest {
+				r := searchReq("pricey", "2")
+				return r
+			},
+			want: summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.BudgetExceeded}},
+		},
+		{
+			name: "defer when the call limit is reached",
+			req: func() preflight.ToolCallRequest {
+				r := searchReq("one more", "0.01")
+				zero := 0
+				r.Budget.MaxToolCallsRemaining = &zero
+				return r
+			},
+			want: summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.CallLimitReached}},
+		},
+		{
+			name: "reuse a fresh prior result",
+			setup: func(t *testing.T, g *Guard) {
+				mustCall(t, g, searchReq("go generics", "0.01"), Result{ResultReference: "store:1"}, nil)
+			},
+			req:  func() preflight.ToolCallRequest { return searchReq("go generics", "0.01") },
+			want: summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"},
+		},
+		{
+			name: "skip advice under SkipAdvised",
+			opts: &GuardOptions{Advise: SkipAdvised},
+			req: func() preflight.ToolCallRequest {
+				r := searchReq("x", "0.01")
+				r.Tool.Provider = "maps"
+				return r
+			},
+			want: summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{preflight.UnsupportedOperation}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(t, newFakeClock(), tt.opts)
+			if tt.setup != nil {
+				tt.setup(t, g)
+			}
+			before := g.Ledger().History()
+			c := &counter{res: Result{ResultReference: "never"}}
+			rep, err := g.Call(context.Background(), tt.req(), c.call)
+			if err != nil {
+				t.Fatalf("Call() error = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, summarize(rep)); diff != "" {
+				t.Errorf("report mismatch (-want +got):\n%s", diff)
+			}
+			if c.n() != 0 {
+				t.Errorf("the tool ran %d times, want 0", c.n())
+			}
+			if diff := cmp.Diff(before, g.Ledger().History()); diff != "" {
+				t.Errorf("ledger changed although nothing ran (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// mustCall runs req through g with a tool returning res, err and checks it ran.
+func mustCall(t *testing.T, g *Guard, req preflight.ToolCallRequest, res Result, err error) Report {
+	t.Helper()
+	c := &counter{res: res, err: err}
+	rep, gotErr := g.Call(context.Background(), req, c.call)
+	if !errors.Is(gotErr, err) {
+		t.Fatalf("Call() error = %v, want %v", gotErr, err)
+	}
+	if c.n() != 1 || !rep.Called {
+		t.Fatalf("the tool ran %d times (Called %v), want once; decision %+v", c.n(), rep.Called, rep.Decision)
+	}
+	return rep
+}
+
+func TestGuardRecordsTheOutcomeItIsGiven(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		res  Result
+		err  error
+		want preflight.HistoryEntry
+	}{
+		{"success with reference", Result{ResultReference: "store:7", ToolCallID: "call-7"}, nil,
+			preflight.HistoryEntry{ToolCallID: "call-7", Outcome: preflight.Success, ResultReference: "store:7", AgeSeconds: "0", GoalHash: "g1"}},
+		{"empty outcome and nil error is success", Result{}, nil,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.Success, AgeSeconds: "0", GoalHash: "g1"}},
+		{"empty outcome and an error is transient", Result{}, boom,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
+		{"terminal as classified", Result{Outcome: preflight.TerminalFailure}, boom,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TerminalFailure, AgeSeconds: "0", GoalHash: "g1"}},
+		{"transient as classified without an error", Result{Outcome: preflight.TransientFailure}, nil,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(t, newFakeClock(), nil)
+			rep := mustCall(t, g, searchReq("q", "0.01"), tt.res, tt.err)
+			if !rep.Recorded {
+				t.Error("Recorded = false, want true")
+			}
+			want := tt.want
+			want.Fingerprint = rep.Decision.RequestFingerprint
+			if diff := cmp.Diff([]preflight.HistoryEntry{want}, g.Ledger().History()); diff != "" {
+				t.Errorf("history mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGuardMalformedResultIsNotRecorded(t *testing.T) {
+	tests := []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"unknown outcome", Result{Outcome: "meh"}, `Outcome "meh" is not success`},
+		{"bad cost", Result{CostUSD: "-1"}, `Result.CostUSD "-1" must be a non-negative decimal`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(t, newFakeClock(), nil)
+			c := &counter{res: tt.res}
+			rep, err := g.Call(context.Background(), searchReq("q", "0.01"), c.call)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Call() error = %v, want one containing %q", err, tt.want)
+			}
+			if !rep.Called || rep.Recorded {
+				t.Errorf("Called, Recorded = %v, %v; want true, false", rep.Called, rep.Recorded)
+			}
+			if h := g.Ledger().History(); len(h) != 0 {
+				t.Errorf("History() = %v, want empty", h)
+			}
+		})
+	}
+}
+
+func TestGuardTTLBoundary(t *testing.T) {
+	tests := []struct {
+		name  string
+		after time.Duration
+		want  summary
+	}{
+		{"age below the TTL reuses", 59 * time.Second,
+			summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"}},
+		{"age equal to the TTL reuses", 60 * time.Second,
+			summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"}},
+		{"one millisecond past the TTL calls again", 60*time.Second + time.Millisecond,
+			summary{Decision: preflight.Allow, Enforcement: preflight.Execute, Reasons: []preflight.ReasonCode{preflight.NoProvenWaste, preflight.ReuseStale}, Called: true, Recorded: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock()
+			g := newGuard(t, clock, nil)
+			mustCall(t, g, searchReq("q", "0.01"), Result{ResultReference: "store:1"}, nil)
+			clock.Advance(tt.after)
+			c := &counter{res: Result{ResultReference: "store:2"}}
+			rep, err := g.Call(context.Background(), searchReq("q", "0.01"), c.call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, summarize(rep)); diff != "" {
+				t.Errorf("report mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGuardAdvisePolicy(t *testing.T) {
+	unsupported := searchReq("x", "0.01")
+	unsupported.Tool.Provider = "maps"
+	scoped := searchReq("broad", "0.6") // over half of the budget of 1
+	scoped.Capabilities.CanReduceScope = true
+	tests := []struct {
+		name   string
+		policy AdvisePolicy
+		req    preflight.ToolCallRequest
+		reason preflight.ReasonCode
+		runs   bool
+	}{
+		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.UnsupportedOperation, true},
+		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.UnsupportedOperation, false},
+		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReduceScopeAdvised, true},
+		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReduceScopeAdvised, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(t, newFakeClock(), &GuardOptions{Advise: tt.policy})
+			c := &counter{res: Result{ResultReference: "store:1"}}
+			rep, err := g.Call(context.Background(), tt.req, c.call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{tt.reason}, Called: tt.runs, Recorded: tt.runs}
+			if diff := cmp.Diff(want, summarize(rep)); diff != "" {
+				t.Errorf("report mismatch (-want +got):\n%s", diff)
+			}
+			wantRuns, wantHistory := 0, 0
+			if tt.runs {
+				wantRuns, wantHistory = 1, 1
+			}
+			if c.n() != wantRuns || len(g.Ledger().History()) != wantHistory {
+				t.Errorf("runs, history = %d, %d; want %d, %d", c.n(), len(g.Ledger().History()), wantRuns, wantHistory)
+			}
+		})
+	}
+}
+
+func TestGuardCancelledContext(t *testing.T) {
+	g := newGuard(t, newFakeClock(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &counter{}
+	rep, err := g.Call(ctx, searchReq("q", "0.01"), c.call)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Call() error = %v, want context.Canceled", err)
+	}
+	if diff := cmp.Diff(summary{}, summarize(rep)); diff != "" {
+		t.Errorf("report mismatch (-want +got):\n%s", diff)
+	}
+	if c.n() != 0 || len(g.Ledger().History()) != 0 {
+		t.Errorf("runs, history = %d, %d; want 0, 0", c.n(), len(g.Ledger().History()))
+	}
+}
+
+func TestGuardCancelledDuringCallIsRecordedAsClassified(t *testing.T) {
+	g := newGuard(t, newFakeClock(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	rep, err := g.Call(ctx, searchReq("q", "0.01"), func(ctx context.Context) (Result, error) {
+		cancel() // the caller gives up while the tool runs
+		return Result{Outcome: preflight.TransientFailure}, ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Call() error = %v, want context.Canceled", err)
+	}
+	if !rep.Called || !rep.Recorded {
+		t.Errorf("Called, Recorded = %v, %v; want true, true", rep.Called, rep.Recorded)
+	}
+	if h := g.Ledger().History(); len(h) != 1 || h[0].Outcome != preflight.TransientFailure {
+		t.Errorf("History() = %+v, want one transient failure", h)
+	}
+}
+
+func TestGuardDecideErrorRunsNothing(t *testing.T) {
+	g := newGuard(t, newFakeClock(), nil)
+	req := searchReq("q", "0.01")
+	req.RunID = ""
+	c := &counter{}
+	rep, err := g.Call(context.Background(), req, c.call)
+	var perr *preflight.Error
+	if !errors.As(err, &perr) || perr.Code != preflight.CodeInvalidRequest {
+		t.Fatalf("Call() error = %v, want a *preflight.Error with code invalid_request", err)
+	}
+	if rep.Decision != nil || c.n() != 0 || len(g.Ledger().History()) != 0 {
+		t.Errorf("decision %v, runs %d, history %d; want nil, 0, 0", rep.Decision, c.n(), len(g.Ledger().History()))
+	}
+}
+
+func TestGuardReservesInFlightEstimates(t *testing.T) {
+	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "0.01"})
+	started, release := make(chan struct{}), make(chan struct{})
+	done := make(chan Report)
+	go func() {
+		rep, err := g.Call(context.Background(), searchReq("first", "0.006"), func(context.Context) (Result, error) {
+			close(started)
+			<-release
+			return Result{ResultReference: "store:1", CostUSD: "0.004"}, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
+	}()
+	<-started
+
+	// While the first call is in flight, 0.006 of the 0.01 is reserved.
+	c := &counter{}
+	rep, err := g.Call(context.Background(), searchReq("second", "0.006"), c.call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.BudgetExceeded}}
+	if diff := cmp.Diff(want, summarize(rep)); diff != "" {
+		t.Errorf("parallel call: report mismatch (-want +got):\n%s", diff)
+	}
+	close(release)
+	<-done
+
+	// The first call really cost 0.004, leaving exactly 0.006.
+	if diff := cmp.Diff(json.Number("0.004"), g.SpentUSD()); diff != "" {
+		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
+	}
+	rep = mustCall(t, g, searchReq("second", "0.006"), Result{}, nil)
+	if rep.Decision.Decision != preflight.Allow {
+		t.Errorf("after the first call: decision %s, want allow", rep.Decision.Decision)
+	}
+	if diff := cmp.Diff(json.Number("0.01"), g.SpentUSD()); diff != "" {
+		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
+	}
+	rep, err = g.Call(context.Background(), searchReq("third", "0.000001"), c.call)
+	if err != nil || rep.Decision.Decision != preflight.Defer {
+		t.Errorf("with the budget spent: decision %v, error %v; want defer", rep.Decision, err)
+	}
+}
+
+func TestGuardAddsToCallerReservation(t *testing.T) {
+	g := newGuard(t, newFakeClock(), nil)
+	started, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := g.Call(context.Background(), searchReq("first", "0.3"), func(context.Context) (Result, error) {
+			close(started)
+			<-release
+			return Result{}, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	<-started
+	defer func() { close(release); <-done }()
+	// Budget 1, caller reserved 0.5, in flight 0.3: 0.2 is free.
+	tests := []struct {
+		name string
+		cost string
+		want preflight.Verdict
+	}{
+		{"fits exactly", "0.2", preflight.Allow},
+		{"just over", "0.2000001", preflight.Defer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := searchReq("second "+tt.name, tt.cost)
+			req.Budget.ReservedUSD = "0.5"
+			rep, err := g.Call(context.Background(), req, func(context.Context) (Result, error) { return Result{}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Decision.Decision != tt.want {
+				t.Errorf("decision %s (%v), want %s", rep.Decision.Decision, rep.Decision.ReasonCodes, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewGuardRejectsBadBudget(t *testing.T) {
+	for _, b := range []json.Number{"-1", "ten", "1e99999"} {
+		if _, err := NewGuard(nil, &GuardOptions{BudgetUSD: b}); err == nil {
+			t.Errorf("NewGuard(BudgetUSD %q) succeeded, want an error", b)
+		}
+	}
+}
+
+func TestGuardPanickingToolFreesReservation(t *testing.T) {
+	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "1"})
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = g.Call(context.Background(), searchReq("q", "0.9"), func(context.Context) (Result, error) { panic("tool crashed") })
+	}()
+	rep := mustCall(t, g, searchReq("r", "0.9"), Result{}, nil)
+	if rep.Decision.Decision != preflight.Allow {
+		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Decision)
+	}
+}
