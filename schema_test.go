@@ -1,10 +1,14 @@
 package preflight
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -411,4 +415,214 @@ func manyMissing(n, present int) []Issue {
 		}
 	}
 	return out
+}
+
+// benchObject is a ~40-property object schema mixing every scalar keyword,
+// with a valid instance.
+func benchObject() (schemaSrc, instance string) {
+	var s, in strings.Builder
+	s.WriteString(`{"type":"object","additionalProperties":false,"properties":{`)
+	in.WriteByte('{')
+	var required []string
+	for i := range 40 {
+		if i > 0 {
+			s.WriteByte(',')
+			in.WriteByte(',')
+		}
+		name := `"field_` + strconv.Itoa(i) + `"`
+		s.WriteString(name + ":")
+		in.WriteString(name + ":")
+		switch i % 5 {
+		case 0:
+			s.WriteString(`{"type":"string","minLength":1,"maxLength":64}`)
+			in.WriteString(`"some text value"`)
+		case 1:
+			s.WriteString(`{"type":"integer","minimum":0,"maximum":1000000}`)
+			in.WriteString(`4242`)
+		case 2:
+			s.WriteString(`{"type":"number","minimum":0.01,"maximum":99999.99}`)
+			in.WriteString(`19.99`)
+		case 3:
+			s.WriteString(`{"enum":["red","green","blue"]}`)
+			in.WriteString(`"green"`)
+		case 4:
+			s.WriteString(`{"type":["boolean","null"]}`)
+			in.WriteString(`true`)
+		}
+		if i%2 == 0 {
+			required = append(required, name)
+		}
+	}
+	s.WriteString(`},"required":[` + strings.Join(required, ",") + `]}`)
+	in.WriteByte('}')
+	return s.String(), in.String()
+}
+
+// benchArray is a schema for an array of line items, with a valid
+// 200-item instance.
+func benchArray() (schemaSrc, instance string) {
+	schemaSrc = `{"type":"array","items":{"type":"object","required":["sku","qty"],"additionalProperties":false,
+		"properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"},"qty":{"type":"integer","minimum":1,"maximum":1000},
+		"price":{"type":"number","minimum":0},"note":{"type":"string","maxLength":200}}}}`
+	var in strings.Builder
+	in.WriteByte('[')
+	for i := range 200 {
+		if i > 0 {
+			in.WriteByte(',')
+		}
+		in.WriteString(`{"sku":"ABC-` + strconv.Itoa(1000+i) + `","qty":` + strconv.Itoa(1+i%50) + `,"price":12.5,"note":"gift wrap"}`)
+	}
+	in.WriteByte(']')
+	return schemaSrc, in.String()
+}
+
+// BenchmarkCompileValidate measures compiling a schema and validating a
+// valid instance with it, as Check does on every call (the trees are parsed
+// beforehand). "parse+" adds jsonv.Parse of both documents;
+// "encoding-json-unmarshal" decodes the same bytes into any, for scale.
+func BenchmarkCompileValidate(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		gen  func() (string, string)
+	}{{"object40", benchObject}, {"array200", benchArray}} {
+		schemaSrc, inst := bc.gen()
+		sv, iv := parseTest(b, schemaSrc), parseTest(b, inst)
+		if got := validateTest(b, schemaSrc, inst, 100); len(got.issues) != 0 {
+			b.Fatalf("benchmark instance is invalid: %v", got.issues)
+		}
+		b.Run(bc.name+"/compile", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := compileSchema(sv, "/schema"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bc.name+"/validate", func(b *testing.B) {
+			s, _ := compileSchema(sv, "/schema")
+			b.ReportAllocs()
+			for b.Loop() {
+				errs := issueList{max: 100}
+				s.validate(iv, "/request/body", &errs)
+			}
+		})
+		b.Run(bc.name+"/compile+validate", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, _ := compileSchema(sv, "/schema")
+				errs := issueList{max: 100}
+				s.validate(iv, "/request/body", &errs)
+			}
+		})
+		b.Run(bc.name+"/parse+compile+validate", func(b *testing.B) {
+			sb, ib := []byte(schemaSrc), []byte(inst)
+			b.SetBytes(int64(len(sb) + len(ib)))
+			b.ReportAllocs()
+			for b.Loop() {
+				sv, _ := jsonv.Parse(sb, jsonv.Limits{})
+				iv, _ := jsonv.Parse(ib, jsonv.Limits{})
+				s, _ := compileSchema(&sv, "/schema")
+				errs := issueList{max: 100}
+				s.validate(&iv, "/request/body", &errs)
+			}
+		})
+		b.Run(bc.name+"/encoding-json-unmarshal", func(b *testing.B) {
+			sb, ib := []byte(schemaSrc), []byte(inst)
+			b.SetBytes(int64(len(sb) + len(ib)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var s, i any
+				_ = json.Unmarshal(sb, &s)
+				_ = json.Unmarshal(ib, &i)
+			}
+		})
+	}
+}
+
+// numberTexts are JSON numbers whose spellings stress exact comparison.
+var numberTexts = []string{
+	"0", "-0", "0.0", "-0.0", "0e5", "0.000e-3", "1", "1.0", "1e0", "10e-1", "0.1e1", "100", "1e2", "100.0",
+	"-1", "-1.0", "1.5", "-1.5", "0.1", "0.10", "1e-1", "0.09999999999999999999", "0.01", "19.99", "1999e-2",
+	"9007199254740992", "9007199254740993", "9007199254740992.0", "1e399", "1e400", "-1e400", "1e-400",
+	"123456789012345678901234567890", "123456789012345678901234567891", "0.000123", "123e-6", "1.23E-4",
+	"5e+2", "500", "499.9999", "1E9", "1000000000", "2147483647", "1073741824", "1073741823.0",
+}
+
+// TestCompareNumbersMatchesDecimal checks the allocation-free comparison
+// against internal/decimal on every pair of numberTexts and on random
+// spellings.
+func TestCompareNumbersMatchesDecimal(t *testing.T) {
+	nums := slices.Clone(numberTexts)
+	r := rand.New(rand.NewPCG(1, 2))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "0000123456789"[r.IntN(13)] // zeros are common on purpose
+		}
+		return string(b)
+	}
+	for range 300 {
+		s := ""
+		if r.IntN(2) == 0 {
+			s = "-"
+		}
+		in := digits(1 + r.IntN(4))
+		if len(in) > 1 && in[0] == '0' {
+			in = in[1:]
+			if in[0] == '0' {
+				in = "0"
+			}
+		}
+		s += in
+		if r.IntN(2) == 0 {
+			s += "." + digits(1+r.IntN(4))
+		}
+		if r.IntN(3) == 0 {
+			s += "e" + []string{"", "+", "-"}[r.IntN(3)] + strconv.Itoa(r.IntN(6))
+		}
+		nums = append(nums, s)
+	}
+	for _, a := range nums {
+		if got, want := parseExact(a).isInteger(), decimal.IsInteger(a); got != want {
+			t.Errorf("isInteger(%s) = %v, decimal.IsInteger = %v", a, got, want)
+		}
+		for _, b := range nums {
+			if got, want := compareNumbers(a, b), decimal.Compare(a, b); got != want {
+				t.Errorf("compareNumbers(%s, %s) = %d, decimal.Compare = %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+func TestCompareNumbersAllocatesNothing(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() {
+		compareNumbers("19.99", "0.01")
+		parseExact("1.50").isInteger()
+	})
+	if allocs != 0 {
+		t.Errorf("compareNumbers allocates %v times per run, want 0", allocs)
+	}
+}
+
+// TestSchemaValidateAllocatesNothingOnSuccess guards the promise that a
+// passing instance costs no allocation.
+func TestSchemaValidateAllocatesNothingOnSuccess(t *testing.T) {
+	for _, gen := range []func() (string, string){benchObject, benchArray} {
+		schemaSrc, inst := gen()
+		s, err := compileSchema(parseTest(t, schemaSrc), "/schema")
+		if err != nil {
+			t.Fatal(err)
+		}
+		iv := parseTest(t, inst)
+		allocs := testing.AllocsPerRun(20, func() {
+			errs := issueList{max: 100}
+			s.validate(iv, "/request/body", &errs)
+			if len(errs.issues) != 0 {
+				t.Fatalf("instance is invalid: %v", errs.issues)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("validate allocates %v times per run on a valid instance, want 0", allocs)
+		}
+	}
 }
