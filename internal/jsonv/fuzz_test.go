@@ -1,0 +1,171 @@
+package jsonv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// The seed corpora live in testdata/fuzz/FuzzParse and
+// testdata/fuzz/FuzzCanonical; a few more seeds are added here.
+var fuzzSeeds = []string{
+	`{"b":[1,2.50,-0],"a":{"y":null,"x":true}}`,
+	`[1e21,1e-7,0.000001,9007199254740993,5e-324]`,
+	`{"\u00e9":1,"e":2,"\ud83d\ude00":3,"\uffff":4}`,
+}
+
+// walkValues calls fn for v and every value inside it.
+func walkValues(v *Value, fn func(*Value)) {
+	fn(v)
+	for i := range v.Items {
+		walkValues(&v.Items[i], fn)
+	}
+	for i := range v.Members {
+		walkValues(&v.Members[i].Value, fn)
+	}
+}
+
+// FuzzParse checks that Parse never panics, that its errors and spans are
+// sane, that it accepts nothing encoding/json calls invalid, and that the
+// canonical form of whatever it accepts is valid JSON with the same meaning
+// that canonicalizes to itself.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data, Limits{})
+		if err != nil {
+			var perr *Error
+			if !errors.As(err, &perr) {
+				t.Fatalf("Parse returned %T, want *Error", err)
+			}
+			if perr.Offset < 0 || perr.Offset > len(data) {
+				t.Fatalf("error offset %d outside a %d-byte document", perr.Offset, len(data))
+			}
+			if perr.Kind == ErrSyntax && json.Valid(data) {
+				t.Fatalf("Parse reports a syntax error (%v) in a document encoding/json accepts", err)
+			}
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("Parse accepted a document encoding/json rejects")
+		}
+		walkValues(&v, func(x *Value) {
+			if x.Start < 0 || x.Start >= x.End || x.End > len(data) {
+				t.Fatalf("span [%d,%d) outside a %d-byte document", x.Start, x.End, len(data))
+			}
+			span := data[x.Start:x.End]
+			switch x.Kind {
+			case Number:
+				if string(span) != x.Str {
+					t.Fatalf("number text %q, span holds %q", x.Str, span)
+				}
+				fast, fastSt := appendNumberText(nil, x.Str)
+				slow, slowSt := appendNumberSlow(nil, x.Str)
+				if !bytes.Equal(fast, slow) || fastSt != slowSt {
+					t.Fatalf("number %q: fast path %q, full parse %q", x.Str, fast, slow)
+				}
+			case String:
+				var s string
+				if err := json.Unmarshal(span, &s); err != nil || s != x.Str {
+					t.Fatalf("string span %q decodes to %q (%v), Parse gave %q", span, s, err, x.Str)
+				}
+			}
+		})
+
+		c1, err := AppendCanonical(nil, &v)
+		if err != nil {
+			var nre *NumberRangeError
+			if !errors.As(err, &nre) {
+				t.Fatalf("a parsed value failed to canonicalize: %v", err)
+			}
+			return
+		}
+		var w bytes.Buffer
+		if err := WriteCanonical(&w, &v); err != nil || !bytes.Equal(w.Bytes(), c1) {
+			t.Fatalf("WriteCanonical gave %q, %v; AppendCanonical gave %q", w.Bytes(), err, c1)
+		}
+		v2, err := Parse(c1, Limits{})
+		if err != nil {
+			t.Fatalf("canonical output %q does not parse: %v", c1, err)
+		}
+		c2, err := AppendCanonical(nil, &v2)
+		if err != nil || !bytes.Equal(c1, c2) {
+			t.Fatalf("not idempotent:\nfirst  %q\nsecond %q (%v)", c1, c2, err)
+		}
+		var a, b any
+		if err := json.Unmarshal(data, &a); err != nil {
+			t.Fatalf("encoding/json cannot decode the input: %v", err)
+		}
+		if err := json.Unmarshal(c1, &b); err != nil {
+			t.Fatalf("encoding/json cannot decode the canonical form: %v", err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("canonical form %q means something else than the input", c1)
+		}
+	})
+}
+
+// rotateMembers returns a deep copy of v with the members of every object
+// rotated left by one.
+func rotateMembers(v Value) Value {
+	switch v.Kind {
+	case Array:
+		items := make([]Value, len(v.Items))
+		for i := range v.Items {
+			items[i] = rotateMembers(v.Items[i])
+		}
+		v.Items = items
+	case Object:
+		n := len(v.Members)
+		ms := make([]Member, n)
+		for i, m := range v.Members {
+			ms[(i+n-1)%n] = Member{Key: m.Key, Value: rotateMembers(m.Value)}
+		}
+		v.Members = ms
+	}
+	return v
+}
+
+// FuzzCanonical checks that the canonical form does not depend on member
+// order, is a fixed point, and lists members in UTF-16 order.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data, Limits{})
+		if err != nil {
+			return
+		}
+		c1, err := AppendCanonical(nil, &v)
+		if err != nil {
+			return
+		}
+		for name, perm := range map[string]func(Value) Value{"reversed": reverseMembers, "rotated": rotateMembers} {
+			p := perm(v)
+			c2, err := AppendCanonical(nil, &p)
+			if err != nil || !bytes.Equal(c1, c2) {
+				t.Fatalf("%s members changed the canonical form:\noriginal %q\n%s %q (%v)", name, c1, name, c2, err)
+			}
+		}
+		v2, err := Parse(c1, Limits{})
+		if err != nil {
+			t.Fatalf("canonical output %q does not parse: %v", c1, err)
+		}
+		c3, err := AppendCanonical(nil, &v2)
+		if err != nil || !bytes.Equal(c1, c3) {
+			t.Fatalf("not idempotent:\nfirst  %q\nsecond %q (%v)", c1, c3, err)
+		}
+		walkValues(&v2, func(x *Value) {
+			for i := 1; i < len(x.Members); i++ {
+				if a, b := x.Members[i-1].Key, x.Members[i].Key; utf16Compare(a, b) >= 0 {
+					t.Fatalf("canonical output lists %+q before %+q", a, b)
+				}
+			}
+		})
+	})
+}
