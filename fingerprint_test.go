@@ -1,0 +1,33 @@
+package preflight
+
+import "testing"
+
+// The README publishes these vectors so that any language can reproduce the
+// hashes. The expected values were computed independently of this package:
+// SHA-256 over the canonical text shown, written by hand.
+func TestHashVectors(t *testing.T) {
+	t.Run("requestFingerprint", func(t *testing.T) {
+		// canonical: {"fingerprintVersion":2,"operation":"web_search","provider":"search","request":{"max_results":5,"query":"RFC 8785"}}
+		d, err := decideBytes([]byte(`{"runId":"r","stepId":"s","budget":{"remainingUsd":1},
+			"tool":{"provider":"search","operation":"web_search","request":{"query":"RFC 8785","max_results":5.0},"estimatedExternalCostUsd":0.01}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "c69bd513b7ab85be5c0dc87835aea8dc30e42a00f8a2d20119ec74e96391325b"; d.RequestFingerprint != want {
+			t.Errorf("fingerprint = %s, want %s", d.RequestFingerprint, want)
+		}
+	})
+	t.Run("requestHash", func(t *testing.T) {
+		// canonical: {"request":{"body":{"name":"widget","price":1.5},"headers":{"content-type":"application/json"},
+		// "method":"POST","url":"https://api.example.com/v1/items"},"schema":{"required":["name"],"type":"object"}}
+		r, err := checkBytes([]byte(`{"request":{"method":"post","url":"https://api.example.com/v1/items",
+			"headers":{"Content-Type":"application/json"},"body":{"name":"widget","price":1.50}},
+			"schema":{"type":"object","required":["name"]},"economics":{"downstreamCostUsd":1,"billsOnInvalidRequest":false,"retryCostUsd":0}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "a668ceec4f3a3ab5b3f932979d96574f2b7824664de101b6092942e0078a49ce"; r.RequestHash != want {
+			t.Errorf("requestHash = %s, want %s", r.RequestHash, want)
+		}
+	})
+}
