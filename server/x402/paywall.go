@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -204,9 +205,29 @@ func decodePayload(sig string) (PaymentPayload, error) {
 	}
 	var p PaymentPayload
 	if err := DecodeHeader(sig, &p); err != nil {
-		return PaymentPayload{}, errors.New("a member has the wrong type: " + strings.TrimPrefix(err.Error(), "x402: header JSON: "))
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return PaymentPayload{}, fmt.Errorf("%s is a JSON %s; want a JSON %s", ute.Field, ute.Value, jsonKind(ute.Type))
+		}
+		return PaymentPayload{}, errors.New("a member has the wrong type")
 	}
 	return p, nil
+}
+
+// jsonKind names the JSON type that decodes into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice:
+		return "array"
+	default:
+		return "object"
+	}
 }
 
 func isObject(raw json.RawMessage) bool {
