@@ -231,8 +231,10 @@ func TestHandle(t *testing.T) {
 			wantRequired: challengeFor("No matching payment requirements"),
 		},
 		{
-			name:         "payTo in another letter case still matches and is paid",
-			sig:          withAccepted(func(a *PaymentRequirements) { a.PayTo = strings.ToUpper(testPayTo[:2]) + strings.ToUpper(testPayTo[2:]) }),
+			name: "payTo in another letter case still matches and is paid",
+			sig: withAccepted(func(a *PaymentRequirements) {
+				a.PayTo = strings.ToUpper(testPayTo[:2]) + strings.ToUpper(testPayTo[2:])
+			}),
 			wantStatus:   200,
 			wantBody:     testDecision,
 			wantResponse: &SettleResponse{Success: true, Payer: testPayer, Transaction: testTx, Network: "eip155:8453"},
