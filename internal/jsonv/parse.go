@@ -3,6 +3,7 @@ package jsonv
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -46,6 +47,18 @@ func (e *Error) Error() string {
 	return "json: " + e.Msg + " at byte " + strconv.Itoa(e.Offset)
 }
 
+// parserPool recycles parsers so that their scratch stacks are not grown
+// again on every document.
+var parserPool = sync.Pool{New: func() any { return new(parser) }}
+
+// release returns p to the pool, dropping references into the document.
+func (p *parser) release() {
+	clear(p.items)
+	clear(p.mems)
+	p.items, p.mems, p.src = p.items[:0], p.mems[:0], ""
+	parserPool.Put(p)
+}
+
 // hardMaxDepth keeps recursion bounded whatever the caller's limits are.
 const hardMaxDepth = 10000
 
@@ -63,7 +76,9 @@ type parser struct {
 // data (other than white space), invalid UTF-8, lone surrogates in escapes,
 // duplicate object keys and documents beyond lim.
 func Parse(data []byte, lim Limits) (Value, error) {
-	p := parser{src: string(data), lim: lim}
+	p := parserPool.Get().(*parser)
+	defer p.release()
+	p.src, p.pos, p.depth, p.nodes, p.lim = string(data), 0, 0, 0, lim
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
 	}
