@@ -18,8 +18,11 @@ type AdvisePolicy int
 
 // The advise policies.
 const (
-	// RunAdvised runs the call anyway. It is the zero value, so tools that
-	// preflight does not model keep working.
+	// RunAdvised runs the call anyway, if its estimate fits the free budget
+	// (RemainingUSD minus ReservedUSD, in-flight calls included): Decide
+	// applies that rule only to the operations it models, and an
+	// unsupported operation is advised whatever it costs. It is the zero
+	// value, so tools that preflight does not model keep working.
 	RunAdvised AdvisePolicy = iota
 	// SkipAdvised does not run the call; the caller sees the decision and
 	// its recommendation and may propose a narrower call.
@@ -71,6 +74,9 @@ type Report struct {
 	// ReuseReference is the prior result's reference on a reuse decision:
 	// use the result saved there instead of calling.
 	ReuseReference string
+	// OverBudget is true when an advise decision was not run under
+	// RunAdvised because the estimate exceeds the free budget.
+	OverBudget bool
 }
 
 // Guard runs tool calls through preflight with a [Ledger]: it fills the
@@ -150,7 +156,7 @@ func (g *Guard) SpentUSD() json.Number {
 //  2. preflight.Decide decides. An error from Decide (a malformed request)
 //     is returned as is, a *preflight.Error.
 //  3. allow (execute) runs call; advise (advisory) runs it only under
-//     RunAdvised; reuse, block and defer (safe_to_skip) never run it. On
+//     RunAdvised and within the free budget (else Report.OverBudget); reuse, block and defer (safe_to_skip) never run it. On
 //     reuse Report.ReuseReference is the prior result's reference.
 //  4. After call returns, its outcome is recorded under the decision's
 //     RequestFingerprint, req.Task.GoalHash and the Result's reference, and
@@ -192,15 +198,20 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 	if dec.Decision == preflight.Reuse && dec.Recommendation != nil {
 		rep.ReuseReference = dec.Recommendation.ResultReference
 	}
-	run := dec.Enforcement == preflight.Execute ||
-		(dec.Enforcement == preflight.Advisory && g.advise == RunAdvised)
+	if estErr != nil {
+		estimate = new(big.Rat) // cannot happen: Decide rejects such estimates
+	}
+	run := dec.Enforcement == preflight.Execute
+	if dec.Enforcement == preflight.Advisory && g.advise == RunAdvised {
+		// Decide checks the budget only for operations it models; an
+		// unsupported one is advised whatever it costs.
+		rep.OverBudget = !fits(req.Budget, estimate)
+		run = !rep.OverBudget
+	}
 	if run {
 		if err := ctx.Err(); err != nil {
 			g.mu.Unlock()
 			return rep, err
-		}
-		if estErr != nil {
-			estimate = new(big.Rat) // cannot happen: Decide rejects such estimates
 		}
 		g.inFlight.Add(g.inFlight, estimate)
 	}
@@ -277,4 +288,19 @@ func requestEstimate(t preflight.ToolCall) (*big.Rat, error) {
 		return nil, err
 	}
 	return ext.Add(ext, mod), nil
+}
+
+// fits reports whether estimate is no more than RemainingUSD − ReservedUSD,
+// the affordability rule of the spec. Unparsable values never fit (Decide
+// has already rejected them).
+func fits(b preflight.Budget, estimate *big.Rat) bool {
+	rem, err := parseUSD(b.RemainingUSD)
+	if err != nil {
+		return false
+	}
+	res, err := parseUSD(b.ReservedUSD)
+	if err != nil {
+		return false
+	}
+	return estimate.Cmp(rem.Sub(rem, res)) <= 0
 }

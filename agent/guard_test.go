@@ -77,10 +77,11 @@ type summary struct {
 	Called         bool
 	Recorded       bool
 	ReuseReference string
+	OverBudget     bool
 }
 
 func summarize(r Report) summary {
-	s := summary{Called: r.Called, Recorded: r.Recorded, ReuseReference: r.ReuseReference}
+	s := summary{Called: r.Called, Recorded: r.Recorded, ReuseReference: r.ReuseReference, OverBudget: r.OverBudget}
 	if r.Decision != nil {
 		s.Decision, s.Enforcement, s.Reasons = r.Decision.Decision, r.Decision.Enforcement, r.Decision.ReasonCodes
 	}
@@ -280,6 +281,8 @@ func TestGuardTTLBoundary(t *testing.T) {
 func TestGuardAdvisePolicy(t *testing.T) {
 	unsupported := searchReq("x", "0.01")
 	unsupported.Tool.Provider = "maps"
+	pricey := searchReq("x", "1.5") // more than the budget of 1
+	pricey.Tool.Provider = "maps"
 	scoped := searchReq("broad", "0.6") // over half of the budget of 1
 	scoped.Capabilities.CanReduceScope = true
 	tests := []struct {
@@ -288,11 +291,13 @@ func TestGuardAdvisePolicy(t *testing.T) {
 		req    preflight.ToolCallRequest
 		reason preflight.ReasonCode
 		runs   bool
+		over   bool
 	}{
-		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.UnsupportedOperation, true},
-		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.UnsupportedOperation, false},
-		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReduceScopeAdvised, true},
-		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReduceScopeAdvised, false},
+		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.UnsupportedOperation, true, false},
+		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.UnsupportedOperation, false, false},
+		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReduceScopeAdvised, true, false},
+		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReduceScopeAdvised, false, false},
+		{"unsupported operation over the free budget is not run", RunAdvised, pricey, preflight.UnsupportedOperation, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,7 +307,7 @@ func TestGuardAdvisePolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{tt.reason}, Called: tt.runs, Recorded: tt.runs}
+			want := summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{tt.reason}, Called: tt.runs, Recorded: tt.runs, OverBudget: tt.over}
 			if diff := cmp.Diff(want, summarize(rep)); diff != "" {
 				t.Errorf("report mismatch (-want +got):\n%s", diff)
 			}
