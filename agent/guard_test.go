@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -476,5 +477,41 @@ func TestGuardPanickingToolFreesReservation(t *testing.T) {
 	rep := mustCall(t, g, searchReq("r", "0.9"), Result{}, nil)
 	if rep.Decision.Decision != preflight.Allow {
 		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Decision)
+	}
+}
+
+func TestGuardParallelCallsNeverOverspend(t *testing.T) {
+	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "0.05"})
+	const callers = 40 // each 0.005: only 10 fit
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	verdicts := map[preflight.Verdict]int{}
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := searchReq(fmt.Sprintf("query %d", i), "0.005")
+			rep, err := g.Call(context.Background(), req, func(context.Context) (Result, error) {
+				return Result{ResultReference: fmt.Sprintf("store:%d", i)}, nil
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			verdicts[rep.Decision.Decision]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	want := map[preflight.Verdict]int{preflight.Allow: 10, preflight.Defer: 30}
+	if diff := cmp.Diff(want, verdicts); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(json.Number("0.05"), g.SpentUSD()); diff != "" {
+		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
+	}
+	if n := len(g.Ledger().History()); n != 10 {
+		t.Errorf("len(History()) = %d, want 10", n)
 	}
 }

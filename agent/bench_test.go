@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// fullLedger returns a ledger holding MaxEntries distinct successes.
+func fullLedger(b *testing.B) *Ledger {
+	l := NewLedger(nil)
+	for i := range MaxEntries {
+		if err := l.Record(Entry{ToolCallID: fmt.Sprint(i), Fingerprint: fp(i), Outcome: preflight.Success, ResultReference: "r", GoalHash: "g1"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l
+}
+
+func BenchmarkLedgerRecordFull(b *testing.B) {
+	l := fullLedger(b)
+	i := MaxEntries
+	for b.Loop() {
+		i++
+		if err := l.Record(Entry{ToolCallID: "x", Fingerprint: fp(i), Outcome: preflight.TerminalFailure}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLedgerHistoryFull(b *testing.B) {
+	l := fullLedger(b)
+	for b.Loop() {
+		_ = l.History()
+	}
+}
+
+// BenchmarkGuardCall is one allowed call through a Guard whose ledger holds
+// 100 entries: history copy, Decide (which encodes and decodes the whole
+// request), recording and one eviction.
+func BenchmarkGuardCall(b *testing.B) {
+	g, err := NewGuard(fullLedger(b), &GuardOptions{BudgetUSD: "1000000"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := func(context.Context) (Result, error) { return Result{ResultReference: "r"}, nil }
+	i := 0
+	for b.Loop() {
+		i++
+		req := searchReq(fmt.Sprint("benchmark query ", i), "0.005")
+		if _, err := g.Call(context.Background(), req, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
