@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
@@ -515,4 +516,56 @@ func BenchmarkCanonical(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestCanonicalConcurrentUse(t *testing.T) {
+	v, err := Parse([]byte(benchObjectDoc()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := AppendCanonical(nil, &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				got, err := AppendCanonical(nil, &v)
+				if err != nil || !bytes.Equal(got, want) {
+					errs <- fmt.Sprintf("concurrent AppendCanonical gave %d bytes, %v", len(got), err)
+					return
+				}
+				h := sha256.New()
+				if err := WriteCanonical(h, &v); err != nil || !bytes.Equal(h.Sum(nil), sha256Sum(want)) {
+					errs <- fmt.Sprintf("concurrent WriteCanonical hash differs, %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func sha256Sum(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
+}
+
+func ExampleAppendCanonical() {
+	v, err := Parse([]byte(`{"b": [1.50, -0, 1e21], "a": "\u00e9\n"}`), Limits{})
+	if err != nil {
+		panic(err)
+	}
+	out, err := AppendCanonical(nil, &v)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(out))
+	// Output: {"a":"é\n","b":[1.5,0,1e+21]}
 }
