@@ -24,7 +24,12 @@
 //			ref, err := runTool(ctx, step) // saves the result, returns where
 //			return agent.Result{ResultReference: ref}, err
 //		})
-//		use(rep.ReuseReference, rep.Decision.ReasonCodes, err)
+//		if rep.Decision == nil {
+//			return err // a malformed request, or ctx is done
+//		}
+//		if !rep.Called {
+//			log.Println(step.ID, rep.Decision.Decision, rep.Decision.ReasonCodes, rep.ReuseReference)
+//		}
 //	}
 //
 // # Parallel calls and the budget
