@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -337,23 +339,28 @@ const (
 // references into the parsed schema document (names, enum and const values,
 // the type value for messages), which must not change afterwards. A compiled
 // schema is immutable and safe for concurrent use.
+//
+// It is kept small (most fields point into the schema document) because
+// Check compiles the caller's schema on every call.
 type schema struct {
-	kind  schemaKind
-	has   uint8
-	types typeSet // zero: no type keyword
+	kind      schemaKind
+	has       uint8
+	types     typeSet // zero: no type keyword
+	enumKinds uint8   // bit 1<<Kind for each kind of value in enum
+	minLength int32   // code points; clamped to maxLengthClamp
+	maxLength int32
 
 	typeValue  *jsonv.Value // the type keyword's value, for messages
-	required   []string     // in schema order
-	props      []schemaProp // sorted by name
+	required   *jsonv.Value // array of unique strings; nil: none
+	props      []schemaProp // sorted by name when there are many
 	items      *schema
-	enum       *enumSet
-	constant   *jsonv.Value
-	minimum    string // JSON number text
-	maximum    string
-	minLength  int // code points; clamped to maxLengthClamp
-	maxLength  int
-	minLenStr  string // the keyword value as written, for messages
-	maxLenStr  string
+	enum       *jsonv.Value // the enum array; nil: no enum
+	enumStrs   *[]string    // the sorted strings of a long enum; nil: scan enum
+	constant   *jsonv.Value // valid when has&hasConst
+	minimum    *jsonv.Value // numbers; valid when has&hasMinimum, has&hasMaximum
+	maximum    *jsonv.Value
+	minLenText *jsonv.Value // the length keywords as written, for messages
+	maxLenText *jsonv.Value
 	pattern    *regexp.Regexp
 	additional *schema // nil: no additionalProperties keyword
 }
@@ -366,7 +373,10 @@ type schemaProp struct {
 
 // maxLengthClamp stands for any length limit beyond it: no string in a
 // request that fits the size limits comes close to it.
-const maxLengthClamp = 1 << 30
+const (
+	maxLengthClamp     = 1 << 30
+	maxLengthClampText = "1073741824"
+)
 
 // schemaLinearScan is the number of properties up to which lookup is a linear
 // scan; beyond it, lookup is a binary search on the sorted names.
@@ -398,25 +408,18 @@ func (s *schema) property(name string) *schema {
 	return nil
 }
 
-// enumSet is a compiled enum: the allowed values grouped for fast
-// rejection, with a sorted index of the strings when there are many.
-type enumSet struct {
-	list  *jsonv.Value // the enum array as written, for messages
-	kinds uint8        // bit 1<<Kind for each kind present
-	strs  []string     // sorted string values; nil when few
-}
-
-// contains reports whether v equals one of the allowed values.
-func (e *enumSet) contains(v *jsonv.Value) bool {
-	if e.kinds&(1<<v.Kind) == 0 {
+// enumContains reports whether v equals one of the values of s's enum.
+func (s *schema) enumContains(v *jsonv.Value) bool {
+	if s.enumKinds&(1<<v.Kind) == 0 {
 		return false
 	}
-	if v.Kind == jsonv.String && e.strs != nil {
-		_, ok := slices.BinarySearch(e.strs, v.Str)
+	if v.Kind == jsonv.String && s.enumStrs != nil {
+		_, ok := slices.BinarySearch(*s.enumStrs, v.Str)
 		return ok
 	}
-	for i := range e.list.Items {
-		if schemaEqual(&e.list.Items[i], v) {
+	items := s.enum.Items
+	for i := range items {
+		if schemaEqual(&items[i], v) {
 			return true
 		}
 	}
@@ -473,6 +476,7 @@ func compileSchema(v *jsonv.Value, base string) (*schema, *Error) {
 	var buf [16]pointerToken
 	root := pointer{base: base, tokens: buf[:0]}
 	var c schemaCompiler
+	c.slab = make([]schema, countSchemas(v))
 	var s *schema
 	if v.Kind != jsonv.Object {
 		c.fail(root, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind.String())
@@ -503,7 +507,6 @@ func mustCompileSchema(src string) *schema {
 type schemaCompiler struct {
 	issues []Issue
 	slab   []schema // preallocated object schemas, handed out in order
-	chunk  int      // size of the last slab; slabs double up to 64
 }
 
 func (c *schemaCompiler) fail(at pointer, code IssueCode, msg string) {
@@ -538,12 +541,34 @@ func (c *schemaCompiler) error() *Error {
 	return e
 }
 
-// alloc returns a fresh object schema, taking it from a slab so that a
-// schema with many subschemas costs few allocations.
+// countSchemas counts the object schemas that compiling v will build, so
+// that they can be allocated at once.
+func countSchemas(v *jsonv.Value) int {
+	if v.Kind != jsonv.Object {
+		return 0
+	}
+	n := 1
+	for i := range v.Members {
+		m := &v.Members[i]
+		switch m.Key {
+		case "properties":
+			if m.Value.Kind == jsonv.Object {
+				for j := range m.Value.Members {
+					n += countSchemas(&m.Value.Members[j].Value)
+				}
+			}
+		case "items", "additionalProperties":
+			n += countSchemas(&m.Value)
+		}
+	}
+	return n
+}
+
+// alloc returns a fresh object schema, taking it from the slab sized by
+// countSchemas (or a new chunk, should the count ever fall short).
 func (c *schemaCompiler) alloc() *schema {
 	if len(c.slab) == 0 {
-		c.chunk = min(max(2*c.chunk, 2), 64)
-		c.slab = make([]schema, c.chunk)
+		c.slab = make([]schema, 8)
 	}
 	s := &c.slab[0]
 	c.slab = c.slab[1:]
@@ -597,7 +622,7 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind.String())
 				continue
 			}
-			s.enum = newEnumSet(val)
+			compileEnum(s, val)
 		case "const":
 			s.constant = val
 			s.has |= hasConst
@@ -607,9 +632,9 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 				continue
 			}
 			if m.Key == "minimum" {
-				s.minimum, s.has = val.Str, s.has|hasMinimum
+				s.minimum, s.has = val, s.has|hasMinimum
 			} else {
-				s.maximum, s.has = val.Str, s.has|hasMaximum
+				s.maximum, s.has = val, s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -618,16 +643,16 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 				continue
 			}
 			if m.Key == "minLength" {
-				s.minLength, s.minLenStr, s.has = n, val.Str, s.has|hasMinLength
+				s.minLength, s.minLenText, s.has = n, val, s.has|hasMinLength
 			} else {
-				s.maxLength, s.maxLenStr, s.has = n, val.Str, s.has|hasMaxLength
+				s.maxLength, s.maxLenText, s.has = n, val, s.has|hasMaxLength
 			}
 		case "pattern":
 			if val.Kind != jsonv.String {
 				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind.String())
 				continue
 			}
-			re, err := regexp.Compile(val.Str)
+			re, err := compilePattern(val.Str)
 			if err != nil {
 				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
 				continue
@@ -685,35 +710,37 @@ func (c *schemaCompiler) compileRequired(s *schema, v *jsonv.Value, at pointer) 
 		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind.String())
 		return
 	}
-	names := make([]string, 0, len(v.Items))
 	for i := range v.Items {
-		it := &v.Items[i]
-		if it.Kind != jsonv.String {
+		if it := &v.Items[i]; it.Kind != jsonv.String {
 			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind.String()+" at index "+strconv.Itoa(i))
 			return
 		}
-		names = append(names, it.Str)
 	}
-	if dup, ok := firstDuplicateName(names); ok {
+	if dup, ok := firstDuplicateName(v.Items); ok {
 		c.fail(at, IssueInvalidSchema, want+", found "+echoQuote(dup)+" twice")
 		return
 	}
-	s.required = names
+	if len(v.Items) > 0 {
+		s.required = v
+	}
 }
 
 // firstDuplicateName returns a name that occurs more than once in names.
-func firstDuplicateName(names []string) (string, bool) {
-	if len(names) <= 16 {
+func firstDuplicateName(names []jsonv.Value) (string, bool) {
+	if len(names) <= 32 {
 		for i := range names {
 			for j := i + 1; j < len(names); j++ {
-				if names[i] == names[j] {
-					return names[i], true
+				if names[i].Str == names[j].Str {
+					return names[i].Str, true
 				}
 			}
 		}
 		return "", false
 	}
-	sorted := slices.Clone(names)
+	sorted := make([]string, len(names))
+	for i := range names {
+		sorted[i] = names[i].Str
+	}
 	slices.Sort(sorted)
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i] == sorted[i-1] {
@@ -740,35 +767,35 @@ func (c *schemaCompiler) compileProperties(s *schema, v *jsonv.Value, at pointer
 	s.props = props
 }
 
-// newEnumSet compiles the enum array list.
-func newEnumSet(list *jsonv.Value) *enumSet {
-	e := &enumSet{list: list}
+// compileEnum indexes the enum array list for s.
+func compileEnum(s *schema, list *jsonv.Value) {
+	s.enum = list
 	nstr := 0
 	for i := range list.Items {
-		e.kinds |= 1 << list.Items[i].Kind
+		s.enumKinds |= 1 << list.Items[i].Kind
 		if list.Items[i].Kind == jsonv.String {
 			nstr++
 		}
 	}
 	if nstr > schemaLinearScan {
-		e.strs = make([]string, 0, nstr)
+		strs := make([]string, 0, nstr)
 		for i := range list.Items {
 			if list.Items[i].Kind == jsonv.String {
-				e.strs = append(e.strs, list.Items[i].Str)
+				strs = append(strs, list.Items[i].Str)
 			}
 		}
-		slices.Sort(e.strs)
+		slices.Sort(strs)
+		s.enumStrs = &strs
 	}
-	return e
 }
 
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
 // no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
-func schemaLengthLimit(v *jsonv.Value) (int, bool) {
+func schemaLengthLimit(v *jsonv.Value) (int32, bool) {
 	if v.Kind != jsonv.Number || !parseExact(v.Str).isInteger() || compareNumbers(v.Str, "0") < 0 {
 		return 0, false
 	}
-	if compareNumbers(v.Str, strconv.Itoa(maxLengthClamp)) >= 0 {
+	if compareNumbers(v.Str, maxLengthClampText) >= 0 {
 		return maxLengthClamp, true
 	}
 	// An integer below 2^30 is exact as a float64, whatever its spelling.
@@ -776,7 +803,44 @@ func schemaLengthLimit(v *jsonv.Value) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return int(f), true
+	return int32(f), true
+}
+
+// patternCache keeps compiled patterns by source text, because Check
+// compiles the caller's schema on every call and agents send the same
+// schema again and again. A compiled *regexp.Regexp is immutable and safe
+// for concurrent use, so sharing one changes no result. The cache holds at
+// most patternCacheMax patterns of at most patternCacheMaxLen bytes and is
+// emptied when full; it is safe for concurrent use.
+var patternCache struct {
+	m sync.Map // string -> *regexp.Regexp
+	n atomic.Int32
+}
+
+const (
+	patternCacheMax    = 256
+	patternCacheMaxLen = 1024
+)
+
+// compilePattern compiles src with Go's regexp (RE2 syntax), from the cache
+// when it can.
+func compilePattern(src string) (*regexp.Regexp, error) {
+	if re, ok := patternCache.m.Load(src); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	// Clone: src shares memory with the whole request document, which
+	// neither the cache nor the Regexp should keep alive.
+	src = strings.Clone(src)
+	re, err := regexp.Compile(src)
+	if err != nil || len(src) > patternCacheMaxLen {
+		return re, err
+	}
+	if patternCache.n.Add(1) > patternCacheMax {
+		patternCache.m.Clear()
+		patternCache.n.Store(0)
+	}
+	patternCache.m.Store(src, re)
+	return re, nil
 }
 
 // re2Reason shortens a regexp compile error for a message.
@@ -814,7 +878,7 @@ func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
 	}
 	switch v.Kind {
 	case jsonv.Object:
-		if len(s.required) > 0 {
+		if s.required != nil {
 			s.checkRequired(v, at, errs)
 		}
 		if len(s.props) > 0 {
@@ -834,19 +898,19 @@ func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
 			}
 		}
 	}
-	if s.enum != nil && !s.enum.contains(v) && errs.room() {
-		errs.record(at, IssueEnum, "expected one of "+echoJSON(s.enum.list)+", found "+echoJSON(v))
+	if s.enum != nil && !s.enumContains(v) && errs.room() {
+		errs.record(at, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && errs.room() {
 		errs.record(at, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
 	}
 	switch v.Kind {
 	case jsonv.Number:
-		if s.has&hasMinimum != 0 && compareNumbers(v.Str, s.minimum) < 0 && errs.room() {
-			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum)+", found "+echoClip(v.Str))
+		if s.has&hasMinimum != 0 && compareNumbers(v.Str, s.minimum.Str) < 0 && errs.room() {
+			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str)+", found "+echoClip(v.Str))
 		}
-		if s.has&hasMaximum != 0 && compareNumbers(v.Str, s.maximum) > 0 && errs.room() {
-			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum)+", found "+echoClip(v.Str))
+		if s.has&hasMaximum != 0 && compareNumbers(v.Str, s.maximum.Str) > 0 && errs.room() {
+			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str)+", found "+echoClip(v.Str))
 		}
 	case jsonv.String:
 		s.checkString(v, at, errs)
@@ -860,7 +924,8 @@ func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
 // checkRequired reports each required name missing from the object v, in
 // the order the schema lists them.
 func (s *schema) checkRequired(v *jsonv.Value, at pointer, errs *issueList) {
-	for _, name := range s.required {
+	for i := range s.required.Items {
+		name := s.required.Items[i].Str
 		if _, ok := v.Get(name); ok {
 			continue
 		}
@@ -877,14 +942,14 @@ func (s *schema) checkString(v *jsonv.Value, at pointer, errs *issueList) {
 		// Bytes bound code points from above, so a short string needs no
 		// counting for maxLength alone.
 		n := len(v.Str)
-		if s.has&hasMinLength != 0 || n > s.maxLength {
+		if s.has&hasMinLength != 0 || n > int(s.maxLength) {
 			n = utf8.RuneCountInString(v.Str)
 		}
-		if s.has&hasMinLength != 0 && n < s.minLength && errs.room() {
-			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenStr)+" characters, found "+strconv.Itoa(n))
+		if s.has&hasMinLength != 0 && n < int(s.minLength) && errs.room() {
+			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str)+" characters, found "+strconv.Itoa(n))
 		}
-		if s.has&hasMaxLength != 0 && n > s.maxLength && errs.room() {
-			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenStr)+" characters, found "+strconv.Itoa(n))
+		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && errs.room() {
+			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str)+" characters, found "+strconv.Itoa(n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(v.Str) && errs.room() {

@@ -3,6 +3,7 @@ package preflight
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -514,6 +515,15 @@ func BenchmarkCompileValidate(b *testing.B) {
 				s.validate(iv, "/request/body", &errs)
 			}
 		})
+		b.Run(bc.name+"/parse", func(b *testing.B) {
+			sb, ib := []byte(schemaSrc), []byte(inst)
+			b.SetBytes(int64(len(sb) + len(ib)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = jsonv.Parse(sb, jsonv.Limits{})
+				_, _ = jsonv.Parse(ib, jsonv.Limits{})
+			}
+		})
 		b.Run(bc.name+"/parse+compile+validate", func(b *testing.B) {
 			sb, ib := []byte(schemaSrc), []byte(inst)
 			b.SetBytes(int64(len(sb) + len(ib)))
@@ -607,6 +617,9 @@ func TestCompareNumbersAllocatesNothing(t *testing.T) {
 // TestSchemaValidateAllocatesNothingOnSuccess guards the promise that a
 // passing instance costs no allocation.
 func TestSchemaValidateAllocatesNothingOnSuccess(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector's instrumentation allocates; run without -race")
+	}
 	for _, gen := range []func() (string, string){benchObject, benchArray} {
 		schemaSrc, inst := gen()
 		s, err := compileSchema(parseTest(t, schemaSrc), "/schema")
@@ -625,4 +638,52 @@ func TestSchemaValidateAllocatesNothingOnSuccess(t *testing.T) {
 			t.Errorf("validate allocates %v times per run on a valid instance, want 0", allocs)
 		}
 	}
+}
+
+func TestCompilePatternCache(t *testing.T) {
+	const src = `^cache-[0-9]+$`
+	first, err := compilePattern(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := compilePattern(src)
+	if err != nil || again != first {
+		t.Errorf("second compile of %q: got %p (%v), want the cached %p", src, again, err, first)
+	}
+	if _, err := compilePattern(`(?=x)`); err == nil {
+		t.Errorf("compilePattern((?=x)) succeeded, want an error")
+	}
+	// Fill the cache past its bound from many goroutines; every answer must
+	// still be right.
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			ok := true
+			for i := range patternCacheMax {
+				p := "^g" + strconv.Itoa(g) + "-" + strconv.Itoa(i) + "$"
+				re, err := compilePattern(p)
+				ok = ok && err == nil && re.String() == p && re.MatchString(p[1:len(p)-1])
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Errorf("a cached pattern gave a wrong answer")
+		}
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
 }
