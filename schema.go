@@ -1,7 +1,7 @@
 package preflight
 
 // This file holds the JSON Schema subset that Check applies to a request
-// body: an allow-list schemaCompiler for twelve keywords (type, required,
+// body: an allow-list compiler for twelve keywords (type, required,
 // properties, items, enum, const, minimum, maximum, minLength, maxLength,
 // pattern, additionalProperties) and a validator that reports every failure
 // with a JSON Pointer.
@@ -468,10 +468,17 @@ func schemaEqual(a, b *jsonv.Value) bool {
 
 // compileSchema compiles the schema value v, which sits at JSON Pointer base
 // in the submitted document (Check passes "/schema"). The top-level value
-// must be an object. On failure it returns a nil schema and an *Error whose
-// Details list every problem, each at the pointer of the offending keyword.
+// must be an object (else invalid_schema).
+//
+// On failure it returns a nil schema and an *Error whose Details list every
+// problem, in document order, each at the pointer of the offending keyword
+// (for example "/schema/properties/x/format") with a message saying what was
+// expected. The Error's code is unsupported_schema_keyword if any detail has
+// it, else unsupported_pattern if any, else invalid_schema.
+//
 // The compiled schema keeps references into v; v must not be modified
-// afterwards. compileSchema never panics on any parsed value.
+// afterwards. compileSchema never panics on a parsed value and is safe for
+// concurrent use.
 func compileSchema(v *jsonv.Value, base string) (*schema, *Error) {
 	var buf [16]pointerToken
 	root := pointer{base: base, tokens: buf[:0]}
@@ -1006,8 +1013,8 @@ func (s *schema) foundType(v *jsonv.Value) string {
 // schemaMaxEcho is about how many bytes of the caller's data a message repeats.
 const schemaMaxEcho = 64
 
-// clip shortens s to at most schemaMaxEcho bytes, on a rune boundary, marking a
-// cut with an ellipsis.
+// echoClip shortens s to at most schemaMaxEcho bytes, on a rune boundary,
+// marking a cut with an ellipsis.
 func echoClip(s string) string {
 	if len(s) <= schemaMaxEcho {
 		return s
@@ -1019,22 +1026,21 @@ func echoClip(s string) string {
 	return s[:cut] + "…"
 }
 
-// quote quotes s for a message, clipped to schemaMaxEcho bytes.
+// echoQuote quotes s for a message, clipped to schemaMaxEcho bytes.
 func echoQuote(s string) string {
 	return strconv.Quote(echoClip(s))
 }
 
-// describe renders v as compact JSON for a message, clipped to about
+// echoJSON renders v as compact JSON for a message, clipped to
 // schemaMaxEcho bytes.
 func echoJSON(v *jsonv.Value) string {
 	var b strings.Builder
-	if !appendEcho(&b, v) {
-		b.WriteString("…")
-	}
-	return b.String()
+	appendEcho(&b, v)
+	return echoClip(b.String())
 }
 
-// render writes v to b and reports false once b has grown past schemaMaxEcho.
+// appendEcho writes v to b as compact JSON (strings quoted Go-style), and
+// stops early, reporting false, once b has grown past schemaMaxEcho.
 func appendEcho(b *strings.Builder, v *jsonv.Value) bool {
 	if b.Len() > schemaMaxEcho {
 		return false

@@ -308,7 +308,9 @@ func TestSchemaValidate(t *testing.T) {
 		}},
 		{"many required names, all but one missing", manyPropsSchema(40), `{"p3":"x"}`, manyMissing(40, 3)},
 		{"a long enum is clipped", `{"enum":["` + long + `"]}`, `1`,
-			[]Issue{is(body, IssueEnum, `expected one of ["`+long[:64]+`…`+"\"…, found 1")}},
+			[]Issue{is(body, IssueEnum, `expected one of ["`+long[:62]+`…, found 1`)}},
+		{"long values are clipped inside arrays and objects", `{"const":[1]}`, `[{"k":"` + long + `"},2]`,
+			[]Issue{is(body, IssueConst, `expected [1], found [{"k":"`+long[:57]+`…`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
