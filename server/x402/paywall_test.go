@@ -233,7 +233,7 @@ func TestHandle(t *testing.T) {
 		{
 			name: "payTo in another letter case still matches and is paid",
 			sig: withAccepted(func(a *PaymentRequirements) {
-				a.PayTo = strings.ToUpper(testPayTo[:2]) + strings.ToUpper(testPayTo[2:])
+				a.PayTo = "0x" + strings.ToUpper(testPayTo[2:])
 			}),
 			wantStatus:   200,
 			wantBody:     testDecision,
