@@ -689,3 +689,44 @@ func raceEnabled() bool {
 	}
 	return false
 }
+
+// FuzzCompileValidate feeds arbitrary schema and instance documents through
+// compileSchema and validate: neither may panic, a failed compile must list
+// details with the code that names the most specific problem, and every
+// recorded pointer must start at the instance's base.
+func FuzzCompileValidate(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"a/b":{"enum":[1,"x"]}},"required":["c"]}`, `{"a/b":1.0,"z":[]}`)
+	f.Add(`{"items":{"pattern":"^a+$","maxLength":2},"additionalProperties":false}`, `["aaa","💩"]`)
+	f.Add(`{"const":{"a":[1e400]},"minimum":-0.0}`, `{"a":[10e399]}`)
+	f.Add(`{"format":"x","pattern":"(?=a)","type":"strnig"}`, `null`)
+	f.Add(`{"properties":{"x":false},"items":true}`, `{"x":0}`)
+	f.Fuzz(func(t *testing.T, schemaSrc, inst string) {
+		sv, err := jsonv.Parse([]byte(schemaSrc), jsonv.Limits{MaxDepth: 64})
+		if err != nil {
+			return
+		}
+		iv, err := jsonv.Parse([]byte(inst), jsonv.Limits{MaxDepth: 64})
+		if err != nil {
+			return
+		}
+		s, serr := compileSchema(&sv, "/schema")
+		if serr != nil {
+			if len(serr.Details) == 0 {
+				t.Fatalf("compile error without details: %v", serr)
+			}
+			for _, d := range serr.Details {
+				if !strings.HasPrefix(d.Path, "/schema") || d.Message == "" {
+					t.Fatalf("bad detail %+v", d)
+				}
+			}
+			return
+		}
+		errs := issueList{max: 100}
+		s.validate(&iv, "/request/body", &errs)
+		for _, is := range errs.issues {
+			if !strings.HasPrefix(is.Path, "/request/body") || is.Code == "" || is.Message == "" {
+				t.Fatalf("bad issue %+v", is)
+			}
+		}
+	})
+}
