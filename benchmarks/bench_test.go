@@ -1,0 +1,53 @@
+package benchmarks
+
+import "testing"
+
+// BenchmarkCheck measures every implementation on every check corpus case,
+// bytes in to outcome out. Sub-benchmarks are named case=<case>/impl=<impl>
+// so that benchstat can group them by either.
+func BenchmarkCheck(b *testing.B) {
+	cases, err := LoadCheckCases()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cases {
+		b.Run("case="+c.Name, func(b *testing.B) {
+			for _, impl := range CheckImpls {
+				run, err := impl.Prepare(c)
+				if err != nil {
+					b.Fatalf("%s: %v", impl.Name, err)
+				}
+				b.Run("impl="+impl.Name, func(b *testing.B) { measure(b, run) })
+			}
+		})
+	}
+}
+
+// BenchmarkDecide measures preflight's Decide and the Unmarshal floor on
+// every tool-call corpus case, bytes in to outcome out.
+func BenchmarkDecide(b *testing.B) {
+	cases, err := LoadDecideCases()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cases {
+		b.Run("case="+c.Name, func(b *testing.B) {
+			for _, impl := range DecideImpls {
+				run, err := impl.Prepare(c)
+				if err != nil {
+					b.Fatalf("%s: %v", impl.Name, err)
+				}
+				b.Run("impl="+impl.Name, func(b *testing.B) { measure(b, run) })
+			}
+		})
+	}
+}
+
+func measure(b *testing.B, run Run) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

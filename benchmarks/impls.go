@@ -1,0 +1,230 @@
+package benchmarks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentpreflight/preflight"
+	googleschema "github.com/google/jsonschema-go/jsonschema"
+	"github.com/gowebpki/jcs"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Run is one measured call: bytes in, outcome out. valid is meaningful only
+// for implementations that validate.
+type Run func() (valid bool, err error)
+
+// CheckImpl is one way of handling a check-request corpus case.
+type CheckImpl struct {
+	// Name is the sub-benchmark name, such as "santhosh_cold".
+	Name string
+	// Label is the name shown in tables and charts.
+	Label string
+	// Validates is true when the outcome says whether the body is valid.
+	Validates bool
+	// Prepare does the work allowed outside the timed loop (nothing for the
+	// cold paths, compiling the schema for the warm ones) and returns the
+	// measured call. It never keeps results between calls.
+	Prepare func(c CheckCase) (Run, error)
+}
+
+// Implementation names, in the order the tables list them.
+const (
+	ImplPreflight    = "preflight"
+	ImplSanthoshCold = "santhosh_cold"
+	ImplGoogleCold   = "google_cold"
+	ImplSanthoshWarm = "santhosh_warm"
+	ImplGoogleWarm   = "google_warm"
+	ImplJCSSHA256    = "jcs_sha256"
+	ImplUnmarshal    = "unmarshal"
+	ImplSHA256       = "sha256"
+)
+
+// CheckImpls lists every implementation measured on the check corpus.
+var CheckImpls = []CheckImpl{
+	{ImplPreflight, "preflight DecodeCheckRequest+Check", true, preparePreflight},
+	{ImplSanthoshCold, "santhosh-tekuri/jsonschema/v6 compile+validate", true, prepareSanthoshCold},
+	{ImplGoogleCold, "google/jsonschema-go resolve+validate", true, prepareGoogleCold},
+	{ImplSanthoshWarm, "santhosh-tekuri precompiled (not our situation)", true, prepareSanthoshWarm},
+	{ImplGoogleWarm, "google/jsonschema-go pre-resolved (not our situation)", true, prepareGoogleWarm},
+	{ImplJCSSHA256, "gowebpki/jcs RFC 8785 + SHA-256 of body+schema", false, prepareJCS},
+	{ImplUnmarshal, "floor: encoding/json Unmarshal of the request into any", false, prepareUnmarshal},
+	{ImplSHA256, "floor: SHA-256 of the request bytes", false, prepareSHA256},
+}
+
+// DecideImpl is one way of handling a tool-call corpus case.
+type DecideImpl struct {
+	Name, Label string
+	Prepare     func(c DecideCase) (Run, error)
+}
+
+// DecideImpls lists every implementation measured on the tool-call corpus.
+var DecideImpls = []DecideImpl{
+	{ImplPreflight, "preflight DecodeToolCallRequest+Decide", func(c DecideCase) (Run, error) {
+		return func() (bool, error) {
+			req, err := preflight.DecodeToolCallRequest(c.Request)
+			if err != nil {
+				return false, err
+			}
+			_, err = preflight.Decide(req)
+			return true, err
+		}, nil
+	}},
+	{ImplUnmarshal, "floor: encoding/json Unmarshal of the request into any", func(c DecideCase) (Run, error) {
+		return unmarshalRun(c.Request), nil
+	}},
+}
+
+func preparePreflight(c CheckCase) (Run, error) {
+	return func() (bool, error) {
+		req, err := preflight.DecodeCheckRequest(c.Request)
+		if err != nil {
+			return false, err
+		}
+		res, err := preflight.Check(req)
+		if err != nil {
+			return false, err
+		}
+		return res.Valid, nil
+	}, nil
+}
+
+// schemaURL names the schema resource for santhosh-tekuri; an https URL
+// keeps the compiler away from the file system.
+const schemaURL = "https://bench.invalid/schema.json"
+
+func santhoshCompile(schema []byte) (*santhosh.Schema, error) {
+	doc, err := santhosh.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := santhosh.NewCompiler()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
+}
+
+func santhoshValidate(sch *santhosh.Schema, body []byte) (bool, error) {
+	inst, err := santhosh.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	return validationOutcome(sch.Validate(inst))
+}
+
+// validationOutcome turns a santhosh-tekuri validation error into
+// valid=false; any other error is a failure of the run.
+func validationOutcome(err error) (bool, error) {
+	if err == nil {
+		return true, nil
+	}
+	var ve *santhosh.ValidationError
+	if errors.As(err, &ve) {
+		return false, nil
+	}
+	return false, err
+}
+
+func prepareSanthoshCold(c CheckCase) (Run, error) {
+	return func() (bool, error) {
+		sch, err := santhoshCompile(c.Schema)
+		if err != nil {
+			return false, err
+		}
+		return santhoshValidate(sch, c.Body)
+	}, nil
+}
+
+func prepareSanthoshWarm(c CheckCase) (Run, error) {
+	sch, err := santhoshCompile(c.Schema)
+	if err != nil {
+		return nil, err
+	}
+	return func() (bool, error) { return santhoshValidate(sch, c.Body) }, nil
+}
+
+func googleResolve(schema []byte) (*googleschema.Resolved, error) {
+	var s googleschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
+}
+
+// googleValidate parses the body and validates it. jsonschema-go reports
+// every validation failure as a plain error, so an error from Validate
+// means invalid; parse errors fail the run.
+func googleValidate(rs *googleschema.Resolved, body []byte) (bool, error) {
+	var inst any
+	if err := json.Unmarshal(body, &inst); err != nil {
+		return false, err
+	}
+	return rs.Validate(inst) == nil, nil
+}
+
+func prepareGoogleCold(c CheckCase) (Run, error) {
+	return func() (bool, error) {
+		rs, err := googleResolve(c.Schema)
+		if err != nil {
+			return false, err
+		}
+		return googleValidate(rs, c.Body)
+	}, nil
+}
+
+func prepareGoogleWarm(c CheckCase) (Run, error) {
+	rs, err := googleResolve(c.Schema)
+	if err != nil {
+		return nil, err
+	}
+	return func() (bool, error) { return googleValidate(rs, c.Body) }, nil
+}
+
+func prepareJCS(c CheckCase) (Run, error) {
+	return func() (bool, error) {
+		b, err := jcs.Transform(c.Body)
+		if err != nil {
+			return false, err
+		}
+		s, err := jcs.Transform(c.Schema)
+		if err != nil {
+			return false, err
+		}
+		h := sha256.New()
+		h.Write(b)
+		h.Write(s)
+		var sum [sha256.Size]byte
+		hashSink = h.Sum(sum[:0])[0]
+		return true, nil
+	}, nil
+}
+
+func prepareUnmarshal(c CheckCase) (Run, error) { return unmarshalRun(c.Request), nil }
+
+func unmarshalRun(data []byte) Run {
+	return func() (bool, error) {
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return false, err
+		}
+		if v == nil {
+			return false, fmt.Errorf("unmarshal gave null")
+		}
+		return true, nil
+	}
+}
+
+// hashSink keeps the compiler from discarding a digest nobody reads.
+var hashSink byte
+
+func prepareSHA256(c CheckCase) (Run, error) {
+	return func() (bool, error) {
+		sum := sha256.Sum256(c.Request)
+		hashSink = sum[0]
+		return true, nil
+	}, nil
+}
