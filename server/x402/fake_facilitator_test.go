@@ -15,7 +15,7 @@ import (
 // accepts each authorization nonce once: verify refuses a nonce that was
 // settled before.
 type fakeFacilitator struct {
-	t *testing.T
+	t testing.TB
 
 	verifyMode string // "ok" (default), "invalid200", "invalid400", "invalid500", "500", "garbage", "valid500", "slow"
 	settleMode string // "ok" (default), "fail200", "fail400", "500", "garbage", "nonetwork", "slow"
@@ -29,7 +29,7 @@ type fakeFacilitator struct {
 	srv      *httptest.Server
 }
 
-func newFakeFacilitator(t *testing.T, verifyMode, settleMode string) *fakeFacilitator {
+func newFakeFacilitator(t testing.TB, verifyMode, settleMode string) *fakeFacilitator {
 	t.Helper()
 	f := &fakeFacilitator{t: t, verifyMode: verifyMode, settleMode: settleMode, used: map[string]bool{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
