@@ -21,8 +21,10 @@
 //     it is and never settled.
 //  6. POST /settle. success true: the 200 body plus PAYMENT-RESPONSE.
 //     success false: 402 with PAYMENT-RESPONSE (success false) and a fresh
-//     challenge, and the produced body is dropped. No decodable answer: 503
-//     payment_unavailable, and the produced body is dropped.
+//     challenge, and the produced body is dropped. success false with
+//     errorReason "settlement_pending" (broadcast, unconfirmed), or no
+//     decodable answer: 503 payment_unavailable (with the facilitator's
+//     PAYMENT-RESPONSE when there is one), and the produced body is dropped.
 //
 // Every error body is the service's error envelope ([preflight.Error]) with
 // code payment_required (402), invalid_request (400) or payment_unavailable

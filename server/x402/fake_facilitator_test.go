@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -17,8 +18,8 @@ import (
 type fakeFacilitator struct {
 	t testing.TB
 
-	verifyMode string // "ok" (default), "invalid200", "invalid400", "invalid500", "500", "garbage", "valid500", "slow"
-	settleMode string // "ok" (default), "fail200", "fail400", "500", "garbage", "nonetwork", "slow"
+	verifyMode string // "ok" (default), "invalid200", "invalid400", "invalid500", "500", "garbage", "valid500", "longreason", "slow"
+	settleMode string // "ok" (default), "fail200", "fail400", "500", "garbage", "nonetwork", "pending", "slow"
 
 	mu       sync.Mutex
 	verifies int
@@ -113,6 +114,10 @@ func (f *fakeFacilitator) serve(w http.ResponseWriter, r *http.Request) {
 		reply(200, `{"success":false,"errorReason":"invalid_exact_evm_transaction_failed","transaction":"","network":"eip155:8453"}`)
 	case "/settle fail400":
 		reply(400, `{"success":false,"errorReason":"invalid_exact_evm_payload_authorization_valid_before"}`)
+	case "/settle pending":
+		reply(200, `{"success":false,"errorReason":"settlement_pending","errorMessage":"receipt wait timed out","transaction":"`+testTx+`","network":"eip155:8453","payer":"`+testPayer+`"}`)
+	case "/verify longreason":
+		reply(200, `{"isValid":false,"invalidReason":"a`+strings.Repeat("é", 100)+`"}`)
 	case "/settle nonetwork":
 		reply(200, `{"success":true,"transaction":"`+testTx+`"}`)
 	default:

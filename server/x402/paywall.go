@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -29,6 +30,28 @@ const (
 	ReasonNoMatch         = "No matching payment requirements"
 	ReasonInFlight        = "payment_already_in_progress"
 )
+
+// ReasonSettlementPending is the errorReason of a facilitator that broadcast
+// the transfer but saw no receipt in time. Handle answers it with 503
+// payment_unavailable and the facilitator's PAYMENT-RESPONSE (which names
+// the transaction), never with the decision and never as "not charged".
+const ReasonSettlementPending = "settlement_pending"
+
+// maxReason bounds a facilitator-supplied reason echoed to the client.
+const maxReason = 128
+
+// clip shortens a facilitator-supplied reason to maxReason bytes, on a rune
+// boundary.
+func clip(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	s = s[:maxReason]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 // Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
 // settled request. It is safe for concurrent use; its only state is the set
@@ -125,7 +148,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	if !vr.IsValid {
-		reason := vr.InvalidReason
+		reason := clip(vr.InvalidReason)
 		if reason == "" {
 			reason = "invalid_payment"
 		}
@@ -152,7 +175,23 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
+	if !sr.Success && sr.ErrorReason == ReasonSettlementPending {
+		// Broadcast but unconfirmed: the payment may still land, so this is
+		// neither a charge we can confirm nor a refusal. Pass the receipt on
+		// (it names the transaction) and withhold the decision.
+		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settlement pending, outcome unknown")
+		if sr.Network == "" {
+			sr.Network = p.offer.Network
+		}
+		if enc, err := EncodeHeader(sr); err == nil {
+			h.Set(HeaderPaymentResponse, enc)
+		}
+		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+			"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown")
+		return
+	}
 	if !sr.Success {
+		sr.ErrorReason = clip(sr.ErrorReason)
 		sr.Transaction = ""
 		if sr.Network == "" {
 			sr.Network = p.offer.Network
