@@ -161,7 +161,7 @@ func (t typeSet) matches(v *jsonv.Value) bool {
 		if t&typeNumber != 0 {
 			return true
 		}
-		return t&typeInteger != 0 && parseExact(v.Str).isInteger()
+		return t&typeInteger != 0 && (isPlainInteger(v.Str) || parseExact(v.Str).isInteger())
 	}
 	return false
 }
@@ -268,9 +268,54 @@ func (n exactNumber) isInteger() bool {
 	return int64(n.digits()) <= n.exp || n.digits() == 0
 }
 
+// isPlainInteger reports whether the JSON number text s has neither a
+// fraction nor an exponent, like most numbers in requests.
+func isPlainInteger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// comparePlainIntegers compares two JSON integers written without fraction
+// or exponent: JSON forbids leading zeros, so longer digit strings are
+// larger.
+func comparePlainIntegers(a, b string) int {
+	na, nb := a[0] == '-', b[0] == '-'
+	if na {
+		a = a[1:]
+	}
+	if nb {
+		b = b[1:]
+	}
+	na, nb = na && a != "0", nb && b != "0" // -0 is 0
+	if na != nb {
+		if na {
+			return -1
+		}
+		return 1
+	}
+	c := len(a) - len(b)
+	if c == 0 {
+		c = strings.Compare(a, b)
+	}
+	switch {
+	case c == 0:
+		return 0
+	case (c < 0) != na:
+		return -1
+	}
+	return 1
+}
+
 // compareNumbers compares two valid JSON numbers given as text exactly, for
 // any length and exponent, and returns -1, 0 or +1. It never allocates.
 func compareNumbers(a, b string) int {
+	if isPlainInteger(a) && isPlainInteger(b) {
+		return comparePlainIntegers(a, b)
+	}
 	x, y := parseExact(a), parseExact(b)
 	sx, sy := x.sign(), y.sign()
 	switch {
