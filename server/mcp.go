@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -15,10 +16,6 @@ import (
 // mcpServerVersion is the version reported in the MCP initialize result: the
 // published interface version.
 const mcpServerVersion = "0.3.0"
-
-// mcpMaxBodyBytes is the largest /mcp request body accepted, the same limit
-// as the HTTP routes.
-const mcpMaxBodyBytes = 65536
 
 // mcpCodeForbidden is the error code of the 403 the MCP transport answers
 // when it refuses a Host header (DNS-rebinding protection). No other route
@@ -73,7 +70,7 @@ func newMCPHandler(cfg Config) http.Handler {
 		&mcp.StreamableHTTPOptions{
 			Stateless:                  true,
 			JSONResponse:               true,
-			MaxRequestBodyBytes:        mcpMaxBodyBytes, // a second guard; the body is already bounded below
+			MaxRequestBodyBytes:        MaxBodyBytes, // a second guard; the body is already bounded below
 			DisableLocalhostProtection: cfg.MCPTrustProxyHost,
 		})
 	return &mcpHandler{sdk: sdk}
@@ -85,7 +82,7 @@ type mcpHandler struct {
 }
 
 // ServeHTTP checks the method and the body, then hands the request to the SDK
-// with the body already read (at most mcpMaxBodyBytes) and turns the SDK's
+// with the body already read (at most MaxBodyBytes) and turns the SDK's
 // plain-text refusals into error envelopes.
 func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -109,18 +106,20 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ew.finish()
 }
 
-// mcpReadBody reads the whole body, at most mcpMaxBodyBytes, and rejects what
+// mcpReadBody reads the whole body, at most MaxBodyBytes, and rejects what
 // is not a JSON-RPC message before the SDK sees it. On failure it returns the
 // envelope and status to send.
 func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error, int) {
 	tooLarge := &preflight.Error{
 		Code:    preflight.CodePayloadTooLarge,
-		Message: "the request body is larger than 65536 bytes",
+		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
 	}
-	if r.ContentLength > mcpMaxBodyBytes {
+	if r.ContentLength > MaxBodyBytes {
+		// Do not read the body, and do not let the server drain it.
+		w.Header().Set("Connection", "close")
 		return nil, tooLarge, http.StatusRequestEntityTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpMaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

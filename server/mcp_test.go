@@ -1,0 +1,474 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The -update flag rewrites golden files. It is shared with the package's
+// other tests: registered here only if no other file has done so (package
+// variables are initialized before any init function runs).
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata")
+	}
+}
+
+// mcpUpdating reports whether -update was given.
+func mcpUpdating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// The protocol versions the tests connect with: the classic initialize
+// handshake that deployed clients use, and the SDK client's default, which
+// is the 2026 draft (server/discover, no initialize).
+var mcpProtocolVersions = []struct {
+	name    string
+	version string
+}{
+	{"initialize 2025-11-25", "2025-11-25"},
+	{"client default", ""},
+}
+
+// mcpTestServer serves the whole service, as the binary does, on loopback.
+func mcpTestServer(t *testing.T, cfg Config) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(New(cfg))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// mcpConnect connects the official Go SDK client to ts over Streamable HTTP.
+func mcpConnect(t *testing.T, ts *httptest.Server, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "preflight-test", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("Connect(%q): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestMCPHandshakeAndToolsList(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	for _, pv := range mcpProtocolVersions {
+		t.Run(pv.name, func(t *testing.T) {
+			cs := mcpConnect(t, ts, pv.version)
+			init := cs.InitializeResult()
+			if init == nil || init.ServerInfo == nil {
+				t.Fatal("no initialize result")
+			}
+			if pv.version != "" && init.ProtocolVersion != pv.version {
+				t.Errorf("negotiated protocol %q, want %q", init.ProtocolVersion, pv.version)
+			}
+			if got, want := init.ServerInfo.Name, "preflight"; got != want {
+				t.Errorf("server name %q, want %q", got, want)
+			}
+			if init.Capabilities == nil || init.Capabilities.Tools == nil || init.Capabilities.Logging != nil {
+				t.Errorf("capabilities %+v: want tools only", init.Capabilities)
+			}
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatalf("ListTools: %v", err)
+			}
+			want := map[string][2][]byte{
+				mcpToolCheckRequest: {mcpCheckInputSchema, mcpCheckOutputSchema},
+				mcpToolToolCall:     {mcpToolCallInputSchema, mcpToolCallOutputSchema},
+			}
+			if len(res.Tools) != len(want) {
+				t.Fatalf("got %d tools, want %d", len(res.Tools), len(want))
+			}
+			for _, tool := range res.Tools {
+				schemas, ok := want[tool.Name]
+				if !ok {
+					t.Errorf("unexpected tool %q", tool.Name)
+					continue
+				}
+				if tool.Title == "" || len(tool.Description) < 200 {
+					t.Errorf("%s: title %q, description of %d chars: want both, the description in full", tool.Name, tool.Title, len(tool.Description))
+				}
+				if diff := cmp.Diff(mcpDecode(t, schemas[0]), mcpRemarshal(t, tool.InputSchema)); diff != "" {
+					t.Errorf("%s input schema (-want +got):\n%s", tool.Name, diff)
+				}
+				if diff := cmp.Diff(mcpDecode(t, schemas[1]), mcpRemarshal(t, tool.OutputSchema)); diff != "" {
+					t.Errorf("%s output schema (-want +got):\n%s", tool.Name, diff)
+				}
+				if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+					t.Errorf("%s annotations %+v: want read-only, closed world", tool.Name, a)
+				}
+			}
+		})
+	}
+}
+
+// TestMCPToolsListGolden pins the whole tools/list answer on the wire, as a
+// client with the classic handshake receives it.
+func TestMCPToolsListGolden(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	status, _, body := mcpPost(t, ts, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if status != http.StatusOK {
+		t.Fatalf("status %d, body %s", status, body)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, body, "", "  "); err != nil {
+		t.Fatalf("tools/list answer is not JSON: %v\n%s", err, body)
+	}
+	pretty.WriteByte('\n')
+	mcpGolden(t, "mcp_tools_list.golden", pretty.Bytes())
+}
+
+// The arguments of the tool-call cases: each is sent, byte for byte, both
+// as MCP arguments and as the body of the HTTP route.
+const (
+	mcpCheckValid = `{"request":{"method":"POST","url":"https://api.example.com/v1/orders","body":{"sku":"A1","qty":2}},` +
+		`"schema":{"type":"object","required":["sku","qty"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}}}}`
+	mcpCheckInvalidBody = `{"request":{"method":"post","url":"https://api.example.com/v1/orders","headers":{"Authorization":"Bearer x"},"body":{"qty":0}},` +
+		`"schema":{"type":"object","required":["sku","qty"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer","minimum":1}}},` +
+		`"economics":{"downstreamCostUsd":0.05,"billsOnInvalidRequest":true,"retryCostUsd":0.01}}`
+	mcpToolCallAllow = `{"runId":"r1","stepId":"s1","tool":{"provider":"search","operation":"web_search",` +
+		`"request":{"query":"model context protocol","max_results":5},"estimatedExternalCostUsd":0.01},"budget":{"remainingUsd":1}}`
+	mcpToolCallBlock = `{"runId":"r1","stepId":"s2","tool":{"provider":"browse","operation":"fetch",` +
+		`"request":{"url":"ftp://example.com/x","extra":1},"estimatedExternalCostUsd":0.002},"budget":{"remainingUsd":1},"note":"ignored"}`
+	mcpToolCallDefer = `{"runId":"r1","stepId":"s3","tool":{"provider":"search","operation":"search:web_search",` +
+		`"request":{"query":"x"},"estimatedExternalCostUsd":0.1,"estimatedModelCostUsd":0.2},"budget":{"remainingUsd":0.3,"reservedUsd":0.05}}`
+)
+
+func TestMCPToolCallsMatchHTTPRoutes(t *testing.T) {
+	const checkPath, toolCallPath = "/check-request", "/v0.2/preflight/tool-call"
+	tests := []struct {
+		name      string
+		tool      string
+		path      string
+		args      string
+		wantError bool   // isError, and a 4xx from the route
+		wantCode  string // error.code when wantError
+	}{
+		{"check valid body", mcpToolCheckRequest, checkPath, mcpCheckValid, false, ""},
+		{"check invalid body is a result, not an error", mcpToolCheckRequest, checkPath, mcpCheckInvalidBody, false, ""},
+		{"check unknown top-level field", mcpToolCheckRequest, checkPath, `{"request":{"method":"GET","url":"https://a.example"},"schema":{},"x":1}`, true, "invalid_request"},
+		{"check unsupported schema keyword", mcpToolCheckRequest, checkPath, `{"request":{"method":"GET","url":"https://a.example"},"schema":{"format":"email"}}`, true, "unsupported_schema_keyword"},
+		{"check null arguments", mcpToolCheckRequest, checkPath, `null`, true, "invalid_request"},
+		{"check array arguments", mcpToolCheckRequest, checkPath, `[1,2]`, true, "invalid_request"},
+		{"check string arguments", mcpToolCheckRequest, checkPath, `"request"`, true, "invalid_request"},
+		{"check empty object", mcpToolCheckRequest, checkPath, `{}`, true, "invalid_request"},
+		{"tool call allow", mcpToolToolCall, toolCallPath, mcpToolCallAllow, false, ""},
+		{"tool call block on a bad payload", mcpToolToolCall, toolCallPath, mcpToolCallBlock, false, ""},
+		{"tool call defer on exact decimal budget", mcpToolToolCall, toolCallPath, mcpToolCallDefer, false, ""},
+		{"tool call unsupported operation", mcpToolToolCall, toolCallPath, strings.Replace(mcpToolCallAllow, `"search","operation":"web_search"`, `"maps","operation":"geocode"`, 1), false, ""},
+		{"tool call missing runId", mcpToolToolCall, toolCallPath, `{"stepId":"s","tool":{"provider":"search","operation":"web_search","request":{"query":"q"},"estimatedExternalCostUsd":0},"budget":{"remainingUsd":1}}`, true, "invalid_request"},
+		{"tool call null arguments", mcpToolToolCall, toolCallPath, `null`, true, "invalid_request"},
+		{"tool call array arguments", mcpToolToolCall, toolCallPath, `[]`, true, "invalid_request"},
+	}
+	ts := mcpTestServer(t, Config{})
+	for _, pv := range mcpProtocolVersions {
+		cs := mcpConnect(t, ts, pv.version)
+		for _, tt := range tests {
+			t.Run(pv.name+"/"+tt.name, func(t *testing.T) {
+				status, httpBody := mcpHTTPRoute(t, ts, tt.path, tt.args)
+				if got, want := status != http.StatusOK, tt.wantError; got != want {
+					t.Fatalf("route %s answered %d %s; want error %v", tt.path, status, httpBody, want)
+				}
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: json.RawMessage(tt.args)})
+				if err != nil {
+					t.Fatalf("CallTool: %v", err)
+				}
+				if res.IsError != tt.wantError {
+					t.Errorf("isError %v, want %v", res.IsError, tt.wantError)
+				}
+				if len(res.Content) != 1 {
+					t.Fatalf("got %d content blocks, want 1", len(res.Content))
+				}
+				text, ok := res.Content[0].(*mcp.TextContent)
+				if !ok {
+					t.Fatalf("content is %T, want *mcp.TextContent", res.Content[0])
+				}
+				if diff := cmp.Diff(string(httpBody), text.Text); diff != "" {
+					t.Errorf("text block differs from the HTTP route's body (-route +mcp):\n%s", diff)
+				}
+				if diff := cmp.Diff(mcpDecode(t, httpBody), mcpRemarshal(t, res.StructuredContent)); diff != "" {
+					t.Errorf("structuredContent differs from the HTTP route's body (-route +mcp):\n%s", diff)
+				}
+				if tt.wantError {
+					if got := mcpErrorCode(t, httpBody); got != tt.wantCode {
+						t.Errorf("error.code %q, want %q", got, tt.wantCode)
+					}
+				}
+			})
+		}
+	}
+
+	// On the wire, structuredContent and the text block are the route's
+	// bytes exactly, not just the same JSON value.
+	for _, tt := range tests {
+		t.Run("wire/"+tt.name, func(t *testing.T) {
+			_, httpBody := mcpHTTPRoute(t, ts, tt.path, tt.args)
+			msg := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tt.tool + `","arguments":` + tt.args + `}}`
+			status, _, body := mcpPost(t, ts, nil, msg)
+			if status != http.StatusOK {
+				t.Fatalf("status %d, body %s", status, body)
+			}
+			res := mcpWireResult(t, body)
+			if !bytes.Equal(res.StructuredContent, httpBody) {
+				t.Errorf("structuredContent bytes\n%s\nwant the route's body\n%s", res.StructuredContent, httpBody)
+			}
+			if len(res.Content) != 1 || res.Content[0].Type != "text" || res.Content[0].Text != string(httpBody) {
+				t.Errorf("content %+v, want one text block holding the route's body", res.Content)
+			}
+		})
+	}
+}
+
+// TestMCPAbsentArguments covers a tools/call without arguments, which the
+// SDK client never sends (it substitutes {}), so it goes over plain HTTP.
+func TestMCPAbsentArguments(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	for _, tool := range []string{mcpToolCheckRequest, mcpToolToolCall} {
+		t.Run(tool, func(t *testing.T) {
+			status, _, body := mcpPost(t, ts, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`"}}`)
+			if status != http.StatusOK {
+				t.Fatalf("status %d, body %s", status, body)
+			}
+			res := mcpWireResult(t, body)
+			want := `{"error":{"code":"invalid_request","message":"tools/call has no arguments: params.arguments must be the request object",` +
+				`"details":[{"path":"","code":"required","message":"expected a JSON object, found nothing"}]}}`
+			if !res.IsError {
+				t.Error("isError false, want true")
+			}
+			if diff := cmp.Diff(want, string(res.StructuredContent)); diff != "" {
+				t.Errorf("structuredContent (-want +got):\n%s", diff)
+			}
+			if len(res.Content) != 1 || res.Content[0].Text != want {
+				t.Errorf("content %+v, want one text block holding the envelope", res.Content)
+			}
+		})
+	}
+}
+
+func TestMCPUnknownTool(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	cs := mcpConnect(t, ts, "2025-11-25")
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), `unknown tool "execute"`) {
+		t.Errorf("CallTool(execute) error %v, want a JSON-RPC error naming the unknown tool", err)
+	}
+	status, _, body := mcpPost(t, ts, nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{}}}`)
+	var msg struct {
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || status != http.StatusOK || msg.Error.Code != -32602 {
+		t.Errorf("got %d %s, want 200 with JSON-RPC error -32602", status, body)
+	}
+}
+
+// TestMCPTransportAnswers covers every answer that is not a JSON-RPC
+// response: each is the service's error envelope.
+func TestMCPTransportAnswers(t *testing.T) {
+	tools := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{"pad":"` +
+		strings.Repeat("x", MaxBodyBytes) + `"}}}`
+	tests := []struct {
+		name       string
+		cfg        Config
+		method     string
+		header     http.Header
+		host       string
+		body       io.Reader // nil: no body
+		wantStatus int
+		wantCode   string // error.code; empty means a JSON-RPC answer (status 200)
+		wantAllow  string
+	}{
+		{name: "GET opens no event stream", method: "GET", wantStatus: 405, wantCode: "method_not_allowed", wantAllow: "POST"},
+		{name: "DELETE ends no session", method: "DELETE", wantStatus: 405, wantCode: "method_not_allowed", wantAllow: "POST"},
+		{name: "PUT", method: "PUT", body: strings.NewReader(tools), wantStatus: 405, wantCode: "method_not_allowed", wantAllow: "POST"},
+		{name: "bare check body is not a call", method: "POST", body: strings.NewReader(mcpCheckValid), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "bare tool-call body is not a call", method: "POST", body: strings.NewReader(mcpToolCallAllow), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "empty body", method: "POST", body: strings.NewReader(""), wantStatus: 400, wantCode: "invalid_json"},
+		{name: "not JSON", method: "POST", body: strings.NewReader(`{"jsonrpc":`), wantStatus: 400, wantCode: "invalid_json"},
+		{name: "wrong jsonrpc version", method: "POST", body: strings.NewReader(`{"jsonrpc":"1.0","id":1,"method":"tools/list"}`), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "unknown method", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/execute","params":{}}`), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "over 65536 bytes with Content-Length", method: "POST", body: strings.NewReader(big), wantStatus: 413, wantCode: "payload_too_large"},
+		{name: "over 65536 bytes chunked", method: "POST", body: io.MultiReader(strings.NewReader(big)), wantStatus: 413, wantCode: "payload_too_large"},
+		{name: "Content-Type not JSON", method: "POST", header: http.Header{"Content-Type": {"text/plain"}}, body: strings.NewReader(tools), wantStatus: 415, wantCode: "unsupported_media_type"},
+		{name: "Accept without event-stream", method: "POST", header: http.Header{"Accept": {"application/json"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "foreign Host on loopback (DNS rebinding)", method: "POST", host: "api.example.com", body: strings.NewReader(tools), wantStatus: 403, wantCode: "forbidden"},
+		{name: "foreign Host trusted behind a proxy", cfg: Config{MCPTrustProxyHost: true}, method: "POST", host: "api.example.com", body: strings.NewReader(tools), wantStatus: 200},
+		{name: "notification only", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), wantStatus: 202},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := mcpTestServer(t, tt.cfg)
+			req, err := http.NewRequest(tt.method, ts.URL+"/mcp", tt.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.header {
+				req.Header[k] = v
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d; body %s", resp.StatusCode, tt.wantStatus, body)
+			}
+			if got := resp.Header.Get("Allow"); got != tt.wantAllow {
+				t.Errorf("Allow %q, want %q", got, tt.wantAllow)
+			}
+			if tt.wantCode == "" {
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			if got := mcpErrorCode(t, body); got != tt.wantCode {
+				t.Errorf("error.code %q, want %q; body %s", got, tt.wantCode, body)
+			}
+		})
+	}
+}
+
+// mcpHTTPRoute POSTs body to an HTTP route of ts and returns status and body.
+func mcpHTTPRoute(t *testing.T, ts *httptest.Server, path, body string) (int, []byte) {
+	t.Helper()
+	resp, err := ts.Client().Post(ts.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// mcpPost POSTs one JSON-RPC message to /mcp as an MCP client would, without
+// a session (the endpoint is stateless).
+func mcpPost(t *testing.T, ts *httptest.Server, header http.Header, msg string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// mcpWireToolResult is a tools/call result as it appears on the wire, with
+// structuredContent kept as raw bytes.
+type mcpWireToolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+// mcpWireResult extracts the tools/call result from a JSON-RPC response.
+func mcpWireResult(t *testing.T, body []byte) mcpWireToolResult {
+	t.Helper()
+	var msg struct {
+		Result *mcpWireToolResult `json:"result"`
+		Error  json.RawMessage    `json:"error"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Result == nil {
+		t.Fatalf("not a tools/call result (%v): %s", err, body)
+	}
+	return *msg.Result
+}
+
+// mcpErrorCode returns error.code of an error envelope.
+func mcpErrorCode(t *testing.T, body []byte) string {
+	t.Helper()
+	var env struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatalf("not an error envelope (%v): %s", err, body)
+	}
+	if env.Error.Message == "" {
+		t.Errorf("error envelope without a message: %s", body)
+	}
+	return env.Error.Code
+}
+
+// mcpDecode parses JSON into plain Go values (float64 numbers).
+func mcpDecode(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON (%v): %s", err, b)
+	}
+	return v
+}
+
+// mcpRemarshal turns any value the SDK client produced into plain Go values.
+func mcpRemarshal(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcpDecode(t, b)
+}
+
+// mcpGolden compares got with testdata/name, or rewrites it under -update.
+func mcpGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if mcpUpdating() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
