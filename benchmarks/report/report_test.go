@@ -1,0 +1,67 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuickRun runs the whole generator in quick mode on two cases, with a
+// profile and a short load round, so that the harness cannot rot. It
+// checks the shape of the output, never its numbers.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the benchmarks")
+	}
+	dir := t.TempDir()
+	o := Options{
+		ModuleDir:    "..",
+		Out:          filepath.Join(dir, "BENCHMARKS.md"),
+		ResultsDir:   filepath.Join(dir, "results"),
+		Quick:        true,
+		BenchTime:    "5ms",
+		Cases:        "web_search_valid|history_000",
+		ProfileDir:   filepath.Join(dir, "profiles"),
+		ProfileCases: []string{"web_search_valid"},
+		LoadDuration: 50_000_000, // 50ms
+	}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(o.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Smoke run",
+		"## Machine",
+		"## Targets",
+		"| web_search_valid |",
+		"| history_000 |",
+		"![Check: time per call",
+		"results/check.svg",
+		"POST /v0.2/preflight/tool-call",
+		"POST /check-request",
+		"bare net/http + Unmarshal",
+		"## Profiles",
+		"## benchstat output",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	// Two Check targets, Decide on history_000 and three server routes
+	// have verdicts; Decide on history_100 is outside the subset.
+	if n := strings.Count(string(md), "| **pass** |") + strings.Count(string(md), "| **FAIL** |"); n != 6 {
+		t.Errorf("targets with a verdict = %d, want 6:\n%s", n, md)
+	}
+	for _, f := range []string{"results/raw.txt", "results/benchstat.txt", "results/check.svg", "results/decide.svg",
+		"profiles/check_web_search_valid.cpu.pprof", "profiles/check_web_search_valid.mem.pprof",
+		"profiles/check_web_search_valid.cpu.top.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing output: %v", err)
+		}
+	}
+}
