@@ -42,7 +42,7 @@ func ExampleCheck() {
 	// Output:
 	// valid: false
 	// /request/body/repo required: missing required property "repo"
-	// /request/body/title minLength: expected at least 1 characters, found 0
+	// /request/body/title minLength: expected at least 1 character, found 0
 	// abort - waste avoided: 0.03
 }
 

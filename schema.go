@@ -18,8 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -858,41 +856,11 @@ func schemaLengthLimit(v *jsonv.Value) (int32, bool) {
 	return int32(f), true
 }
 
-// patternCache keeps compiled patterns by source text, because Check
-// compiles the caller's schema on every call and agents send the same
-// schema again and again. A compiled *regexp.Regexp is immutable and safe
-// for concurrent use, so sharing one changes no result. The cache holds at
-// most patternCacheMax patterns of at most patternCacheMaxLen bytes and is
-// emptied when full; it is safe for concurrent use.
-var patternCache struct {
-	m sync.Map // string -> *regexp.Regexp
-	n atomic.Int32
-}
-
-const (
-	patternCacheMax    = 256
-	patternCacheMaxLen = 1024
-)
-
-// compilePattern compiles src with Go's regexp (RE2 syntax), from the cache
-// when it can.
+// compilePattern compiles src with Go's regexp (RE2 syntax). Nothing is
+// cached: every call compiles the schema it is given, so no state is kept
+// between calls.
 func compilePattern(src string) (*regexp.Regexp, error) {
-	if re, ok := patternCache.m.Load(src); ok {
-		return re.(*regexp.Regexp), nil
-	}
-	// Clone: src shares memory with the whole request document, which
-	// neither the cache nor the Regexp should keep alive.
-	src = strings.Clone(src)
-	re, err := regexp.Compile(src)
-	if err != nil || len(src) > patternCacheMaxLen {
-		return re, err
-	}
-	if patternCache.n.Add(1) > patternCacheMax {
-		patternCache.m.Clear()
-		patternCache.n.Store(0)
-	}
-	patternCache.m.Store(src, re)
-	return re, nil
+	return regexp.Compile(src)
 }
 
 // re2Reason shortens a regexp compile error for a message.
@@ -998,10 +966,10 @@ func (s *schema) checkString(v *jsonv.Value, at pointer, errs *issueList) {
 			n = utf8.RuneCountInString(v.Str)
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && errs.room() {
-			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str)+" characters, found "+strconv.Itoa(n))
+			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str)+characters(s.minLenText.Str)+", found "+strconv.Itoa(n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && errs.room() {
-			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str)+" characters, found "+strconv.Itoa(n))
+			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str)+characters(s.maxLenText.Str)+", found "+strconv.Itoa(n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(v.Str) && errs.room() {
@@ -1125,4 +1093,12 @@ func appendEcho(b *strings.Builder, v *jsonv.Value) bool {
 		b.WriteByte('}')
 	}
 	return b.Len() <= schemaMaxEcho
+}
+
+// characters is the unit after a length limit: " character" for 1.
+func characters(limit string) string {
+	if limit == "1" {
+		return " character"
+	}
+	return " characters"
 }

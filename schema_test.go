@@ -643,40 +643,6 @@ func TestSchemaValidateAllocatesNothingOnSuccess(t *testing.T) {
 	}
 }
 
-func TestCompilePatternCache(t *testing.T) {
-	const src = `^cache-[0-9]+$`
-	first, err := compilePattern(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := compilePattern(src)
-	if err != nil || again != first {
-		t.Errorf("second compile of %q: got %p (%v), want the cached %p", src, again, err, first)
-	}
-	if _, err := compilePattern(`(?=x)`); err == nil {
-		t.Errorf("compilePattern((?=x)) succeeded, want an error")
-	}
-	// Fill the cache past its bound from many goroutines; every answer must
-	// still be right.
-	done := make(chan bool)
-	for g := range 4 {
-		go func() {
-			ok := true
-			for i := range patternCacheMax {
-				p := "^g" + strconv.Itoa(g) + "-" + strconv.Itoa(i) + "$"
-				re, err := compilePattern(p)
-				ok = ok && err == nil && re.String() == p && re.MatchString(p[1:len(p)-1])
-			}
-			done <- ok
-		}()
-	}
-	for range 4 {
-		if !<-done {
-			t.Errorf("a cached pattern gave a wrong answer")
-		}
-	}
-}
-
 // raceEnabled reports whether the test binary was built with -race.
 func raceEnabled() bool {
 	bi, ok := debug.ReadBuildInfo()
