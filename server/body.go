@@ -27,7 +27,7 @@ func isJSONMediaType(contentType string) bool {
 		return true
 	}
 	sub, ok := strings.CutPrefix(mt, "application/")
-	return ok && strings.HasSuffix(sub, "+json")
+	return ok && len(sub) > len("+json") && strings.HasSuffix(sub, "+json")
 }
 
 // readBody reads the body of a POST to a JSON route. It refuses a

@@ -41,7 +41,11 @@ func New(cfg Config) http.Handler {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.Payment != nil {
-		pw, err := x402.New(*cfg.Payment)
+		pc := *cfg.Payment
+		if pc.Logger == nil {
+			pc.Logger = cfg.Logger
+		}
+		pw, err := x402.New(pc)
 		if err != nil {
 			h.paywallErr = err
 			h.log.Error("payment is configured but invalid; the paid route will answer 503", "error", err.Error())

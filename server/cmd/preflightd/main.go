@@ -1,0 +1,39 @@
+// Command preflightd runs the preflight reference server.
+//
+// It serves every route of package server on one address, logs one JSON
+// line per request (method, path, status, duration, request id; never
+// bodies or header values) to standard error, and shuts down gracefully on
+// SIGINT or SIGTERM, letting requests in flight finish.
+//
+// Every flag has an environment fallback; a flag on the command line wins.
+//
+//	--addr                  PREFLIGHT_ADDR                  listen address (default 127.0.0.1:8080; port 0 picks a free one)
+//	--base-url              PREFLIGHT_BASE_URL              public API base URL (default: derived from each request's Host)
+//	--site-url              PREFLIGHT_SITE_URL              public site base URL (default: the base URL)
+//	--pay-to                PREFLIGHT_PAY_TO                x402 recipient address; empty serves the tool-call route unpaid
+//	--network               PREFLIGHT_NETWORK               x402 network, eip155:8453 (default) or eip155:84532
+//	--facilitator-url       PREFLIGHT_FACILITATOR_URL       x402 facilitator base URL (required with --pay-to)
+//	--max-timeout-seconds   PREFLIGHT_MAX_TIMEOUT_SECONDS   x402 authorization window (default 60)
+//	--mcp-trust-proxy-host  PREFLIGHT_MCP_TRUST_PROXY_HOST  accept a non-loopback Host on /mcp behind a reverse proxy
+//
+// An invalid payment configuration stops the program at start with a
+// message saying what is wrong. The line with "msg":"listening" carries the
+// address actually bound in its "addr" field.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "preflightd:", err)
+		os.Exit(1)
+	}
+}
