@@ -23,7 +23,7 @@ const (
 	payTo        = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 )
 
-// TestX402Interop builds the server binary, starts facilitator.mjs (official
+// TestX402Interop builds preflightd, starts facilitator.mjs (official
 // facilitator code, stubbed chain) and runs client.mjs (official fetch
 // client) against it, all on 127.0.0.1.
 func TestX402Interop(t *testing.T) {
@@ -64,19 +64,13 @@ func requireNode(t *testing.T) {
 	t.Skipf("x402 interop test skipped: %s", missing)
 }
 
-// buildServer builds server/cmd/preflightd, or this directory's testserver
-// while preflightd does not exist yet.
+// buildServer builds the real server binary, server/cmd/preflightd.
 func buildServer(t *testing.T) string {
 	t.Helper()
-	pkg := "../../server/cmd/preflightd"
-	if m, _ := filepath.Glob(filepath.Join(pkg, "*.go")); len(m) == 0 {
-		t.Logf("server/cmd/preflightd not found; using interop/x402/testserver")
-		pkg = "./testserver"
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	bin := filepath.Join(t.TempDir(), "preflightd")
+	out, err := exec.Command("go", "build", "-o", bin, "../../server/cmd/preflightd").CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		t.Fatalf("go build server/cmd/preflightd: %v\n%s", err, out)
 	}
 	return bin
 }
