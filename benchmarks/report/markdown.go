@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -221,11 +222,19 @@ func (r *results) markdown() ([]byte, error) {
 		p(" on a machine whose load average was %s at the start. The numbers only show that the harness works; ", m.LoadStart)
 		p("run the full command (see [benchmarks/README.md](benchmarks/README.md)) on a quiet machine to publish.\n\n")
 	}
+	if busy := busyLoad(m); busy != "" && !o.smoke() {
+		p("> **Warning: the machine was busy** (1-minute load average %s on %d CPUs). Timings from a busy machine are unreliable; rerun on a quiet one before publishing.\n\n", busy, m.Cores)
+	}
 	p("preflight is measured bytes in → result out (`DecodeCheckRequest` + `Check`, `DecodeToolCallRequest` + `Decide`). ")
 	p("The peers get the request body and the schema, extracted once from each corpus file outside the timed loop, as bytes, and parse them inside the loop. ")
 	p("\"Cold\" means the schema arrives with the request and is compiled (santhosh-tekuri) or resolved (google) on every call, which is preflight's situation; ")
 	p("the precompiled figures are shown for reference only. The floors are `encoding/json` Unmarshal of the whole request into `any` and SHA-256 over the same bytes. ")
-	p("Every figure is benchstat's median of %d runs; the corpus is `testdata/bench/`.\n\n", o.Count)
+	if o.Count == 1 {
+		p("Every figure comes from a single run; ")
+	} else {
+		p("Every figure is benchstat's median of %d runs, and every pass/fail compares medians; ", o.Count)
+	}
+	p("the corpus is `testdata/bench/`.\n\n")
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPU | %s |\n| Logical CPUs | %d (GOMAXPROCS %d) |\n| Go | %s |\n| OS | %s |\n", m.CPU, m.Cores, runtime.GOMAXPROCS(0), m.GoVersion, m.OS)
@@ -443,4 +452,23 @@ func (r *results) profileSection(p func(string, ...any)) {
 		p("<details><summary>%s: top 12 by cumulative CPU, top 12 by allocated bytes</summary>\n\n```\n%s\n```\n\n```\n%s\n```\n\n</details>\n\n",
 			pr.Case, topLines(pr.CPUTop, 12), topLines(pr.AllocsTop, 12))
 	}
+}
+
+// busyLoad returns the highest 1-minute load average seen at the start or
+// end of the run when it exceeds the number of CPUs, else "".
+func busyLoad(m machine) string {
+	worst, text := 0.0, ""
+	for _, l := range []string{m.LoadStart, m.LoadEnd} {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[0], 64); err == nil && v > worst {
+			worst, text = v, f[0]
+		}
+	}
+	if worst > float64(m.Cores) {
+		return text
+	}
+	return ""
 }
