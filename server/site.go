@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -52,6 +53,11 @@ const (
 type site struct {
 	index, llms, llmsFull, skill string
 	md                           goldmark.Markdown
+	// pages caches the rendered guide per (base URL, site URL) pair: one
+	// entry when Config.BaseURL is set, a few when addresses are derived
+	// from Host headers. It never grows past maxCachedPages.
+	mu    sync.Mutex
+	pages map[[2]string][]byte
 }
 
 // newSite loads the embedded documents. A missing file is served empty.
@@ -60,7 +66,7 @@ func newSite() *site {
 		b, _ := siteFiles.ReadFile("site/" + name)
 		return string(b)
 	}
-	return &site{
+	s := &site{
 		index:    read("index.md"),
 		llms:     read("llms.txt"),
 		llmsFull: read("llms-full.txt"),
@@ -70,6 +76,34 @@ func newSite() *site {
 			goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 		),
 	}
+	s.pages = map[[2]string][]byte{}
+	return s
+}
+
+// maxCachedPages bounds the rendered-guide cache.
+const maxCachedPages = 16
+
+// docsPage returns the guide rendered as HTML with the placeholders set to
+// base and siteURL.
+func (s *site) docsPage(base, siteURL string) ([]byte, error) {
+	key := [2]string{base, siteURL}
+	s.mu.Lock()
+	page, ok := s.pages[key]
+	s.mu.Unlock()
+	if ok {
+		return page, nil
+	}
+	sub := strings.NewReplacer("{base_url}", base, "{site_url}", siteURL)
+	page, err := s.renderHTML(sub.Replace(s.index))
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.pages) < maxCachedPages {
+		s.pages[key] = page
+	}
+	s.mu.Unlock()
+	return page, nil
 }
 
 // serveSite answers GET on the informational routes.
@@ -82,12 +116,12 @@ func (h *handler) serveSite(w http.ResponseWriter, r *http.Request) {
 	)
 	switch r.URL.Path {
 	case pathDocs:
-		html, err := h.site.renderHTML(sub.Replace(h.site.index))
+		page, err := h.site.docsPage(base, siteURL)
 		if err != nil {
 			h.writeLibraryError(w, r, err)
 			return
 		}
-		body, contentType = html, typeHTML
+		body, contentType = page, typeHTML
 	case pathDocsMarkdown, pathIndexMD:
 		body, contentType = []byte(sub.Replace(h.site.index)), typeMarkdown
 	case pathLLMs:

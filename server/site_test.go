@@ -57,8 +57,19 @@ func TestDocsHTML(t *testing.T) {
 			t.Error("the guide's title heading was not rendered")
 		}
 	}
-	if strings.Contains(page, "{base_url}") {
+	if strings.Contains(page, "{base_url}") || strings.Contains(page, "%7Bbase_url%7D") {
 		t.Error("a placeholder was left unsubstituted")
+	}
+	// The page is cached; the cached copy must equal a fresh rendering of
+	// the substituted guide.
+	s := newSite()
+	sub := strings.NewReplacer("{base_url}", testConfig.BaseURL, "{site_url}", testConfig.SiteURL)
+	direct, err := s.renderHTML(sub.Replace(s.index))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(direct), page); diff != "" {
+		t.Errorf("cached page differs from a direct rendering (-direct +served):\n%s", diff)
 	}
 }
 
