@@ -555,8 +555,9 @@ func mustCompileSchema(src string) *schema {
 
 // schemaCompiler collects every problem of one schema document.
 type schemaCompiler struct {
-	issues []Issue
-	slab   []schema // preallocated object schemas, handed out in order
+	issues       []Issue
+	slab         []schema // preallocated object schemas, handed out in order
+	patternInsts int      // estimated RE2 program size of the patterns compiled so far
 }
 
 func (c *schemaCompiler) fail(at pointer, code IssueCode, msg string) {
@@ -702,12 +703,21 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind.String())
 				continue
 			}
-			re, err := compilePattern(val.Str)
-			if err != nil {
+			room := min(maxPatternInsts, maxSchemaPatternInsts-c.patternInsts)
+			re, size, err := compilePattern(val.Str, room)
+			switch {
+			case err != nil:
 				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
-				continue
+			case size > maxPatternInsts:
+				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
+					" RE2 instructions, the most allowed per pattern; use smaller repetition counts")
+			case re == nil:
+				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
+					" RE2 instructions together; use fewer or smaller patterns")
+			default:
+				c.patternInsts += size
+				s.pattern = re
 			}
-			s.pattern = re
 		default:
 			c.fail(kw, IssueUnsupportedKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
 		}
@@ -856,11 +866,70 @@ func schemaLengthLimit(v *jsonv.Value) (int32, bool) {
 	return int32(f), true
 }
 
-// compilePattern compiles src with Go's regexp (RE2 syntax). Nothing is
-// cached: every call compiles the schema it is given, so no state is kept
-// between calls.
-func compilePattern(src string) (*regexp.Regexp, error) {
-	return regexp.Compile(src)
+// Bounds on the size of the RE2 programs of a schema's patterns. RE2 matches
+// in time linear in the input, but also proportional to the program, and a
+// short pattern can expand to a large program: (?:a?){1000} is 2,000
+// instructions. Unbounded, a 32 KiB schema of such repetitions compiles to
+// millions of instructions (seconds of CPU and hundreds of MB per request)
+// and then takes minutes to match one string of the body. With these caps
+// compiling one schema's patterns stays within a few MB, and matching costs
+// at most about maxPatternInsts steps per byte of the body.
+const (
+	maxPatternInsts       = 3000  // one pattern
+	maxSchemaPatternInsts = 30000 // all patterns of one schema together
+)
+
+// compilePattern compiles src with Go's regexp (RE2 syntax) and returns the
+// estimated size of its program in instructions (counted up to limit+3).
+// When that size is over limit it does not compile and returns a nil *regexp.Regexp and a nil
+// error. Nothing is cached: every call compiles the schema it is given, so
+// no state is kept between calls.
+func compilePattern(src string, limit int) (*regexp.Regexp, int, error) {
+	tree, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil, 0, err
+	}
+	size := progSize(tree, limit+1) + 2 // the program's fail and match instructions
+	if size > limit {
+		return nil, size, nil
+	}
+	re, err := regexp.Compile(src)
+	return re, size, err
+}
+
+// progSize estimates how many instructions re compiles to, as RE2 expands
+// repetitions: x{n,m} is n copies of x and m-n optional ones. It stops
+// counting once the total exceeds limit, so it never overflows.
+func progSize(re *syntax.Regexp, limit int) int {
+	sub := func(i int) int { return progSize(re.Sub[i], limit) }
+	n := 1
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune)
+	case syntax.OpCapture:
+		n = sub(0) + 2
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		n = sub(0) + 1
+	case syntax.OpRepeat:
+		x := sub(0)
+		if re.Max == -1 {
+			n = x*max(re.Min, 1) + 1
+		} else {
+			n = max(x*re.Max+(re.Max-re.Min), 1) // x{0} is an empty match
+		}
+	case syntax.OpConcat, syntax.OpAlternate:
+		n = 0
+		if re.Op == syntax.OpAlternate {
+			n = len(re.Sub) - 1
+		}
+		for i := range re.Sub {
+			n += sub(i)
+			if n > limit {
+				break
+			}
+		}
+	}
+	return min(n, limit)
 }
 
 // re2Reason shortens a regexp compile error for a message.
