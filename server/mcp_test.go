@@ -472,3 +472,39 @@ func mcpGolden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+// BenchmarkMCPToolCall measures one stateless tools/call POST over loopback
+// HTTP, next to the same request on the HTTP route, so the MCP overhead
+// (JSON-RPC framing, a temporary SDK session per POST) can be read off.
+func BenchmarkMCPToolCall(b *testing.B) {
+	ts := httptest.NewServer(New(Config{}))
+	defer ts.Close()
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"preflight_tool_call","arguments":` + mcpToolCallAllow + `}}`
+	post := func(b *testing.B, path, body string, mcpHeaders bool) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if mcpHeaders {
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			post(b, "/mcp", msg, true)
+		}
+	})
+	b.Run("http-route", func(b *testing.B) {
+		for b.Loop() {
+			post(b, "/v0.2/preflight/tool-call", mcpToolCallAllow, false)
+		}
+	})
+}
