@@ -59,11 +59,14 @@ const mcpCodeForbidden preflight.ErrorCode = "forbidden"
 // with any port); otherwise /mcp answers 403 with code forbidden. A reverse
 // proxy on the same machine that forwards Host: api.example.com to
 // 127.0.0.1:8080 trips exactly this check, so every MCP call through it fails
-// while the other routes work. Setting cfg.MCPTrustProxyHost turns the check
-// off: do that only when the listener is reachable solely through the proxy
-// (which then decides which hosts are served), never for a server that a
-// browser on the same machine can reach directly. Connections that do not
-// arrive on a loopback address are never subject to the check.
+// while the other routes work. Two ways out: have the proxy send a loopback
+// Host for /mcp (nginx: proxy_set_header Host 127.0.0.1:8080; set
+// Config.BaseURL so documents still name the public address), or set
+// cfg.MCPTrustProxyHost, which turns the check off. The latter lets a web page
+// in a browser on the same machine reach /mcp through a rebound name; here that
+// exposes only two free, read-only tools that keep no state, but the check is
+// the safer default. Connections that do not arrive on a loopback address are
+// never subject to it.
 func newMCPHandler(cfg Config) http.Handler {
 	srv := newMCPServer()
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
