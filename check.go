@@ -23,10 +23,10 @@ const maxCheckErrors = 100
 // parsedCheck is the parsed form of a decoded CheckRequest, kept so that
 // Check does not parse or compile again.
 type parsedCheck struct {
-	request *jsonv.Value // the "request" member
-	body    *jsonv.Value // nil when the request has no body
+	request jsonv.Value // the "request" member
+	body    jsonv.Value // nil when the request has no body
 	schema  *schema
-	rawSch  *jsonv.Value
+	rawSch  jsonv.Value
 	src     CheckRequest // the decoded fields, to notice later edits
 }
 
@@ -47,24 +47,24 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if err != nil {
 		return nil, parseError(err)
 	}
-	if root.Kind != jsonv.Object {
+	if root.Kind() != jsonv.Object {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
-			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(&root)}}}
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
 	var d decoder
 	req := &CheckRequest{}
 	p := &parsedCheck{}
-	d.object(&root, "", checkTopMembers, nil)
+	d.object(root, "", checkTopMembers, nil)
 
-	if rv := d.member(&root, "", "request", true); rv != nil {
+	if rv := d.member(root, "", "request", true); rv.IsValid() {
 		p.request = rv
 		d.proposedRequest(rv, "/request", &req.Request, data)
 		p.body, _ = rv.Get("body")
 	}
-	if sv := d.member(&root, "", "schema", true); sv != nil {
-		req.Schema = json.RawMessage(data[sv.Start:sv.End])
+	if sv := d.member(root, "", "schema", true); sv.IsValid() {
+		req.Schema = json.RawMessage(data[sv.Start():sv.End()])
 		p.rawSch = sv
-		if n := sv.End - sv.Start; n > maxSchemaBytes {
+		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
 			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
 		} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
 			d.issues = append(d.issues, serr.Details...)
@@ -72,7 +72,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 			p.schema = s
 		}
 	}
-	if ev := d.member(&root, "", "economics", false); ev != nil {
+	if ev := d.member(root, "", "economics", false); ev.IsValid() {
 		req.Economics = d.economics(ev, "/economics")
 	}
 	if e := d.err(); e != nil {
@@ -83,11 +83,11 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	return req, nil
 }
 
-func (d *decoder) proposedRequest(v *jsonv.Value, path string, out *ProposedRequest, data []byte) {
+func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) {
 	if !d.object(v, path, checkRequestMembers, nil) {
 		return
 	}
-	if m := d.member(v, path, "method", true); m != nil {
+	if m := d.member(v, path, "method", true); m.IsValid() {
 		if s, ok := d.str(m, path+"/method", 0); ok {
 			if !isToken(s) {
 				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip(s)))
@@ -95,7 +95,7 @@ func (d *decoder) proposedRequest(v *jsonv.Value, path string, out *ProposedRequ
 			out.Method = s
 		}
 	}
-	if u := d.member(v, path, "url", true); u != nil {
+	if u := d.member(v, path, "url", true); u.IsValid() {
 		if s, ok := d.str(u, path+"/url", 0); ok {
 			if msg := checkAbsoluteURL(s); msg != "" {
 				d.add(path+"/url", IssueInvalidURL, msg)
@@ -103,62 +103,62 @@ func (d *decoder) proposedRequest(v *jsonv.Value, path string, out *ProposedRequ
 			out.URL = s
 		}
 	}
-	if h := d.member(v, path, "headers", false); h != nil {
-		if h.Kind != jsonv.Object {
+	if h := d.member(v, path, "headers", false); h.IsValid() {
+		if h.Kind() != jsonv.Object {
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
-			out.Headers = make(map[string]string, len(h.Members))
-			seen := make(map[string]string, len(h.Members))
-			for i := range h.Members {
-				m := &h.Members[i]
-				hp := child(path+"/headers", m.Key)
-				if m.Value.Kind != jsonv.String {
-					d.add(hp, IssueType, "expected a string header value, found "+kindName(&m.Value))
+			out.Headers = make(map[string]string, h.Len())
+			seen := make(map[string]string, h.Len())
+			for it := h.Iter(); it.Next(); {
+				key, val := it.Key(), it.Value()
+				hp := child(path+"/headers", key)
+				if val.Kind() != jsonv.String {
+					d.add(hp, IssueType, "expected a string header value, found "+kindName(val))
 					continue
 				}
-				lower := strings.ToLower(m.Key)
+				lower := strings.ToLower(key)
 				if first, dup := seen[lower]; dup {
-					d.add(hp, IssueDuplicateHeader, "header "+strconv.Quote(clip(m.Key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
+					d.add(hp, IssueDuplicateHeader, "header "+strconv.Quote(clip(key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
 					continue
 				}
-				seen[lower] = m.Key
-				out.Headers[m.Key] = m.Value.Str
+				seen[lower] = key
+				out.Headers[key] = val.Str()
 			}
 		}
 	}
-	if q := d.member(v, path, "query", false); q != nil {
-		if q.Kind != jsonv.Object {
+	if q := d.member(v, path, "query", false); q.IsValid() {
+		if q.Kind() != jsonv.Object {
 			d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
 		} else {
-			out.Query = json.RawMessage(data[q.Start:q.End])
+			out.Query = json.RawMessage(data[q.Start():q.End()])
 		}
 	}
 	if b, ok := v.Get("body"); ok {
-		out.Body = json.RawMessage(data[b.Start:b.End])
+		out.Body = json.RawMessage(data[b.Start():b.End()])
 	}
 }
 
-func (d *decoder) economics(v *jsonv.Value, path string) *CheckEconomics {
+func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
 	if !d.object(v, path, economicsMembers, nil) {
 		return nil
 	}
 	e := &CheckEconomics{}
-	if m := d.member(v, path, "downstreamCostUsd", true); m != nil {
+	if m := d.member(v, path, "downstreamCostUsd", true); m.IsValid() {
 		e.DownstreamCostUSD, _ = d.amount(m, path+"/downstreamCostUsd", maxNumeric)
 	}
-	if m := d.member(v, path, "billsOnInvalidRequest", true); m != nil {
+	if m := d.member(v, path, "billsOnInvalidRequest", true); m.IsValid() {
 		e.BillsOnInvalidRequest = d.boolean(m, path+"/billsOnInvalidRequest")
 	}
-	if m := d.member(v, path, "retryCostUsd", true); m != nil {
+	if m := d.member(v, path, "retryCostUsd", true); m.IsValid() {
 		e.RetryCostUSD, _ = d.amount(m, path+"/retryCostUsd", maxNumeric)
 	}
-	if m := d.member(v, path, "priorInvalidProbability", false); m != nil {
+	if m := d.member(v, path, "priorInvalidProbability", false); m.IsValid() {
 		e.PriorInvalidProbability, _ = d.amount(m, path+"/priorInvalidProbability", "1")
 	}
-	if m := d.member(v, path, "preflightPriceUsd", false); m != nil {
+	if m := d.member(v, path, "preflightPriceUsd", false); m.IsValid() {
 		e.PreflightPriceUSD, _ = d.amount(m, path+"/preflightPriceUsd", maxNumeric)
 	}
-	if m := d.member(v, path, "budgetRemainingUsd", false); m != nil {
+	if m := d.member(v, path, "budgetRemainingUsd", false); m.IsValid() {
 		e.BudgetRemainingUSD, _ = d.amount(m, path+"/budgetRemainingUsd", maxNumeric)
 	}
 	return e
@@ -211,7 +211,7 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	res := &CheckResult{Errors: []Issue{}, Warnings: []Issue{}}
 	errs := issueList{max: maxCheckErrors}
 
-	if p.body == nil {
+	if !p.body.IsValid() {
 		if _, ok := p.rawSch.Get("type"); ok {
 			errs.push(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
 		} else {
@@ -226,7 +226,7 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
 			Message: "more than 100 validation errors; only the first 100 are listed"})
 	}
-	res.Warnings = append(res.Warnings, requestWarnings(&req.Request, p.body != nil)...)
+	res.Warnings = append(res.Warnings, requestWarnings(&req.Request, p.body.IsValid())...)
 
 	if req.Economics != nil {
 		econ, warn := checkEconomics(req.Economics, res.Valid)

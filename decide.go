@@ -140,15 +140,15 @@ func retryCap(req *ToolCallRequest) int {
 }
 
 // payloadIssues checks a supported operation's payload against its rules.
-func payloadIssues(kind string, payload *jsonv.Value) []Issue {
+func payloadIssues(kind string, payload jsonv.Value) []Issue {
 	errs := issueList{max: maxCheckErrors}
 	switch kind {
 	case "search":
 		searchPayloadSchema.validate(payload, "/tool/request", &errs)
 	case "browse":
 		browsePayloadSchema.validate(payload, "/tool/request", &errs)
-		if u, ok := payload.Get("url"); ok && u.Kind == jsonv.String {
-			if msg := checkAbsoluteURL(u.Str); msg != "" {
+		if u, ok := payload.Get("url"); ok && u.Kind() == jsonv.String {
+			if msg := checkAbsoluteURL(u.Str()); msg != "" {
 				errs.push(Issue{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg})
 			}
 		}

@@ -89,24 +89,24 @@ func parseError(err error) *Error {
 		Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidJSON, Message: pe.Msg + at}}}
 }
 
-func kindName(v *jsonv.Value) string {
-	if v.Kind == jsonv.Number && decimal.IsInteger(v.Str) {
+func kindName(v jsonv.Value) string {
+	if v.Kind() == jsonv.Number && decimal.IsInteger(v.Str()) {
 		return "integer"
 	}
-	return v.Kind.String()
+	return v.Kind().String()
 }
 
 func child(path, key string) string { return path + "/" + jsonv.EscapePointerToken(key) }
 
 // object checks that v is an object. Members whose names are not in allowed
 // are reported as unknown (or collected as ignored when ignored != nil).
-func (d *decoder) object(v *jsonv.Value, path string, allowed []string, ignored *[]Issue) bool {
-	if v.Kind != jsonv.Object {
+func (d *decoder) object(v jsonv.Value, path string, allowed []string, ignored *[]Issue) bool {
+	if v.Kind() != jsonv.Object {
 		d.add(path, IssueType, "expected an object, found "+kindName(v))
 		return false
 	}
-	for i := range v.Members {
-		k := v.Members[i].Key
+	for it := v.Iter(); it.Next(); {
+		k := it.Key()
 		known := false
 		for _, a := range allowed {
 			if a == k {
@@ -139,7 +139,7 @@ func quoteList(names []string) string {
 }
 
 // member returns obj's member key, reporting it when required and absent.
-func (d *decoder) member(obj *jsonv.Value, path, key string, required bool) *jsonv.Value {
+func (d *decoder) member(obj jsonv.Value, path, key string, required bool) jsonv.Value {
 	v, ok := obj.Get(key)
 	if !ok && required {
 		d.add(child(path, key), IssueRequired, "missing required member "+strconv.Quote(key))
@@ -148,67 +148,67 @@ func (d *decoder) member(obj *jsonv.Value, path, key string, required bool) *jso
 }
 
 // str checks that v is a string of at least minLen code points.
-func (d *decoder) str(v *jsonv.Value, path string, minLen int) (string, bool) {
-	if v.Kind != jsonv.String {
+func (d *decoder) str(v jsonv.Value, path string, minLen int) (string, bool) {
+	if v.Kind() != jsonv.String {
 		d.add(path, IssueType, "expected a string, found "+kindName(v))
 		return "", false
 	}
-	if minLen > 0 && len(v.Str) < minLen {
+	if minLen > 0 && len(v.Str()) < minLen {
 		d.add(path, IssueMinLength, "expected a non-empty string")
 		return "", false
 	}
-	return v.Str, true
+	return v.Str(), true
 }
 
-func (d *decoder) boolean(v *jsonv.Value, path string) bool {
-	if v.Kind != jsonv.Bool {
+func (d *decoder) boolean(v jsonv.Value, path string) bool {
+	if v.Kind() != jsonv.Bool {
 		d.add(path, IssueType, "expected a boolean, found "+kindName(v))
 		return false
 	}
-	return v.Bool
+	return v.Bool()
 }
 
 // amount checks a numeric context value: a number in [0, max] with at most
 // maxFractionDigits digits after the point.
-func (d *decoder) amount(v *jsonv.Value, path, max string) (json.Number, bool) {
-	if v.Kind != jsonv.Number {
+func (d *decoder) amount(v jsonv.Value, path, max string) (json.Number, bool) {
+	if v.Kind() != jsonv.Number {
 		d.add(path, IssueType, "expected a number, found "+kindName(v))
 		return "", false
 	}
-	if decimal.Compare(v.Str, "0") < 0 {
-		d.add(path, IssueMinimum, "expected a number >= 0, found "+clip(v.Str))
+	if decimal.Compare(v.Str(), "0") < 0 {
+		d.add(path, IssueMinimum, "expected a number >= 0, found "+clip(v.Str()))
 		return "", false
 	}
-	if decimal.Compare(v.Str, max) > 0 {
-		d.add(path, IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str))
+	if decimal.Compare(v.Str(), max) > 0 {
+		d.add(path, IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str()))
 		return "", false
 	}
-	if decimal.FractionDigits(v.Str) > maxFractionDigits {
+	if decimal.FractionDigits(v.Str()) > maxFractionDigits {
 		d.add(path, IssuePrecision, "expected at most 400 digits after the decimal point")
 		return "", false
 	}
-	return json.Number(v.Str), true
+	return json.Number(v.Str()), true
 }
 
 // integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
-func (d *decoder) integer(v *jsonv.Value, path string, min int) (int, bool) {
-	if v.Kind != jsonv.Number {
+func (d *decoder) integer(v jsonv.Value, path string, min int) (int, bool) {
+	if v.Kind() != jsonv.Number {
 		d.add(path, IssueType, "expected an integer, found "+kindName(v))
 		return 0, false
 	}
-	if !decimal.IsInteger(v.Str) {
-		d.add(path, IssueInteger, "expected an integer, found "+clip(v.Str))
+	if !decimal.IsInteger(v.Str()) {
+		d.add(path, IssueInteger, "expected an integer, found "+clip(v.Str()))
 		return 0, false
 	}
-	if decimal.Compare(v.Str, strconv.Itoa(min)) < 0 {
-		d.add(path, IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str))
+	if decimal.Compare(v.Str(), strconv.Itoa(min)) < 0 {
+		d.add(path, IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str()))
 		return 0, false
 	}
-	if decimal.Compare(v.Str, maxNumeric) > 0 {
-		d.add(path, IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str))
+	if decimal.Compare(v.Str(), maxNumeric) > 0 {
+		d.add(path, IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str()))
 		return 0, false
 	}
-	n, _ := strconv.Atoi(decimal.Parse(v.Str).String())
+	n, _ := strconv.Atoi(decimal.Parse(v.Str()).String())
 	return n, true
 }
 

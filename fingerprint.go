@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,55 +14,114 @@ import (
 // bufPool recycles the buffers canonical JSON is written into.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// canonicalHash returns the hex SHA-256 of the RFC 8785 canonical form of v.
-// Numbers are canonical as IEEE-754 doubles (so 5 and 5.0 hash alike); a
-// number beyond the double range cannot be canonicalized and is reported as
-// an invalid_request at its pointer, prefixed with base.
-func canonicalHash(v *jsonv.Value, base string) (string, *Error) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	out, err := jsonv.AppendCanonical((*bp)[:0], v)
-	*bp = out[:0]
+// canonicalWriter builds one RFC 8785 document whose outer members are
+// written in canonical order by the caller and whose inner values come from
+// parsed trees.
+type canonicalWriter struct {
+	buf []byte
+	err *Error
+}
+
+func (w *canonicalWriter) raw(s string) { w.buf = append(w.buf, s...) }
+
+func (w *canonicalWriter) str(s string) {
+	w.buf, _ = jsonv.AppendCanonicalString(w.buf, s) // parsed and decoded strings are valid UTF-8
+}
+
+// value appends v in canonical form. Numbers are canonical as IEEE-754
+// doubles (so 5 and 5.0 hash alike); a number beyond the double range
+// cannot be canonicalized and is reported as invalid_request at its pointer,
+// prefixed with base.
+func (w *canonicalWriter) value(v jsonv.Value, base string) {
+	if w.err != nil {
+		return
+	}
+	out, err := jsonv.AppendCanonical(w.buf, v)
 	if err != nil {
 		var re *jsonv.NumberRangeError
 		if errors.As(err, &re) {
-			return "", &Error{Code: CodeInvalidRequest, Message: "the request breaks an input rule",
+			w.err = &Error{Code: CodeInvalidRequest, Message: "the request breaks an input rule",
 				Details: []Issue{{Path: base + re.Pointer, Code: IssueNumberRange,
 					Message: "number " + clip(re.Text) + " is outside the IEEE-754 double range that RFC 8785 canonical JSON can represent"}}}
+			return
 		}
-		return "", &Error{Code: CodeInvalidRequest, Message: err.Error()}
+		w.err = &Error{Code: CodeInvalidRequest, Message: err.Error()}
+		return
 	}
-	sum := sha256.Sum256(out)
-	return hex.EncodeToString(sum[:]), nil
+	w.buf = out
 }
 
-func str(s string) jsonv.Value { return jsonv.Value{Kind: jsonv.String, Str: s} }
+// sum returns the hex SHA-256 of the document written so far.
+func (w *canonicalWriter) sum() (string, *Error) {
+	if w.err != nil {
+		return "", w.err
+	}
+	s := sha256.Sum256(w.buf)
+	return hex.EncodeToString(s[:]), nil
+}
+
+func withWriter(f func(w *canonicalWriter)) (string, *Error) {
+	bp := bufPool.Get().(*[]byte)
+	w := canonicalWriter{buf: (*bp)[:0]}
+	f(&w)
+	h, err := w.sum()
+	*bp = w.buf[:0]
+	bufPool.Put(bp)
+	return h, err
+}
 
 // requestHash computes the requestHash of a check: the canonical form of
 // {"request": R, "schema": S}, where R is the proposed request with the
 // method upper-cased, header names lower-cased and absent members omitted.
-// Economics are not hashed.
+// Economics are not hashed. The members are written in canonical (sorted)
+// order: body, headers, method, query, url.
 func requestHash(p *parsedCheck) (string, *Error) {
 	r := p.request
-	norm := jsonv.Value{Kind: jsonv.Object, Members: make([]jsonv.Member, 0, 5)}
-	for _, m := range r.Members {
-		switch m.Key {
-		case "method":
-			m.Value = str(strings.ToUpper(m.Value.Str))
-		case "headers":
-			h := jsonv.Value{Kind: jsonv.Object, Members: make([]jsonv.Member, len(m.Value.Members))}
-			for i, hm := range m.Value.Members {
-				h.Members[i] = jsonv.Member{Key: strings.ToLower(hm.Key), Value: hm.Value}
-			}
-			m.Value = h
+	return withWriter(func(w *canonicalWriter) {
+		w.raw(`{"request":{`)
+		sep := ""
+		if b, ok := r.Get("body"); ok {
+			w.raw(`"body":`)
+			w.value(b, "/request/body")
+			sep = ","
 		}
-		norm.Members = append(norm.Members, m)
-	}
-	doc := jsonv.Value{Kind: jsonv.Object, Members: []jsonv.Member{
-		{Key: "request", Value: norm},
-		{Key: "schema", Value: *p.rawSch},
-	}}
-	return canonicalHash(&doc, "")
+		if h, ok := r.Get("headers"); ok {
+			w.raw(sep + `"headers":{`)
+			type header struct{ name, value string }
+			hs := make([]header, 0, h.Len())
+			for it := h.Iter(); it.Next(); {
+				hs = append(hs, header{strings.ToLower(it.Key()), it.Value().Str()})
+			}
+			slices.SortFunc(hs, func(a, b header) int { return jsonv.CompareKeys(a.name, b.name) })
+			for i, hd := range hs {
+				if i > 0 {
+					w.raw(",")
+				}
+				w.str(hd.name)
+				w.raw(":")
+				w.str(hd.value)
+			}
+			w.raw("}")
+			sep = ","
+		}
+		if m, ok := r.Get("method"); ok {
+			w.raw(sep + `"method":`)
+			w.str(strings.ToUpper(m.Str()))
+			sep = ","
+		}
+		if q, ok := r.Get("query"); ok {
+			w.raw(sep + `"query":`)
+			w.value(q, "/request/query")
+			sep = ","
+		}
+		if u, ok := r.Get("url"); ok {
+			w.raw(sep + `"url":`)
+			w.str(u.Str())
+		}
+		w.raw(`},"schema":`)
+		w.value(p.rawSch, "/schema")
+		w.raw("}")
+	})
 }
 
 // fingerprintVersion is the version of requestFingerprint; fingerprints of
@@ -72,12 +132,14 @@ const fingerprintVersion = "2"
 // form of {"fingerprintVersion": 2, "provider": P, "operation": O,
 // "request": Q} exactly as sent. Only key order and number spelling are
 // canonicalized: query case, white space, URL text and array order are kept.
-func fingerprint(provider, operation string, payload *jsonv.Value) (string, *Error) {
-	doc := jsonv.Value{Kind: jsonv.Object, Members: []jsonv.Member{
-		{Key: "fingerprintVersion", Value: jsonv.Value{Kind: jsonv.Number, Str: fingerprintVersion}},
-		{Key: "provider", Value: str(provider)},
-		{Key: "operation", Value: str(operation)},
-		{Key: "request", Value: *payload},
-	}}
-	return canonicalHash(&doc, "/tool")
+func fingerprint(provider, operation string, payload jsonv.Value) (string, *Error) {
+	return withWriter(func(w *canonicalWriter) {
+		w.raw(`{"fingerprintVersion":` + fingerprintVersion + `,"operation":`)
+		w.str(operation)
+		w.raw(`,"provider":`)
+		w.str(provider)
+		w.raw(`,"request":`)
+		w.value(payload, "/tool/request")
+		w.raw("}")
+	})
 }

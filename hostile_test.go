@@ -254,15 +254,19 @@ func TestPatternSizeEstimate(t *testing.T) {
 
 // reorder writes v as JSON with the members of every object in reverse
 // order; data is the document v was parsed from.
-func reorder(b *bytes.Buffer, v *jsonv.Value, data []byte) {
-	switch v.Kind {
+func reorder(b *bytes.Buffer, v jsonv.Value, data []byte) {
+	switch v.Kind() {
 	case jsonv.Object:
+		var ms []jsonv.Member
+		for it := v.Iter(); it.Next(); {
+			ms = append(ms, it.Member())
+		}
 		b.WriteByte('{')
-		for i := len(v.Members) - 1; i >= 0; i-- {
-			k, _ := json.Marshal(v.Members[i].Key)
+		for i := len(ms) - 1; i >= 0; i-- {
+			k, _ := json.Marshal(ms[i].Key)
 			b.Write(k)
 			b.WriteByte(':')
-			reorder(b, &v.Members[i].Value, data)
+			reorder(b, ms[i].Value, data)
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -270,15 +274,15 @@ func reorder(b *bytes.Buffer, v *jsonv.Value, data []byte) {
 		b.WriteByte('}')
 	case jsonv.Array:
 		b.WriteByte('[')
-		for i := range v.Items {
-			if i > 0 {
+		for it := v.Iter(); it.Next(); {
+			if it.Index() > 0 {
 				b.WriteByte(',')
 			}
-			reorder(b, &v.Items[i], data)
+			reorder(b, it.Value(), data)
 		}
 		b.WriteByte(']')
 	default:
-		b.Write(data[v.Start:v.End])
+		b.Write(data[v.Start():v.End()])
 	}
 }
 
@@ -295,7 +299,7 @@ func FuzzKeyOrder(f *testing.F) {
 			return
 		}
 		var b bytes.Buffer
-		reorder(&b, &v, data)
+		reorder(&b, v, data)
 		other := b.Bytes()
 
 		c1, err1 := checkBytes(data)

@@ -143,8 +143,8 @@ func schemaTypeByName(name string) typeSet {
 
 // matches reports whether v is one of the types in t. "integer" matches any
 // number whose value has no fractional part (1.0 and 1e2 included).
-func (t typeSet) matches(v *jsonv.Value) bool {
-	switch v.Kind {
+func (t typeSet) matches(v jsonv.Value) bool {
+	switch v.Kind() {
 	case jsonv.Null:
 		return t&typeNull != 0
 	case jsonv.Bool:
@@ -159,7 +159,7 @@ func (t typeSet) matches(v *jsonv.Value) bool {
 		if t&typeNumber != 0 {
 			return true
 		}
-		return t&typeInteger != 0 && (isPlainInteger(v.Str) || parseExact(v.Str).isInteger())
+		return t&typeInteger != 0 && (isPlainInteger(v.Str()) || parseExact(v.Str()).isInteger())
 	}
 	return false
 }
@@ -393,17 +393,17 @@ type schema struct {
 	minLength int32   // code points; clamped to maxLengthClamp
 	maxLength int32
 
-	typeValue  *jsonv.Value // the type keyword's value, for messages
-	required   *jsonv.Value // array of unique strings; nil: none
+	typeValue  jsonv.Value // the type keyword's value, for messages
+	required   []string    // unique property names; nil: none
 	props      []schemaProp // sorted by name when there are many
 	items      *schema
-	enum       *jsonv.Value // the enum array; nil: no enum
+	enum       jsonv.Value // the enum array; nil: no enum
 	enumStrs   *[]string    // the sorted strings of a long enum; nil: scan enum
-	constant   *jsonv.Value // valid when has&hasConst
-	minimum    *jsonv.Value // numbers; valid when has&hasMinimum, has&hasMaximum
-	maximum    *jsonv.Value
-	minLenText *jsonv.Value // the length keywords as written, for messages
-	maxLenText *jsonv.Value
+	constant   jsonv.Value // valid when has&hasConst
+	minimum    jsonv.Value // numbers; valid when has&hasMinimum, has&hasMaximum
+	maximum    jsonv.Value
+	minLenText jsonv.Value // the length keywords as written, for messages
+	maxLenText jsonv.Value
 	pattern    *regexp.Regexp
 	additional *schema // nil: no additionalProperties keyword
 }
@@ -452,17 +452,16 @@ func (s *schema) property(name string) *schema {
 }
 
 // enumContains reports whether v equals one of the values of s's enum.
-func (s *schema) enumContains(v *jsonv.Value) bool {
-	if s.enumKinds&(1<<v.Kind) == 0 {
+func (s *schema) enumContains(v jsonv.Value) bool {
+	if s.enumKinds&(1<<v.Kind()) == 0 {
 		return false
 	}
-	if v.Kind == jsonv.String && s.enumStrs != nil {
-		_, ok := slices.BinarySearch(*s.enumStrs, v.Str)
+	if v.Kind() == jsonv.String && s.enumStrs != nil {
+		_, ok := slices.BinarySearch(*s.enumStrs, v.Str())
 		return ok
 	}
-	items := s.enum.Items
-	for i := range items {
-		if schemaEqual(&items[i], v) {
+	for it := s.enum.Iter(); it.Next(); {
+		if schemaEqual(it.Value(), v) {
 			return true
 		}
 	}
@@ -471,36 +470,36 @@ func (s *schema) enumContains(v *jsonv.Value) bool {
 
 // schemaEqual is JSON equality: numbers compare by exact value (1 == 1.0 ==
 // 1e0), object members in any order, array elements in order.
-func schemaEqual(a, b *jsonv.Value) bool {
-	if a.Kind != b.Kind {
+func schemaEqual(a, b jsonv.Value) bool {
+	if a.Kind() != b.Kind() {
 		return false
 	}
-	switch a.Kind {
+	switch a.Kind() {
 	case jsonv.Null:
 		return true
 	case jsonv.Bool:
-		return a.Bool == b.Bool
+		return a.Bool() == b.Bool()
 	case jsonv.String:
-		return a.Str == b.Str
+		return a.Str() == b.Str()
 	case jsonv.Number:
-		return a.Str == b.Str || compareNumbers(a.Str, b.Str) == 0
+		return a.Str() == b.Str() || compareNumbers(a.Str(), b.Str()) == 0
 	case jsonv.Array:
-		if len(a.Items) != len(b.Items) {
+		if a.Len() != b.Len() {
 			return false
 		}
-		for i := range a.Items {
-			if !schemaEqual(&a.Items[i], &b.Items[i]) {
+		for x, y := a.Iter(), b.Iter(); x.Next() && y.Next(); {
+			if !schemaEqual(x.Value(), y.Value()) {
 				return false
 			}
 		}
 		return true
 	case jsonv.Object:
-		if len(a.Members) != len(b.Members) {
+		if a.Len() != b.Len() {
 			return false
 		}
-		for i := range a.Members {
-			bv, ok := b.Get(a.Members[i].Key)
-			if !ok || !schemaEqual(&a.Members[i].Value, bv) {
+		for it := a.Iter(); it.Next(); {
+			bv, ok := b.Get(it.Key())
+			if !ok || !schemaEqual(it.Value(), bv) {
 				return false
 			}
 		}
@@ -522,14 +521,14 @@ func schemaEqual(a, b *jsonv.Value) bool {
 // The compiled schema keeps references into v; v must not be modified
 // afterwards. compileSchema never panics on a parsed value and is safe for
 // concurrent use.
-func compileSchema(v *jsonv.Value, base string) (*schema, *Error) {
+func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
 	var buf [16]pointerToken
 	root := pointer{base: base, tokens: buf[:0]}
 	var c schemaCompiler
 	c.slab = make([]schema, countSchemas(v))
 	var s *schema
-	if v.Kind != jsonv.Object {
-		c.fail(root, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind.String())
+	if v.Kind() != jsonv.Object {
+		c.fail(root, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
 	} else {
 		s = c.object(v, root)
 	}
@@ -546,7 +545,7 @@ func mustCompileSchema(src string) *schema {
 	if err != nil {
 		panic("preflight: built-in schema: " + err.Error())
 	}
-	s, serr := compileSchema(&v, "")
+	s, serr := compileSchema(v, "")
 	if serr != nil {
 		panic("preflight: built-in schema: " + serr.Error())
 	}
@@ -594,22 +593,22 @@ func (c *schemaCompiler) error() *Error {
 
 // countSchemas counts the object schemas that compiling v will build, so
 // that they can be allocated at once.
-func countSchemas(v *jsonv.Value) int {
-	if v.Kind != jsonv.Object {
+func countSchemas(v jsonv.Value) int {
+	if v.Kind() != jsonv.Object {
 		return 0
 	}
 	n := 1
-	for i := range v.Members {
-		m := &v.Members[i]
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
 		switch m.Key {
 		case "properties":
-			if m.Value.Kind == jsonv.Object {
-				for j := range m.Value.Members {
-					n += countSchemas(&m.Value.Members[j].Value)
+			if m.Value.Kind() == jsonv.Object {
+				for p := m.Value.Iter(); p.Next(); {
+					n += countSchemas(p.Value())
 				}
 			}
 		case "items", "additionalProperties":
-			n += countSchemas(&m.Value)
+			n += countSchemas(m.Value)
 		}
 	}
 	return n
@@ -627,17 +626,17 @@ func (c *schemaCompiler) alloc() *schema {
 }
 
 // sub compiles a value in a schema position: an object or a boolean.
-func (c *schemaCompiler) sub(v *jsonv.Value, at pointer) *schema {
-	switch v.Kind {
+func (c *schemaCompiler) sub(v jsonv.Value, at pointer) *schema {
+	switch v.Kind() {
 	case jsonv.Bool:
-		if v.Bool {
+		if v.Bool() {
 			return schemaTrue
 		}
 		return schemaFalse
 	case jsonv.Object:
 		return c.object(v, at)
 	}
-	c.fail(at, IssueInvalidSchema, "expected a schema (an object or a boolean), found "+v.Kind.String())
+	c.fail(at, IssueInvalidSchema, "expected a schema (an object or a boolean), found "+v.Kind().String())
 	return nil
 }
 
@@ -646,12 +645,12 @@ const schemaKeywordList = "type, required, properties, items, enum, const, minim
 // object compiles an object schema, checking every member against the
 // allow-list. Values of enum and const are data and are never inspected for
 // keywords; neither are the values of unsupported keywords.
-func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
+func (c *schemaCompiler) object(v jsonv.Value, at pointer) *schema {
 	s := c.alloc()
-	for i := range v.Members {
-		m := &v.Members[i]
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
 		kw := at.member(m.Key)
-		val := &m.Value
+		val := m.Value
 		switch m.Key {
 		case "type":
 			c.compileType(s, val, kw)
@@ -660,7 +659,7 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 		case "properties":
 			c.compileProperties(s, val, kw)
 		case "items":
-			switch val.Kind {
+			switch val.Kind() {
 			case jsonv.Array:
 				c.fail(kw, IssueUnsupportedKeyword, `the array form of "items" is not supported; give one schema for all items`)
 			default:
@@ -669,8 +668,8 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 		case "additionalProperties":
 			s.additional = c.sub(val, kw)
 		case "enum":
-			if val.Kind != jsonv.Array {
-				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind.String())
+			if val.Kind() != jsonv.Array {
+				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind().String())
 				continue
 			}
 			compileEnum(s, val)
@@ -678,8 +677,8 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 			s.constant = val
 			s.has |= hasConst
 		case "minimum", "maximum":
-			if val.Kind != jsonv.Number {
-				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind.String())
+			if val.Kind() != jsonv.Number {
+				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind().String())
 				continue
 			}
 			if m.Key == "minimum" {
@@ -699,12 +698,12 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 				s.maxLength, s.maxLenText, s.has = n, val, s.has|hasMaxLength
 			}
 		case "pattern":
-			if val.Kind != jsonv.String {
-				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind.String())
+			if val.Kind() != jsonv.String {
+				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind().String())
 				continue
 			}
 			room := min(maxPatternInsts, maxSchemaPatternInsts-c.patternInsts)
-			re, size, err := compilePattern(val.Str, room)
+			re, size, err := compilePattern(val.Str(), room)
 			switch {
 			case err != nil:
 				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
@@ -727,80 +726,78 @@ func (c *schemaCompiler) object(v *jsonv.Value, at pointer) *schema {
 
 const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"
 
-func (c *schemaCompiler) compileType(s *schema, v *jsonv.Value, at pointer) {
-	switch v.Kind {
+func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at pointer) {
+	switch v.Kind() {
 	case jsonv.String:
-		t := schemaTypeByName(v.Str)
+		t := schemaTypeByName(v.Str())
 		if t == 0 {
-			c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(v.Str))
+			c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(v.Str()))
 			return
 		}
 		s.types, s.typeValue = t, v
 	case jsonv.Array:
-		if len(v.Items) == 0 {
+		if v.Len() == 0 {
 			c.fail(at, IssueInvalidSchema, typeExpectation+", found an empty array")
 			return
 		}
 		var set typeSet
-		for i := range v.Items {
-			it := &v.Items[i]
+		for iter := v.Iter(); iter.Next(); {
+			i, it := iter.Index(), iter.Value()
 			var t typeSet
-			if it.Kind == jsonv.String {
-				t = schemaTypeByName(it.Str)
+			if it.Kind() == jsonv.String {
+				t = schemaTypeByName(it.Str())
 			}
 			switch {
 			case t == 0:
 				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoJSON(it)+" at index "+strconv.Itoa(i))
 				return
 			case set&t != 0:
-				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(it.Str)+" twice")
+				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(it.Str())+" twice")
 				return
 			}
 			set |= t
 		}
 		s.types, s.typeValue = set, v
 	default:
-		c.fail(at, IssueInvalidSchema, typeExpectation+", found "+v.Kind.String())
+		c.fail(at, IssueInvalidSchema, typeExpectation+", found "+v.Kind().String())
 	}
 }
 
-func (c *schemaCompiler) compileRequired(s *schema, v *jsonv.Value, at pointer) {
+func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at pointer) {
 	const want = "expected an array of unique property names (strings)"
-	if v.Kind != jsonv.Array {
-		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind.String())
+	if v.Kind() != jsonv.Array {
+		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
 		return
 	}
-	for i := range v.Items {
-		if it := &v.Items[i]; it.Kind != jsonv.String {
-			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind.String()+" at index "+strconv.Itoa(i))
+	names := make([]string, 0, v.Len())
+	for iter := v.Iter(); iter.Next(); {
+		if it := iter.Value(); it.Kind() != jsonv.String {
+			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind().String()+" at index "+strconv.Itoa(iter.Index()))
 			return
+		} else {
+			names = append(names, it.Str())
 		}
 	}
-	if dup, ok := firstDuplicateName(v.Items); ok {
+	if dup, ok := firstDuplicateName(names); ok {
 		c.fail(at, IssueInvalidSchema, want+", found "+echoQuote(dup)+" twice")
 		return
 	}
-	if len(v.Items) > 0 {
-		s.required = v
-	}
+	s.required = names
 }
 
 // firstDuplicateName returns a name that occurs more than once in names.
-func firstDuplicateName(names []jsonv.Value) (string, bool) {
+func firstDuplicateName(names []string) (string, bool) {
 	if len(names) <= 32 {
 		for i := range names {
 			for j := i + 1; j < len(names); j++ {
-				if names[i].Str == names[j].Str {
-					return names[i].Str, true
+				if names[i] == names[j] {
+					return names[i], true
 				}
 			}
 		}
 		return "", false
 	}
-	sorted := make([]string, len(names))
-	for i := range names {
-		sorted[i] = names[i].Str
-	}
+	sorted := slices.Clone(names)
 	slices.Sort(sorted)
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i] == sorted[i-1] {
@@ -810,16 +807,16 @@ func firstDuplicateName(names []jsonv.Value) (string, bool) {
 	return "", false
 }
 
-func (c *schemaCompiler) compileProperties(s *schema, v *jsonv.Value, at pointer) {
-	if v.Kind != jsonv.Object {
-		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind.String())
+func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at pointer) {
+	if v.Kind() != jsonv.Object {
+		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind().String())
 		return
 	}
-	props := make([]schemaProp, 0, len(v.Members))
-	for i := range v.Members {
-		m := &v.Members[i]
+	props := make([]schemaProp, 0, v.Len())
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
 		name := at.member(m.Key)
-		props = append(props, schemaProp{name: m.Key, schema: c.sub(&m.Value, name)})
+		props = append(props, schemaProp{name: m.Key, schema: c.sub(m.Value, name)})
 	}
 	if len(props) > schemaLinearScan {
 		slices.SortFunc(props, func(a, b schemaProp) int { return strings.Compare(a.name, b.name) })
@@ -828,20 +825,21 @@ func (c *schemaCompiler) compileProperties(s *schema, v *jsonv.Value, at pointer
 }
 
 // compileEnum indexes the enum array list for s.
-func compileEnum(s *schema, list *jsonv.Value) {
+func compileEnum(s *schema, list jsonv.Value) {
 	s.enum = list
 	nstr := 0
-	for i := range list.Items {
-		s.enumKinds |= 1 << list.Items[i].Kind
-		if list.Items[i].Kind == jsonv.String {
+	for it := list.Iter(); it.Next(); {
+		k := it.Value().Kind()
+		s.enumKinds |= 1 << k
+		if k == jsonv.String {
 			nstr++
 		}
 	}
 	if nstr > schemaLinearScan {
 		strs := make([]string, 0, nstr)
-		for i := range list.Items {
-			if list.Items[i].Kind == jsonv.String {
-				strs = append(strs, list.Items[i].Str)
+		for it := list.Iter(); it.Next(); {
+			if v := it.Value(); v.Kind() == jsonv.String {
+				strs = append(strs, v.Str())
 			}
 		}
 		slices.Sort(strs)
@@ -851,15 +849,15 @@ func compileEnum(s *schema, list *jsonv.Value) {
 
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
 // no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
-func schemaLengthLimit(v *jsonv.Value) (int32, bool) {
-	if v.Kind != jsonv.Number || !parseExact(v.Str).isInteger() || compareNumbers(v.Str, "0") < 0 {
+func schemaLengthLimit(v jsonv.Value) (int32, bool) {
+	if v.Kind() != jsonv.Number || !parseExact(v.Str()).isInteger() || compareNumbers(v.Str(), "0") < 0 {
 		return 0, false
 	}
-	if compareNumbers(v.Str, maxLengthClampText) >= 0 {
+	if compareNumbers(v.Str(), maxLengthClampText) >= 0 {
 		return maxLengthClamp, true
 	}
 	// An integer below 2^30 is exact as a float64, whatever its spelling.
-	f, err := strconv.ParseFloat(v.Str, 64)
+	f, err := strconv.ParseFloat(v.Str(), 64)
 	if err != nil {
 		return 0, false
 	}
@@ -944,12 +942,12 @@ func re2Reason(err error) string {
 // validate appends every failure of the instance v (found at JSON Pointer
 // path) to errs, in walk order. It allocates only for failures it records
 // and stops walking once errs is full.
-func (s *schema) validate(v *jsonv.Value, path string, errs *issueList) {
+func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
 	var buf [16]pointerToken
 	s.walk(v, pointer{base: path, tokens: buf[:0]}, errs)
 }
 
-func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
+func (s *schema) walk(v jsonv.Value, at pointer, errs *issueList) {
 	if errs.truncated {
 		return
 	}
@@ -958,48 +956,48 @@ func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
 		return
 	case falseSchema:
 		if errs.room() {
-			errs.record(at, IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind.String())
+			errs.record(at, IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind().String())
 		}
 		return
 	}
 	if s.types != 0 && !s.types.matches(v) && errs.room() {
 		errs.record(at, IssueType, "expected "+s.typePhrase()+", found "+s.foundType(v))
 	}
-	switch v.Kind {
+	switch v.Kind() {
 	case jsonv.Object:
 		if s.required != nil {
 			s.checkRequired(v, at, errs)
 		}
 		if len(s.props) > 0 {
-			for i := range v.Members {
-				m := &v.Members[i]
+			for it := v.Iter(); it.Next(); {
+				m := it.Member()
 				if ps := s.property(m.Key); ps != nil {
 					child := at.member(m.Key)
-					ps.walk(&m.Value, child, errs)
+					ps.walk(m.Value, child, errs)
 				}
 			}
 		}
 	case jsonv.Array:
 		if s.items != nil && s.items.kind != trueSchema {
-			for i := range v.Items {
-				child := at.item(i)
-				s.items.walk(&v.Items[i], child, errs)
+			for it := v.Iter(); it.Next(); {
+				child := at.item(it.Index())
+				s.items.walk(it.Value(), child, errs)
 			}
 		}
 	}
-	if s.enum != nil && !s.enumContains(v) && errs.room() {
+	if s.enum.IsValid() && !s.enumContains(v) && errs.room() {
 		errs.record(at, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && errs.room() {
 		errs.record(at, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
 	}
-	switch v.Kind {
+	switch v.Kind() {
 	case jsonv.Number:
-		if s.has&hasMinimum != 0 && compareNumbers(v.Str, s.minimum.Str) < 0 && errs.room() {
-			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str)+", found "+echoClip(v.Str))
+		if s.has&hasMinimum != 0 && compareNumbers(v.Str(), s.minimum.Str()) < 0 && errs.room() {
+			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str())+", found "+echoClip(v.Str()))
 		}
-		if s.has&hasMaximum != 0 && compareNumbers(v.Str, s.maximum.Str) > 0 && errs.room() {
-			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str)+", found "+echoClip(v.Str))
+		if s.has&hasMaximum != 0 && compareNumbers(v.Str(), s.maximum.Str()) > 0 && errs.room() {
+			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str())+", found "+echoClip(v.Str()))
 		}
 	case jsonv.String:
 		s.checkString(v, at, errs)
@@ -1012,9 +1010,8 @@ func (s *schema) walk(v *jsonv.Value, at pointer, errs *issueList) {
 
 // checkRequired reports each required name missing from the object v, in
 // the order the schema lists them.
-func (s *schema) checkRequired(v *jsonv.Value, at pointer, errs *issueList) {
-	for i := range s.required.Items {
-		name := s.required.Items[i].Str
+func (s *schema) checkRequired(v jsonv.Value, at pointer, errs *issueList) {
+	for _, name := range s.required {
 		if _, ok := v.Get(name); ok {
 			continue
 		}
@@ -1026,31 +1023,31 @@ func (s *schema) checkRequired(v *jsonv.Value, at pointer, errs *issueList) {
 	}
 }
 
-func (s *schema) checkString(v *jsonv.Value, at pointer, errs *issueList) {
+func (s *schema) checkString(v jsonv.Value, at pointer, errs *issueList) {
 	if s.has&(hasMinLength|hasMaxLength) != 0 {
 		// Bytes bound code points from above, so a short string needs no
 		// counting for maxLength alone.
-		n := len(v.Str)
+		n := len(v.Str())
 		if s.has&hasMinLength != 0 || n > int(s.maxLength) {
-			n = utf8.RuneCountInString(v.Str)
+			n = utf8.RuneCountInString(v.Str())
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && errs.room() {
-			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str)+characters(s.minLenText.Str)+", found "+strconv.Itoa(n))
+			errs.record(at, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str())+characters(s.minLenText.Str())+", found "+strconv.Itoa(n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && errs.room() {
-			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str)+characters(s.maxLenText.Str)+", found "+strconv.Itoa(n))
+			errs.record(at, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str())+characters(s.maxLenText.Str())+", found "+strconv.Itoa(n))
 		}
 	}
-	if s.pattern != nil && !s.pattern.MatchString(v.Str) && errs.room() {
-		errs.record(at, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(v.Str))
+	if s.pattern != nil && !s.pattern.MatchString(v.Str()) && errs.room() {
+		errs.record(at, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(v.Str()))
 	}
 }
 
 // checkAdditional applies additionalProperties to the members of v that
 // properties does not cover, in the order they appear.
-func (s *schema) checkAdditional(v *jsonv.Value, at pointer, errs *issueList) {
-	for i := range v.Members {
-		m := &v.Members[i]
+func (s *schema) checkAdditional(v jsonv.Value, at pointer, errs *issueList) {
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
 		if s.property(m.Key) != nil {
 			continue
 		}
@@ -1062,7 +1059,7 @@ func (s *schema) checkAdditional(v *jsonv.Value, at pointer, errs *issueList) {
 			errs.record(child, IssueAdditionalProperties, "property "+echoQuote(m.Key)+" is not allowed")
 			continue
 		}
-		s.additional.walk(&m.Value, child, errs)
+		s.additional.walk(m.Value, child, errs)
 	}
 }
 
@@ -1070,26 +1067,26 @@ func (s *schema) checkAdditional(v *jsonv.Value, at pointer, errs *issueList) {
 // "string or null".
 func (s *schema) typePhrase() string {
 	t := s.typeValue
-	if t.Kind == jsonv.String {
-		return t.Str
+	if t.Kind() == jsonv.String {
+		return t.Str()
 	}
 	var b strings.Builder
-	for i := range t.Items {
-		if i > 0 {
+	for it := t.Iter(); it.Next(); {
+		if it.Index() > 0 {
 			b.WriteString(" or ")
 		}
-		b.WriteString(t.Items[i].Str)
+		b.WriteString(it.Value().Str())
 	}
 	return b.String()
 }
 
 // foundType names the type of v for a type failure; a number that is not an
 // integer where one is wanted is shown with its value.
-func (s *schema) foundType(v *jsonv.Value) string {
-	if v.Kind == jsonv.Number && s.types&typeInteger != 0 {
-		return "number " + echoClip(v.Str)
+func (s *schema) foundType(v jsonv.Value) string {
+	if v.Kind() == jsonv.Number && s.types&typeInteger != 0 {
+		return "number " + echoClip(v.Str())
 	}
-	return v.Kind.String()
+	return v.Kind().String()
 }
 
 // schemaMaxEcho is about how many bytes of the caller's data a message repeats.
@@ -1115,7 +1112,7 @@ func echoQuote(s string) string {
 
 // echoJSON renders v as compact JSON for a message, clipped to
 // schemaMaxEcho bytes.
-func echoJSON(v *jsonv.Value) string {
+func echoJSON(v jsonv.Value) string {
 	var b strings.Builder
 	appendEcho(&b, v)
 	return echoClip(b.String())
@@ -1123,39 +1120,39 @@ func echoJSON(v *jsonv.Value) string {
 
 // appendEcho writes v to b as compact JSON (strings quoted Go-style), and
 // stops early, reporting false, once b has grown past schemaMaxEcho.
-func appendEcho(b *strings.Builder, v *jsonv.Value) bool {
+func appendEcho(b *strings.Builder, v jsonv.Value) bool {
 	if b.Len() > schemaMaxEcho {
 		return false
 	}
-	switch v.Kind {
+	switch v.Kind() {
 	case jsonv.Null:
 		b.WriteString("null")
 	case jsonv.Bool:
-		b.WriteString(strconv.FormatBool(v.Bool))
+		b.WriteString(strconv.FormatBool(v.Bool()))
 	case jsonv.Number:
-		b.WriteString(echoClip(v.Str))
+		b.WriteString(echoClip(v.Str()))
 	case jsonv.String:
-		b.WriteString(echoQuote(v.Str))
+		b.WriteString(echoQuote(v.Str()))
 	case jsonv.Array:
 		b.WriteByte('[')
-		for i := range v.Items {
-			if i > 0 {
+		for it := v.Iter(); it.Next(); {
+			if it.Index() > 0 {
 				b.WriteByte(',')
 			}
-			if !appendEcho(b, &v.Items[i]) {
+			if !appendEcho(b, it.Value()) {
 				return false
 			}
 		}
 		b.WriteByte(']')
 	case jsonv.Object:
 		b.WriteByte('{')
-		for i := range v.Members {
-			if i > 0 {
+		for it := v.Iter(); it.Next(); {
+			if it.Index() > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(echoQuote(v.Members[i].Key))
+			b.WriteString(echoQuote(it.Key()))
 			b.WriteByte(':')
-			if !appendEcho(b, &v.Members[i].Value) {
+			if !appendEcho(b, it.Value()) {
 				return false
 			}
 		}

@@ -15,13 +15,13 @@ import (
 )
 
 // parseTest parses JSON text for a test, failing the test on a syntax error.
-func parseTest(t testing.TB, src string) *jsonv.Value {
+func parseTest(t testing.TB, src string) jsonv.Value {
 	t.Helper()
 	v, err := jsonv.Parse([]byte(src), jsonv.Limits{})
 	if err != nil {
 		t.Fatalf("parse %s: %v", src, err)
 	}
-	return &v
+	return v
 }
 
 func unsupported(path, keyword string) Issue {
@@ -533,9 +533,9 @@ func BenchmarkCompileValidate(b *testing.B) {
 			for b.Loop() {
 				sv, _ := jsonv.Parse(sb, jsonv.Limits{})
 				iv, _ := jsonv.Parse(ib, jsonv.Limits{})
-				s, _ := compileSchema(&sv, "/schema")
+				s, _ := compileSchema(sv, "/schema")
 				errs := issueList{max: 100}
-				s.validate(&iv, "/request/body", &errs)
+				s.validate(iv, "/request/body", &errs)
 			}
 		})
 		b.Run(bc.name+"/encoding-json-unmarshal", func(b *testing.B) {
@@ -676,7 +676,7 @@ func FuzzCompileValidate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s, serr := compileSchema(&sv, "/schema")
+		s, serr := compileSchema(sv, "/schema")
 		if serr != nil {
 			if len(serr.Details) == 0 {
 				t.Fatalf("compile error without details: %v", serr)
@@ -689,7 +689,7 @@ func FuzzCompileValidate(f *testing.F) {
 			return
 		}
 		errs := issueList{max: 100}
-		s.validate(&iv, "/request/body", &errs)
+		s.validate(iv, "/request/body", &errs)
 		for _, is := range errs.issues {
 			if !strings.HasPrefix(is.Path, "/request/body") || is.Code == "" || is.Message == "" {
 				t.Fatalf("bad issue %+v", is)

@@ -97,7 +97,7 @@ func dropTopLevelMember(t testing.TB, src []byte, name string) []byte {
 	if err != nil {
 		t.Fatalf("parse schema %s: %v", src, err)
 	}
-	if v.Kind != jsonv.Object {
+	if v.Kind() != jsonv.Object {
 		return src
 	}
 	if _, ok := v.Get(name); !ok {
@@ -105,7 +105,8 @@ func dropTopLevelMember(t testing.TB, src []byte, name string) []byte {
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for _, m := range v.Members {
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
 		if m.Key == name {
 			continue
 		}
@@ -115,7 +116,7 @@ func dropTopLevelMember(t testing.TB, src []byte, name string) []byte {
 		key, _ := json.Marshal(m.Key)
 		b.Write(key)
 		b.WriteByte(':')
-		b.Write(src[m.Value.Start:m.Value.End])
+		b.Write(src[m.Value.Start():m.Value.End()])
 	}
 	b.WriteByte('}')
 	return b.Bytes()

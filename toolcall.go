@@ -19,7 +19,7 @@ const defaultDecidePrice = "0.002"
 
 // parsedToolCall is the parsed form of a decoded ToolCallRequest.
 type parsedToolCall struct {
-	payload *jsonv.Value
+	payload jsonv.Value
 	src     ToolCallRequest // the decoded fields, to notice later edits
 }
 
@@ -48,68 +48,68 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if err != nil {
 		return nil, parseError(err)
 	}
-	if root.Kind != jsonv.Object {
+	if root.Kind() != jsonv.Object {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
-			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(&root)}}}
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
 	var d decoder
 	req := &ToolCallRequest{}
 	p := &parsedToolCall{}
-	d.object(&root, "", toolCallTopMembers, &req.ignoredMembers)
+	d.object(root, "", toolCallTopMembers, &req.ignoredMembers)
 
-	if h, ok := root.Get("history"); ok && h.Kind == jsonv.Array && len(h.Items) > maxHistory {
+	if h, ok := root.Get("history"); ok && h.Kind() == jsonv.Array && h.Len() > maxHistory {
 		return nil, &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
 			Details: []Issue{{Path: "/history", Code: IssueMaxHistory,
-				Message: "expected at most 100 history entries, found " + strconv.Itoa(len(h.Items))}}}
+				Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}}}
 	}
-	if v := d.member(&root, "", "runId", true); v != nil {
+	if v := d.member(root, "", "runId", true); v.IsValid() {
 		req.RunID, _ = d.str(v, "/runId", 1)
 	}
-	if v := d.member(&root, "", "stepId", true); v != nil {
+	if v := d.member(root, "", "stepId", true); v.IsValid() {
 		req.StepID, _ = d.str(v, "/stepId", 1)
 	}
-	if v := d.member(&root, "", "tool", true); v != nil {
+	if v := d.member(root, "", "tool", true); v.IsValid() {
 		p.payload = d.tool(v, "/tool", &req.Tool, data)
 	}
-	if v := d.member(&root, "", "budget", true); v != nil && d.object(v, "/budget", budgetMembers, nil) {
+	if v := d.member(root, "", "budget", true); v.IsValid() && d.object(v, "/budget", budgetMembers, nil) {
 		b := &req.Budget
-		if m := d.member(v, "/budget", "remainingUsd", true); m != nil {
+		if m := d.member(v, "/budget", "remainingUsd", true); m.IsValid() {
 			b.RemainingUSD, _ = d.amount(m, "/budget/remainingUsd", maxNumeric)
 		}
-		if m := d.member(v, "/budget", "reservedUsd", false); m != nil {
+		if m := d.member(v, "/budget", "reservedUsd", false); m.IsValid() {
 			b.ReservedUSD, _ = d.amount(m, "/budget/reservedUsd", maxNumeric)
 		}
-		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m != nil {
+		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m.IsValid() {
 			if n, ok := d.integer(m, "/budget/maxToolCallsRemaining", 0); ok {
 				b.MaxToolCallsRemaining = &n
 			}
 		}
 	}
-	if v := d.member(&root, "", "task", false); v != nil && d.object(v, "/task", taskMembers, nil) {
+	if v := d.member(root, "", "task", false); v.IsValid() && d.object(v, "/task", taskMembers, nil) {
 		req.Task = &Task{}
-		if m := d.member(v, "/task", "goalHash", false); m != nil {
+		if m := d.member(v, "/task", "goalHash", false); m.IsValid() {
 			req.Task.GoalHash, _ = d.str(m, "/task/goalHash", 0)
 		}
 	}
-	if v := d.member(&root, "", "history", false); v != nil {
+	if v := d.member(root, "", "history", false); v.IsValid() {
 		req.History = d.history(v)
 	}
-	if v := d.member(&root, "", "capabilities", false); v != nil && d.object(v, "/capabilities", capabilityMembers, nil) {
+	if v := d.member(root, "", "capabilities", false); v.IsValid() && d.object(v, "/capabilities", capabilityMembers, nil) {
 		req.Capabilities = &Capabilities{}
-		if m := d.member(v, "/capabilities", "canReusePriorResult", false); m != nil {
+		if m := d.member(v, "/capabilities", "canReusePriorResult", false); m.IsValid() {
 			req.Capabilities.CanReusePriorResult = d.boolean(m, "/capabilities/canReusePriorResult")
 		}
-		if m := d.member(v, "/capabilities", "canReduceScope", false); m != nil {
+		if m := d.member(v, "/capabilities", "canReduceScope", false); m.IsValid() {
 			req.Capabilities.CanReduceScope = d.boolean(m, "/capabilities/canReduceScope")
 		}
 	}
-	if v := d.member(&root, "", "freshnessTtlSeconds", false); v != nil {
+	if v := d.member(root, "", "freshnessTtlSeconds", false); v.IsValid() {
 		req.FreshnessTTLSeconds, _ = d.amount(v, "/freshnessTtlSeconds", maxNumeric)
 	}
-	if v := d.member(&root, "", "retryCap", false); v != nil {
+	if v := d.member(root, "", "retryCap", false); v.IsValid() {
 		req.RetryCap, _ = d.integer(v, "/retryCap", 1)
 	}
-	if v := d.member(&root, "", "preflightPriceUsd", false); v != nil {
+	if v := d.member(root, "", "preflightPriceUsd", false); v.IsValid() {
 		req.PreflightPriceUSD, _ = d.amount(v, "/preflightPriceUsd", maxNumeric)
 	}
 	if e := d.err(); e != nil {
@@ -120,54 +120,54 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	return req, nil
 }
 
-func (d *decoder) tool(v *jsonv.Value, path string, t *ToolCall, data []byte) *jsonv.Value {
+func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall, data []byte) jsonv.Value {
 	if !d.object(v, path, toolMembers, nil) {
-		return nil
+		return jsonv.Value{}
 	}
-	if m := d.member(v, path, "provider", true); m != nil {
+	if m := d.member(v, path, "provider", true); m.IsValid() {
 		t.Provider, _ = d.str(m, path+"/provider", 1)
 	}
-	if m := d.member(v, path, "operation", true); m != nil {
+	if m := d.member(v, path, "operation", true); m.IsValid() {
 		t.Operation, _ = d.str(m, path+"/operation", 1)
 	}
-	var payload *jsonv.Value
-	if m := d.member(v, path, "request", true); m != nil {
-		if m.Kind != jsonv.Object {
+	var payload jsonv.Value
+	if m := d.member(v, path, "request", true); m.IsValid() {
+		if m.Kind() != jsonv.Object {
 			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
 		} else {
 			payload = m
-			t.Request = json.RawMessage(data[m.Start:m.End])
+			t.Request = json.RawMessage(data[m.Start():m.End()])
 		}
 	}
-	if m := d.member(v, path, "estimatedExternalCostUsd", true); m != nil {
+	if m := d.member(v, path, "estimatedExternalCostUsd", true); m.IsValid() {
 		t.EstimatedExternalCostUSD, _ = d.amount(m, path+"/estimatedExternalCostUsd", maxNumeric)
 	}
-	if m := d.member(v, path, "estimatedModelCostUsd", false); m != nil {
+	if m := d.member(v, path, "estimatedModelCostUsd", false); m.IsValid() {
 		t.EstimatedModelCostUSD, _ = d.amount(m, path+"/estimatedModelCostUsd", maxNumeric)
 	}
 	return payload
 }
 
-func (d *decoder) history(v *jsonv.Value) []HistoryEntry {
-	if v.Kind != jsonv.Array {
+func (d *decoder) history(v jsonv.Value) []HistoryEntry {
+	if v.Kind() != jsonv.Array {
 		d.add("/history", IssueType, "expected an array of history entries, found "+kindName(v))
 		return nil
 	}
-	out := make([]HistoryEntry, 0, len(v.Items))
-	for i := range v.Items {
-		path := "/history/" + strconv.Itoa(i)
-		ev := &v.Items[i]
+	out := make([]HistoryEntry, 0, v.Len())
+	for it := v.Iter(); it.Next(); {
+		path := "/history/" + strconv.Itoa(it.Index())
+		ev := it.Value()
 		if !d.object(ev, path, historyEntryMembers, nil) {
 			continue
 		}
 		var h HistoryEntry
-		if m := d.member(ev, path, "toolCallId", true); m != nil {
+		if m := d.member(ev, path, "toolCallId", true); m.IsValid() {
 			h.ToolCallID, _ = d.str(m, path+"/toolCallId", 0)
 		}
-		if m := d.member(ev, path, "fingerprint", true); m != nil {
+		if m := d.member(ev, path, "fingerprint", true); m.IsValid() {
 			h.Fingerprint, _ = d.str(m, path+"/fingerprint", 0)
 		}
-		if m := d.member(ev, path, "outcome", true); m != nil {
+		if m := d.member(ev, path, "outcome", true); m.IsValid() {
 			if s, ok := d.str(m, path+"/outcome", 0); ok {
 				switch o := Outcome(s); o {
 				case Success, TerminalFailure, TransientFailure:
@@ -177,13 +177,13 @@ func (d *decoder) history(v *jsonv.Value) []HistoryEntry {
 				}
 			}
 		}
-		if m := d.member(ev, path, "resultReference", false); m != nil {
+		if m := d.member(ev, path, "resultReference", false); m.IsValid() {
 			h.ResultReference, _ = d.str(m, path+"/resultReference", 0)
 		}
-		if m := d.member(ev, path, "ageSeconds", true); m != nil {
+		if m := d.member(ev, path, "ageSeconds", true); m.IsValid() {
 			h.AgeSeconds, _ = d.amount(m, path+"/ageSeconds", maxNumeric)
 		}
-		if m := d.member(ev, path, "goalHash", false); m != nil {
+		if m := d.member(ev, path, "goalHash", false); m.IsValid() {
 			h.GoalHash, _ = d.str(m, path+"/goalHash", 0)
 		}
 		out = append(out, h)

@@ -29,7 +29,7 @@ import (
 // AppendCanonical never modifies v, and it is safe to call concurrently,
 // also on the same v. It does not recurse into anything but v's own Items
 // and Members, so its depth is bounded by v's.
-func AppendCanonical(dst []byte, v *Value) ([]byte, error) {
+func AppendCanonical(dst []byte, v Value) ([]byte, error) {
 	e := encoderPool.Get().(*encoder)
 	e.buf = dst
 	werr := e.value(v)
@@ -46,7 +46,7 @@ func AppendCanonical(dst []byte, v *Value) ([]byte, error) {
 // meant for feeding a hash.Hash. It returns the first error of w.Write or
 // the error AppendCanonical would return; in either case w may already
 // have received part of the output.
-func WriteCanonical(w io.Writer, v *Value) error {
+func WriteCanonical(w io.Writer, v Value) error {
 	e := encoderPool.Get().(*encoder)
 	if cap(e.chunk) == 0 {
 		e.chunk = make([]byte, 0, 2*flushAt)
@@ -80,7 +80,7 @@ type encoder struct {
 	buf []byte
 	// order is a stack of member indexes: each object being written pushes
 	// its members' indexes, sorts them in place and pops them when done.
-	order []int32
+	order []member
 	// chunk is WriteCanonical's reusable output buffer.
 	chunk []byte
 	// w receives the output while WriteCanonical runs; nil otherwise.
@@ -134,38 +134,45 @@ func (w *walkError) finish() error {
 	return &Error{Kind: w.kind, Offset: w.offset, Pointer: b.String(), Msg: w.msg}
 }
 
-func (e *encoder) value(v *Value) *walkError {
-	switch v.Kind {
+// member is one object member while an object's keys are sorted.
+type member struct {
+	key string
+	val Value
+}
+
+func (e *encoder) value(v Value) *walkError {
+	switch v.Kind() {
 	case Null:
 		e.buf = append(e.buf, "null"...)
 	case Bool:
-		if v.Bool {
+		if v.Bool() {
 			e.buf = append(e.buf, "true"...)
 		} else {
 			e.buf = append(e.buf, "false"...)
 		}
 	case Number:
 		var st numberStatus
-		e.buf, st = appendNumberText(e.buf, v.Str)
+		text := v.Str()
+		e.buf, st = appendNumberText(e.buf, text)
 		switch st {
 		case numberTooLarge:
-			return &walkError{rangeE: true, text: v.Str}
+			return &walkError{rangeE: true, text: text}
 		case numberSyntax:
-			return &walkError{kind: ErrSyntax, offset: v.Start,
-				msg: "number text " + strconv.Quote(v.Str) + " is not a JSON number"}
+			return &walkError{kind: ErrSyntax, offset: v.Start(),
+				msg: "number text " + strconv.Quote(text) + " is not a JSON number"}
 		}
 	case String:
-		if !e.str(v.Str) {
-			return &walkError{kind: ErrInvalidUTF8, offset: v.Start, msg: "string contains invalid UTF-8"}
+		if !e.str(v.Str()) {
+			return &walkError{kind: ErrInvalidUTF8, offset: v.Start(), msg: "string contains invalid UTF-8"}
 		}
 	case Array:
 		e.buf = append(e.buf, '[')
-		for i := range v.Items {
-			if i > 0 {
+		for it := v.Iter(); it.Next(); {
+			if it.Index() > 0 {
 				e.buf = append(e.buf, ',')
 			}
-			if err := e.value(&v.Items[i]); err != nil {
-				err.tokens = append(err.tokens, strconv.Itoa(i))
+			if err := e.value(it.Value()); err != nil {
+				err.tokens = append(err.tokens, strconv.Itoa(it.Index()))
 				return err
 			}
 		}
@@ -175,8 +182,8 @@ func (e *encoder) value(v *Value) *walkError {
 			return err
 		}
 	default:
-		return &walkError{kind: ErrSyntax, offset: v.Start,
-			msg: "value has unknown kind " + strconv.Itoa(int(v.Kind))}
+		return &walkError{kind: ErrSyntax, offset: v.Start(),
+			msg: "value has unknown kind " + strconv.Itoa(int(v.Kind()))}
 	}
 	if e.w != nil && len(e.buf) >= flushAt {
 		e.flush()
@@ -184,77 +191,69 @@ func (e *encoder) value(v *Value) *walkError {
 	return nil
 }
 
-func (e *encoder) object(v *Value) *walkError {
-	ms := v.Members
+func (e *encoder) object(v Value) *walkError {
 	mark := len(e.order)
-	for i := range ms {
-		e.order = append(e.order, int32(i))
+	for it := v.Iter(); it.Next(); {
+		e.order = append(e.order, member{it.Key(), it.Value()})
 	}
-	sortMembers(e.order[mark:], ms)
+	ms := e.order[mark:]
+	sortMembers(ms)
 	e.buf = append(e.buf, '{')
-	// e.order may grow (and move) while members are written, so index it
-	// afresh each time instead of holding a sub-slice.
 	for j := range ms {
-		m := &ms[e.order[mark+j]]
+		m := ms[j]
 		if j > 0 {
 			e.buf = append(e.buf, ',')
-			if ms[e.order[mark+j-1]].Key == m.Key {
-				return &walkError{tokens: []string{m.Key}, kind: ErrDuplicateKey, offset: m.Value.Start,
-					msg: "duplicate member name " + strconv.Quote(m.Key)}
+			if ms[j-1].key == m.key {
+				return &walkError{tokens: []string{m.key}, kind: ErrDuplicateKey, offset: m.val.Start(),
+					msg: "duplicate member name " + strconv.Quote(m.key)}
 			}
 		}
-		if !e.str(m.Key) {
-			return &walkError{tokens: []string{m.Key}, kind: ErrInvalidUTF8, offset: m.Value.Start,
+		if !e.str(m.key) {
+			return &walkError{tokens: []string{m.key}, kind: ErrInvalidUTF8, offset: m.val.Start(),
 				msg: "member name contains invalid UTF-8"}
 		}
 		e.buf = append(e.buf, ':')
-		if err := e.value(&m.Value); err != nil {
-			err.tokens = append(err.tokens, m.Key)
+		if err := e.value(m.val); err != nil {
+			err.tokens = append(err.tokens, m.key)
 			return err
 		}
 	}
 	e.buf = append(e.buf, '}')
+	clear(e.order[mark:])
 	e.order = e.order[:mark]
 	return nil
 }
 
-// sortMembers sorts order, a list of indexes into ms, by member name.
-func sortMembers(order []int32, ms []Member) {
-	if len(order) <= smallObject {
-		for i := 1; i < len(order); i++ {
-			x := order[i]
+// sortMembers orders ms by the UTF-16 code units of their names.
+func sortMembers(ms []member) {
+	if len(ms) <= smallObject {
+		for i := 1; i < len(ms); i++ {
+			x := ms[i]
 			j := i
-			for j > 0 && compareKeys(ms[order[j-1]].Key, ms[x].Key) > 0 {
-				order[j] = order[j-1]
+			for j > 0 && CompareKeys(ms[j-1].key, x.key) > 0 {
+				ms[j] = ms[j-1]
 				j--
 			}
-			order[j] = x
+			ms[j] = x
 		}
 		return
 	}
-	sorted := true
-	for i := 1; i < len(order); i++ {
-		if compareKeys(ms[order[i-1]].Key, ms[order[i]].Key) > 0 {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
-		slices.SortFunc(order, func(a, b int32) int { return compareKeys(ms[a].Key, ms[b].Key) })
-	}
+	slices.SortFunc(ms, func(a, b member) int { return CompareKeys(a.key, b.key) })
 }
 
-// compareKeys orders two member names by their UTF-16 code units, as RFC
-// 8785 §3.2.3 requires, without converting them.
-//
-// For valid UTF-8, byte order equals code point order, and code point order
-// equals UTF-16 order except between a supplementary character (U+10000 and
-// up: lead byte 0xF0-0xF4, a surrogate pair starting 0xD800-0xDBFF in UTF-16)
-// and a character U+E000-U+FFFF (lead byte 0xEE or 0xEF), where UTF-16 puts
-// the supplementary one first. The two names agree up to their first
-// differing byte, so that byte decides, with that one exception applied.
-// The result is a total order on all strings, valid UTF-8 or not.
-func compareKeys(a, b string) int {
+// AppendCanonicalString appends s as an RFC 8785 string. It reports false
+// (and appends nothing) when s is not valid UTF-8.
+func AppendCanonicalString(dst []byte, s string) ([]byte, bool) {
+	e := encoder{buf: dst}
+	if !e.str(s) {
+		return dst, false
+	}
+	return e.buf, true
+}
+
+// CompareKeys orders member names as RFC 8785 does: by their UTF-16 code
+// units.
+func CompareKeys(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i < n && a[i] == b[i] {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits bounds a document while it is parsed. A zero field means no limit
@@ -47,38 +48,44 @@ func (e *Error) Error() string {
 	return "json: " + e.Msg + " at byte " + strconv.Itoa(e.Offset)
 }
 
-// parserPool recycles parsers so that their scratch stacks are not grown
-// again on every document.
+type parser struct {
+	src   string
+	pos   int
+	depth int
+	nodes int // values seen, for Limits.MaxNodes
+	lim   Limits
+	tape  []node   // scratch tape, copied out at the end
+	esc   []string // decoded escaped strings
+	buf   []byte   // scratch for decoding escapes
+}
+
+// parserPool recycles parsers so that their scratch tape is not grown again
+// on every document.
 var parserPool = sync.Pool{New: func() any { return new(parser) }}
 
 // release returns p to the pool, dropping references into the document.
 func (p *parser) release() {
-	clear(p.items)
-	clear(p.mems)
-	p.items, p.mems, p.src = p.items[:0], p.mems[:0], ""
+	p.tape, p.esc, p.src = p.tape[:0], nil, ""
+	if cap(p.tape) > 1<<16 {
+		p.tape = nil
+	}
 	parserPool.Put(p)
 }
 
 // hardMaxDepth keeps recursion bounded whatever the caller's limits are.
 const hardMaxDepth = 10000
 
-type parser struct {
-	src   string
-	pos   int
-	depth int
-	nodes int
-	lim   Limits
-	items []Value  // scratch stack of array elements under construction
-	mems  []Member // scratch stack of object members under construction
-}
-
-// Parse parses data as one JSON document. It rejects empty input, trailing
-// data (other than white space), invalid UTF-8, lone surrogates in escapes,
-// duplicate object keys and documents beyond lim.
+// Parse parses data as one JSON document and returns its top-level value.
+// It rejects empty input, trailing data (other than white space), invalid
+// UTF-8, lone surrogates in escapes, duplicate object keys and documents
+// beyond lim.
+//
+// The returned tree refers to data without copying it: data must not be
+// modified while the tree is in use.
 func Parse(data []byte, lim Limits) (Value, error) {
 	p := parserPool.Get().(*parser)
 	defer p.release()
-	p.src, p.pos, p.depth, p.nodes, p.lim = string(data), 0, 0, 0, lim
+	p.src, p.pos, p.depth, p.nodes, p.lim = unsafe.String(unsafe.SliceData(data), len(data)), 0, 0, 0, lim
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
 	}
@@ -86,15 +93,16 @@ func Parse(data []byte, lim Limits) (Value, error) {
 	if p.pos == len(p.src) {
 		return Value{}, p.fail(ErrSyntax, "expected a JSON value, found end of input")
 	}
-	v, err := p.value()
-	if err != nil {
+	if err := p.value(); err != nil {
 		return Value{}, finish(err)
 	}
 	p.skipSpace()
 	if p.pos != len(p.src) {
 		return Value{}, finish(p.fail(ErrSyntax, "expected end of input after the top-level value, found "+p.found()))
 	}
-	return v, nil
+	d := &doc{src: p.src, nodes: make([]node, len(p.tape)), esc: p.esc}
+	copy(d.nodes, p.tape)
+	return Value{d: d}, nil
 }
 
 func finish(err *Error) error {
@@ -143,13 +151,19 @@ func (p *parser) skipSpace() {
 	}
 }
 
-func (p *parser) value() (Value, *Error) {
+// emit appends a leaf node and returns its index.
+func (p *parser) emit(kind Kind, flags uint32, start, end int) {
+	i := uint32(len(p.tape))
+	p.tape = append(p.tape, node{start: uint32(start), end: uint32(end), next: i + 1, meta: uint32(kind) | flags})
+}
+
+func (p *parser) value() *Error {
 	p.nodes++
 	if p.lim.MaxNodes > 0 && p.nodes > p.lim.MaxNodes {
-		return Value{}, p.fail(ErrNodes, "document has more than "+strconv.Itoa(p.lim.MaxNodes)+" values")
+		return p.fail(ErrNodes, "document has more than "+strconv.Itoa(p.lim.MaxNodes)+" values")
 	}
 	if p.pos >= len(p.src) {
-		return Value{}, p.fail(ErrSyntax, "expected a JSON value, found end of input")
+		return p.fail(ErrSyntax, "expected a JSON value, found end of input")
 	}
 	start := p.pos
 	switch c := p.src[p.pos]; {
@@ -158,31 +172,26 @@ func (p *parser) value() (Value, *Error) {
 	case c == '[':
 		return p.array()
 	case c == '"':
-		s, err := p.str()
-		if err != nil {
-			return Value{}, err
-		}
-		return Value{Kind: String, Str: s, Start: start, End: p.pos}, nil
+		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
-		return p.literal("true", Value{Kind: Bool, Bool: true})
+		return p.literal("true", Bool, flagTrue, start)
 	case c == 'f':
-		return p.literal("false", Value{Kind: Bool})
+		return p.literal("false", Bool, 0, start)
 	case c == 'n':
-		return p.literal("null", Value{Kind: Null})
+		return p.literal("null", Null, 0, start)
 	}
-	return Value{}, p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
+	return p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
 }
 
-func (p *parser) literal(word string, v Value) (Value, *Error) {
+func (p *parser) literal(word string, kind Kind, flags uint32, start int) *Error {
 	if !strings.HasPrefix(p.src[p.pos:], word) {
-		return Value{}, p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
+		return p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
 	}
-	v.Start = p.pos
 	p.pos += len(word)
-	v.End = p.pos
-	return v, nil
+	p.emit(kind, flags, start, p.pos)
+	return nil
 }
 
 func (p *parser) enter() *Error {
@@ -193,48 +202,73 @@ func (p *parser) enter() *Error {
 	return nil
 }
 
-func (p *parser) object() (Value, *Error) {
-	start := p.pos
-	if err := p.enter(); err != nil {
-		return Value{}, err
+// open reserves the node of a container and returns its index.
+func (p *parser) open(kind Kind) uint32 {
+	i := uint32(len(p.tape))
+	p.tape = append(p.tape, node{start: uint32(p.pos), meta: uint32(kind)})
+	p.pos++ // '{' or '['
+	return i
+}
+
+// close completes the node of a container with count children.
+func (p *parser) close(i uint32, count int) {
+	n := &p.tape[i]
+	n.end = uint32(p.pos)
+	n.next = uint32(len(p.tape))
+	n.meta |= uint32(count) << countShift
+	p.depth--
+}
+
+// keyText returns the text of the member-name node at i.
+func (p *parser) keyText(i uint32) string {
+	n := &p.tape[i]
+	if n.meta&flagEscape != 0 {
+		return p.esc[n.meta>>countShift]
 	}
-	p.pos++ // '{'
-	mark := len(p.mems)
+	return p.src[n.start+1 : n.end-1]
+}
+
+func (p *parser) object() *Error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	obj := p.open(Object)
+	count := 0
 	var seen map[string]struct{} // built once an object grows past a few members
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
-		p.depth--
-		return Value{Kind: Object, Members: []Member{}, Start: start, End: p.pos}, nil
+		p.close(obj, 0)
+		return nil
 	}
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return Value{}, p.fail(ErrSyntax, "expected a member name in double quotes, found "+p.found())
+			return p.fail(ErrSyntax, "expected a member name in double quotes, found "+p.found())
 		}
 		keyPos := p.pos
-		key, err := p.str()
-		if err != nil {
-			return Value{}, err
+		keyNode := uint32(len(p.tape))
+		if err := p.str(); err != nil {
+			return err
 		}
-		if p.duplicate(mark, key, &seen) {
+		key := p.keyText(keyNode)
+		if p.duplicate(obj, keyNode, key, count, &seen) {
 			p.pos = keyPos
 			err := p.fail(ErrDuplicateKey, "duplicate member name "+strconv.Quote(key))
 			err.tokens = append(err.tokens, key)
-			return Value{}, err
+			return err
 		}
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return Value{}, p.fail(ErrSyntax, "expected ':' after a member name, found "+p.found())
+			return p.fail(ErrSyntax, "expected ':' after a member name, found "+p.found())
 		}
 		p.pos++
 		p.skipSpace()
-		v, err := p.value()
-		if err != nil {
+		if err := p.value(); err != nil {
 			err.tokens = append(err.tokens, key)
-			return Value{}, err
+			return err
 		}
-		p.mems = append(p.mems, Member{Key: key, Value: v})
+		count++
 		p.skipSpace()
 		if p.pos < len(p.src) && p.src[p.pos] == ',' {
 			p.pos++
@@ -244,33 +278,28 @@ func (p *parser) object() (Value, *Error) {
 			p.pos++
 			break
 		}
-		return Value{}, p.fail(ErrSyntax, "expected ',' or '}' after an object member, found "+p.found())
+		return p.fail(ErrSyntax, "expected ',' or '}' after an object member, found "+p.found())
 	}
-	members := make([]Member, len(p.mems)-mark)
-	copy(members, p.mems[mark:])
-	clear(p.mems[mark:])
-	p.mems = p.mems[:mark]
-	p.depth--
-	return Value{Kind: Object, Members: members, Start: start, End: p.pos}, nil
+	p.close(obj, count)
+	return nil
 }
 
-// duplicate reports whether key is already a member of the object whose
-// members start at mark on the scratch stack.
-func (p *parser) duplicate(mark int, key string, seen *map[string]struct{}) bool {
+// duplicate reports whether key (whose name node is at keyNode) repeats a
+// member name of the object at obj, which has count members so far.
+func (p *parser) duplicate(obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
 	const linear = 16
-	n := len(p.mems) - mark
-	if n < linear {
-		for i := mark; i < len(p.mems); i++ {
-			if p.mems[i].Key == key {
+	if count < linear {
+		for j := obj + 1; j < keyNode; j = p.tape[j+1].next {
+			if p.keyText(j) == key {
 				return true
 			}
 		}
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]struct{}, 2*n)
-		for i := mark; i < len(p.mems); i++ {
-			(*seen)[p.mems[i].Key] = struct{}{}
+		*seen = make(map[string]struct{}, 2*count)
+		for j := obj + 1; j < keyNode; j = p.tape[j+1].next {
+			(*seen)[p.keyText(j)] = struct{}{}
 		}
 	}
 	if _, ok := (*seen)[key]; ok {
@@ -280,27 +309,25 @@ func (p *parser) duplicate(mark int, key string, seen *map[string]struct{}) bool
 	return false
 }
 
-func (p *parser) array() (Value, *Error) {
-	start := p.pos
+func (p *parser) array() *Error {
 	if err := p.enter(); err != nil {
-		return Value{}, err
+		return err
 	}
-	p.pos++ // '['
-	mark := len(p.items)
+	arr := p.open(Array)
+	count := 0
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
-		p.depth--
-		return Value{Kind: Array, Items: []Value{}, Start: start, End: p.pos}, nil
+		p.close(arr, 0)
+		return nil
 	}
 	for {
 		p.skipSpace()
-		v, err := p.value()
-		if err != nil {
-			err.tokens = append(err.tokens, strconv.Itoa(len(p.items)-mark))
-			return Value{}, err
+		if err := p.value(); err != nil {
+			err.tokens = append(err.tokens, strconv.Itoa(count))
+			return err
 		}
-		p.items = append(p.items, v)
+		count++
 		p.skipSpace()
 		if p.pos < len(p.src) && p.src[p.pos] == ',' {
 			p.pos++
@@ -310,17 +337,13 @@ func (p *parser) array() (Value, *Error) {
 			p.pos++
 			break
 		}
-		return Value{}, p.fail(ErrSyntax, "expected ',' or ']' after an array element, found "+p.found())
+		return p.fail(ErrSyntax, "expected ',' or ']' after an array element, found "+p.found())
 	}
-	items := make([]Value, len(p.items)-mark)
-	copy(items, p.items[mark:])
-	clear(p.items[mark:])
-	p.items = p.items[:mark]
-	p.depth--
-	return Value{Kind: Array, Items: items, Start: start, End: p.pos}, nil
+	p.close(arr, count)
+	return nil
 }
 
-func (p *parser) number() (Value, *Error) {
+func (p *parser) number() *Error {
 	s, start := p.src, p.pos
 	i := p.pos
 	if s[i] == '-' {
@@ -335,7 +358,7 @@ func (p *parser) number() (Value, *Error) {
 		}
 	default:
 		p.pos = i
-		return Value{}, p.fail(ErrSyntax, "expected a digit in a number, found "+p.found())
+		return p.fail(ErrSyntax, "expected a digit in a number, found "+p.found())
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
@@ -345,7 +368,7 @@ func (p *parser) number() (Value, *Error) {
 		}
 		if i == d {
 			p.pos = i
-			return Value{}, p.fail(ErrSyntax, "expected a digit after the decimal point, found "+p.found())
+			return p.fail(ErrSyntax, "expected a digit after the decimal point, found "+p.found())
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -359,32 +382,33 @@ func (p *parser) number() (Value, *Error) {
 		}
 		if i == d {
 			p.pos = i
-			return Value{}, p.fail(ErrSyntax, "expected a digit in the exponent, found "+p.found())
+			return p.fail(ErrSyntax, "expected a digit in the exponent, found "+p.found())
 		}
 	}
 	p.pos = i
-	return Value{Kind: Number, Str: s[start:i], Start: start, End: i}, nil
+	p.emit(Number, 0, start, i)
+	return nil
 }
 
-// str parses a string starting at the opening quote and returns its decoded
-// text. Strings without escapes share memory with the document.
-func (p *parser) str() (string, *Error) {
+// str parses a string starting at its opening quote and emits its node.
+// Strings without escapes are not copied.
+func (p *parser) str() *Error {
 	s := p.src
-	p.pos++ // opening quote
-	start := p.pos
-	i := p.pos
+	open := p.pos
+	i := p.pos + 1
 	for i < len(s) {
 		c := s[i]
 		if c == '"' {
 			p.pos = i + 1
-			return s[start:i], nil
+			p.emit(String, 0, open, p.pos)
+			return nil
 		}
 		if c == '\\' {
 			break
 		}
 		if c < 0x20 {
 			p.pos = i
-			return "", p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
+			return p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
 		}
 		if c < utf8.RuneSelf {
 			i++
@@ -393,27 +417,29 @@ func (p *parser) str() (string, *Error) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			p.pos = i
-			return "", p.fail(ErrInvalidUTF8, "string contains invalid UTF-8")
+			return p.fail(ErrInvalidUTF8, "string contains invalid UTF-8")
 		}
 		i += size
 	}
 	if i >= len(s) {
 		p.pos = i
-		return "", p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
+		return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
 	}
 	// Slow path: the string has escapes.
-	b := make([]byte, 0, i-start+16)
-	b = append(b, s[start:i]...)
+	b := append(p.buf[:0], s[open+1:i]...)
+	defer func() { p.buf = b[:0] }()
 	for i < len(s) {
 		c := s[i]
 		switch {
 		case c == '"':
 			p.pos = i + 1
-			return string(b), nil
+			p.esc = append(p.esc, string(b))
+			p.emit(String, flagEscape|uint32(len(p.esc)-1)<<countShift, open, p.pos)
+			return nil
 		case c == '\\':
 			if i+1 >= len(s) {
 				p.pos = i + 1
-				return "", p.fail(ErrSyntax, "expected an escape character, found end of input")
+				return p.fail(ErrSyntax, "expected an escape character, found end of input")
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\', '/':
@@ -438,7 +464,7 @@ func (p *parser) str() (string, *Error) {
 				r, ok := hex4(s, i+2)
 				if !ok {
 					p.pos = i
-					return "", p.fail(ErrSyntax, "expected four hex digits after \\u")
+					return p.fail(ErrSyntax, "expected four hex digits after \\u")
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -449,7 +475,7 @@ func (p *parser) str() (string, *Error) {
 					dec := utf16.DecodeRune(r, r2)
 					if !ok2 || dec == utf8.RuneError {
 						p.pos = i - 6
-						return "", p.fail(ErrInvalidUTF8, "string contains a lone UTF-16 surrogate escape")
+						return p.fail(ErrInvalidUTF8, "string contains a lone UTF-16 surrogate escape")
 					}
 					r = dec
 					i += 6
@@ -457,11 +483,11 @@ func (p *parser) str() (string, *Error) {
 				b = utf8.AppendRune(b, r)
 			default:
 				p.pos = i + 1
-				return "", p.fail(ErrSyntax, "expected a valid escape character, found "+p.found())
+				return p.fail(ErrSyntax, "expected a valid escape character, found "+p.found())
 			}
 		case c < 0x20:
 			p.pos = i
-			return "", p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
+			return p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
 		case c < utf8.RuneSelf:
 			b = append(b, c)
 			i++
@@ -469,14 +495,14 @@ func (p *parser) str() (string, *Error) {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				p.pos = i
-				return "", p.fail(ErrInvalidUTF8, "string contains invalid UTF-8")
+				return p.fail(ErrInvalidUTF8, "string contains invalid UTF-8")
 			}
 			b = append(b, s[i:i+size]...)
 			i += size
 		}
 	}
 	p.pos = i
-	return "", p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
+	return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -12,43 +12,43 @@ func TestParseValid(t *testing.T) {
 	tests := []struct {
 		name string
 		doc  string
-		want Value
+		want tree
 	}{
-		{name: "null", doc: "null", want: Value{Kind: Null, End: 4}},
-		{name: "true", doc: "true", want: Value{Kind: Bool, Bool: true, End: 4}},
-		{name: "false with white space", doc: " \t\r\nfalse ", want: Value{Kind: Bool, Start: 4, End: 9}},
-		{name: "number text kept verbatim", doc: "-1.50E+3", want: Value{Kind: Number, Str: "-1.50E+3", End: 8}},
-		{name: "negative zero kept", doc: "-0", want: Value{Kind: Number, Str: "-0", End: 2}},
-		{name: "huge number text kept", doc: "1e400", want: Value{Kind: Number, Str: "1e400", End: 5}},
-		{name: "plain string", doc: `"abc"`, want: Value{Kind: String, Str: "abc", End: 5}},
+		{name: "null", doc: "null", want: tree{Kind: Null, End: 4}},
+		{name: "true", doc: "true", want: tree{Kind: Bool, Bool: true, End: 4}},
+		{name: "false with white space", doc: " \t\r\nfalse ", want: tree{Kind: Bool, Start: 4, End: 9}},
+		{name: "number text kept verbatim", doc: "-1.50E+3", want: tree{Kind: Number, Str: "-1.50E+3", End: 8}},
+		{name: "negative zero kept", doc: "-0", want: tree{Kind: Number, Str: "-0", End: 2}},
+		{name: "huge number text kept", doc: "1e400", want: tree{Kind: Number, Str: "1e400", End: 5}},
+		{name: "plain string", doc: `"abc"`, want: tree{Kind: String, Str: "abc", End: 5}},
 		{
 			name: "every escape",
 			doc:  `"\"\\\/\b\f\n\r\t\u0041\u00e9\u20ac"`,
-			want: Value{Kind: String, Str: "\"\\/\b\f\n\r\tA\u00e9\u20ac", End: 36},
+			want: tree{Kind: String, Str: "\"\\/\b\f\n\r\tA\u00e9\u20ac", End: 36},
 		},
-		{name: "surrogate pair", doc: `"\ud83d\ude00"`, want: Value{Kind: String, Str: "\U0001F600", End: 14}},
-		{name: "upper-case hex escape", doc: `"\uD83D\uDE00"`, want: Value{Kind: String, Str: "\U0001F600", End: 14}},
-		{name: "escaped NUL", doc: `"\u0000"`, want: Value{Kind: String, Str: "\x00", End: 8}},
-		{name: "raw UTF-8 and DEL", doc: "\"\u00e9\U0001F600\x7f\"", want: Value{Kind: String, Str: "\u00e9\U0001F600\x7f", End: 9}},
-		{name: "empty array", doc: "[ ]", want: Value{Kind: Array, Items: []Value{}, End: 3}},
-		{name: "empty object", doc: "{ }", want: Value{Kind: Object, Members: []Member{}, End: 3}},
+		{name: "surrogate pair", doc: `"\ud83d\ude00"`, want: tree{Kind: String, Str: "\U0001F600", End: 14}},
+		{name: "upper-case hex escape", doc: `"\uD83D\uDE00"`, want: tree{Kind: String, Str: "\U0001F600", End: 14}},
+		{name: "escaped NUL", doc: `"\u0000"`, want: tree{Kind: String, Str: "\x00", End: 8}},
+		{name: "raw UTF-8 and DEL", doc: "\"\u00e9\U0001F600\x7f\"", want: tree{Kind: String, Str: "\u00e9\U0001F600\x7f", End: 9}},
+		{name: "empty array", doc: "[ ]", want: tree{Kind: Array, Items: []tree{}, End: 3}},
+		{name: "empty object", doc: "{ }", want: tree{Kind: Object, Members: []treeMember{}, End: 3}},
 		{
 			name: "nested, members in document order",
 			doc:  `{"b": [1, "x"], "a": {}}`,
-			want: Value{Kind: Object, End: 24, Members: []Member{
-				{Key: "b", Value: Value{Kind: Array, Start: 6, End: 14, Items: []Value{
+			want: tree{Kind: Object, End: 24, Members: []treeMember{
+				{Key: "b", Value: tree{Kind: Array, Start: 6, End: 14, Items: []tree{
 					{Kind: Number, Str: "1", Start: 7, End: 8},
 					{Kind: String, Str: "x", Start: 10, End: 13},
 				}}},
-				{Key: "a", Value: Value{Kind: Object, Members: []Member{}, Start: 21, End: 23}},
+				{Key: "a", Value: tree{Kind: Object, Members: []treeMember{}, Start: 21, End: 23}},
 			}},
 		},
 		{
 			name: "same name in different objects is no duplicate",
 			doc:  `[{"a":1},{"a":2}]`,
-			want: Value{Kind: Array, End: 17, Items: []Value{
-				{Kind: Object, Start: 1, End: 8, Members: []Member{{Key: "a", Value: Value{Kind: Number, Str: "1", Start: 6, End: 7}}}},
-				{Kind: Object, Start: 9, End: 16, Members: []Member{{Key: "a", Value: Value{Kind: Number, Str: "2", Start: 14, End: 15}}}},
+			want: tree{Kind: Array, End: 17, Items: []tree{
+				{Kind: Object, Start: 1, End: 8, Members: []treeMember{{Key: "a", Value: tree{Kind: Number, Str: "1", Start: 6, End: 7}}}},
+				{Kind: Object, Start: 9, End: 16, Members: []treeMember{{Key: "a", Value: tree{Kind: Number, Str: "2", Start: 14, End: 15}}}},
 			}},
 		},
 	}
@@ -58,7 +58,7 @@ func TestParseValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tc.doc, err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, toTree(got)); diff != "" {
 				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tc.doc, diff)
 			}
 		})
@@ -184,10 +184,10 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := Parse([]byte(tc.doc), tc.lim)
+			_, err := Parse([]byte(tc.doc), tc.lim)
 			perr, ok := err.(*Error)
 			if !ok {
-				t.Fatalf("Parse returned %#v, %v; want a *Error", v, err)
+				t.Fatalf("Parse returned %v; want a *Error", err)
 			}
 			got := errFields{perr.Kind, perr.Offset, perr.Pointer}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -209,11 +209,11 @@ func TestValueGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, ok := v.Get("b")
-	if !ok || b.Kind != Object {
+	if !ok || b.Kind() != Object {
 		t.Fatalf(`Get("b") = %v, %v`, b, ok)
 	}
 	c, ok := b.Get("c")
-	if !ok || c.Kind != Bool || !c.Bool {
+	if !ok || c.Kind() != Bool || !c.Bool() {
 		t.Fatalf(`Get("c") = %v, %v`, c, ok)
 	}
 	if _, ok := v.Get("z"); ok {

@@ -1,6 +1,11 @@
-// Package jsonv parses JSON into a small ordered tree that keeps what the
-// preflight rules need and encoding/json throws away: member order, the exact
-// text of every number, and the byte span of every value.
+// Package jsonv parses JSON into a compact, read-only tree that keeps what
+// the preflight rules need and encoding/json throws away: member order, the
+// exact text of every number, and the byte span of every value.
+//
+// The tree is a flat "tape" of fixed-size nodes that hold no pointers, so a
+// parsed document costs one allocation and nothing for the garbage
+// collector to scan. Strings without escapes are not copied: they are slices
+// of the document.
 //
 // The parser is strict (RFC 8259 plus I-JSON's rules): duplicate object keys,
 // invalid UTF-8 and lone surrogate escapes are errors. It enforces optional
@@ -40,21 +45,149 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// Value is one parsed JSON value.
-type Value struct {
-	Kind Kind
-	// Bool holds the value of a Bool.
-	Bool bool
-	// Str holds the decoded text of a String, or the literal text of a
-	// Number exactly as it appeared in the document.
-	Str string
-	// Items holds the elements of an Array.
-	Items []Value
-	// Members holds the members of an Object in document order.
-	Members []Member
-	// Start and End are the byte offsets of the value in the parsed document.
-	Start, End int
+// doc is one parsed document.
+type doc struct {
+	src   string   // the document text
+	nodes []node   // values in document order; an object's members are key, value pairs
+	esc   []string // decoded text of strings that had escapes
 }
+
+// node is one value (or member name) on the tape.
+type node struct {
+	start, end uint32 // byte span in src; strings include their quotes
+	next       uint32 // index of the first node after this value's subtree
+	meta       uint32 // kind | flags | count (see below)
+}
+
+const (
+	kindBits   = 3
+	kindMask   = 1<<kindBits - 1
+	flagTrue   = 1 << kindBits       // a Bool that is true
+	flagEscape = 1 << (kindBits + 1) // a String whose text is in doc.esc
+	countShift = kindBits + 2        // containers: number of items or members; escaped strings: index in esc
+)
+
+// Value is one value of a parsed document: a small handle that is cheap to
+// copy. The zero Value is not valid. Values are read-only and safe for
+// concurrent use.
+type Value struct {
+	d *doc
+	i uint32
+}
+
+func (v Value) n() *node { return &v.d.nodes[v.i] }
+
+// IsValid reports whether v refers to a value.
+func (v Value) IsValid() bool { return v.d != nil }
+
+// Kind returns the JSON type of v.
+func (v Value) Kind() Kind { return Kind(v.n().meta & kindMask) }
+
+// Bool returns the value of a Bool (false for other kinds).
+func (v Value) Bool() bool { return v.n().meta&flagTrue != 0 }
+
+// Str returns the decoded text of a String, or the literal text of a Number
+// exactly as it appears in the document.
+func (v Value) Str() string {
+	n := v.n()
+	switch Kind(n.meta & kindMask) {
+	case String:
+		if n.meta&flagEscape != 0 {
+			return v.d.esc[n.meta>>countShift]
+		}
+		return v.d.src[n.start+1 : n.end-1]
+	case Number:
+		return v.d.src[n.start:n.end]
+	}
+	return ""
+}
+
+// Start and End are the byte offsets of v in the parsed document.
+func (v Value) Start() int { return int(v.n().start) }
+
+// End is the offset just past v.
+func (v Value) End() int { return int(v.n().end) }
+
+// Raw returns the text of v exactly as it appears in the document.
+func (v Value) Raw() string { n := v.n(); return v.d.src[n.start:n.end] }
+
+// Len returns the number of items of an Array or members of an Object.
+func (v Value) Len() int {
+	n := v.n()
+	if k := Kind(n.meta & kindMask); k != Array && k != Object {
+		return 0
+	}
+	return int(n.meta >> countShift)
+}
+
+// Get returns the member of an Object named key.
+func (v Value) Get(key string) (Value, bool) {
+	if v.Kind() != Object {
+		return Value{}, false
+	}
+	for it := v.Iter(); it.Next(); {
+		if it.Key() == key {
+			return it.Value(), true
+		}
+	}
+	return Value{}, false
+}
+
+// Iter returns an iterator over the items of an Array or the members of an
+// Object, in document order:
+//
+//	for it := v.Iter(); it.Next(); {
+//		use(it.Index(), it.Key(), it.Value())
+//	}
+func (v Value) Iter() Iter {
+	n := v.n()
+	k := Kind(n.meta & kindMask)
+	if k != Array && k != Object {
+		return Iter{}
+	}
+	return Iter{d: v.d, at: v.i + 1, end: n.next, obj: k == Object, index: -1}
+}
+
+// Iter walks the children of an Array or Object. Its zero value is an empty
+// iteration.
+type Iter struct {
+	d       *doc
+	at, end uint32 // the next child's first node, and the end of the container
+	key     uint32 // the current member's name node (objects)
+	cur     uint32 // the current value's node
+	obj     bool
+	index   int
+}
+
+// Next advances to the next child and reports whether there is one.
+func (it *Iter) Next() bool {
+	if it.d == nil || it.at >= it.end {
+		return false
+	}
+	if it.obj {
+		it.key = it.at
+		it.cur = it.at + 1
+	} else {
+		it.cur = it.at
+	}
+	it.at = it.d.nodes[it.cur].next
+	it.index++
+	return true
+}
+
+// Index returns the position of the current child (0 for the first).
+func (it *Iter) Index() int { return it.index }
+
+// Key returns the current member's name ("" for array items).
+func (it *Iter) Key() string {
+	if !it.obj {
+		return ""
+	}
+	return Value{it.d, it.key}.Str()
+}
+
+// Value returns the current child.
+func (it *Iter) Value() Value { return Value{it.d, it.cur} }
 
 // Member is one name/value pair of an Object.
 type Member struct {
@@ -62,12 +195,5 @@ type Member struct {
 	Value Value
 }
 
-// Get returns the member named key and whether it exists.
-func (v *Value) Get(key string) (*Value, bool) {
-	for i := range v.Members {
-		if v.Members[i].Key == key {
-			return &v.Members[i].Value, true
-		}
-	}
-	return nil, false
-}
+// Member returns the current member of an Object.
+func (it *Iter) Member() Member { return Member{it.Key(), it.Value()} }
