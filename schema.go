@@ -393,12 +393,12 @@ type schema struct {
 	minLength int32   // code points; clamped to maxLengthClamp
 	maxLength int32
 
-	typeValue  jsonv.Value // the type keyword's value, for messages
-	required   []string    // unique property names; nil: none
+	typeValue  jsonv.Value  // the type keyword's value, for messages
+	required   []string     // unique property names; nil: none
 	props      []schemaProp // sorted by name when there are many
 	items      *schema
 	enum       jsonv.Value // the enum array; nil: no enum
-	enumStrs   *[]string    // the sorted strings of a long enum; nil: scan enum
+	enumStrs   *[]string   // the sorted strings of a long enum; nil: scan enum
 	constant   jsonv.Value // valid when has&hasConst
 	minimum    jsonv.Value // numbers; valid when has&hasMinimum, has&hasMaximum
 	maximum    jsonv.Value
