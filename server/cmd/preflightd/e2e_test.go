@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net"
@@ -270,5 +271,47 @@ func runCurlExamples(t *testing.T, base string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("curl example output (-want +got):\n%s", diff)
+	}
+}
+
+// TestBinaryPaymentConfig: a bad payment configuration stops the binary at
+// start with exit status 1 and a message naming the problem; a good one
+// serves the tool-call route behind a 402 challenge.
+func TestBinaryPaymentConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+
+	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--pay-to", "0x123", "--facilitator-url", "https://facilitator.example")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "invalid payment configuration") {
+		t.Errorf("bad pay-to: %v, output %q; want exit status 1 naming the payment configuration", err, out)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a facilitator address; the challenge needs no call to it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	d := startDaemon(t, bin, "--pay-to", "0x1111111111111111111111111111111111111111", "--facilitator-url", "http://"+ln.Addr().String())
+	resp, err := http.Post("http://"+d.addr+"/v0.2/preflight/tool-call", "application/json",
+		strings.NewReader(`{"runId":"r","stepId":"s","tool":{"provider":"search","operation":"web_search","request":{"query":"q"},"estimatedExternalCostUsd":0},"budget":{"remainingUsd":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 402 || resp.Header.Get("PAYMENT-REQUIRED") == "" {
+		t.Errorf("paid route without payment: %d, PAYMENT-REQUIRED %q", resp.StatusCode, resp.Header.Get("PAYMENT-REQUIRED"))
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range d.logs {
+	}
+	if err := <-d.done; err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
 	}
 }
