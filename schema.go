@@ -13,7 +13,6 @@ package preflight
 
 import (
 	"errors"
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
 // issueList collects validation failures, keeping at most max (100 for
@@ -404,7 +404,7 @@ type schema struct {
 	maximum    jsonv.Value
 	minLenText jsonv.Value // the length keywords as written, for messages
 	maxLenText jsonv.Value
-	pattern    *regexp.Regexp
+	pattern    *pattern.Pattern
 	additional *schema // nil: no additionalProperties keyword
 }
 
@@ -877,58 +877,15 @@ const (
 	maxSchemaPatternInsts = 30000 // all patterns of one schema together
 )
 
-// compilePattern compiles src with Go's regexp (RE2 syntax) and returns the
-// estimated size of its program in instructions (counted up to limit+3).
-// When that size is over limit it does not compile and returns a nil *regexp.Regexp and a nil
-// error. Nothing is cached: every call compiles the schema it is given, so
-// no state is kept between calls.
-func compilePattern(src string, limit int) (*regexp.Regexp, int, error) {
-	tree, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return nil, 0, err
-	}
-	size := progSize(tree, limit+1) + 2 // the program's fail and match instructions
-	if size > limit {
-		return nil, size, nil
-	}
-	re, err := regexp.Compile(src)
-	return re, size, err
+// compilePattern compiles src with Go's RE2 syntax when its program fits in
+// limit instructions (see internal/pattern); a nil pattern with a nil error
+// means it does not.
+func compilePattern(src string, limit int) (*pattern.Pattern, int, error) {
+	return pattern.Compile(src, limit)
 }
 
-// progSize estimates how many instructions re compiles to, as RE2 expands
-// repetitions: x{n,m} is n copies of x and m-n optional ones. It stops
-// counting once the total exceeds limit, so it never overflows.
-func progSize(re *syntax.Regexp, limit int) int {
-	sub := func(i int) int { return progSize(re.Sub[i], limit) }
-	n := 1
-	switch re.Op {
-	case syntax.OpLiteral:
-		n = len(re.Rune)
-	case syntax.OpCapture:
-		n = sub(0) + 2
-	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		n = sub(0) + 1
-	case syntax.OpRepeat:
-		x := sub(0)
-		if re.Max == -1 {
-			n = x*max(re.Min, 1) + 1
-		} else {
-			n = max(x*re.Max+(re.Max-re.Min), 1) // x{0} is an empty match
-		}
-	case syntax.OpConcat, syntax.OpAlternate:
-		n = 0
-		if re.Op == syntax.OpAlternate {
-			n = len(re.Sub) - 1
-		}
-		for i := range re.Sub {
-			n += sub(i)
-			if n > limit {
-				break
-			}
-		}
-	}
-	return min(n, limit)
-}
+// progSize estimates the RE2 program size of re (see pattern.EstimateSize).
+func progSize(re *syntax.Regexp, limit int) int { return pattern.EstimateSize(re, limit) }
 
 // re2Reason shortens a regexp compile error for a message.
 func re2Reason(err error) string {

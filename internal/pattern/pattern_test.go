@@ -1,0 +1,90 @@
+package pattern
+
+import (
+	"regexp"
+	"testing"
+)
+
+// The reference for every answer is Go's own regexp package.
+var cases = []struct{ pattern string }{
+	{`^a`}, {`a$`}, {`^$`}, {``}, {`abc`}, {`^[A-Z]{3}-[0-9]{4}$`}, {`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`},
+	{`^(pd|pw|pm|py)$`}, {`\bfoo\b`}, {`\Bfoo`}, {`(?i)straße`}, {`(?i)^K`}, {`^\p{Greek}+$`},
+	{`.`}, {`(?s).x`}, {`a.c`}, {`^.*$`}, {`(?m)^b$`}, {`\Aa`}, {`a\z`}, {`x*`}, {`(a|ab)(c|bcd)(d*)`},
+	{`[[:alpha:]]+\d`}, {`\$[0-9]+(\.[0-9]{2})?`}, {`é+`}, {`💩{2}`}, {`^(?:(a+)|b)*c$`},
+	{`^\w+$`}, {`[^\n]`}, {`(?U)a+`}, {`a{0}b`}, {`^(\d{1,3}\.){3}\d{1,3}$`},
+}
+
+var inputs = []string{
+	"", "a", "b", "ab", "abc", "xabcx", "ABC-1234", "ab-1234", "user@example.com", "bad address@x",
+	"pd", "pdx", "a foo b", "afoo", "STRASSE", "straße", "kelvin", "Kelvin", "αβγ", "αβγ1", "x\ny", "\n",
+	"a\nb\n", "abcd", "aaac", "ac", "cc", "héé", "💩💩", "💩", "$12.50", "$5", "12.0.0.1", "1.2.3.4",
+	"under_score", "sp ace", "abd", "\x00", "a\u00e9", "ab\nc",
+}
+
+func TestMatchAgreesWithRegexp(t *testing.T) {
+	for _, c := range cases {
+		p, _, err := Compile(c.pattern, 1<<20)
+		if err != nil || p == nil {
+			t.Fatalf("Compile(%q) = %v, %v", c.pattern, p, err)
+		}
+		re := regexp.MustCompile(c.pattern)
+		for _, in := range inputs {
+			if got, want := p.MatchString(in), re.MatchString(in); got != want {
+				t.Errorf("pattern %q on %q: got %v, regexp says %v", c.pattern, in, got, want)
+			}
+		}
+	}
+}
+
+func TestCompileLimits(t *testing.T) {
+	if _, _, err := Compile(`(?=x)`, 1000); err == nil {
+		t.Error("lookahead compiled; RE2 has none")
+	}
+	p, size, err := Compile(`a{1000}b{1000}c{1000}d{100}`, 3000)
+	if p != nil || err != nil || size <= 3000 {
+		t.Errorf("repetition bomb: got %v, size %d, %v; want nil and a size over the limit", p, size, err)
+	}
+	if p, _, _ := Compile(`^x$`, 3000); p.String() != `^x$` {
+		t.Errorf("String() = %q", p.String())
+	}
+}
+
+// FuzzMatch checks the matcher against regexp on arbitrary patterns and
+// inputs.
+func FuzzMatch(f *testing.F) {
+	for _, c := range cases {
+		for _, in := range inputs[:8] {
+			f.Add(c.pattern, in)
+		}
+	}
+	f.Fuzz(func(t *testing.T, pattern, in string) {
+		re, err := regexp.Compile(pattern)
+		p, _, perr := Compile(pattern, 5000)
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("pattern %q: regexp error %v, ours %v", pattern, err, perr)
+		}
+		if err != nil || p == nil {
+			return
+		}
+		if got, want := p.MatchString(in), re.MatchString(in); got != want {
+			t.Fatalf("pattern %q on %q: got %v, regexp says %v", pattern, in, got, want)
+		}
+	})
+}
+
+func BenchmarkCompile(b *testing.B) {
+	for _, src := range []string{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`} {
+		b.Run("pattern/"+src, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Compile(src, 3000)
+			}
+		})
+		b.Run("regexp/"+src, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				regexp.Compile(src)
+			}
+		})
+	}
+}
