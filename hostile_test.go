@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
 // Hostile input at the library level: every case is answered with a result
@@ -228,7 +229,7 @@ func TestMinusZero(t *testing.T) {
 	}
 }
 
-// TestPatternSizeEstimate compares progSize with the program Go's RE2
+// TestPatternSizeEstimate compares pattern.EstimateSize with the program Go's RE2
 // compiler actually builds: the estimate must never be smaller (so the cap
 // holds) and stay close.
 func TestPatternSizeEstimate(t *testing.T) {
@@ -245,7 +246,7 @@ func TestPatternSizeEstimate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		est := progSize(tree, 1<<30) + 2
+		est := pattern.EstimateSize(tree, 1<<30) + 2
 		if got := len(prog.Inst); est < got || est > 2*got+8 {
 			t.Errorf("%s: estimated %d instructions, RE2 built %d", p, est, got)
 		}
