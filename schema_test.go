@@ -2,14 +2,11 @@ package preflight
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -561,61 +558,7 @@ var numberTexts = []string{
 	"-5", "-50", "-49", "-500", "-0.5", "7", "70", "69", "-7",
 }
 
-// TestCompareNumbersMatchesDecimal checks the allocation-free comparison
-// against internal/decimal on every pair of numberTexts and on random
-// spellings.
-func TestCompareNumbersMatchesDecimal(t *testing.T) {
-	nums := slices.Clone(numberTexts)
-	r := rand.New(rand.NewPCG(1, 2))
-	digits := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = "0000123456789"[r.IntN(13)] // zeros are common on purpose
-		}
-		return string(b)
-	}
-	for range 300 {
-		s := ""
-		if r.IntN(2) == 0 {
-			s = "-"
-		}
-		in := digits(1 + r.IntN(4))
-		if len(in) > 1 && in[0] == '0' {
-			in = in[1:]
-			if in[0] == '0' {
-				in = "0"
-			}
-		}
-		s += in
-		if r.IntN(2) == 0 {
-			s += "." + digits(1+r.IntN(4))
-		}
-		if r.IntN(3) == 0 {
-			s += "e" + []string{"", "+", "-"}[r.IntN(3)] + strconv.Itoa(r.IntN(6))
-		}
-		nums = append(nums, s)
-	}
-	for _, a := range nums {
-		if got, want := parseExact(a).isInteger(), decimal.IsInteger(a); got != want {
-			t.Errorf("isInteger(%s) = %v, decimal.IsInteger = %v", a, got, want)
-		}
-		for _, b := range nums {
-			if got, want := compareNumbers(a, b), decimal.Compare(a, b); got != want {
-				t.Errorf("compareNumbers(%s, %s) = %d, decimal.Compare = %d", a, b, got, want)
-			}
-		}
-	}
-}
 
-func TestCompareNumbersAllocatesNothing(t *testing.T) {
-	allocs := testing.AllocsPerRun(100, func() {
-		compareNumbers("19.99", "0.01")
-		parseExact("1.50").isInteger()
-	})
-	if allocs != 0 {
-		t.Errorf("compareNumbers allocates %v times per run, want 0", allocs)
-	}
-}
 
 // TestSchemaValidateAllocatesNothingOnSuccess guards the promise that a
 // passing instance costs no allocation.

@@ -1,227 +1,206 @@
 // Package decimal does exact arithmetic and comparison on the decimal text of
 // JSON numbers, so that money and limits are judged on the values callers
 // wrote rather than on their nearest binary floats.
+//
+// Comparison (Compare, IsInteger, FractionDigits) never allocates.
+// Arithmetic (Dec) works on int64 coefficients while they fit and moves to
+// math/big when they do not, so the common case of small money amounts
+// allocates nothing either.
 package decimal
 
 import (
+	"math"
 	"math/big"
+	"math/bits"
+	"strconv"
 	"strings"
 )
 
-// norm is a JSON number in normalized scientific form:
-// value = sign × 0.digits × 10^exp, with digits free of leading and trailing
-// zeros. Zero has empty digits.
-type norm struct {
-	neg    bool
-	digits string
-	exp    int64
-}
-
-const expClamp = 1 << 40 // far beyond any mantissa a 64 KiB document can hold
-
-// normalize splits JSON number text. It assumes s is valid JSON number text.
-func normalize(s string) norm {
-	var n norm
-	if strings.HasPrefix(s, "-") {
-		n.neg = true
-		s = s[1:]
-	}
-	mant, exp := s, int64(0)
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant = s[:i]
-		e := s[i+1:]
-		neg := false
-		if e != "" && (e[0] == '+' || e[0] == '-') {
-			neg = e[0] == '-'
-			e = e[1:]
-		}
-		for _, c := range []byte(e) {
-			if exp < expClamp {
-				exp = exp*10 + int64(c-'0')
-			}
-		}
-		if neg {
-			exp = -exp
-		}
-	}
-	intPart, frac := mant, ""
-	if i := strings.IndexByte(mant, '.'); i >= 0 {
-		intPart, frac = mant[:i], mant[i+1:]
-	}
-	exp += int64(len(intPart))
-	digits := intPart + frac
-	lead := 0
-	for lead < len(digits) && digits[lead] == '0' {
-		lead++
-	}
-	digits = digits[lead:]
-	exp -= int64(lead)
-	digits = strings.TrimRight(digits, "0")
-	if digits == "" {
-		return norm{}
-	}
-	n.digits = digits
-	n.exp = exp
-	return n
-}
-
-// Compare compares two JSON numbers given as text and returns -1, 0 or +1.
-// It is exact for any length and exponent.
-func Compare(a, b string) int {
-	x, y := normalize(a), normalize(b)
-	sx, sy := x.sign(), y.sign()
-	if sx != sy {
-		if sx < sy {
-			return -1
-		}
-		return 1
-	}
-	if sx == 0 {
-		return 0
-	}
-	c := compareMagnitude(x, y)
-	if sx < 0 {
-		return -c
-	}
-	return c
-}
-
-func (n norm) sign() int {
-	switch {
-	case n.digits == "":
-		return 0
-	case n.neg:
-		return -1
-	}
-	return 1
-}
-
-func compareMagnitude(x, y norm) int {
-	if x.exp != y.exp {
-		if x.exp < y.exp {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(x.digits, y.digits) // equal exponents: digit strings compare as fractions
-}
-
-// IsInteger reports whether the JSON number s has no fractional part
-// (so 1.0 and 1e2 are integers).
-func IsInteger(s string) bool {
-	n := normalize(s)
-	return n.digits == "" || int64(len(n.digits)) <= n.exp
-}
-
-// FractionDigits returns how many digits after the decimal point the exact
-// value of s needs (0 for integers).
-func FractionDigits(s string) int64 {
-	n := normalize(s)
-	if d := int64(len(n.digits)) - n.exp; d > 0 {
-		return d
-	}
-	return 0
-}
-
-// Dec is an exact decimal: coef × 10^-scale. The zero value is 0.
+// Dec is an exact decimal: coefficient × 10^-scale. The zero value is 0.
+// Callers bound the size of what they parse (see FractionDigits).
 type Dec struct {
-	coef  big.Int
+	small int64    // the coefficient, when big is nil
+	big   *big.Int // the coefficient, when it does not fit in small
 	scale int32
 }
 
-// Parse converts JSON number text to a Dec. Callers bound the size of the
-// input first (see FractionDigits); the exponent is used as written.
-func Parse(s string) Dec {
-	n := normalize(s)
-	var d Dec
-	if n.digits == "" {
-		return d
+var pow10s = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
 	}
-	d.coef.SetString(n.digits, 10)
-	// value = 0.digits × 10^exp = digits × 10^(exp-len(digits))
-	shift := n.exp - int64(len(n.digits))
-	if shift >= 0 {
-		d.coef.Mul(&d.coef, pow10(shift))
+	return p
+}()
+
+// Parse converts valid JSON number text to a Dec.
+func Parse(s string) Dec {
+	n := parseExact(s)
+	nd := n.digits()
+	if nd == 0 {
+		return Dec{}
+	}
+	// value = 0.digits × 10^exp = digits × 10^(exp-nd)
+	shift := n.exp - int64(nd)
+	var d Dec
+	if nd <= 18 && shift > -math.MaxInt32 && shift < 19-int64(nd) {
+		var c int64
+		for i := 0; i < nd; i++ {
+			c = c*10 + int64(n.digit(i)-'0')
+		}
+		if shift >= 0 {
+			c *= pow10s[shift]
+		} else {
+			d.scale = int32(-shift)
+		}
+		d.small = c
 	} else {
-		d.scale = int32(-shift)
+		d.big = new(big.Int)
+		d.big.SetString(n.hi+n.lo, 10)
+		if shift >= 0 {
+			d.big.Mul(d.big, bigPow10(shift))
+		} else {
+			d.scale = int32(-shift)
+		}
 	}
 	if n.neg {
-		d.coef.Neg(&d.coef)
+		d = d.neg()
 	}
 	return d
 }
 
-// MustParse is Parse for constants in code.
-func MustParse(s string) Dec { return Parse(s) }
-
-func pow10(n int64) *big.Int {
+func bigPow10(n int64) *big.Int {
 	return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil)
 }
 
-func align(a, b Dec) (x, y *big.Int, scale int32) {
-	x, y = new(big.Int).Set(&a.coef), new(big.Int).Set(&b.coef)
+func (d Dec) bigCoef() *big.Int {
+	if d.big != nil {
+		return d.big
+	}
+	return big.NewInt(d.small)
+}
+
+func (d Dec) neg() Dec {
+	if d.big != nil {
+		return Dec{big: new(big.Int).Neg(d.big), scale: d.scale}
+	}
+	if d.small == math.MinInt64 {
+		return Dec{big: new(big.Int).Neg(big.NewInt(d.small)), scale: d.scale}
+	}
+	return Dec{small: -d.small, scale: d.scale}
+}
+
+// mulSmall returns a × b and whether it fits in an int64.
+func mulSmall(a, b int64) (int64, bool) {
+	neg := (a < 0) != (b < 0)
+	ua, ub := uint64(a), uint64(b)
+	if a < 0 {
+		ua = -ua
+	}
+	if b < 0 {
+		ub = -ub
+	}
+	hi, lo := bits.Mul64(ua, ub)
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// rescale returns d with the larger scale s (s >= d.scale).
+func (d Dec) rescale(s int32) Dec {
+	k := int64(s - d.scale)
+	if k == 0 {
+		return d
+	}
+	if d.big == nil && k < int64(len(pow10s)) {
+		if c, ok := mulSmall(d.small, pow10s[k]); ok {
+			return Dec{small: c, scale: s}
+		}
+	}
+	return Dec{big: new(big.Int).Mul(d.bigCoef(), bigPow10(k)), scale: s}
+}
+
+func align(a, b Dec) (Dec, Dec) {
 	switch {
 	case a.scale < b.scale:
-		x.Mul(x, pow10(int64(b.scale-a.scale)))
-		scale = b.scale
+		a = a.rescale(b.scale)
 	case b.scale < a.scale:
-		y.Mul(y, pow10(int64(a.scale-b.scale)))
-		scale = a.scale
-	default:
-		scale = a.scale
+		b = b.rescale(a.scale)
 	}
-	return x, y, scale
+	return a, b
 }
 
 // Add returns a + b.
 func Add(a, b Dec) Dec {
-	x, y, s := align(a, b)
-	var d Dec
-	d.coef.Add(x, y)
-	d.scale = s
-	return d
+	a, b = align(a, b)
+	if a.big == nil && b.big == nil {
+		s := a.small + b.small
+		if (s > a.small) == (b.small > 0) { // no overflow
+			return Dec{small: s, scale: a.scale}
+		}
+	}
+	return Dec{big: new(big.Int).Add(a.bigCoef(), b.bigCoef()), scale: a.scale}
 }
 
 // Sub returns a − b.
-func Sub(a, b Dec) Dec {
-	x, y, s := align(a, b)
-	var d Dec
-	d.coef.Sub(x, y)
-	d.scale = s
-	return d
-}
+func Sub(a, b Dec) Dec { return Add(a, b.neg()) }
 
 // Mul returns a × b.
 func Mul(a, b Dec) Dec {
-	var d Dec
-	d.coef.Mul(&a.coef, &b.coef)
-	d.scale = a.scale + b.scale
-	return d
+	if a.big == nil && b.big == nil {
+		if c, ok := mulSmall(a.small, b.small); ok {
+			return Dec{small: c, scale: a.scale + b.scale}
+		}
+	}
+	return Dec{big: new(big.Int).Mul(a.bigCoef(), b.bigCoef()), scale: a.scale + b.scale}
 }
 
 // Cmp compares a and b and returns -1, 0 or +1.
 func Cmp(a, b Dec) int {
-	x, y, _ := align(a, b)
-	return x.Cmp(y)
+	return Sub(a, b).Sign()
 }
 
 // Sign returns -1, 0 or +1.
-func (d Dec) Sign() int { return d.coef.Sign() }
+func (d Dec) Sign() int {
+	if d.big != nil {
+		return d.big.Sign()
+	}
+	switch {
+	case d.small < 0:
+		return -1
+	case d.small > 0:
+		return 1
+	}
+	return 0
+}
 
 // String formats d in plain decimal notation with no exponent, no trailing
 // fractional zeros and no negative zero: "0.3", "-0.002", "12".
 func (d Dec) String() string {
-	if d.coef.Sign() == 0 {
+	if d.Sign() == 0 {
 		return "0"
 	}
-	neg := d.coef.Sign() < 0
-	digits := new(big.Int).Abs(&d.coef).String()
+	neg := d.Sign() < 0
+	var digits string
+	if d.big != nil {
+		digits = new(big.Int).Abs(d.big).String()
+	} else {
+		u := uint64(d.small)
+		if neg {
+			u = -u
+		}
+		digits = strconv.FormatUint(u, 10)
+	}
 	scale := int(d.scale)
 	for scale > 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
 		scale--
 	}
 	var b strings.Builder
+	b.Grow(len(digits) + 3 + max(scale-len(digits), -scale, 0))
 	if neg {
 		b.WriteByte('-')
 	}

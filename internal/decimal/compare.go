@@ -1,0 +1,204 @@
+package decimal
+
+import "strings"
+
+// exactNumber is JSON number text split for exact work without allocating:
+// value = ±0.d₁d₂… × 10^exp, where the digits are the virtual concatenation
+// hi+lo with no leading or trailing zeros (none at all for zero).
+type exactNumber struct {
+	neg    bool
+	hi, lo string // digits before and after the point as written, trimmed
+	exp    int64
+}
+
+// exactExpClamp bounds written exponents far beyond any digit count a
+// document can hold.
+const exactExpClamp = 1 << 40
+
+// parseExact splits valid JSON number text.
+func parseExact(s string) exactNumber {
+	var n exactNumber
+	if s != "" && s[0] == '-' {
+		n.neg = true
+		s = s[1:]
+	}
+	var exp int64
+	for i := 0; i < len(s); i++ {
+		if s[i] != 'e' && s[i] != 'E' {
+			continue
+		}
+		e := s[i+1:]
+		s = s[:i]
+		negExp := false
+		if e != "" && (e[0] == '+' || e[0] == '-') {
+			negExp = e[0] == '-'
+			e = e[1:]
+		}
+		for j := 0; j < len(e); j++ {
+			if exp < exactExpClamp {
+				exp = exp*10 + int64(e[j]-'0')
+			}
+		}
+		if negExp {
+			exp = -exp
+		}
+		break
+	}
+	hi, lo := s, ""
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			hi, lo = s[:i], s[i+1:]
+			break
+		}
+	}
+	exp += int64(len(hi))
+	for hi != "" && hi[0] == '0' {
+		hi = hi[1:]
+		exp--
+	}
+	if hi == "" {
+		for lo != "" && lo[0] == '0' {
+			lo = lo[1:]
+			exp--
+		}
+	}
+	for lo != "" && lo[len(lo)-1] == '0' {
+		lo = lo[:len(lo)-1]
+	}
+	if lo == "" {
+		for hi != "" && hi[len(hi)-1] == '0' {
+			hi = hi[:len(hi)-1]
+		}
+	}
+	if hi == "" && lo == "" {
+		return exactNumber{}
+	}
+	n.hi, n.lo, n.exp = hi, lo, exp
+	return n
+}
+
+func (n *exactNumber) digits() int { return len(n.hi) + len(n.lo) }
+
+func (n *exactNumber) digit(i int) byte {
+	if i < len(n.hi) {
+		return n.hi[i]
+	}
+	return n.lo[i-len(n.hi)]
+}
+
+func (n *exactNumber) sign() int {
+	switch {
+	case n.digits() == 0:
+		return 0
+	case n.neg:
+		return -1
+	}
+	return 1
+}
+
+// isInteger reports whether n has no fractional part (1.0 and 1e2 do not).
+func (n exactNumber) isInteger() bool {
+	return int64(n.digits()) <= n.exp || n.digits() == 0
+}
+
+// isPlainInteger reports whether the JSON number text s has neither a
+// fraction nor an exponent, like most numbers in requests.
+func isPlainInteger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// comparePlainIntegers compares two JSON integers written without fraction
+// or exponent: JSON forbids leading zeros, so longer digit strings are
+// larger.
+func comparePlainIntegers(a, b string) int {
+	na, nb := a[0] == '-', b[0] == '-'
+	if na {
+		a = a[1:]
+	}
+	if nb {
+		b = b[1:]
+	}
+	na, nb = na && a != "0", nb && b != "0" // -0 is 0
+	if na != nb {
+		if na {
+			return -1
+		}
+		return 1
+	}
+	c := len(a) - len(b)
+	if c == 0 {
+		c = strings.Compare(a, b)
+	}
+	switch {
+	case c == 0:
+		return 0
+	case (c < 0) != na:
+		return -1
+	}
+	return 1
+}
+
+// Compare compares two valid JSON numbers given as text exactly, for
+// any length and exponent, and returns -1, 0 or +1. It never allocates.
+func Compare(a, b string) int {
+	if isPlainInteger(a) && isPlainInteger(b) {
+		return comparePlainIntegers(a, b)
+	}
+	x, y := parseExact(a), parseExact(b)
+	sx, sy := x.sign(), y.sign()
+	switch {
+	case sx != sy:
+		if sx < sy {
+			return -1
+		}
+		return 1
+	case sx == 0:
+		return 0
+	}
+	c := 0
+	switch {
+	case x.exp != y.exp:
+		c = 1
+		if x.exp < y.exp {
+			c = -1
+		}
+	default:
+		nx, ny := x.digits(), y.digits()
+		for i := 0; i < nx && i < ny && c == 0; i++ {
+			dx, dy := x.digit(i), y.digit(i)
+			if dx != dy {
+				c = 1
+				if dx < dy {
+					c = -1
+				}
+			}
+		}
+		if c == 0 && nx != ny {
+			// No trailing zeros: the longer one has more non-zero digits.
+			c = 1
+			if nx < ny {
+				c = -1
+			}
+		}
+	}
+	return c * sx
+}
+
+// IsInteger reports whether the JSON number s has no fractional part (so
+// 1.0 and 1e2 are integers).
+func IsInteger(s string) bool { return isPlainInteger(s) || parseExact(s).isInteger() }
+
+// FractionDigits returns how many digits after the decimal point the exact
+// value of s needs (0 for integers).
+func FractionDigits(s string) int64 {
+	n := parseExact(s)
+	if d := int64(n.digits()) - n.exp; d > 0 {
+		return d
+	}
+	return 0
+}
