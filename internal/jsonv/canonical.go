@@ -80,7 +80,7 @@ type encoder struct {
 	buf []byte
 	// order is a stack of member indexes: each object being written pushes
 	// its members' indexes, sorts them in place and pops them when done.
-	order []member
+	order []uint32
 	// chunk is WriteCanonical's reusable output buffer.
 	chunk []byte
 	// w receives the output while WriteCanonical runs; nil otherwise.
@@ -132,12 +132,6 @@ func (w *walkError) finish() error {
 		return &NumberRangeError{Pointer: b.String(), Text: w.text}
 	}
 	return &Error{Kind: w.kind, Offset: w.offset, Pointer: b.String(), Msg: w.msg}
-}
-
-// member is one object member while an object's keys are sorted.
-type member struct {
-	key string
-	val Value
 }
 
 func (e *encoder) value(v Value) *walkError {
@@ -192,45 +186,48 @@ func (e *encoder) value(v Value) *walkError {
 }
 
 func (e *encoder) object(v Value) *walkError {
+	d := v.d
 	mark := len(e.order)
 	for it := v.Iter(); it.Next(); {
-		e.order = append(e.order, member{it.Key(), it.Value()})
+		e.order = append(e.order, it.key) // the member's name node; its value node follows
 	}
 	ms := e.order[mark:]
-	sortMembers(ms)
+	sortMembers(d, ms)
 	e.buf = append(e.buf, '{')
-	for j := range ms {
-		m := ms[j]
+	for j, k := range ms {
+		key := Value{d, k}.Str()
 		if j > 0 {
 			e.buf = append(e.buf, ',')
-			if ms[j-1].key == m.key {
-				return &walkError{tokens: []string{m.key}, kind: ErrDuplicateKey, offset: m.val.Start(),
-					msg: "duplicate member name " + strconv.Quote(m.key)}
+			if (Value{d, ms[j-1]}).Str() == key {
+				return &walkError{tokens: []string{key}, kind: ErrDuplicateKey, offset: Value{d, k + 1}.Start(),
+					msg: "duplicate member name " + strconv.Quote(key)}
 			}
 		}
-		if !e.str(m.key) {
-			return &walkError{tokens: []string{m.key}, kind: ErrInvalidUTF8, offset: m.val.Start(),
+		if !e.str(key) {
+			return &walkError{tokens: []string{key}, kind: ErrInvalidUTF8, offset: Value{d, k + 1}.Start(),
 				msg: "member name contains invalid UTF-8"}
 		}
 		e.buf = append(e.buf, ':')
-		if err := e.value(m.val); err != nil {
-			err.tokens = append(err.tokens, m.key)
+		if err := e.value(Value{d, k + 1}); err != nil {
+			err.tokens = append(err.tokens, key)
 			return err
 		}
 	}
 	e.buf = append(e.buf, '}')
-	clear(e.order[mark:])
 	e.order = e.order[:mark]
 	return nil
 }
 
-// sortMembers orders ms by the UTF-16 code units of their names.
-func sortMembers(ms []member) {
+// sortMembers orders the member-name nodes ms of d by the UTF-16 code units
+// of the names.
+func sortMembers(d *doc, ms []uint32) {
+	key := func(i uint32) string { return Value{d, i}.Str() }
 	if len(ms) <= smallObject {
 		for i := 1; i < len(ms); i++ {
 			x := ms[i]
+			kx := key(x)
 			j := i
-			for j > 0 && CompareKeys(ms[j-1].key, x.key) > 0 {
+			for j > 0 && CompareKeys(key(ms[j-1]), kx) > 0 {
 				ms[j] = ms[j-1]
 				j--
 			}
@@ -238,7 +235,7 @@ func sortMembers(ms []member) {
 		}
 		return
 	}
-	slices.SortFunc(ms, func(a, b member) int { return CompareKeys(a.key, b.key) })
+	slices.SortFunc(ms, func(a, b uint32) int { return CompareKeys(key(a), key(b)) })
 }
 
 // AppendCanonicalString appends s as an RFC 8785 string. It reports false
