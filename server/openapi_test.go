@@ -81,7 +81,7 @@ func TestOpenAPIContract(t *testing.T) {
 	if !paid.Responses["402"].Headers["PAYMENT-REQUIRED"].Required {
 		t.Error("402 does not require PAYMENT-REQUIRED")
 	}
-	for _, status := range []string{"200", "402"} {
+	for _, status := range []string{"200", "402", "503"} {
 		if _, ok := paid.Responses[status].Headers["PAYMENT-RESPONSE"]; !ok {
 			t.Errorf("%s lacks PAYMENT-RESPONSE", status)
 		}
