@@ -28,6 +28,12 @@ type Pattern struct {
 // returns the estimated program size too; a nil Pattern with a nil error
 // means the pattern is over the limit.
 func Compile(src string, limit int) (*Pattern, int, error) {
+	if prog, size, ok := compileDirect(src, limit); ok {
+		if prog == nil {
+			return nil, size, nil
+		}
+		return &Pattern{src: src, prog: prog, anchorStart: prog.StartCond()&syntax.EmptyBeginText != 0}, size, nil
+	}
 	tree, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
 		return nil, 0, err

@@ -88,3 +88,19 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// TestDirectPathTaken makes sure the common schema patterns are compiled
+// without regexp/syntax, and that everything else falls back to it.
+func TestDirectPathTaken(t *testing.T) {
+	for _, src := range []string{`^[A-Z]{3}-[0-9]{4}$`, `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`,
+		`^cus_[a-zA-Z0-9]{8,}$`, `^[0-9A-Z -]{3,10}$`, `^[A-Za-z0-9-]+$`, `a|`, `(?:ab)*c?`, `\$\d+(\.\d\d)?`} {
+		if _, _, ok := compileDirect(src, 3000); !ok {
+			t.Errorf("%q fell back to regexp/syntax", src)
+		}
+	}
+	for _, src := range []string{`(?i)a`, `\p{Greek}`, `[[:alpha:]]`, `\bx`, `a*?`, `a**`, `x{2}{3}`, `(a{2}){3}`, `[]a]`, `\Q.\E`, `x{1001}`, `(`, `a)`, `[z-a]`, `\1`} {
+		if _, _, ok := compileDirect(src, 3000); ok {
+			t.Errorf("%q was compiled directly; it should fall back", src)
+		}
+	}
+}
