@@ -108,20 +108,16 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
 			out.Headers = make(map[string]string, h.Len())
-			seen := make(map[string]string, h.Len())
 			for it := h.Iter(); it.Next(); {
 				key, val := it.Key(), it.Value()
-				hp := child(path+"/headers", key)
 				if val.Kind() != jsonv.String {
-					d.add(hp, IssueType, "expected a string header value, found "+kindName(val))
+					d.add(child(path+"/headers", key), IssueType, "expected a string header value, found "+kindName(val))
 					continue
 				}
-				lower := strings.ToLower(key)
-				if first, dup := seen[lower]; dup {
-					d.add(hp, IssueDuplicateHeader, "header "+strconv.Quote(clip(key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
+				if first := sameHeader(out.Headers, key); first != "" {
+					d.add(child(path+"/headers", key), IssueDuplicateHeader, "header "+strconv.Quote(clip(key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
 					continue
 				}
-				seen[lower] = key
 				out.Headers[key] = val.Str()
 			}
 		}
@@ -162,6 +158,17 @@ func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
 		e.BudgetRemainingUSD, _ = d.amount(m, path+"/budgetRemainingUsd", maxNumeric)
 	}
 	return e
+}
+
+// sameHeader returns the name in headers that equals name but for case, or
+// "". Requests carry few headers, so a scan beats building a second map.
+func sameHeader(headers map[string]string, name string) string {
+	for k := range headers {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+	}
+	return ""
 }
 
 // isToken reports whether s is an RFC 9110 token (a valid method name).

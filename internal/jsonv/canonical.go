@@ -156,7 +156,7 @@ func (e *encoder) value(v Value) *walkError {
 				msg: "number text " + strconv.Quote(text) + " is not a JSON number"}
 		}
 	case String:
-		if !e.str(v.Str()) {
+		if !e.strValue(v) {
 			return &walkError{kind: ErrInvalidUTF8, offset: v.Start(), msg: "string contains invalid UTF-8"}
 		}
 	case Array:
@@ -203,7 +203,7 @@ func (e *encoder) object(v Value) *walkError {
 					msg: "duplicate member name " + strconv.Quote(key)}
 			}
 		}
-		if !e.str(key) {
+		if !e.strValue(Value{d, k}) {
 			return &walkError{tokens: []string{key}, kind: ErrInvalidUTF8, offset: Value{d, k + 1}.Start(),
 				msg: "member name contains invalid UTF-8"}
 		}
@@ -236,6 +236,18 @@ func sortMembers(d *doc, ms []uint32) {
 		return
 	}
 	slices.SortFunc(ms, func(a, b uint32) int { return CompareKeys(key(a), key(b)) })
+}
+
+// strValue appends a String value. One written without escapes is already
+// canonical as it stands in the document: the parser refused raw control
+// characters and invalid UTF-8, and it has no quote or backslash inside.
+func (e *encoder) strValue(v Value) bool {
+	n := v.n()
+	if n.meta&flagEscape == 0 {
+		e.buf = append(e.buf, v.d.src[n.start:n.end]...)
+		return true
+	}
+	return e.str(v.Str())
 }
 
 // AppendCanonicalString appends s as an RFC 8785 string. It reports false

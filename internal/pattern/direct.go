@@ -14,7 +14,9 @@ import (
 // reports every syntax error. The programs it builds match exactly what
 // regexp/syntax's would (FuzzMatch checks the answers against regexp).
 func compileDirect(src string, limit int) (prog *syntax.Prog, size int, ok bool) {
-	c := direct{src: src, limit: limit}
+	c := direct{src: src, limit: limit,
+		insts:   make([]syntax.Inst, 0, min(2*len(src)+4, limit)),
+		runeBuf: make([]rune, 0, len(src)+2)}
 	c.emit(syntax.Inst{Op: syntax.InstFail})
 	f, ok := c.alternation(0)
 	if !ok || c.pos != len(src) {
@@ -41,11 +43,22 @@ type frag struct {
 }
 
 type direct struct {
-	src   string
-	pos   int
-	insts []syntax.Inst
-	limit int
-	over  bool // the program grew past limit; keep parsing only to check syntax
+	src     string
+	pos     int
+	insts   []syntax.Inst
+	limit   int
+	over    bool   // the program grew past limit; keep parsing only to check syntax
+	runeBuf []rune // backing store for one-rune instructions
+}
+
+// rune1 returns a one-element rune slice for an InstRune1.
+func (c *direct) rune1(r rune) []rune {
+	if len(c.runeBuf) == cap(c.runeBuf) {
+		c.runeBuf = make([]rune, 0, 16)
+	}
+	c.runeBuf = append(c.runeBuf, r)
+	n := len(c.runeBuf)
+	return c.runeBuf[n-1 : n : n]
 }
 
 func (c *direct) emit(in syntax.Inst) uint32 {
@@ -339,7 +352,7 @@ func (c *direct) atom(depth int) (frag, bool) {
 		return frag{}, false
 	}
 	c.pos += size
-	pc := c.emit(syntax.Inst{Op: syntax.InstRune1, Rune: []rune{r}})
+	pc := c.emit(syntax.Inst{Op: syntax.InstRune1, Rune: c.rune1(r)})
 	return frag{pc, []hole{{pc: pc}}}, true
 }
 
@@ -347,7 +360,7 @@ func (c *direct) atom(depth int) (frag, bool) {
 func (c *direct) runes(ranges []rune) frag {
 	in := syntax.Inst{Op: syntax.InstRune, Rune: ranges}
 	if len(ranges) == 2 && ranges[0] == ranges[1] {
-		in = syntax.Inst{Op: syntax.InstRune1, Rune: ranges[:1]}
+		in = syntax.Inst{Op: syntax.InstRune1, Rune: c.rune1(ranges[0])}
 	}
 	pc := c.emit(in)
 	return frag{pc, []hole{{pc: pc}}}
