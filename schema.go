@@ -165,7 +165,6 @@ func (t typeSet) matches(v jsonv.Value) bool {
 	return false
 }
 
-
 // schemaKind tells an object schema from the boolean forms.
 type schemaKind uint8
 

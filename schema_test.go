@@ -558,8 +558,6 @@ var numberTexts = []string{
 	"-5", "-50", "-49", "-500", "-0.5", "7", "70", "69", "-7",
 }
 
-
-
 // TestSchemaValidateAllocatesNothingOnSuccess guards the promise that a
 // passing instance costs no allocation.
 func TestSchemaValidateAllocatesNothingOnSuccess(t *testing.T) {
