@@ -79,6 +79,8 @@ const (
 	CodePaymentRequired       ErrorCode = "payment_required"       // HTTP 402
 	CodePaymentUnavailable    ErrorCode = "payment_unavailable"    // HTTP 503: paywall misconfigured or facilitator down
 	CodeCapabilityUnavailable ErrorCode = "capability_unavailable" // HTTP 503: the reserved usage-dump route
+	CodeForbidden             ErrorCode = "forbidden"              // HTTP 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
+	CodeInternal              ErrorCode = "internal_error"         // HTTP 500: a bug in the server; never expected
 )
 
 // IssueCode is the code of an [Issue].

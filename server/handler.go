@@ -94,7 +94,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			h.log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v))
-			writeError(w, &preflight.Error{Code: codeInternal, Message: "the server failed to handle the request; this is a bug"})
+			writeError(w, &preflight.Error{Code: preflight.CodeInternal, Message: "the server failed to handle the request; this is a bug"})
 		}
 	}()
 	rt := h.routes[r.URL.Path]

@@ -17,11 +17,6 @@ import (
 // published interface version.
 const mcpServerVersion = "0.3.0"
 
-// mcpCodeForbidden is the error code of the 403 the MCP transport answers
-// when it refuses a Host header (DNS-rebinding protection). No other route
-// refuses a request for that reason.
-const mcpCodeForbidden preflight.ErrorCode = "forbidden"
-
 // newMCPHandler returns the handler for /mcp (GET and POST). It is unpaid and
 // stateless.
 //
@@ -46,7 +41,7 @@ const mcpCodeForbidden preflight.ErrorCode = "forbidden"
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request
 //   - anything else the SDK transport refuses keeps the SDK's status (for
-//     example 415 unsupported_media_type when Content-Type is not
+//     example 400 unsupported_media_type when Content-Type is not
 //     application/json, 400 invalid_request when Accept does not list both
 //     application/json and text/event-stream)
 //
@@ -215,7 +210,11 @@ func (e *mcpEnvelopeWriter) finish() {
 	if e.status == 0 {
 		return
 	}
-	mcpWriteError(e.w, e.status, &preflight.Error{
+	status := e.status
+	if status == http.StatusUnsupportedMediaType {
+		status = http.StatusBadRequest // as on every other route
+	}
+	mcpWriteError(e.w, status, &preflight.Error{
 		Code:    mcpCodeForStatus(e.status),
 		Message: strings.TrimSpace(e.msg.String()),
 	})
@@ -225,7 +224,7 @@ func (e *mcpEnvelopeWriter) finish() {
 func mcpCodeForStatus(status int) preflight.ErrorCode {
 	switch {
 	case status == http.StatusForbidden:
-		return mcpCodeForbidden
+		return preflight.CodeForbidden
 	case status == http.StatusNotFound:
 		return preflight.CodeNotFound
 	case status == http.StatusMethodNotAllowed:
@@ -235,7 +234,7 @@ func mcpCodeForStatus(status int) preflight.ErrorCode {
 	case status == http.StatusUnsupportedMediaType:
 		return preflight.CodeUnsupportedMediaType
 	case status >= 500:
-		return codeInternal
+		return preflight.CodeInternal
 	default:
 		return preflight.CodeInvalidRequest
 	}

@@ -305,7 +305,7 @@ func TestMCPTransportAnswers(t *testing.T) {
 		{name: "unknown method", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/execute","params":{}}`), wantStatus: 400, wantCode: "invalid_request"},
 		{name: "over 65536 bytes with Content-Length", method: "POST", body: strings.NewReader(big), wantStatus: 413, wantCode: "payload_too_large"},
 		{name: "over 65536 bytes chunked", method: "POST", body: io.MultiReader(strings.NewReader(big)), wantStatus: 413, wantCode: "payload_too_large"},
-		{name: "Content-Type not JSON", method: "POST", header: http.Header{"Content-Type": {"text/plain"}}, body: strings.NewReader(tools), wantStatus: 415, wantCode: "unsupported_media_type"},
+		{name: "Content-Type not JSON", method: "POST", header: http.Header{"Content-Type": {"text/plain"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "unsupported_media_type"},
 		{name: "Accept without event-stream", method: "POST", header: http.Header{"Accept": {"application/json"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
 		{name: "foreign Host on loopback (DNS rebinding)", method: "POST", host: "api.example.com", body: strings.NewReader(tools), wantStatus: 403, wantCode: "forbidden"},
 		{name: "foreign Host trusted behind a proxy", cfg: Config{MCPTrustProxyHost: true}, method: "POST", host: "api.example.com", body: strings.NewReader(tools), wantStatus: 200},

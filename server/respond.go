@@ -8,11 +8,6 @@ import (
 	"github.com/agentpreflight/preflight"
 )
 
-// codeInternal is the error code of the 500 answer to a bug in the server
-// (a recovered panic or a library error that is not a *preflight.Error). It
-// is not part of the library's vocabulary because the library never causes it.
-const codeInternal preflight.ErrorCode = "internal_error"
-
 // statusOf maps an error code to its HTTP status. Every code the library's
 // decoders and evaluators return is a client error, 400.
 func statusOf(code preflight.ErrorCode) int {
@@ -27,7 +22,7 @@ func statusOf(code preflight.ErrorCode) int {
 		return http.StatusPaymentRequired
 	case preflight.CodePaymentUnavailable, preflight.CodeCapabilityUnavailable:
 		return http.StatusServiceUnavailable
-	case codeInternal:
+	case preflight.CodeInternal:
 		return http.StatusInternalServerError
 	default:
 		return http.StatusBadRequest
@@ -62,7 +57,7 @@ func (h *handler) writeLibraryError(w http.ResponseWriter, r *http.Request, err 
 		return
 	}
 	h.log.ErrorContext(r.Context(), "library returned an untyped error", "path", r.URL.Path, "error", err.Error())
-	writeError(w, &preflight.Error{Code: codeInternal, Message: "the server failed to evaluate the request; this is a bug"})
+	writeError(w, &preflight.Error{Code: preflight.CodeInternal, Message: "the server failed to evaluate the request; this is a bug"})
 }
 
 // writeResult marshals v and writes it with status 200.
