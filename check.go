@@ -14,8 +14,10 @@ import (
 const maxSchemaBytes = 32768
 
 // maxCheckDepth bounds the nesting of a check-request document. The spec
-// sets no limit there; this one keeps recursion bounded.
-const maxCheckDepth = 1000
+// sets no limit there; this one keeps recursion bounded, and stays well
+// below the 1,000 levels the MCP SDK's JSON-RPC decoder accepts for a whole
+// message, so /mcp and HTTP agree.
+const maxCheckDepth = 512
 
 // maxCheckErrors is how many validation errors a result lists.
 const maxCheckErrors = 100
