@@ -43,3 +43,17 @@ curl -sS -X POST "$BASE/v0.2/preflight/tool-call" \
 curl -sS -w '\nHTTP %{http_code}\n' -X POST "$BASE/v0.2/preflight/tool-call" \
   -H 'Content-Type: application/json' \
   -d '{"runId": "run-1"}'
+
+# The reserved usage export always fails closed, before reading any input
+curl -sS -w '\nHTTP %{http_code}\n' -X POST "$BASE/v0.2/usage/dump"
+
+# The same check through MCP (stateless Streamable HTTP: no initialize needed for one call)
+curl -sS -X POST "$BASE/mcp" \
+  -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{"request":{"method":"POST","url":"https://api.example.com/v1/orders","body":{"sku":"A-1","qty":2}},"schema":{"type":"object","required":["sku"]}}}}'
+
+# The OpenAPI document, the guides and the discovery documents
+for path in /openapi.json /docs /docs/index.md /index.md /llms.txt /llms-full.txt \
+  /.well-known/api-catalog /.well-known/agent-skills/index.json; do
+  curl -sS -o /dev/null -w "$path %{http_code} %{content_type}\n" "$BASE$path"
+done
