@@ -208,10 +208,12 @@ type schema struct {
 	required   []string     // unique property names; nil: none
 	props      []schemaProp // sorted by name when there are many
 	items      *schema
-	enum       jsonv.Value // the enum array; nil: no enum
-	enumStrs   *[]string   // the sorted strings of a long enum; nil: scan enum
-	constant   jsonv.Value // valid when has&hasConst
-	minimum    jsonv.Value // numbers; valid when has&hasMinimum, has&hasMaximum
+	enum       jsonv.Value    // the enum array; nil: no enum
+	enumStrs   *[]string      // the sorted strings of a long enum; nil: scan enum
+	constant   jsonv.Value    // valid when has&hasConst
+	minimum    jsonv.Value    // numbers; valid when has&hasMinimum, has&hasMaximum
+	minNum     decimal.Number // minimum and maximum, parsed once
+	maxNum     decimal.Number
 	maximum    jsonv.Value
 	minLenText jsonv.Value // the length keywords as written, for messages
 	maxLenText jsonv.Value
@@ -493,9 +495,9 @@ func (c *schemaCompiler) object(v jsonv.Value, at pointer) *schema {
 				continue
 			}
 			if m.Key == "minimum" {
-				s.minimum, s.has = val, s.has|hasMinimum
+				s.minimum, s.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
 			} else {
-				s.maximum, s.has = val, s.has|hasMaximum
+				s.maximum, s.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -733,64 +735,146 @@ func (s *schema) walk(v jsonv.Value, at pointer, errs *issueList) {
 	}
 	switch v.Kind() {
 	case jsonv.Object:
-		if s.required != nil {
-			s.checkRequired(v, at, errs)
-		}
-		if len(s.props) > 0 {
-			for it := v.Iter(); it.Next(); {
-				m := it.Member()
-				if ps := s.property(m.Key); ps != nil {
-					child := at.member(m.Key)
-					ps.walk(m.Value, child, errs)
-				}
-			}
-		}
+		s.walkObjectKeywords(v, at, errs)
+		return
 	case jsonv.Array:
 		if s.items != nil && s.items.kind != trueSchema {
 			for it := v.Iter(); it.Next(); {
-				child := at.item(it.Index())
-				s.items.walk(it.Value(), child, errs)
+				s.items.walk(it.Value(), at.item(it.Index()), errs)
 			}
 		}
 	}
+	s.checkEnumConst(v, at, errs)
+	switch v.Kind() {
+	case jsonv.Number:
+		if s.has&hasMinimum != 0 && s.minNum.CompareTo(v.Str()) < 0 && errs.room() {
+			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str())+", found "+echoClip(v.Str()))
+		}
+		if s.has&hasMaximum != 0 && s.maxNum.CompareTo(v.Str()) > 0 && errs.room() {
+			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str())+", found "+echoClip(v.Str()))
+		}
+	case jsonv.String:
+		s.checkString(v, at, errs)
+	}
+}
+
+// checkEnumConst applies enum and const to v.
+func (s *schema) checkEnumConst(v jsonv.Value, at pointer, errs *issueList) {
 	if s.enum.IsValid() && !s.enumContains(v) && errs.room() {
 		errs.record(at, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && errs.room() {
 		errs.record(at, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
 	}
-	switch v.Kind() {
-	case jsonv.Number:
-		if s.has&hasMinimum != 0 && decimal.Compare(v.Str(), s.minimum.Str()) < 0 && errs.room() {
-			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str())+", found "+echoClip(v.Str()))
-		}
-		if s.has&hasMaximum != 0 && decimal.Compare(v.Str(), s.maximum.Str()) > 0 && errs.room() {
-			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str())+", found "+echoClip(v.Str()))
-		}
-	case jsonv.String:
-		s.checkString(v, at, errs)
-	case jsonv.Object:
-		if s.additional != nil && s.additional.kind != trueSchema {
-			s.checkAdditional(v, at, errs)
-		}
+}
+
+// walkObjectKeywords applies the keywords after type to the object v, in
+// keyword order: required, properties, enum, const, additionalProperties.
+func (s *schema) walkObjectKeywords(v jsonv.Value, at pointer, errs *issueList) {
+	needAdditional := s.additional != nil && s.additional.kind != trueSchema
+	if s.required == nil && len(s.props) == 0 && !needAdditional {
+		s.checkEnumConst(v, at, errs)
+		return
+	}
+	var sc objectScan
+	s.walkObject(v, at, errs, &sc)
+	s.checkEnumConst(v, at, errs)
+	if needAdditional {
+		s.checkAdditional(v, at, errs, &sc)
 	}
 }
 
-// checkRequired reports each required name missing from the object v, in
-// the order the schema lists them.
-func (s *schema) checkRequired(v jsonv.Value, at pointer, errs *issueList) {
-	for _, name := range s.required {
-		if _, ok := v.Get(name); ok {
+// objectScanMax is how many members an object may have for its per-member
+// matches to be kept on the stack.
+const objectScanMax = 32
+
+// objectScan is what one pass over an object's members found.
+type objectScan struct {
+	matched [objectScanMax]*schema // property schema of each member
+	small   bool                   // matched is filled
+}
+
+// propertyOf returns the property schema of member i, named key.
+func (s *schema) propertyOf(sc *objectScan, i int, key string) *schema {
+	switch {
+	case len(s.props) == 0:
+		return nil
+	case sc.small:
+		return sc.matched[i]
+	}
+	return s.property(key)
+}
+
+// walkObject applies required and properties to the object v, scanning its
+// members once to match them with property schemas and required names; the
+// matches are left in sc for checkAdditional.
+func (s *schema) walkObject(v jsonv.Value, at pointer, errs *issueList, sc *objectScan) {
+	sc.small = v.Len() <= objectScanMax
+	var present uint64 // bit j: required name j is a member
+	fewRequired := len(s.required) <= 64
+	if (sc.small && len(s.props) > 0) || (fewRequired && len(s.required) > 0) {
+		i := 0
+		for it := v.Iter(); it.Next(); i++ {
+			key := it.Key()
+			if sc.small && len(s.props) > 0 {
+				sc.matched[i] = s.property(key)
+			}
+			for j, name := range s.required {
+				if !fewRequired {
+					break
+				}
+				if name == key {
+					present |= 1 << j
+					break
+				}
+			}
+		}
+	}
+	for j, name := range s.required {
+		if fewRequired && present&(1<<j) != 0 {
 			continue
+		}
+		if !fewRequired {
+			if _, ok := v.Get(name); ok {
+				continue
+			}
 		}
 		if !errs.room() {
 			return
 		}
-		child := at.member(name)
-		errs.record(child, IssueRequired, "missing required property "+echoQuote(name))
+		errs.record(at.member(name), IssueRequired, "missing required property "+echoQuote(name))
+	}
+	if len(s.props) > 0 {
+		i := 0
+		for it := v.Iter(); it.Next(); i++ {
+			if ps := s.propertyOf(sc, i, it.Key()); ps != nil {
+				ps.walk(it.Value(), at.member(it.Key()), errs)
+			}
+		}
 	}
 }
 
+// checkAdditional applies additionalProperties to the members of v that no
+// property schema covers, in instance order.
+func (s *schema) checkAdditional(v jsonv.Value, at pointer, errs *issueList, sc *objectScan) {
+	i := 0
+	for it := v.Iter(); it.Next(); i++ {
+		key := it.Key()
+		if s.propertyOf(sc, i, key) != nil {
+			continue
+		}
+		if s.additional.kind == falseSchema {
+			if !errs.room() {
+				return
+			}
+			errs.record(at.member(key), IssueAdditionalProperties, "property "+echoQuote(key)+" is not allowed")
+			continue
+		}
+		s.additional.walk(it.Value(), at.member(key), errs)
+	}
+}
+
+// checkString applies minLength, maxLength and pattern to the string v.
 func (s *schema) checkString(v jsonv.Value, at pointer, errs *issueList) {
 	if s.has&(hasMinLength|hasMaxLength) != 0 {
 		// Bytes bound code points from above, so a short string needs no
@@ -808,26 +892,6 @@ func (s *schema) checkString(v jsonv.Value, at pointer, errs *issueList) {
 	}
 	if s.pattern != nil && !s.pattern.MatchString(v.Str()) && errs.room() {
 		errs.record(at, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(v.Str()))
-	}
-}
-
-// checkAdditional applies additionalProperties to the members of v that
-// properties does not cover, in the order they appear.
-func (s *schema) checkAdditional(v jsonv.Value, at pointer, errs *issueList) {
-	for it := v.Iter(); it.Next(); {
-		m := it.Member()
-		if s.property(m.Key) != nil {
-			continue
-		}
-		child := at.member(m.Key)
-		if s.additional.kind == falseSchema {
-			if !errs.room() {
-				return
-			}
-			errs.record(child, IssueAdditionalProperties, "property "+echoQuote(m.Key)+" is not allowed")
-			continue
-		}
-		s.additional.walk(m.Value, child, errs)
 	}
 }
 

@@ -149,7 +149,27 @@ func Compare(a, b string) int {
 	if isPlainInteger(a) && isPlainInteger(b) {
 		return comparePlainIntegers(a, b)
 	}
-	x, y := parseExact(a), parseExact(b)
+	return compareExact(parseExact(a), parseExact(b))
+}
+
+// Number is JSON number text parsed once for repeated exact comparison.
+type Number struct {
+	text string
+	n    exactNumber
+}
+
+// ParseNumber parses valid JSON number text for CompareTo.
+func ParseNumber(s string) Number { return Number{s, parseExact(s)} }
+
+// CompareTo compares the JSON number text a with n, exactly, like Compare.
+func (n Number) CompareTo(a string) int {
+	if isPlainInteger(a) && isPlainInteger(n.text) {
+		return comparePlainIntegers(a, n.text)
+	}
+	return compareExact(parseExact(a), n.n)
+}
+
+func compareExact(x, y exactNumber) int {
 	sx, sy := x.sign(), y.sign()
 	switch {
 	case sx != sy:

@@ -54,9 +54,10 @@ type parser struct {
 	depth int
 	nodes int // values seen, for Limits.MaxNodes
 	lim   Limits
-	tape  []node   // scratch tape, copied out at the end
-	esc   []string // decoded escaped strings
-	buf   []byte   // scratch for decoding escapes
+	tape  []node              // scratch tape, copied out at the end
+	esc   []string            // decoded escaped strings
+	buf   []byte              // scratch for decoding escapes
+	spare map[string]struct{} // a cleared member-name set, reused by large objects
 }
 
 // parserPool recycles parsers so that their scratch tape is not grown again
@@ -281,6 +282,10 @@ func (p *parser) object() *Error {
 		return p.fail(ErrSyntax, "expected ',' or '}' after an object member, found "+p.found())
 	}
 	p.close(obj, count)
+	if seen != nil && p.spare == nil && len(seen) <= 1024 {
+		clear(seen)
+		p.spare = seen
+	}
 	return nil
 }
 
@@ -297,7 +302,11 @@ func (p *parser) duplicate(obj, keyNode uint32, key string, count int, seen *map
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]struct{}, 2*count)
+		if p.spare != nil {
+			*seen, p.spare = p.spare, nil
+		} else {
+			*seen = make(map[string]struct{}, 2*count)
+		}
 		for j := obj + 1; j < keyNode; j = p.tape[j+1].next {
 			(*seen)[p.keyText(j)] = struct{}{}
 		}
