@@ -196,6 +196,14 @@ const (
 //
 // It is kept small (most fields point into the schema document) because
 // Check compiles the caller's schema on every call.
+// schemaBounds holds the minimum and maximum keywords of a schema, as
+// written (for messages) and parsed once (for comparison). Valid when
+// has&hasMinimum, has&hasMaximum.
+type schemaBounds struct {
+	minimum, maximum jsonv.Value
+	minNum, maxNum   decimal.Number
+}
+
 type schema struct {
 	kind      schemaKind
 	has       uint8
@@ -208,14 +216,11 @@ type schema struct {
 	required   []string     // unique property names; nil: none
 	props      []schemaProp // sorted by name when there are many
 	items      *schema
-	enum       jsonv.Value    // the enum array; nil: no enum
-	enumStrs   *[]string      // the sorted strings of a long enum; nil: scan enum
-	constant   jsonv.Value    // valid when has&hasConst
-	minimum    jsonv.Value    // numbers; valid when has&hasMinimum, has&hasMaximum
-	minNum     decimal.Number // minimum and maximum, parsed once
-	maxNum     decimal.Number
-	maximum    jsonv.Value
-	minLenText jsonv.Value // the length keywords as written, for messages
+	enum       jsonv.Value   // the enum array; nil: no enum
+	enumStrs   *[]string     // the sorted strings of a long enum; nil: scan enum
+	constant   jsonv.Value   // valid when has&hasConst
+	bounds     *schemaBounds // minimum and maximum; nil when neither is present
+	minLenText jsonv.Value   // the length keywords as written, for messages
 	maxLenText jsonv.Value
 	pattern    *pattern.Pattern
 	additional *schema // nil: no additionalProperties keyword
@@ -495,9 +500,9 @@ func (c *schemaCompiler) object(v jsonv.Value, at pointer) *schema {
 				continue
 			}
 			if m.Key == "minimum" {
-				s.minimum, s.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
+				s.bound().minimum, s.bounds.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
 			} else {
-				s.maximum, s.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
+				s.bound().maximum, s.bounds.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -747,15 +752,23 @@ func (s *schema) walk(v jsonv.Value, at pointer, errs *issueList) {
 	s.checkEnumConst(v, at, errs)
 	switch v.Kind() {
 	case jsonv.Number:
-		if s.has&hasMinimum != 0 && s.minNum.CompareTo(v.Str()) < 0 && errs.room() {
-			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.minimum.Str())+", found "+echoClip(v.Str()))
+		if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(v.Str()) < 0 && errs.room() {
+			errs.record(at, IssueMinimum, "expected at least "+echoClip(s.bounds.minimum.Str())+", found "+echoClip(v.Str()))
 		}
-		if s.has&hasMaximum != 0 && s.maxNum.CompareTo(v.Str()) > 0 && errs.room() {
-			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.maximum.Str())+", found "+echoClip(v.Str()))
+		if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(v.Str()) > 0 && errs.room() {
+			errs.record(at, IssueMaximum, "expected at most "+echoClip(s.bounds.maximum.Str())+", found "+echoClip(v.Str()))
 		}
 	case jsonv.String:
 		s.checkString(v, at, errs)
 	}
+}
+
+// bound returns s.bounds, allocating it on first use.
+func (s *schema) bound() *schemaBounds {
+	if s.bounds == nil {
+		s.bounds = new(schemaBounds)
+	}
+	return s.bounds
 }
 
 // checkEnumConst applies enum and const to v.
