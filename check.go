@@ -1,7 +1,9 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"sort"
 	"strconv"
@@ -45,6 +47,7 @@ var (
 // schema that is too large, malformed or uses keywords outside the subset.
 // The returned request keeps its parsed form, so Check does no parsing.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
+	data = bytes.Clone(data) // the request and its parsed form must not change with the caller's buffer
 	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxCheckDepth})
 	if err != nil {
 		return nil, parseError(err)
@@ -80,7 +83,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.src = *req
+	p.src = req.snapshot()
 	req.parsed = p
 	return req, nil
 }
@@ -270,6 +273,19 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 		return nil, err
 	}
 	return fresh.parsed, nil
+}
+
+// snapshot returns a copy of c that shares nothing a caller can change in
+// place (the raw messages are compared by identity, see sameAs).
+func (c *CheckRequest) snapshot() CheckRequest {
+	s := *c
+	s.parsed = nil
+	s.Request.Headers = maps.Clone(c.Request.Headers)
+	if c.Economics != nil {
+		e := *c.Economics
+		s.Economics = &e
+	}
+	return s
 }
 
 // sameAs reports whether r still holds the values c was decoded into (the

@@ -1,7 +1,9 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -44,6 +46,7 @@ var (
 // Problems inside tool.request are not errors either: they make the
 // decision a block (see Decide).
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
+	data = bytes.Clone(data) // the request and its parsed form must not change with the caller's buffer
 	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
 	if err != nil {
 		return nil, parseError(err)
@@ -115,7 +118,7 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.src = *req
+	p.src = req.snapshot()
 	req.parsed = p
 	return req, nil
 }
@@ -209,6 +212,27 @@ func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall,
 		return nil, nil, err
 	}
 	return fresh, fresh.parsed, nil
+}
+
+// snapshot returns a copy of t that shares nothing a caller can change in
+// place (the payload is compared by identity, see sameAs).
+func (t *ToolCallRequest) snapshot() ToolCallRequest {
+	s := *t
+	s.parsed, s.ignoredMembers = nil, nil
+	if t.Task != nil {
+		v := *t.Task
+		s.Task = &v
+	}
+	if t.Capabilities != nil {
+		v := *t.Capabilities
+		s.Capabilities = &v
+	}
+	if t.Budget.MaxToolCallsRemaining != nil {
+		v := *t.Budget.MaxToolCallsRemaining
+		s.Budget.MaxToolCallsRemaining = &v
+	}
+	s.History = slices.Clone(t.History)
+	return s
 }
 
 // sameAs reports whether r still holds the values t was decoded into.

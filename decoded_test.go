@@ -1,0 +1,76 @@
+package preflight
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDecodedRequestOwnsItsBytes: a caller that reuses its read buffer after
+// decoding must not change the decoded request or its answer.
+func TestDecodedRequestOwnsItsBytes(t *testing.T) {
+	data := []byte(`{"runId":"r","stepId":"s","tool":{"provider":"search","operation":"web_search",
+		"request":{"query":"go"},"estimatedExternalCostUsd":0.01},"budget":{"remainingUsd":1}}`)
+	req, err := DecodeToolCallRequest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := Decide(req)
+	copy(data, bytes.Repeat([]byte("x"), len(data)))
+	after, err := Decide(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" || req.Tool.Provider != "search" {
+		t.Errorf("overwriting the input buffer changed the request (provider %q) or its decision (-before +after):\n%s", req.Tool.Provider, diff)
+	}
+
+	check := []byte(`{"request":{"method":"POST","url":"https://a.example/","body":{"n":1}},"schema":{"type":"object"}}`)
+	creq, err := DecodeCheckRequest(check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbefore, _ := Check(creq)
+	copy(check, bytes.Repeat([]byte(" "), len(check)))
+	cafter, err := Check(creq)
+	if err != nil || cbefore.RequestHash != cafter.RequestHash {
+		t.Errorf("overwriting the input buffer changed the check: %v, hash %s -> %s", err, cbefore.RequestHash, cafter.RequestHash)
+	}
+}
+
+// TestEditedDecodedRequestIsCheckedAgain: a decoded request edited in
+// place is put through every input rule again.
+func TestEditedDecodedRequestIsCheckedAgain(t *testing.T) {
+	wantCode := func(t *testing.T, err error, code IssueCode, path string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || len(e.Details) == 0 || e.Details[0].Code != code || e.Details[0].Path != path {
+			t.Errorf("got %v, want an error with detail %s at %s", err, code, path)
+		}
+	}
+	creq, err := DecodeCheckRequest([]byte(`{"request":{"method":"POST","url":"https://a.example/","body":1},"schema":{},
+		"economics":{"downstreamCostUsd":1,"billsOnInvalidRequest":true,"retryCostUsd":0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creq.Economics.RetryCostUSD = "-7"
+	_, err = Check(creq)
+	wantCode(t, err, IssueMinimum, "/economics/retryCostUsd")
+
+	treq, err := DecodeToolCallRequest([]byte(`{"runId":"r","stepId":"s","tool":{"provider":"search","operation":"web_search",
+		"request":{"query":"go"},"estimatedExternalCostUsd":0.01},"budget":{"remainingUsd":1,"maxToolCallsRemaining":3},
+		"history":[{"toolCallId":"c","fingerprint":"f","outcome":"success","ageSeconds":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	treq.History[0].Outcome = "bogus"
+	_, err = Decide(treq)
+	wantCode(t, err, IssueEnum, "/history/0/outcome")
+
+	treq.History[0].Outcome = Success
+	*treq.Budget.MaxToolCallsRemaining = -3
+	_, err = Decide(treq)
+	wantCode(t, err, IssueMinimum, "/budget/maxToolCallsRemaining")
+}
