@@ -126,7 +126,6 @@ const (
 	IssueInvalidURL         IssueCode = "invalid_url"      // not an absolute http(s) URL with a host
 	IssueInvalidMethod      IssueCode = "invalid_method"   // not an HTTP method token
 	IssueDuplicateHeader    IssueCode = "duplicate_header" // two header names that differ only in case
-	IssueNumberRange        IssueCode = "number_range"     // a number outside the IEEE-754 double range (cannot be hashed)
 	IssuePrecision          IssueCode = "precision"        // a money value with more than 400 digits after the point
 	IssueMaxDepth           IssueCode = "max_depth"        // nesting deeper than the limit
 	IssueMaxNodes           IssueCode = "max_nodes"        // more values than the limit

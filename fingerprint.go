@@ -3,7 +3,6 @@ package preflight
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -29,22 +28,14 @@ func (w *canonicalWriter) str(s string) {
 }
 
 // value appends v in canonical form. Numbers are canonical as IEEE-754
-// doubles (so 5 and 5.0 hash alike); a number beyond the double range
-// cannot be canonicalized and is reported as invalid_request at its pointer,
-// prefixed with base.
-func (w *canonicalWriter) value(v jsonv.Value, base string) {
+// doubles (so 5 and 5.0 hash alike); a number beyond the double range,
+// which RFC 8785 cannot represent, is written as it was sent.
+func (w *canonicalWriter) value(v jsonv.Value) {
 	if w.err != nil {
 		return
 	}
 	out, err := jsonv.AppendCanonical(w.buf, v)
-	if err != nil {
-		var re *jsonv.NumberRangeError
-		if errors.As(err, &re) {
-			w.err = &Error{Code: CodeInvalidRequest, Message: "the request breaks an input rule",
-				Details: []Issue{{Path: base + re.Pointer, Code: IssueNumberRange,
-					Message: "number " + clip(re.Text) + " is outside the IEEE-754 double range that RFC 8785 canonical JSON can represent"}}}
-			return
-		}
+	if err != nil { // only for trees Parse does not build
 		w.err = &Error{Code: CodeInvalidRequest, Message: err.Error()}
 		return
 	}
@@ -82,7 +73,7 @@ func requestHash(p *parsedCheck) (string, *Error) {
 		sep := ""
 		if b, ok := r.Get("body"); ok {
 			w.raw(`"body":`)
-			w.value(b, "/request/body")
+			w.value(b)
 			sep = ","
 		}
 		if h, ok := r.Get("headers"); ok {
@@ -111,7 +102,7 @@ func requestHash(p *parsedCheck) (string, *Error) {
 		}
 		if q, ok := r.Get("query"); ok {
 			w.raw(sep + `"query":`)
-			w.value(q, "/request/query")
+			w.value(q)
 			sep = ","
 		}
 		if u, ok := r.Get("url"); ok {
@@ -119,7 +110,7 @@ func requestHash(p *parsedCheck) (string, *Error) {
 			w.str(u.Str())
 		}
 		w.raw(`},"schema":`)
-		w.value(p.rawSch, "/schema")
+		w.value(p.rawSch)
 		w.raw("}")
 	})
 }
@@ -139,7 +130,7 @@ func fingerprint(provider, operation string, payload jsonv.Value) (string, *Erro
 		w.raw(`,"provider":`)
 		w.str(provider)
 		w.raw(`,"request":`)
-		w.value(payload, "/tool/request")
+		w.value(payload)
 		w.raw("}")
 	})
 }

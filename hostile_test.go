@@ -105,14 +105,14 @@ func hostileCases() []hostileCase {
 		{"101 history entries", true, history(101, 500), CodeLimitExceeded, IssueMaxHistory},
 
 		// Numbers.
-		{"1e400 in a check body", false, hostileCheck(`{"n":1e400}`, `{}`), CodeInvalidRequest, IssueNumberRange},
-		{"1e400 in a schema const", false, hostileCheck(`1`, `{"const":1e400}`), CodeInvalidRequest, IssueNumberRange},
-		{"1e400 in a tool payload", true, hostileTool(`"max_results":1e400`, ""), CodeInvalidRequest, IssueNumberRange},
+		{"1e400 in a check body", false, hostileCheck(`{"n":1e400}`, `{}`), "", ""},
+		{"1e400 in a schema const", false, hostileCheck(`1`, `{"const":1e400}`), "", ""},
+		{"1e400 in a tool payload", true, hostileTool(`"max_results":1e400`, ""), "", ""},
 		{"1e400 as a budget", true, strings.Replace(hostileTool("", ""), `"remainingUsd":1`, `"remainingUsd":1e400`, 1), CodeInvalidRequest, IssueMaximum},
 		{"-0 in a check body", false, hostileCheck(`{"n":-0}`, `{"properties":{"n":{"minimum":0,"maximum":0}}}`), "", ""},
 		{"-0 as a budget", true, strings.Replace(hostileTool("", ""), `"remainingUsd":1`, `"remainingUsd":-0`, 1), "", ""},
 		{"1e-400 in a check body", false, hostileCheck(`{"n":1e-400}`, `{}`), "", ""},
-		{"400-digit integer in a check body", false, hostileCheck(strings.Repeat("9", 400), `{"type":"integer"}`), CodeInvalidRequest, IssueNumberRange},
+		{"400-digit integer in a check body", false, hostileCheck(strings.Repeat("9", 400), `{"type":"integer"}`), "", ""},
 
 		// Strings.
 		{"invalid UTF-8 in a value", false, hostileCheck("\"\xff\xfe\"", `{}`), CodeInvalidJSON, IssueInvalidUTF8},

@@ -150,6 +150,12 @@ func (c *apiClient) validate(req *http.Request, body []byte, x exchange) {
 	if x.Status == http.StatusOK {
 		if ok, errs := c.v.ValidateHttpRequestSync(fresh()); !ok {
 			for _, e := range errs {
+				if strings.Contains(e.Reason, "cannot unmarshal number") {
+					// The validator decodes numbers into float64 and cannot hold
+					// a valid JSON number such as 1e400; the document is not at fault.
+					c.t.Logf("%s %s: validator cannot decode a number: %s", req.Method, req.URL.Path, e.Reason)
+					continue
+				}
 				c.t.Errorf("%s %s: request accepted by the server breaks openapi.json: %s: %s", req.Method, req.URL.Path, e.Message, e.Reason)
 			}
 		}

@@ -18,13 +18,12 @@ import (
 // as ECMAScript writes the IEEE-754 double nearest its text: 5, 5.0 and 5e0
 // all become 5, and -0 becomes 0. Array order is kept.
 //
-// A value produced by Parse always canonicalizes unless one of its numbers
-// is beyond the double range, which gives a *NumberRangeError. A hand-built
-// value may also give an *Error: ErrInvalidUTF8 for a string that is not
-// valid UTF-8, ErrDuplicateKey for a repeated member name and ErrSyntax for
-// a Number whose Str is not JSON number text or an unknown Kind. The Pointer
-// of either error locates the offending value inside v. On error dst is
-// returned with its original length.
+// RFC 8785 cannot represent a number beyond the IEEE-754 double range (such
+// as 1e400); such a number is written exactly as it appears in the
+// document, so every parsed value canonicalizes and the output stays valid
+// JSON. The errors that remain are defensive (*Error with ErrSyntax,
+// ErrInvalidUTF8 or ErrDuplicateKey for a tree Parse would not build); on
+// error dst is returned with its original length.
 //
 // AppendCanonical never modifies v, and it is safe to call concurrently,
 // also on the same v. It does not recurse into anything but v's own Items
@@ -116,8 +115,6 @@ func (e *encoder) flush() {
 type walkError struct {
 	tokens []string
 	kind   ErrorKind
-	rangeE bool // a number beyond the double range
-	text   string
 	offset int
 	msg    string
 }
@@ -127,9 +124,6 @@ func (w *walkError) finish() error {
 	for i := len(w.tokens) - 1; i >= 0; i-- {
 		b.WriteByte('/')
 		b.WriteString(EscapePointerToken(w.tokens[i]))
-	}
-	if w.rangeE {
-		return &NumberRangeError{Pointer: b.String(), Text: w.text}
 	}
 	return &Error{Kind: w.kind, Offset: w.offset, Pointer: b.String(), Msg: w.msg}
 }
@@ -150,7 +144,7 @@ func (e *encoder) value(v Value) *walkError {
 		e.buf, st = appendNumberText(e.buf, text)
 		switch st {
 		case numberTooLarge:
-			return &walkError{rangeE: true, text: text}
+			e.buf = append(e.buf, text...) // beyond RFC 8785: kept as written
 		case numberSyntax:
 			return &walkError{kind: ErrSyntax, offset: v.Start(),
 				msg: "number text " + strconv.Quote(text) + " is not a JSON number"}

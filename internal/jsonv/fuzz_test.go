@@ -79,11 +79,7 @@ func FuzzParse(f *testing.F) {
 
 		c1, err := AppendCanonical(nil, v)
 		if err != nil {
-			var nre *NumberRangeError
-			if !errors.As(err, &nre) {
-				t.Fatalf("a parsed value failed to canonicalize: %v", err)
-			}
-			return
+			t.Fatalf("a parsed value failed to canonicalize: %v", err)
 		}
 		var w bytes.Buffer
 		if err := WriteCanonical(&w, v); err != nil || !bytes.Equal(w.Bytes(), c1) {
@@ -99,6 +95,10 @@ func FuzzParse(f *testing.F) {
 		}
 		var a, b any
 		if err := json.Unmarshal(data, &a); err != nil {
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) {
+				return // a number beyond float64, kept as written; nothing to compare with
+			}
 			t.Fatalf("encoding/json cannot decode the input: %v", err)
 		}
 		if err := json.Unmarshal(c1, &b); err != nil {

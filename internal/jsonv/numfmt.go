@@ -5,22 +5,6 @@ import (
 	"strconv"
 )
 
-// NumberRangeError reports a number whose value lies outside the range of an
-// IEEE-754 double, which RFC 8785 cannot represent. Numbers too small to
-// represent are not errors: they round to zero.
-type NumberRangeError struct {
-	// Pointer is the RFC 6901 JSON Pointer of the number inside the value
-	// that was being canonicalized ("" when it is that value itself).
-	Pointer string
-	// Text is the number exactly as it was written.
-	Text string
-}
-
-func (e *NumberRangeError) Error() string {
-	return "json: number " + e.Text + " at " + strconv.Quote(e.Pointer) +
-		" is outside the range of an IEEE-754 double"
-}
-
 // maxVerbatimDigits is the most significant digits a decimal may have and
 // still be its own shortest round-trip text (DBL_DIG for IEEE-754 doubles).
 const maxVerbatimDigits = 15
