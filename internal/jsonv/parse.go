@@ -12,7 +12,8 @@ import (
 // Limits bounds a document while it is parsed. A zero field means no limit
 // of that kind.
 type Limits struct {
-	// MaxDepth is the deepest nesting allowed; the top-level value is level 1.
+	// MaxDepth is the deepest nesting allowed: the top-level value is level 1
+	// and every value, scalar or not, is one level below its container.
 	MaxDepth int
 	// MaxNodes is the largest number of values allowed; every value counts
 	// as one node (object keys do not).
@@ -172,6 +173,8 @@ func (p *parser) value() *Error {
 		return p.object()
 	case c == '[':
 		return p.array()
+	case p.depth >= p.lim.MaxDepth: // a scalar sits one level below its container
+		return p.fail(ErrDepth, "document is nested deeper than "+strconv.Itoa(p.lim.MaxDepth)+" levels")
 	case c == '"':
 		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):

@@ -65,9 +65,10 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
-// nest returns depth opening brackets, a 1 and the closing brackets.
+// nest returns a document nested depth levels deep: depth-1 arrays around
+// a 1 (every value counts as a level, the scalar too).
 func nest(depth int) string {
-	return strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth)
+	return strings.Repeat("[", depth-1) + "1" + strings.Repeat("]", depth-1)
 }
 
 // bigObject returns an object with n members "k00", "k01", ... followed by
