@@ -781,20 +781,16 @@ func (s *schema) checkEnumConst(v jsonv.Value, at pointer, errs *issueList) {
 	}
 }
 
-// walkObjectKeywords applies the keywords after type to the object v, in
-// keyword order: required, properties, enum, const, additionalProperties.
+// walkObjectKeywords applies the keywords after type to the object v:
+// required, then the members in instance order (properties and
+// additionalProperties), then enum and const.
 func (s *schema) walkObjectKeywords(v jsonv.Value, at pointer, errs *issueList) {
 	needAdditional := s.additional != nil && s.additional.kind != trueSchema
-	if s.required == nil && len(s.props) == 0 && !needAdditional {
-		s.checkEnumConst(v, at, errs)
-		return
+	if s.required != nil || len(s.props) > 0 || needAdditional {
+		var sc objectScan
+		s.walkObject(v, at, errs, &sc)
 	}
-	var sc objectScan
-	s.walkObject(v, at, errs, &sc)
 	s.checkEnumConst(v, at, errs)
-	if needAdditional {
-		s.checkAdditional(v, at, errs, &sc)
-	}
 }
 
 // objectScanMax is how many members an object may have for its per-member
@@ -818,10 +814,12 @@ func (s *schema) propertyOf(sc *objectScan, i int, key string) *schema {
 	return s.property(key)
 }
 
-// walkObject applies required and properties to the object v, scanning its
-// members once to match them with property schemas and required names; the
-// matches are left in sc for checkAdditional.
+// walkObject applies required, then walks the members of the object v in
+// instance order, each under its property schema or, when none covers it,
+// under additionalProperties. One first pass over the members matches them
+// with property schemas and required names.
 func (s *schema) walkObject(v jsonv.Value, at pointer, errs *issueList, sc *objectScan) {
+	needAdditional := s.additional != nil && s.additional.kind != trueSchema
 	sc.small = v.Len() <= objectScanMax
 	var present uint64 // bit j: required name j is a member
 	fewRequired := len(s.required) <= 64
@@ -857,23 +855,17 @@ func (s *schema) walkObject(v jsonv.Value, at pointer, errs *issueList, sc *obje
 		}
 		errs.record(at.member(name), IssueRequired, "missing required property "+echoQuote(name))
 	}
-	if len(s.props) > 0 {
-		i := 0
-		for it := v.Iter(); it.Next(); i++ {
-			if ps := s.propertyOf(sc, i, it.Key()); ps != nil {
-				ps.walk(it.Value(), at.member(it.Key()), errs)
-			}
-		}
+	if len(s.props) == 0 && !needAdditional {
+		return
 	}
-}
-
-// checkAdditional applies additionalProperties to the members of v that no
-// property schema covers, in instance order.
-func (s *schema) checkAdditional(v jsonv.Value, at pointer, errs *issueList, sc *objectScan) {
 	i := 0
 	for it := v.Iter(); it.Next(); i++ {
 		key := it.Key()
-		if s.propertyOf(sc, i, key) != nil {
+		if ps := s.propertyOf(sc, i, key); ps != nil {
+			ps.walk(it.Value(), at.member(key), errs)
+			continue
+		}
+		if !needAdditional {
 			continue
 		}
 		if s.additional.kind == falseSchema {

@@ -279,11 +279,11 @@ func TestSchemaValidate(t *testing.T) {
 			`{"z":1,"b":"x","a":5}`, []Issue{
 				is(body, IssueType, "expected array, found object"),
 				is(body+"/c", IssueRequired, `missing required property "c"`),
+				is(body+"/z", IssueAdditionalProperties, `property "z" is not allowed`),
 				is(body+"/b", IssueType, "expected integer, found string"),
 				is(body+"/a", IssueType, "expected string, found number"),
 				is(body, IssueEnum, `expected one of [{}], found {"z":1,"b":"x","a":5}`),
 				is(body, IssueConst, `expected {}, found {"z":1,"b":"x","a":5}`),
-				is(body+"/z", IssueAdditionalProperties, `property "z" is not allowed`),
 			}},
 		{"keyword order for a string", `{"pattern":"^z","maxLength":2,"minLength":5,"const":"y","enum":["x"],"type":"integer"}`, `"abc"`, []Issue{
 			is(body, IssueType, "expected integer, found string"),
