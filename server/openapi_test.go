@@ -18,7 +18,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	for path, rt := range h.routes {
 		var methods []string
 		if rt.anyMethod != nil {
-			methods = []string{"get", "post"} // the MCP transport; other methods answer 405 there
+			methods = []string{"delete", "get", "post"} // the MCP transport: POST, and 405 documented for GET and DELETE
 		}
 		for m := range rt.methods {
 			if m != "HEAD" {

@@ -134,7 +134,7 @@ func (h *handler) serveSite(w http.ResponseWriter, r *http.Request) {
 		body, contentType = h.site.skillsIndex(sub.Replace(h.site.skill)), "application/json"
 	case pathAPICatalog:
 		body, contentType = apiCatalog(base, siteURL), typeLinkset
-		w.Header().Set("Link", `<`+base+pathAPICatalog+`>; rel="api-catalog"`)
+		w.Header().Set("Link", `<`+siteURL+pathAPICatalog+`>; rel="api-catalog"`) // published on the site (RFC 9727)
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")

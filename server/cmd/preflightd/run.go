@@ -52,6 +52,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && cfg.BaseURL == "" {
+		logger.Warn("--base-url is not set on a non-loopback listener: documents and payment resource URLs " +
+			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
