@@ -196,6 +196,11 @@ func isToken(s string) bool {
 // checkAbsoluteURL returns "" when s is an absolute http or https URL with a
 // host, and otherwise a message saying what was expected.
 func checkAbsoluteURL(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f {
+			return "expected an absolute http(s) URL, found one with a space or control character (encode it): " + strconv.Quote(clip(s))
+		}
+	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
@@ -263,6 +268,17 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	}
 	if p := req.parsed; p != nil && p.src.sameAs(req) {
 		return p, nil
+	}
+	if e := req.Economics; e != nil {
+		if err := numberFieldIssues(
+			numberField{"/economics/downstreamCostUsd", e.DownstreamCostUSD, true},
+			numberField{"/economics/retryCostUsd", e.RetryCostUSD, true},
+			numberField{"/economics/priorInvalidProbability", e.PriorInvalidProbability, false},
+			numberField{"/economics/preflightPriceUsd", e.PreflightPriceUSD, false},
+			numberField{"/economics/budgetRemainingUsd", e.BudgetRemainingUSD, false},
+		); err != nil {
+			return nil, err
+		}
 	}
 	data, err := json.Marshal(req)
 	if err != nil {

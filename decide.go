@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -108,10 +109,10 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	estimate := decimal.Add(orDefault(t.EstimatedExternalCostUSD, "0"), orDefault(t.EstimatedModelCostUSD, "0"))
 	free := decimal.Sub(orDefault(req.Budget.RemainingUSD, "0"), orDefault(req.Budget.ReservedUSD, "0"))
 	switch {
-	case h.terminal >= retryCap(req): // Rule 4.
+	case h.terminal > 0 && decimal.Compare(strconv.Itoa(h.terminal), retryCap(req)) >= 0: // Rule 4.
 		out.set(Block, SafeToSkip, confidenceRetry, RetryCapReached)
 		out.MatchedCallID = h.youngestTerminal.ToolCallID
-	case req.Budget.MaxToolCallsRemaining != nil && *req.Budget.MaxToolCallsRemaining == 0: // Rule 5.
+	case req.Budget.MaxToolCallsRemaining != "" && decimal.Compare(string(req.Budget.MaxToolCallsRemaining), "0") == 0: // Rule 5.
 		out.set(Defer, SafeToSkip, confidenceCertain, CallLimitReached)
 	case decimal.Cmp(estimate, free) > 0: // Rule 6.
 		out.set(Defer, SafeToSkip, confidenceCertain, BudgetExceeded)
@@ -132,11 +133,12 @@ func (d *ToolCallDecision) set(v Verdict, e Enforcement, confidence string, firs
 	d.ReasonCodes = []ReasonCode{first}
 }
 
-func retryCap(req *ToolCallRequest) int {
-	if req.RetryCap < 1 {
-		return 1
+// retryCap returns the retry cap as number text (default 1).
+func retryCap(req *ToolCallRequest) string {
+	if req.RetryCap == "" {
+		return "1"
 	}
-	return req.RetryCap
+	return string(req.RetryCap)
 }
 
 // payloadIssues checks a supported operation's payload against its rules.
@@ -227,7 +229,7 @@ func (f historyFacts) explanations(req *ToolCallRequest) []ReasonCode {
 	if f.transient {
 		out = append(out, PriorTransientFailure)
 	}
-	if f.terminal > 0 && f.terminal < retryCap(req) {
+	if f.terminal > 0 && decimal.Compare(strconv.Itoa(f.terminal), retryCap(req)) < 0 {
 		out = append(out, PriorTerminalFailure)
 	}
 	if f.success != nil {

@@ -408,7 +408,7 @@ func TestDecideRules(t *testing.T) {
 			build: func(t *testing.T) *ToolCallRequest {
 				r := baseCall()
 				fp := fingerprintOf(t, r)
-				r.RetryCap = 2
+				r.RetryCap = "2"
 				r.History = []HistoryEntry{terminal(fp, "call-1", "100")}
 				return r
 			},
@@ -422,8 +422,7 @@ func TestDecideRules(t *testing.T) {
 				fp := fingerprintOf(t, r)
 				r.History = []HistoryEntry{terminal(fp, "call-1", "100")}
 				r.Budget.RemainingUSD = "0"
-				zero := 0
-				r.Budget.MaxToolCallsRemaining = &zero
+				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
 			want: want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{RetryCapReached}, confidence: "0.9", matched: "call-1"},
@@ -433,8 +432,7 @@ func TestDecideRules(t *testing.T) {
 			why:  "rule 5",
 			build: func(t *testing.T) *ToolCallRequest {
 				r := baseCall()
-				zero := 0
-				r.Budget.MaxToolCallsRemaining = &zero
+				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
 			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{CallLimitReached}, confidence: "1"},

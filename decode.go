@@ -191,25 +191,24 @@ func (d *decoder) amount(v jsonv.Value, path, max string) (json.Number, bool) {
 }
 
 // integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
-func (d *decoder) integer(v jsonv.Value, path string, min int) (int, bool) {
+func (d *decoder) integer(v jsonv.Value, path string, min int) (json.Number, bool) {
 	if v.Kind() != jsonv.Number {
 		d.add(path, IssueType, "expected an integer, found "+kindName(v))
-		return 0, false
+		return "", false
 	}
 	if !decimal.IsInteger(v.Str()) {
 		d.add(path, IssueInteger, "expected an integer, found "+clip(v.Str()))
-		return 0, false
+		return "", false
 	}
 	if decimal.Compare(v.Str(), strconv.Itoa(min)) < 0 {
 		d.add(path, IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str()))
-		return 0, false
+		return "", false
 	}
 	if decimal.Compare(v.Str(), maxNumeric) > 0 {
 		d.add(path, IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str()))
-		return 0, false
+		return "", false
 	}
-	n, _ := strconv.Atoi(decimal.Parse(v.Str()).String())
-	return n, true
+	return json.Number(v.Str()), true
 }
 
 // clip shortens caller data quoted in a message.
@@ -230,4 +229,33 @@ func (l *issueList) push(is Issue) {
 	if l.room() {
 		l.issues = append(l.issues, is)
 	}
+}
+
+// numberField is a json.Number field of a request built in Go.
+type numberField struct {
+	path     string
+	n        json.Number
+	required bool
+}
+
+// numberFieldIssues reports what encoding a Go-built request as JSON would
+// hide: a required number left empty (encoding/json writes an empty
+// json.Number as 0) and text that is not a JSON number.
+func numberFieldIssues(fields ...numberField) *Error {
+	var d decoder
+	for _, f := range fields {
+		switch {
+		case f.n == "" && f.required:
+			d.add(f.path, IssueRequired, "missing required number (the json.Number is empty)")
+		case f.n != "" && !isJSONNumber(string(f.n)):
+			d.add(f.path, IssueType, "expected a number, found "+strconv.Quote(clip(string(f.n))))
+		}
+	}
+	return d.err()
+}
+
+// isJSONNumber reports whether s is JSON number text.
+func isJSONNumber(s string) bool {
+	v, err := jsonv.Parse([]byte(s), jsonv.Limits{MaxDepth: 1})
+	return err == nil && v.Kind() == jsonv.Number
 }

@@ -70,7 +70,33 @@ func TestEditedDecodedRequestIsCheckedAgain(t *testing.T) {
 	wantCode(t, err, IssueEnum, "/history/0/outcome")
 
 	treq.History[0].Outcome = Success
-	*treq.Budget.MaxToolCallsRemaining = -3
+	treq.Budget.MaxToolCallsRemaining = "-3"
 	_, err = Decide(treq)
 	wantCode(t, err, IssueMinimum, "/budget/maxToolCallsRemaining")
+}
+
+// TestGoBuiltRequestNumbers: encoding/json would write an empty json.Number
+// as 0, so a Go-built request with a required number left empty, or with
+// text that is not a number, gets the error a JSON caller would.
+func TestGoBuiltRequestNumbers(t *testing.T) {
+	req := baseCall()
+	req.Tool.EstimatedExternalCostUSD = ""
+	req.Budget.ReservedUSD = "abc"
+	_, err := Decide(req)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %v, want *Error", err)
+	}
+	want := []Issue{
+		{Path: "/tool/estimatedExternalCostUsd", Code: IssueRequired, Message: "missing required number (the json.Number is empty)"},
+		{Path: "/budget/reservedUsd", Code: IssueType, Message: `expected a number, found "abc"`},
+	}
+	if diff := cmp.Diff(want, e.Details); diff != "" || e.Code != CodeInvalidRequest {
+		t.Errorf("code %s, details (-want +got):\n%s", e.Code, diff)
+	}
+	_, err = Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/"},
+		Schema: []byte(`{}`), Economics: &CheckEconomics{RetryCostUSD: "0"}})
+	if !errors.As(err, &e) || len(e.Details) != 1 || e.Details[0].Path != "/economics/downstreamCostUsd" {
+		t.Errorf("missing downstreamCostUsd: got %v", err)
+	}
 }

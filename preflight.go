@@ -164,9 +164,9 @@ type ToolCallRequest struct {
 	// FreshnessTTLSeconds, 0..1,000,000,000, is how old a prior result may be
 	// and still be reused. Empty or zero disables reuse.
 	FreshnessTTLSeconds json.Number `json:"freshnessTtlSeconds,omitempty"`
-	// RetryCap is how many terminal failures of the same call end retrying.
-	// Zero means the default, 1.
-	RetryCap int `json:"retryCap,omitempty"`
+	// RetryCap, an integer >= 1, is how many terminal failures of the same
+	// call end retrying. Empty means the default, 1.
+	RetryCap json.Number `json:"retryCap,omitempty"`
 	// PreflightPriceUSD is the modeled fee of this consultation. Empty means
 	// 0.002. It never changes the price actually settled over HTTP.
 	PreflightPriceUSD json.Number `json:"preflightPriceUsd,omitempty"`
@@ -198,8 +198,9 @@ type Budget struct {
 	RemainingUSD json.Number `json:"remainingUsd"`
 	// ReservedUSD is money already promised to calls in flight; empty means 0.
 	ReservedUSD json.Number `json:"reservedUsd,omitempty"`
-	// MaxToolCallsRemaining limits the number of calls; nil means no limit.
-	MaxToolCallsRemaining *int `json:"maxToolCallsRemaining,omitempty"`
+	// MaxToolCallsRemaining, an integer >= 0, limits the number of calls;
+	// empty means no limit.
+	MaxToolCallsRemaining json.Number `json:"maxToolCallsRemaining,omitempty"`
 }
 
 // Task correlates a call with the goal it serves.

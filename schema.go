@@ -189,13 +189,6 @@ const (
 	hasConst
 )
 
-// schema is a compiled subschema (object or boolean form). It keeps
-// references into the parsed schema document (names, enum and const values,
-// the type value for messages), which must not change afterwards. A compiled
-// schema is immutable and safe for concurrent use.
-//
-// It is kept small (most fields point into the schema document) because
-// Check compiles the caller's schema on every call.
 // schemaBounds holds the minimum and maximum keywords of a schema, as
 // written (for messages) and parsed once (for comparison). Valid when
 // has&hasMinimum, has&hasMaximum.
@@ -204,6 +197,13 @@ type schemaBounds struct {
 	minNum, maxNum   decimal.Number
 }
 
+// schema is a compiled subschema (object or boolean form). It keeps
+// references into the parsed schema document (names, enum and const values,
+// the type value for messages), which must not change afterwards. A compiled
+// schema is immutable and safe for concurrent use.
+//
+// It is kept small (most fields point into the schema document) because
+// Check compiles the caller's schema on every call.
 type schema struct {
 	kind      schemaKind
 	has       uint8

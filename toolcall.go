@@ -83,9 +83,7 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 			b.ReservedUSD, _ = d.amount(m, "/budget/reservedUsd", maxNumeric)
 		}
 		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m.IsValid() {
-			if n, ok := d.integer(m, "/budget/maxToolCallsRemaining", 0); ok {
-				b.MaxToolCallsRemaining = &n
-			}
+			b.MaxToolCallsRemaining, _ = d.integer(m, "/budget/maxToolCallsRemaining", 0)
 		}
 	}
 	if v := d.member(root, "", "task", false); v.IsValid() && d.object(v, "/task", taskMembers, nil) {
@@ -203,6 +201,22 @@ func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall,
 	if p := req.parsed; p != nil && p.src.sameAs(req) {
 		return req, p, nil
 	}
+	fields := []numberField{
+		{"/tool/estimatedExternalCostUsd", req.Tool.EstimatedExternalCostUSD, true},
+		{"/tool/estimatedModelCostUsd", req.Tool.EstimatedModelCostUSD, false},
+		{"/budget/remainingUsd", req.Budget.RemainingUSD, true},
+		{"/budget/reservedUsd", req.Budget.ReservedUSD, false},
+		{"/budget/maxToolCallsRemaining", req.Budget.MaxToolCallsRemaining, false},
+		{"/freshnessTtlSeconds", req.FreshnessTTLSeconds, false},
+		{"/retryCap", req.RetryCap, false},
+		{"/preflightPriceUsd", req.PreflightPriceUSD, false},
+	}
+	for i, h := range req.History {
+		fields = append(fields, numberField{"/history/" + strconv.Itoa(i) + "/ageSeconds", h.AgeSeconds, true})
+	}
+	if err := numberFieldIssues(fields...); err != nil {
+		return nil, nil, err
+	}
 	data, err := json.Marshal(req)
 	if err != nil {
 		return nil, nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
@@ -227,10 +241,6 @@ func (t *ToolCallRequest) snapshot() ToolCallRequest {
 		v := *t.Capabilities
 		s.Capabilities = &v
 	}
-	if t.Budget.MaxToolCallsRemaining != nil {
-		v := *t.Budget.MaxToolCallsRemaining
-		s.Budget.MaxToolCallsRemaining = &v
-	}
 	s.History = slices.Clone(t.History)
 	return s
 }
@@ -247,7 +257,7 @@ func (t *ToolCallRequest) sameAs(r *ToolCallRequest) bool {
 		return false
 	}
 	if t.Budget.RemainingUSD != r.Budget.RemainingUSD || t.Budget.ReservedUSD != r.Budget.ReservedUSD ||
-		!sameIntPtr(t.Budget.MaxToolCallsRemaining, r.Budget.MaxToolCallsRemaining) {
+		t.Budget.MaxToolCallsRemaining != r.Budget.MaxToolCallsRemaining {
 		return false
 	}
 	if (t.Task == nil) != (r.Task == nil) || (t.Task != nil && *t.Task != *r.Task) {
@@ -265,11 +275,4 @@ func (t *ToolCallRequest) sameAs(r *ToolCallRequest) bool {
 		}
 	}
 	return true
-}
-
-func sameIntPtr(a, b *int) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

@@ -122,8 +122,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 			name: "defer when the call limit is reached",
 			req: func() preflight.ToolCallRequest {
 				r := searchReq("one more", "0.01")
-				zero := 0
-				r.Budget.MaxToolCallsRemaining = &zero
+				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
 			want: summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.CallLimitReached}},

@@ -54,6 +54,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -200,7 +201,7 @@ func (s settings) request(l *line) preflight.ToolCallRequest {
 		Budget:              preflight.Budget{RemainingUSD: "1000000000"},
 		Capabilities:        &preflight.Capabilities{CanReusePriorResult: s.reuse, CanReduceScope: s.reduceScope},
 		FreshnessTTLSeconds: json.Number(s.ttl),
-		RetryCap:            s.retryCap,
+		RetryCap:            json.Number(strconv.Itoa(s.retryCap)),
 	}
 	if l.GoalHash != "" {
 		req.Task = &preflight.Task{GoalHash: l.GoalHash}
