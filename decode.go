@@ -247,15 +247,9 @@ func numberFieldIssues(fields ...numberField) *Error {
 		switch {
 		case f.n == "" && f.required:
 			d.add(f.path, IssueRequired, "missing required number (the json.Number is empty)")
-		case f.n != "" && !isJSONNumber(string(f.n)):
+		case f.n != "" && !decimal.Valid(string(f.n)):
 			d.add(f.path, IssueType, "expected a number, found "+strconv.Quote(clip(string(f.n))))
 		}
 	}
 	return d.err()
-}
-
-// isJSONNumber reports whether s is JSON number text.
-func isJSONNumber(s string) bool {
-	v, err := jsonv.Parse([]byte(s), jsonv.Limits{MaxDepth: 1})
-	return err == nil && v.Kind() == jsonv.Number
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestMoneyRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.sum, formatUSD(a.Add(a, b))); diff != "" {
+			if diff := cmp.Diff(tt.sum, formatUSD(decimal.Add(a, b))); diff != "" {
 				t.Errorf("sum (-want +got):\n%s", diff)
 			}
 		})

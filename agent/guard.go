@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"sync"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 // AdvisePolicy says what [Guard.Call] does with an advise decision
@@ -104,11 +104,11 @@ type Report struct {
 type Guard struct {
 	ledger *Ledger
 	advise AdvisePolicy
-	budget *big.Rat // nil unless GuardOptions.BudgetUSD was set
+	budget *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
 
 	mu       sync.Mutex
-	inFlight *big.Rat
-	spent    *big.Rat
+	inFlight decimal.Dec
+	spent    decimal.Dec
 }
 
 // CallFunc makes the real tool call. It should save the result where it can
@@ -122,7 +122,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if ledger == nil {
 		ledger = NewLedger(nil)
 	}
-	g := &Guard{ledger: ledger, inFlight: new(big.Rat), spent: new(big.Rat)}
+	g := &Guard{ledger: ledger}
 	if opts != nil {
 		g.advise = opts.Advise
 		if opts.BudgetUSD != "" {
@@ -130,7 +130,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 			if err != nil || b.Sign() < 0 {
 				return nil, fmt.Errorf("agent: BudgetUSD %q must be a non-negative decimal", string(opts.BudgetUSD))
 			}
-			g.budget = b
+			g.budget = &b
 		}
 	}
 	return g, nil
@@ -177,16 +177,16 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 	g.mu.Lock()
 	req.History = g.ledger.History()
 	if g.budget != nil {
-		left := new(big.Rat).Sub(g.budget, g.spent)
+		left := decimal.Sub(*g.budget, g.spent)
 		if left.Sign() < 0 {
-			left.SetInt64(0)
+			left = decimal.Dec{}
 		}
 		req.Budget.RemainingUSD = formatUSD(left)
 	}
 	if g.inFlight.Sign() > 0 {
 		// A malformed ReservedUSD is left alone for Decide to report.
 		if r, err := parseUSD(req.Budget.ReservedUSD); err == nil {
-			req.Budget.ReservedUSD = formatUSD(r.Add(r, g.inFlight))
+			req.Budget.ReservedUSD = formatUSD(decimal.Add(r, g.inFlight))
 		}
 	}
 	dec, err := preflight.Decide(&req)
@@ -199,7 +199,7 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 		rep.ReuseReference = dec.Recommendation.ResultReference
 	}
 	if estErr != nil {
-		estimate = new(big.Rat) // cannot happen: Decide rejects such estimates
+		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
 	}
 	run := dec.Enforcement == preflight.Execute
 	if dec.Enforcement == preflight.Advisory && g.advise == RunAdvised {
@@ -213,7 +213,7 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 			g.mu.Unlock()
 			return rep, err
 		}
-		g.inFlight.Add(g.inFlight, estimate)
+		g.inFlight = decimal.Add(g.inFlight, estimate)
 	}
 	g.mu.Unlock()
 	if !run {
@@ -224,7 +224,7 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 	defer func() {
 		if !released { // call panicked: free its reservation, record nothing
 			g.mu.Lock()
-			g.inFlight.Sub(g.inFlight, estimate)
+			g.inFlight = decimal.Sub(g.inFlight, estimate)
 			g.mu.Unlock()
 		}
 	}()
@@ -251,9 +251,9 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 	rep.Result = res
 
 	g.mu.Lock()
-	g.inFlight.Sub(g.inFlight, estimate)
+	g.inFlight = decimal.Sub(g.inFlight, estimate)
 	released = true
-	g.spent.Add(g.spent, cost)
+	g.spent = decimal.Add(g.spent, cost)
 	g.mu.Unlock()
 
 	if costErr != nil {
@@ -278,22 +278,22 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 }
 
 // requestEstimate is the external plus model estimate of a tool call.
-func requestEstimate(t preflight.ToolCall) (*big.Rat, error) {
+func requestEstimate(t preflight.ToolCall) (decimal.Dec, error) {
 	ext, err := parseUSD(t.EstimatedExternalCostUSD)
 	if err != nil {
-		return nil, err
+		return decimal.Dec{}, err
 	}
 	mod, err := parseUSD(t.EstimatedModelCostUSD)
 	if err != nil {
-		return nil, err
+		return decimal.Dec{}, err
 	}
-	return ext.Add(ext, mod), nil
+	return decimal.Add(ext, mod), nil
 }
 
 // fits reports whether estimate is no more than RemainingUSD − ReservedUSD,
 // the affordability rule of the spec. Unparsable values never fit (Decide
 // has already rejected them).
-func fits(b preflight.Budget, estimate *big.Rat) bool {
+func fits(b preflight.Budget, estimate decimal.Dec) bool {
 	rem, err := parseUSD(b.RemainingUSD)
 	if err != nil {
 		return false
@@ -302,5 +302,5 @@ func fits(b preflight.Budget, estimate *big.Rat) bool {
 	if err != nil {
 		return false
 	}
-	return estimate.Cmp(rem.Sub(rem, res)) <= 0
+	return decimal.Cmp(estimate, decimal.Sub(rem, res)) <= 0
 }

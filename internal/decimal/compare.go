@@ -222,3 +222,41 @@ func FractionDigits(s string) int64 {
 	}
 	return 0
 }
+
+// Valid reports whether s is JSON number text (RFC 8259 §6). The other
+// functions of this package assume it.
+func Valid(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}

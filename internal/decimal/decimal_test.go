@@ -128,3 +128,16 @@ func TestSmallPathAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per run, want 0", allocs)
 	}
 }
+
+func TestValid(t *testing.T) {
+	for _, s := range numbers() {
+		if !Valid(s) {
+			t.Errorf("Valid(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"", "-", "01", "1.", ".5", "+1", "1e", "1e+", "0x10", "1/3", "abc", "1 ", " 1", "--1", "1.5.5", "NaN"} {
+		if Valid(s) {
+			t.Errorf("Valid(%q) = true", s)
+		}
+	}
+}
