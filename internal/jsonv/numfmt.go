@@ -3,6 +3,8 @@ package jsonv
 import (
 	"math"
 	"strconv"
+
+	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 // maxVerbatimDigits is the most significant digits a decimal may have and
@@ -88,7 +90,7 @@ func appendShortDecimal(dst []byte, s string) ([]byte, bool) {
 // appendNumberSlow is appendNumberText without the fast path: validate,
 // parse to the nearest double, format as ECMAScript does.
 func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {
-	if !validNumber(s) {
+	if !decimal.Valid(s) {
 		return dst, numberSyntax
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -108,48 +110,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// validNumber reports whether s is exactly one JSON number (RFC 8259 §6).
-func validNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // appendFloat appends f as ECMAScript's Number.prototype.toString writes it
