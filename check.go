@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"net/url"
@@ -47,14 +46,9 @@ var (
 // schema that is too large, malformed or uses keywords outside the subset.
 // The returned request keeps its parsed form, so Check does no parsing.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	data = bytes.Clone(data) // the request and its parsed form must not change with the caller's buffer
-	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxCheckDepth})
-	if err != nil {
-		return nil, parseError(err)
-	}
-	if root.Kind() != jsonv.Object {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
-			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
+	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth})
+	if perr != nil {
+		return nil, perr
 	}
 	var d decoder
 	req := &CheckRequest{}

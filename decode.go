@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -62,6 +63,22 @@ func issuesError(issues []Issue) *Error {
 		msg = "the request breaks " + strconv.Itoa(len(issues)) + " input rules"
 	}
 	return &Error{Code: CodeInvalidRequest, Message: msg, Details: issues}
+}
+
+// parseObject copies data (a decoded request must not change with the
+// caller's buffer), parses it within lim and requires an object. It returns
+// the copy, whose bytes the request's raw messages share.
+func parseObject(data []byte, lim jsonv.Limits) (jsonv.Value, []byte, *Error) {
+	data = bytes.Clone(data)
+	root, err := jsonv.Parse(data, lim)
+	if err != nil {
+		return jsonv.Value{}, nil, parseError(err)
+	}
+	if root.Kind() != jsonv.Object {
+		return jsonv.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
+	}
+	return root, data, nil
 }
 
 // parseError converts a parser error into the package's *Error.

@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -46,14 +45,9 @@ var (
 // Problems inside tool.request are not errors either: they make the
 // decision a block (see Decide).
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	data = bytes.Clone(data) // the request and its parsed form must not change with the caller's buffer
-	root, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
-	if err != nil {
-		return nil, parseError(err)
-	}
-	if root.Kind() != jsonv.Object {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
-			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
+	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
+	if perr != nil {
+		return nil, perr
 	}
 	var d decoder
 	req := &ToolCallRequest{}
