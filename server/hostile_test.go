@@ -283,23 +283,8 @@ func stalledExchange(t *testing.T, addr, first, drip string) (int, []byte, time.
 	if _, err := io.WriteString(conn, first); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	defer close(done)
 	if drip != "" {
-		go func() {
-			tick := time.NewTicker(100 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					if _, err := io.WriteString(conn, drip); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		defer startDrip(conn, drip, 100*time.Millisecond)()
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

@@ -30,6 +30,16 @@ func TestNeverConnects(t *testing.T) {
 		}
 	}
 
+	if seen := connectionsBefore(t, ln); seen != 0 {
+		t.Errorf("the service opened %d connection(s) to a URL it was given; want 0", seen)
+	}
+}
+
+// connectionsBefore dials ln once more as a sentinel and returns how many
+// connections ln had accepted before the sentinel's: the ones the service
+// under test opened.
+func connectionsBefore(t *testing.T, ln net.Listener) int {
+	t.Helper()
 	sentinel, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -43,10 +53,7 @@ func TestNeverConnects(t *testing.T) {
 		isSentinel := conn.RemoteAddr().String() == sentinel.LocalAddr().String()
 		conn.Close()
 		if isSentinel {
-			if seen != 0 {
-				t.Errorf("the service opened %d connection(s) to a URL it was given; want 0", seen)
-			}
-			return
+			return seen
 		}
 	}
 }

@@ -215,23 +215,7 @@ func TestMCPNeverConnects(t *testing.T) {
 			t.Fatalf("%s: %d %s", args.tool, status, body)
 		}
 	}
-	sentinel, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sentinel.Close()
-	for seen := 0; ; seen++ {
-		conn, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		isSentinel := conn.RemoteAddr().String() == sentinel.LocalAddr().String()
-		conn.Close()
-		if isSentinel {
-			if seen != 0 {
-				t.Errorf("the MCP tools opened %d connection(s) to URLs they were given; want 0", seen)
-			}
-			return
-		}
+	if seen := connectionsBefore(t, ln); seen != 0 {
+		t.Errorf("the MCP tools opened %d connection(s) to URLs they were given; want 0", seen)
 	}
 }

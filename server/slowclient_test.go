@@ -102,22 +102,7 @@ func dripOn(conn net.Conn, first, drip string) (int, []byte, time.Duration) {
 	conn.SetDeadline(time.Now().Add(2 * time.Minute))
 	start := time.Now()
 	io.WriteString(conn, first)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				if _, err := io.WriteString(conn, drip); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	defer startDrip(conn, drip, 50*time.Millisecond)()
 	buf := make([]byte, 4096)
 	var got []byte
 	for {
@@ -131,4 +116,25 @@ func dripOn(conn net.Conn, first, drip string) (int, []byte, time.Duration) {
 	var status int
 	fmt.Sscanf(string(got), "HTTP/1.1 %d", &status)
 	return status, got, elapsed
+}
+
+// startDrip writes drip to conn every interval until the returned stop
+// function is called or a write fails.
+func startDrip(conn net.Conn, drip string, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if _, err := io.WriteString(conn, drip); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
