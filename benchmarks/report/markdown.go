@@ -64,24 +64,17 @@ func checkImplNames() []string {
 }
 
 func checkChart(t *table) []byte {
-	names := checkImplNames()
-	var ss []series
-	for _, n := range names {
-		ss = append(ss, series{n, implShort[n], implColor[n]})
-	}
-	var gs []chartGroup
-	for _, c := range t.Cases {
-		g := chartGroup{Label: c}
-		for _, n := range names {
-			g.Values = append(g.Values, t.get(c, n).NsPerOp)
-		}
-		gs = append(gs, g)
-	}
-	return barChartSVG("Check: preflight against the peers, time per call by case", ss, gs)
+	return timeChart(t, checkImplNames(), "Check: preflight against the peers, time per call by case")
 }
 
 func decideChart(t *table) []byte {
-	names := []string{benchmarks.ImplPreflight, benchmarks.ImplUnmarshal}
+	return timeChart(t, []string{benchmarks.ImplPreflight, benchmarks.ImplUnmarshal},
+		"Decide: preflight against the Unmarshal floor, time per call")
+}
+
+// timeChart draws the time per call of the implementations names, one
+// group of bars per case of t.
+func timeChart(t *table, names []string, title string) []byte {
 	var ss []series
 	for _, n := range names {
 		ss = append(ss, series{n, implShort[n], implColor[n]})
@@ -94,7 +87,7 @@ func decideChart(t *table) []byte {
 		}
 		gs = append(gs, g)
 	}
-	return barChartSVG("Decide: preflight against the Unmarshal floor, time per call", ss, gs)
+	return barChartSVG(title, ss, gs)
 }
 
 // ratioStats summarizes a per-case ratio: its geomean and its worst case
