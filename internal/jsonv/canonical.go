@@ -85,6 +85,9 @@ type encoder struct {
 	// w receives the output while WriteCanonical runs; nil otherwise.
 	w    io.Writer
 	werr error
+	// noVerbatim makes the encoder rebuild values the parser marked as
+	// canonical as written, so tests can check that mark.
+	noVerbatim bool
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -93,6 +96,7 @@ func (e *encoder) release() {
 	e.buf = nil
 	e.w = nil
 	e.werr = nil
+	e.noVerbatim = false
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
@@ -129,6 +133,13 @@ func (w *walkError) finish() error {
 }
 
 func (e *encoder) value(v Value) *walkError {
+	if n := v.n(); n.meta&flagVerbatim != 0 && !e.noVerbatim {
+		e.buf = append(e.buf, v.d.src[n.start:n.end]...)
+		if e.w != nil && len(e.buf) >= flushAt {
+			e.flush()
+		}
+		return nil
+	}
 	switch v.Kind() {
 	case Null:
 		e.buf = append(e.buf, "null"...)

@@ -471,3 +471,51 @@ func ExampleAppendCanonical() {
 	fmt.Println(string(out))
 	// Output: {"a":"é\n","b":[1.5,0,1e+21]}
 }
+
+// TestVerbatimMark checks which values the parser marks as canonical as
+// written (so AppendCanonical copies their text) and that copying gives
+// what rebuilding them gives.
+func TestVerbatimMark(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want bool
+	}{
+		{`{"a":1,"b":[true,null,"x"],"c":{}}`, true},
+		{`[]`, true},
+		{`{"b":1,"a":2}`, false},                   // members out of order
+		{`{"a": 1}`, false},                        // white space
+		{`[1,2 ]`, false},                          // white space before the close
+		{`["a\n"]`, false},                         // an escape
+		{`["\u00e9"]`, false},                      // an escape of a character written as is
+		{`["é",{"A":1,"a":2,"é":3}]`, true},        // UTF-8 as is, members in code-unit order
+		{`{"\uffff":1,"😀":2}`, false},              // escapes
+		{"{\"\U0001F600\":1,\"\uFFFF\":2}", true},  // UTF-16 order: U+1F600 before U+FFFF
+		{"{\"\uFFFF\":1,\"\U0001F600\":2}", false}, // sorted by UTF-8 bytes, not by UTF-16
+		{`[1.5,-2,0,0.000001,123456789012345]`, true},
+		{`[1.50]`, false},
+		{`[-0]`, false},
+		{`[1e3]`, false},
+		{`[0.0000001]`, false},
+		{`[1234567890123456]`, false},
+		{`[1.00000000000001]`, true},
+		{`[1.000000000000001]`, false},
+		{`-1.5`, true},
+		{`2.0`, false},
+	}
+	for _, tt := range tests {
+		v, err := Parse([]byte(tt.doc), Limits{})
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.doc, err)
+		}
+		if got := v.n().meta&flagVerbatim != 0; got != tt.want {
+			t.Errorf("%s: marked canonical as written = %v, want %v", tt.doc, got, tt.want)
+		}
+		copied, err := AppendCanonical(nil, v)
+		if err != nil {
+			t.Fatalf("AppendCanonical(%q): %v", tt.doc, err)
+		}
+		if rebuilt := appendCanonicalRebuilt(t, v); !bytes.Equal(copied, rebuilt) {
+			t.Errorf("%s: copied %q, rebuilt %q", tt.doc, copied, rebuilt)
+		}
+	}
+}

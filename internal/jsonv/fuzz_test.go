@@ -81,6 +81,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a parsed value failed to canonicalize: %v", err)
 		}
+		if rebuilt := appendCanonicalRebuilt(t, v); !bytes.Equal(rebuilt, c1) {
+			t.Fatalf("copying text marked canonical gave %q; rebuilding every value gave %q", c1, rebuilt)
+		}
 		var w bytes.Buffer
 		if err := WriteCanonical(&w, v); err != nil || !bytes.Equal(w.Bytes(), c1) {
 			t.Fatalf("WriteCanonical gave %q, %v; AppendCanonical gave %q", w.Bytes(), err, c1)
@@ -108,6 +111,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("canonical form %q means something else than the input", c1)
 		}
 	})
+}
+
+// appendCanonicalRebuilt is AppendCanonical without the shortcut for text
+// the parser marked as canonical as written: every value is rebuilt.
+func appendCanonicalRebuilt(t *testing.T, v Value) []byte {
+	t.Helper()
+	e := &encoder{noVerbatim: true}
+	if err := e.value(v); err != nil {
+		t.Fatalf("rebuilding the canonical form: %v", err.finish())
+	}
+	return e.buf
 }
 
 // FuzzCanonical checks that the canonical form does not depend on member

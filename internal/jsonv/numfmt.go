@@ -87,6 +87,44 @@ func appendShortDecimal(dst []byte, s string) ([]byte, bool) {
 	return dst, true
 }
 
+// verbatimNumber reports whether s, text that follows the JSON number
+// grammar, is already its own RFC 8785 form: what appendShortDecimal would
+// write for it unchanged. That rules out exponents, trailing fraction
+// zeros, -0, more than 15 significant digits and magnitudes below 10^-6.
+func verbatimNumber(s string) bool {
+	body := s
+	if body[0] == '-' {
+		body = body[1:]
+	}
+	dot := -1
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '.':
+			dot = i
+		case 'e', 'E':
+			return false
+		}
+	}
+	if dot < 0 {
+		if body == "0" {
+			return len(s) == 1 // -0 is written 0
+		}
+		return len(body) <= maxVerbatimDigits
+	}
+	intPart, frac := body[:dot], body[dot+1:]
+	if frac[len(frac)-1] == '0' {
+		return false
+	}
+	if intPart == "0" {
+		zeros := 0
+		for frac[zeros] == '0' { // ends at the last digit, which is not 0
+			zeros++
+		}
+		return zeros <= 5 && len(frac)-zeros <= maxVerbatimDigits
+	}
+	return len(intPart)+len(frac) <= maxVerbatimDigits
+}
+
 // appendNumberSlow is appendNumberText without the fast path: validate,
 // parse to the nearest double, format as ECMAScript does.
 func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {

@@ -59,6 +59,10 @@ type parser struct {
 	esc   []string            // decoded escaped strings
 	buf   []byte              // scratch for decoding escapes
 	spare map[string]struct{} // a cleared member-name set, reused by large objects
+	// bent counts what keeps text from being canonical as written: white
+	// space, escapes, numbers not in shortest form, members out of order.
+	// A container during which it did not grow is marked flagVerbatim.
+	bent int
 }
 
 // parserPool recycles parsers so that their scratch tape is not grown again
@@ -87,7 +91,7 @@ const hardMaxDepth = 10000
 func Parse(data []byte, lim Limits) (Value, error) {
 	p := parserPool.Get().(*parser)
 	defer p.release()
-	p.src, p.pos, p.depth, p.nodes, p.lim = unsafe.String(unsafe.SliceData(data), len(data)), 0, 0, 0, lim
+	p.src, p.pos, p.depth, p.nodes, p.lim, p.bent = unsafe.String(unsafe.SliceData(data), len(data)), 0, 0, 0, lim, 0
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
 	}
@@ -143,13 +147,24 @@ func (p *parser) found() string {
 }
 
 func (p *parser) skipSpace() {
+	if p.pos >= len(p.src) || p.src[p.pos] > ' ' {
+		return // the common case, compact JSON: inlined, no loop
+	}
+	p.skipSpaceLoop()
+}
+
+func (p *parser) skipSpaceLoop() {
+	start := p.pos
 	for p.pos < len(p.src) {
 		switch p.src[p.pos] {
 		case ' ', '\t', '\n', '\r':
 			p.pos++
-		default:
-			return
+			continue
 		}
+		break
+	}
+	if p.pos != start {
+		p.bent++
 	}
 }
 
@@ -214,12 +229,16 @@ func (p *parser) open(kind Kind) uint32 {
 	return i
 }
 
-// close completes the node of a container with count children.
-func (p *parser) close(i uint32, count int) {
+// close completes the node of a container with count children. bent is
+// p.bent as it was when the container opened.
+func (p *parser) close(i uint32, count, bent int) {
 	n := &p.tape[i]
 	n.end = uint32(p.pos)
 	n.next = uint32(len(p.tape))
 	n.meta |= uint32(count) << countShift
+	if p.bent == bent {
+		n.meta |= flagVerbatim
+	}
 	p.depth--
 }
 
@@ -237,12 +256,13 @@ func (p *parser) object() *Error {
 		return err
 	}
 	obj := p.open(Object)
-	count := 0
+	count, bent := 0, p.bent
 	var seen map[string]struct{} // built once an object grows past a few members
+	prev := ""                   // the previous member name
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
-		p.close(obj, 0)
+		p.close(obj, 0, bent)
 		return nil
 	}
 	for {
@@ -262,6 +282,10 @@ func (p *parser) object() *Error {
 			err.tokens = append(err.tokens, key)
 			return err
 		}
+		if count > 0 && CompareKeys(prev, key) > 0 {
+			p.bent++ // canonical form sorts the members
+		}
+		prev = key
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
 			return p.fail(ErrSyntax, "expected ':' after a member name, found "+p.found())
@@ -284,7 +308,7 @@ func (p *parser) object() *Error {
 		}
 		return p.fail(ErrSyntax, "expected ',' or '}' after an object member, found "+p.found())
 	}
-	p.close(obj, count)
+	p.close(obj, count, bent)
 	if seen != nil && p.spare == nil && len(seen) <= 1024 {
 		clear(seen)
 		p.spare = seen
@@ -326,11 +350,11 @@ func (p *parser) array() *Error {
 		return err
 	}
 	arr := p.open(Array)
-	count := 0
+	count, bent := 0, p.bent
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
-		p.close(arr, 0)
+		p.close(arr, 0, bent)
 		return nil
 	}
 	for {
@@ -351,7 +375,7 @@ func (p *parser) array() *Error {
 		}
 		return p.fail(ErrSyntax, "expected ',' or ']' after an array element, found "+p.found())
 	}
-	p.close(arr, count)
+	p.close(arr, count, bent)
 	return nil
 }
 
@@ -398,7 +422,13 @@ func (p *parser) number() *Error {
 		}
 	}
 	p.pos = i
-	p.emit(Number, 0, start, i)
+	var flags uint32
+	if verbatimNumber(s[start:i]) {
+		flags = flagVerbatim
+	} else {
+		p.bent++
+	}
+	p.emit(Number, flags, start, i)
 	return nil
 }
 
@@ -446,6 +476,7 @@ func (p *parser) str() *Error {
 		case c == '"':
 			p.pos = i + 1
 			p.esc = append(p.esc, string(b))
+			p.bent++ // canonical form writes the characters, not the escapes
 			p.emit(String, flagEscape|uint32(len(p.esc)-1)<<countShift, open, p.pos)
 			return nil
 		case c == '\\':

@@ -64,7 +64,10 @@ const (
 	kindMask   = 1<<kindBits - 1
 	flagTrue   = 1 << kindBits       // a Bool that is true
 	flagEscape = 1 << (kindBits + 1) // a String whose text is in doc.esc
-	countShift = kindBits + 2        // containers: number of items or members; escaped strings: index in esc
+	// flagVerbatim marks a Number or container whose text in the document
+	// is already its RFC 8785 form, so canonicalization copies it.
+	flagVerbatim = 1 << (kindBits + 2)
+	countShift   = kindBits + 3 // containers: number of items or members; escaped strings: index in esc
 )
 
 // Value is one value of a parsed document: a small handle that is cheap to
