@@ -1,6 +1,9 @@
 package decimal
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // exactNumber is JSON number text split for exact work without allocating:
 // value = ±0.d₁d₂… × 10^exp, where the digits are the virtual concatenation
@@ -154,19 +157,111 @@ func Compare(a, b string) int {
 
 // Number is JSON number text parsed once for repeated exact comparison.
 type Number struct {
-	text string
-	n    exactNumber
+	text  string
+	n     exactNumber
+	fx    fixed
+	fixed bool // fx holds the value
 }
 
 // ParseNumber parses valid JSON number text for CompareTo.
-func ParseNumber(s string) Number { return Number{s, parseExact(s)} }
+func ParseNumber(s string) Number {
+	fx, ok := parseFixed(s)
+	return Number{text: s, n: parseExact(s), fx: fx, fixed: ok}
+}
 
 // CompareTo compares the JSON number text a with n, exactly, like Compare.
 func (n Number) CompareTo(a string) int {
+	if n.fixed {
+		if fa, ok := parseFixed(a); ok {
+			if c, ok := compareFixed(fa, n.fx); ok {
+				return c
+			}
+		}
+	}
 	if isPlainInteger(a) && isPlainInteger(n.text) {
 		return comparePlainIntegers(a, n.text)
 	}
 	return compareExact(parseExact(a), n.n)
+}
+
+// fixed is a decimal written without exponent in at most 18 digits, held
+// as mant / 10^scale: the form of nearly every bound and value in a schema
+// check, compared here without splitting digit strings.
+type fixed struct {
+	mant  int64
+	scale int
+}
+
+// maxFixedDigits keeps a mantissa below 10^18 < 2^63.
+const maxFixedDigits = 18
+
+// parseFixed reads valid JSON number text as fixed; ok is false when it has
+// an exponent or more than maxFixedDigits digits.
+func parseFixed(s string) (f fixed, ok bool) {
+	i, neg := 0, false
+	if s != "" && s[0] == '-' {
+		i, neg = 1, true
+	}
+	digits, scale := 0, -1 // scale counts digits after the point once one is seen
+	var m int64
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			if digits++; digits > maxFixedDigits {
+				return fixed{}, false
+			}
+			m = m*10 + int64(c-'0')
+			if scale >= 0 {
+				scale++
+			}
+		case c == '.':
+			scale = 0
+		default:
+			return fixed{}, false // an exponent
+		}
+	}
+	if neg {
+		m = -m
+	}
+	return fixed{m, max(scale, 0)}, true
+}
+
+var pow10 = [maxFixedDigits + 1]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+
+// compareFixed compares a and b after bringing them to the same scale; ok
+// is false when that would overflow an int64.
+func compareFixed(a, b fixed) (c int, ok bool) {
+	ma, mb := a.mant, b.mant
+	switch d := a.scale - b.scale; {
+	case d > 0:
+		if mb, ok = scaleUp(mb, d); !ok {
+			return 0, false
+		}
+	case d < 0:
+		if ma, ok = scaleUp(ma, -d); !ok {
+			return 0, false
+		}
+	}
+	switch {
+	case ma < mb:
+		return -1, true
+	case ma > mb:
+		return 1, true
+	}
+	return 0, true
+}
+
+// scaleUp returns m × 10^d, or false when that does not fit an int64.
+func scaleUp(m int64, d int) (int64, bool) {
+	if d > maxFixedDigits {
+		return 0, false
+	}
+	p := pow10[d]
+	if m > math.MaxInt64/p || m < -math.MaxInt64/p {
+		return 0, false
+	}
+	return m * p, true
 }
 
 func compareExact(x, y exactNumber) int {

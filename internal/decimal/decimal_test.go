@@ -66,6 +66,19 @@ func TestCompareAndIsIntegerAgreeWithBigRat(t *testing.T) {
 	}
 }
 
+func TestNumberCompareToAgreesWithBigRat(t *testing.T) {
+	nums := append(numbers(), "0.01", "-0.5", "999999999999999999", "-999999999999999999", "0.000000000000000001",
+		"1000000000000000000", "123456789.123456789", "12345678901234567.8", "0.100000000000000000")
+	for _, b := range nums {
+		nb, rb := ParseNumber(b), rat(t, b)
+		for _, a := range nums {
+			if got, want := nb.CompareTo(a), rat(t, a).Cmp(rb); got != want {
+				t.Errorf("ParseNumber(%s).CompareTo(%s) = %d, want %d", b, a, got, want)
+			}
+		}
+	}
+}
+
 func TestArithmeticAgreesWithBigRat(t *testing.T) {
 	nums := numbers()[:120]
 	for _, a := range nums {
