@@ -342,6 +342,45 @@ func TestSchemaValidateTruncates(t *testing.T) {
 	}
 }
 
+// TestSchemaValidateRequiredFirstUnderCap: an object's missing required
+// names are listed before its members' failures, also when the cap cuts
+// the list, and after failures recorded earlier in the walk.
+func TestSchemaValidateRequiredFirstUnderCap(t *testing.T) {
+	const schema = `{"items":{"required":["a","b"],"properties":{"a":true,"b":true},"additionalProperties":false}}`
+	const body = "/request/body"
+	req := func(i int, name string) Issue {
+		return Issue{Path: body + "/" + strconv.Itoa(i) + "/" + name, Code: IssueRequired, Message: "missing required property \"" + name + "\""}
+	}
+	extra := func(i int, name string) Issue {
+		return Issue{Path: body + "/" + strconv.Itoa(i) + "/" + name, Code: IssueAdditionalProperties, Message: "property \"" + name + "\" is not allowed"}
+	}
+	tests := []struct {
+		name      string
+		instance  string
+		max       int
+		want      []Issue
+		truncated bool
+	}{
+		{"members fill the list", `[{"x":1,"y":2,"z":3}]`, 3, []Issue{req(0, "a"), req(0, "b"), extra(0, "x")}, true},
+		{"required alone fills it", `[{"x":1}]`, 1, []Issue{req(0, "a")}, true},
+		{"required fits exactly", `[{}]`, 2, []Issue{req(0, "a"), req(0, "b")}, false},
+		{"after an earlier item", `[{"a":1,"b":2,"x":3},{"y":1}]`, 3, []Issue{extra(0, "x"), req(1, "a"), req(1, "b")}, true},
+		{"no cap", `[{"b":1,"x":2,"y":3}]`, 0, []Issue{req(0, "a"), extra(0, "x"), extra(0, "y")}, false},
+		{"list full before the object", `[{"a":1,"b":2,"x":3},{"y":1}]`, 1, []Issue{extra(0, "x")}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := validateTest(t, schema, tt.instance, tt.max)
+			if diff := cmp.Diff(tt.want, got.issues); diff != "" {
+				t.Errorf("issues mismatch (-want +got):\n%s", diff)
+			}
+			if got.truncated != tt.truncated {
+				t.Errorf("truncated = %v, want %v", got.truncated, tt.truncated)
+			}
+		})
+	}
+}
+
 func TestIssueListAdd(t *testing.T) {
 	l := issueList{max: 1}
 	l.add(Issue{Path: "/a", Code: IssueRequired, Message: "m"})
