@@ -87,7 +87,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 		return
 	}
 	if m := d.member(v, path, "method", true); m.IsValid() {
-		if s, ok := d.str(m, path+"/method", 0); ok {
+		if s, ok := d.str(m, memberPath{path, "method"}, 0); ok {
 			if !isToken(s) {
 				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip(s)))
 			}
@@ -95,7 +95,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 		}
 	}
 	if u := d.member(v, path, "url", true); u.IsValid() {
-		if s, ok := d.str(u, path+"/url", 0); ok {
+		if s, ok := d.str(u, memberPath{path, "url"}, 0); ok {
 			if msg := checkAbsoluteURL(s); msg != "" {
 				d.add(path+"/url", IssueInvalidURL, msg)
 			}
@@ -139,22 +139,22 @@ func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
 	}
 	e := &CheckEconomics{}
 	if m := d.member(v, path, "downstreamCostUsd", true); m.IsValid() {
-		e.DownstreamCostUSD, _ = d.amount(m, path+"/downstreamCostUsd", maxNumeric)
+		e.DownstreamCostUSD, _ = d.amount(m, memberPath{path, "downstreamCostUsd"}, maxNumeric)
 	}
 	if m := d.member(v, path, "billsOnInvalidRequest", true); m.IsValid() {
-		e.BillsOnInvalidRequest = d.boolean(m, path+"/billsOnInvalidRequest")
+		e.BillsOnInvalidRequest = d.boolean(m, memberPath{path, "billsOnInvalidRequest"})
 	}
 	if m := d.member(v, path, "retryCostUsd", true); m.IsValid() {
-		e.RetryCostUSD, _ = d.amount(m, path+"/retryCostUsd", maxNumeric)
+		e.RetryCostUSD, _ = d.amount(m, memberPath{path, "retryCostUsd"}, maxNumeric)
 	}
 	if m := d.member(v, path, "priorInvalidProbability", false); m.IsValid() {
-		e.PriorInvalidProbability, _ = d.amount(m, path+"/priorInvalidProbability", "1")
+		e.PriorInvalidProbability, _ = d.amount(m, memberPath{path, "priorInvalidProbability"}, "1")
 	}
 	if m := d.member(v, path, "preflightPriceUsd", false); m.IsValid() {
-		e.PreflightPriceUSD, _ = d.amount(m, path+"/preflightPriceUsd", maxNumeric)
+		e.PreflightPriceUSD, _ = d.amount(m, memberPath{path, "preflightPriceUsd"}, maxNumeric)
 	}
 	if m := d.member(v, path, "budgetRemainingUsd", false); m.IsValid() {
-		e.BudgetRemainingUSD, _ = d.amount(m, path+"/budgetRemainingUsd", maxNumeric)
+		e.BudgetRemainingUSD, _ = d.amount(m, memberPath{path, "budgetRemainingUsd"}, maxNumeric)
 	}
 	return e
 }

@@ -164,22 +164,30 @@ func (d *decoder) member(obj jsonv.Value, path, key string, required bool) jsonv
 	return v
 }
 
+// memberPath is the JSON Pointer of a member, kept in two parts so that
+// the string is built only when an issue needs it.
+type memberPath struct {
+	parent, name string // name needs no escaping
+}
+
+func (p memberPath) String() string { return p.parent + "/" + p.name }
+
 // str checks that v is a string of at least minLen code points.
-func (d *decoder) str(v jsonv.Value, path string, minLen int) (string, bool) {
+func (d *decoder) str(v jsonv.Value, at memberPath, minLen int) (string, bool) {
 	if v.Kind() != jsonv.String {
-		d.add(path, IssueType, "expected a string, found "+kindName(v))
+		d.add(at.String(), IssueType, "expected a string, found "+kindName(v))
 		return "", false
 	}
 	if minLen > 0 && len(v.Str()) < minLen {
-		d.add(path, IssueMinLength, "expected a non-empty string")
+		d.add(at.String(), IssueMinLength, "expected a non-empty string")
 		return "", false
 	}
 	return v.Str(), true
 }
 
-func (d *decoder) boolean(v jsonv.Value, path string) bool {
+func (d *decoder) boolean(v jsonv.Value, at memberPath) bool {
 	if v.Kind() != jsonv.Bool {
-		d.add(path, IssueType, "expected a boolean, found "+kindName(v))
+		d.add(at.String(), IssueType, "expected a boolean, found "+kindName(v))
 		return false
 	}
 	return v.Bool()
@@ -187,42 +195,42 @@ func (d *decoder) boolean(v jsonv.Value, path string) bool {
 
 // amount checks a numeric context value: a number in [0, max] with at most
 // maxFractionDigits digits after the point.
-func (d *decoder) amount(v jsonv.Value, path, max string) (json.Number, bool) {
+func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number, bool) {
 	if v.Kind() != jsonv.Number {
-		d.add(path, IssueType, "expected a number, found "+kindName(v))
+		d.add(at.String(), IssueType, "expected a number, found "+kindName(v))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), "0") < 0 {
-		d.add(path, IssueMinimum, "expected a number >= 0, found "+clip(v.Str()))
+		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip(v.Str()))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), max) > 0 {
-		d.add(path, IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str()))
+		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str()))
 		return "", false
 	}
 	if decimal.FractionDigits(v.Str()) > maxFractionDigits {
-		d.add(path, IssuePrecision, "expected at most 400 digits after the decimal point")
+		d.add(at.String(), IssuePrecision, "expected at most 400 digits after the decimal point")
 		return "", false
 	}
 	return json.Number(v.Str()), true
 }
 
 // integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
-func (d *decoder) integer(v jsonv.Value, path string, min int) (json.Number, bool) {
+func (d *decoder) integer(v jsonv.Value, at memberPath, min int) (json.Number, bool) {
 	if v.Kind() != jsonv.Number {
-		d.add(path, IssueType, "expected an integer, found "+kindName(v))
+		d.add(at.String(), IssueType, "expected an integer, found "+kindName(v))
 		return "", false
 	}
 	if !decimal.IsInteger(v.Str()) {
-		d.add(path, IssueInteger, "expected an integer, found "+clip(v.Str()))
+		d.add(at.String(), IssueInteger, "expected an integer, found "+clip(v.Str()))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), strconv.Itoa(min)) < 0 {
-		d.add(path, IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str()))
+		d.add(at.String(), IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str()))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), maxNumeric) > 0 {
-		d.add(path, IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str()))
+		d.add(at.String(), IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str()))
 		return "", false
 	}
 	return json.Number(v.Str()), true

@@ -60,10 +60,10 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 				Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}}}
 	}
 	if v := d.member(root, "", "runId", true); v.IsValid() {
-		req.RunID, _ = d.str(v, "/runId", 1)
+		req.RunID, _ = d.str(v, memberPath{"", "runId"}, 1)
 	}
 	if v := d.member(root, "", "stepId", true); v.IsValid() {
-		req.StepID, _ = d.str(v, "/stepId", 1)
+		req.StepID, _ = d.str(v, memberPath{"", "stepId"}, 1)
 	}
 	if v := d.member(root, "", "tool", true); v.IsValid() {
 		p.payload = d.tool(v, "/tool", &req.Tool, data)
@@ -71,19 +71,19 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if v := d.member(root, "", "budget", true); v.IsValid() && d.object(v, "/budget", budgetMembers, nil) {
 		b := &req.Budget
 		if m := d.member(v, "/budget", "remainingUsd", true); m.IsValid() {
-			b.RemainingUSD, _ = d.amount(m, "/budget/remainingUsd", maxNumeric)
+			b.RemainingUSD, _ = d.amount(m, memberPath{"/budget", "remainingUsd"}, maxNumeric)
 		}
 		if m := d.member(v, "/budget", "reservedUsd", false); m.IsValid() {
-			b.ReservedUSD, _ = d.amount(m, "/budget/reservedUsd", maxNumeric)
+			b.ReservedUSD, _ = d.amount(m, memberPath{"/budget", "reservedUsd"}, maxNumeric)
 		}
 		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m.IsValid() {
-			b.MaxToolCallsRemaining, _ = d.integer(m, "/budget/maxToolCallsRemaining", 0)
+			b.MaxToolCallsRemaining, _ = d.integer(m, memberPath{"/budget", "maxToolCallsRemaining"}, 0)
 		}
 	}
 	if v := d.member(root, "", "task", false); v.IsValid() && d.object(v, "/task", taskMembers, nil) {
 		req.Task = &Task{}
 		if m := d.member(v, "/task", "goalHash", false); m.IsValid() {
-			req.Task.GoalHash, _ = d.str(m, "/task/goalHash", 0)
+			req.Task.GoalHash, _ = d.str(m, memberPath{"/task", "goalHash"}, 0)
 		}
 	}
 	if v := d.member(root, "", "history", false); v.IsValid() {
@@ -92,20 +92,20 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if v := d.member(root, "", "capabilities", false); v.IsValid() && d.object(v, "/capabilities", capabilityMembers, nil) {
 		req.Capabilities = &Capabilities{}
 		if m := d.member(v, "/capabilities", "canReusePriorResult", false); m.IsValid() {
-			req.Capabilities.CanReusePriorResult = d.boolean(m, "/capabilities/canReusePriorResult")
+			req.Capabilities.CanReusePriorResult = d.boolean(m, memberPath{"/capabilities", "canReusePriorResult"})
 		}
 		if m := d.member(v, "/capabilities", "canReduceScope", false); m.IsValid() {
-			req.Capabilities.CanReduceScope = d.boolean(m, "/capabilities/canReduceScope")
+			req.Capabilities.CanReduceScope = d.boolean(m, memberPath{"/capabilities", "canReduceScope"})
 		}
 	}
 	if v := d.member(root, "", "freshnessTtlSeconds", false); v.IsValid() {
-		req.FreshnessTTLSeconds, _ = d.amount(v, "/freshnessTtlSeconds", maxNumeric)
+		req.FreshnessTTLSeconds, _ = d.amount(v, memberPath{"", "freshnessTtlSeconds"}, maxNumeric)
 	}
 	if v := d.member(root, "", "retryCap", false); v.IsValid() {
-		req.RetryCap, _ = d.integer(v, "/retryCap", 1)
+		req.RetryCap, _ = d.integer(v, memberPath{"", "retryCap"}, 1)
 	}
 	if v := d.member(root, "", "preflightPriceUsd", false); v.IsValid() {
-		req.PreflightPriceUSD, _ = d.amount(v, "/preflightPriceUsd", maxNumeric)
+		req.PreflightPriceUSD, _ = d.amount(v, memberPath{"", "preflightPriceUsd"}, maxNumeric)
 	}
 	if e := d.err(); e != nil {
 		return nil, e
@@ -120,10 +120,10 @@ func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall, data []byte) jso
 		return jsonv.Value{}
 	}
 	if m := d.member(v, path, "provider", true); m.IsValid() {
-		t.Provider, _ = d.str(m, path+"/provider", 1)
+		t.Provider, _ = d.str(m, memberPath{path, "provider"}, 1)
 	}
 	if m := d.member(v, path, "operation", true); m.IsValid() {
-		t.Operation, _ = d.str(m, path+"/operation", 1)
+		t.Operation, _ = d.str(m, memberPath{path, "operation"}, 1)
 	}
 	var payload jsonv.Value
 	if m := d.member(v, path, "request", true); m.IsValid() {
@@ -135,10 +135,10 @@ func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall, data []byte) jso
 		}
 	}
 	if m := d.member(v, path, "estimatedExternalCostUsd", true); m.IsValid() {
-		t.EstimatedExternalCostUSD, _ = d.amount(m, path+"/estimatedExternalCostUsd", maxNumeric)
+		t.EstimatedExternalCostUSD, _ = d.amount(m, memberPath{path, "estimatedExternalCostUsd"}, maxNumeric)
 	}
 	if m := d.member(v, path, "estimatedModelCostUsd", false); m.IsValid() {
-		t.EstimatedModelCostUSD, _ = d.amount(m, path+"/estimatedModelCostUsd", maxNumeric)
+		t.EstimatedModelCostUSD, _ = d.amount(m, memberPath{path, "estimatedModelCostUsd"}, maxNumeric)
 	}
 	return payload
 }
@@ -157,13 +157,13 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 		}
 		var h HistoryEntry
 		if m := d.member(ev, path, "toolCallId", true); m.IsValid() {
-			h.ToolCallID, _ = d.str(m, path+"/toolCallId", 0)
+			h.ToolCallID, _ = d.str(m, memberPath{path, "toolCallId"}, 0)
 		}
 		if m := d.member(ev, path, "fingerprint", true); m.IsValid() {
-			h.Fingerprint, _ = d.str(m, path+"/fingerprint", 0)
+			h.Fingerprint, _ = d.str(m, memberPath{path, "fingerprint"}, 0)
 		}
 		if m := d.member(ev, path, "outcome", true); m.IsValid() {
-			if s, ok := d.str(m, path+"/outcome", 0); ok {
+			if s, ok := d.str(m, memberPath{path, "outcome"}, 0); ok {
 				switch o := Outcome(s); o {
 				case Success, TerminalFailure, TransientFailure:
 					h.Outcome = o
@@ -173,13 +173,13 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 			}
 		}
 		if m := d.member(ev, path, "resultReference", false); m.IsValid() {
-			h.ResultReference, _ = d.str(m, path+"/resultReference", 0)
+			h.ResultReference, _ = d.str(m, memberPath{path, "resultReference"}, 0)
 		}
 		if m := d.member(ev, path, "ageSeconds", true); m.IsValid() {
-			h.AgeSeconds, _ = d.amount(m, path+"/ageSeconds", maxNumeric)
+			h.AgeSeconds, _ = d.amount(m, memberPath{path, "ageSeconds"}, maxNumeric)
 		}
 		if m := d.member(ev, path, "goalHash", false); m.IsValid() {
-			h.GoalHash, _ = d.str(m, path+"/goalHash", 0)
+			h.GoalHash, _ = d.str(m, memberPath{path, "goalHash"}, 0)
 		}
 		out = append(out, h)
 	}
