@@ -22,10 +22,10 @@ func compileDirect(src string, limit int) (prog *syntax.Prog, size int, ok bool)
 	if !ok || c.pos != len(src) {
 		return nil, 0, false
 	}
+	m := c.emit(syntax.Inst{Op: syntax.InstMatch}) // before the check: it counts too
 	if c.over {
 		return nil, len(c.insts) + 1, true
 	}
-	m := c.emit(syntax.Inst{Op: syntax.InstMatch})
 	c.patch(f.holes, m)
 	return &syntax.Prog{Inst: c.insts, Start: int(f.start)}, len(c.insts), true
 }

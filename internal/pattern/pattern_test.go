@@ -47,6 +47,14 @@ func TestCompileLimits(t *testing.T) {
 	if p, _, _ := Compile(`^x$`, 3000); p.String() != `^x$` {
 		t.Errorf("String() = %q", p.String())
 	}
+	// abc is five instructions with the fail and match ones; one fewer
+	// must not leave a program that cannot match.
+	if p, size, err := Compile(`abc`, 4); p != nil || err != nil || size != 5 {
+		t.Errorf("abc within 4: got %v, size %d, %v; want nil and size 5", p, size, err)
+	}
+	if p, size, _ := Compile(`abc`, 5); p == nil || size != 5 || !p.MatchString("xabc") {
+		t.Errorf("abc within 5: got %v, size %d; want a pattern of size 5 that matches", p, size)
+	}
 }
 
 // FuzzMatch checks the matcher against regexp on arbitrary patterns and
