@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"encoding/json"
-	"maps"
 	"net/url"
 	"sort"
 	"strconv"
@@ -30,7 +29,13 @@ type parsedCheck struct {
 	body    jsonv.Value // nil when the request has no body
 	schema  *schema
 	rawSch  jsonv.Value
-	src     CheckRequest // the decoded fields, to notice later edits
+	headers jsonv.Value // nil when the request has no headers
+	// What decoding stored in the CheckRequest, to notice later edits.
+	method, url    string
+	query, rawBody []byte
+	schemaText     []byte
+	economics      CheckEconomics
+	hasEconomics   bool
 }
 
 var (
@@ -51,8 +56,11 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 		return nil, perr
 	}
 	var d decoder
-	req := &CheckRequest{}
-	p := &parsedCheck{}
+	both := &struct { // one allocation for the request and its parsed form
+		req CheckRequest
+		p   parsedCheck
+	}{}
+	req, p := &both.req, &both.p
 	d.object(root, "", checkTopMembers, nil)
 
 	if rv := d.member(root, "", "request", true); rv.IsValid() {
@@ -77,7 +85,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.src = req.snapshot()
+	p.remember(req)
 	req.parsed = p
 	return req, nil
 }
@@ -260,7 +268,7 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	if req == nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}
 	}
-	if p := req.parsed; p != nil && p.src.sameAs(req) {
+	if p := req.parsed; p != nil && p.sameAs(req) {
 		return p, nil
 	}
 	if e := req.Economics; e != nil {
@@ -285,32 +293,40 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	return fresh.parsed, nil
 }
 
-// snapshot returns a copy of c that shares nothing a caller can change in
-// place (the raw messages are compared by identity, see sameAs).
-func (c *CheckRequest) snapshot() CheckRequest {
-	s := *c
-	s.parsed = nil
-	s.Request.Headers = maps.Clone(c.Request.Headers)
-	if c.Economics != nil {
-		e := *c.Economics
-		s.Economics = &e
+// remember records what decoding stored in req, for sameAs. Nothing is
+// copied: the strings and raw messages are compared by identity, the
+// headers against the parsed document.
+func (p *parsedCheck) remember(req *CheckRequest) {
+	r := &req.Request
+	p.method, p.url, p.query, p.rawBody, p.schemaText = r.Method, r.URL, r.Query, r.Body, req.Schema
+	p.headers, _ = p.request.Get("headers")
+	if req.Economics != nil {
+		p.economics, p.hasEconomics = *req.Economics, true
 	}
-	return s
 }
 
-// sameAs reports whether r still holds the values c was decoded into (the
-// raw messages by identity, which is what decoding produced).
-func (c *CheckRequest) sameAs(r *CheckRequest) bool {
-	a, b := &c.Request, &r.Request
-	return a.Method == b.Method && a.URL == b.URL &&
-		len(a.Headers) == len(b.Headers) && sameMap(a.Headers, b.Headers) &&
-		sameBytes(a.Query, b.Query) && sameBytes(a.Body, b.Body) &&
-		sameBytes(c.Schema, r.Schema) && sameEconomics(c.Economics, r.Economics)
-}
-
-func sameMap(a, b map[string]string) bool {
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
+// sameAs reports whether r still holds the values it was decoded into.
+func (p *parsedCheck) sameAs(r *CheckRequest) bool {
+	a := &r.Request
+	if a.Method != p.method || a.URL != p.url || !sameBytes(a.Query, p.query) || !sameBytes(a.Body, p.rawBody) ||
+		!sameBytes(r.Schema, p.schemaText) {
+		return false
+	}
+	if r.Economics == nil {
+		if p.hasEconomics {
+			return false
+		}
+	} else if !p.hasEconomics || *r.Economics != p.economics {
+		return false
+	}
+	if !p.headers.IsValid() {
+		return len(a.Headers) == 0
+	}
+	if len(a.Headers) != p.headers.Len() {
+		return false
+	}
+	for it := p.headers.Iter(); it.Next(); {
+		if v, ok := a.Headers[it.Key()]; !ok || v != it.Value().Str() {
 			return false
 		}
 	}
@@ -322,13 +338,6 @@ func sameBytes(a, b []byte) bool {
 		return false
 	}
 	return len(a) == 0 || &a[0] == &b[0]
-}
-
-func sameEconomics(a, b *CheckEconomics) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 // sensitiveHeaders are header names (lower case) that carry credentials.

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -73,6 +74,70 @@ func TestEditedDecodedRequestIsCheckedAgain(t *testing.T) {
 	treq.Budget.MaxToolCallsRemaining = "-3"
 	_, err = Decide(treq)
 	wantCode(t, err, IssueMinimum, "/budget/maxToolCallsRemaining")
+}
+
+// TestEditedCheckRequestMatchesFreshDecode: whatever is edited in a decoded
+// CheckRequest, Check answers as it would for the edited request sent anew.
+func TestEditedCheckRequestMatchesFreshDecode(t *testing.T) {
+	const doc = `{"request":{"method":"POST","url":"https://a.example/","headers":{"Accept":"text/plain","X-Trace":"1"},
+		"query":{"q":1},"body":{"n":1}},"schema":{"properties":{"n":{"maximum":5}}},
+		"economics":{"downstreamCostUsd":1,"billsOnInvalidRequest":true,"retryCostUsd":0}}`
+	edits := []struct {
+		name string
+		edit func(r *CheckRequest)
+	}{
+		{"header value", func(r *CheckRequest) { r.Request.Headers["Accept"] = "application/json" }},
+		{"header added", func(r *CheckRequest) { r.Request.Headers["Authorization"] = "Bearer x" }},
+		{"header removed", func(r *CheckRequest) { delete(r.Request.Headers, "X-Trace") }},
+		{"header renamed", func(r *CheckRequest) {
+			delete(r.Request.Headers, "X-Trace")
+			r.Request.Headers["X-Other"] = "1"
+		}},
+		{"headers dropped", func(r *CheckRequest) { r.Request.Headers = nil }},
+		{"method", func(r *CheckRequest) { r.Request.Method = "GET" }},
+		{"url", func(r *CheckRequest) { r.Request.URL = "https://b.example/" }},
+		{"query", func(r *CheckRequest) { r.Request.Query = json.RawMessage(`{"q":2}`) }},
+		{"body", func(r *CheckRequest) { r.Request.Body = json.RawMessage(`{"n":9}`) }},
+		{"body removed", func(r *CheckRequest) { r.Request.Body = nil }},
+		{"schema", func(r *CheckRequest) { r.Schema = json.RawMessage(`{"properties":{"n":{"maximum":0}}}`) }},
+		{"economics value", func(r *CheckRequest) { r.Economics.DownstreamCostUSD = "3" }},
+		{"economics removed", func(r *CheckRequest) { r.Economics = nil }},
+	}
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeCheckRequest([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.edit(req)
+			got, err := Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent, err := json.Marshal(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := DecodeCheckRequest(sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Check(fresh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("edited request (-fresh decode +edited):\n%s", diff)
+			}
+			if cmp.Equal(before, got) {
+				t.Errorf("the edit changed nothing in the result; the case tests nothing")
+			}
+		})
+	}
 }
 
 // TestGoBuiltRequestNumbers: encoding/json would write an empty json.Number
