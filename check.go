@@ -239,7 +239,9 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	} else {
 		p.schema.validate(p.body, "/request/body", &errs)
 	}
-	res.Errors = append(res.Errors, errs.issues...)
+	if errs.issues != nil {
+		res.Errors = errs.issues
+	}
 	res.Valid = len(res.Errors) == 0
 	if errs.truncated {
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,

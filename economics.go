@@ -22,6 +22,23 @@ func orDefault(n json.Number, def string) decimal.Dec {
 
 func number(d decimal.Dec) json.Number { return json.Number(d.String()) }
 
+// numbers sets *out[i] to the text of ds[i], all carved from one string.
+func numbers(out []*json.Number, ds ...decimal.Dec) {
+	var buf [256]byte
+	b := buf[:0]
+	var endsBuf [8]int
+	ends := endsBuf[:0]
+	for _, d := range ds {
+		b = d.AppendText(b)
+		ends = append(ends, len(b))
+	}
+	all, start := string(b), 0
+	for i, o := range out {
+		*o = json.Number(all[start:ends[i]])
+		start = ends[i]
+	}
+}
+
 // checkEconomics computes the proceed/abort advice of a check. With
 // D = downstream cost, R = retry cost, B = billsOnInvalidRequest,
 // p = prior invalid probability, P = preflight price and
@@ -52,11 +69,9 @@ func checkEconomics(e *CheckEconomics, valid bool) (*EconomicsResult, *Issue) {
 	}
 	expected := decimal.Mul(prior, loss)
 	expectedNet := decimal.Sub(expected, price)
-	res.PreflightPriceUSD = number(price)
-	res.WasteIfSentUSD = number(waste)
-	res.RealizedNetUSD = number(decimal.Sub(waste, price))
-	res.APrioriExpectedWasteUSD = number(expected)
-	res.APrioriExpectedNetUSD = number(expectedNet)
+	numbers([]*json.Number{&res.PreflightPriceUSD, &res.WasteIfSentUSD, &res.RealizedNetUSD,
+		&res.APrioriExpectedWasteUSD, &res.APrioriExpectedNetUSD},
+		price, waste, decimal.Sub(waste, price), expected, expectedNet)
 	res.WorthCheckingAPriori = expectedNet.Sign() > 0
 
 	if e.BudgetRemainingUSD != "" && decimal.Cmp(down, decimal.Parse(string(e.BudgetRemainingUSD))) > 0 {

@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"math/bits"
 	"strconv"
-	"strings"
 )
 
 // Dec is an exact decimal: coefficient × 10^-scale. The zero value is 0.
@@ -183,39 +182,51 @@ func (d Dec) String() string {
 	if d.Sign() == 0 {
 		return "0"
 	}
+	var buf [40]byte
+	return string(d.AppendText(buf[:0]))
+}
+
+// AppendText appends the text String returns to dst.
+func (d Dec) AppendText(dst []byte) []byte {
+	if d.Sign() == 0 {
+		return append(dst, '0')
+	}
 	neg := d.Sign() < 0
-	var digits string
+	var tmp [24]byte
+	var digits []byte
 	if d.big != nil {
-		digits = new(big.Int).Abs(d.big).String()
+		digits = new(big.Int).Abs(d.big).Append(nil, 10)
 	} else {
 		u := uint64(d.small)
 		if neg {
 			u = -u
 		}
-		digits = strconv.FormatUint(u, 10)
+		digits = strconv.AppendUint(tmp[:0], u, 10)
 	}
 	scale := int(d.scale)
 	for scale > 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
 		scale--
 	}
-	var b strings.Builder
-	b.Grow(len(digits) + 3 + max(scale-len(digits), -scale, 0))
 	if neg {
-		b.WriteByte('-')
+		dst = append(dst, '-')
 	}
 	switch {
 	case scale <= 0:
-		b.WriteString(digits)
-		b.WriteString(strings.Repeat("0", -scale))
+		dst = append(dst, digits...)
+		for range -scale {
+			dst = append(dst, '0')
+		}
 	case scale >= len(digits):
-		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", scale-len(digits)))
-		b.WriteString(digits)
+		dst = append(dst, '0', '.')
+		for range scale - len(digits) {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
 	default:
-		b.WriteString(digits[:len(digits)-scale])
-		b.WriteByte('.')
-		b.WriteString(digits[len(digits)-scale:])
+		dst = append(dst, digits[:len(digits)-scale]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[len(digits)-scale:]...)
 	}
-	return b.String()
+	return dst
 }
