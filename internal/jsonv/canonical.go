@@ -77,9 +77,9 @@ const smallObject = 16
 // pooled so that steady-state calls allocate nothing but the output.
 type encoder struct {
 	buf []byte
-	// order is a stack of member indexes: each object being written pushes
-	// its members' indexes, sorts them in place and pops them when done.
-	order []uint32
+	// order is a stack of members: each object being written pushes its
+	// members, sorts them in place and pops them when done.
+	order []memberRef
 	// chunk is WriteCanonical's reusable output buffer.
 	chunk []byte
 	// w receives the output while WriteCanonical runs; nil otherwise.
@@ -190,31 +190,37 @@ func (e *encoder) value(v Value) *walkError {
 	return nil
 }
 
+// memberRef is a member of an object being written: its name and the
+// index of its name node (the value node follows it).
+type memberRef struct {
+	key  string
+	node uint32
+}
+
 func (e *encoder) object(v Value) *walkError {
 	d := v.d
 	mark := len(e.order)
 	for it := v.Iter(); it.Next(); {
-		e.order = append(e.order, it.key) // the member's name node; its value node follows
+		e.order = append(e.order, memberRef{Value{d, it.key}.Str(), it.key})
 	}
 	ms := e.order[mark:]
-	sortMembers(d, ms)
+	sortMembers(ms)
 	e.buf = append(e.buf, '{')
-	for j, k := range ms {
-		key := Value{d, k}.Str()
+	for j, m := range ms {
 		if j > 0 {
 			e.buf = append(e.buf, ',')
-			if (Value{d, ms[j-1]}).Str() == key {
-				return &walkError{tokens: []string{key}, kind: ErrDuplicateKey, offset: Value{d, k + 1}.Start(),
-					msg: "duplicate member name " + strconv.Quote(key)}
+			if ms[j-1].key == m.key {
+				return &walkError{tokens: []string{m.key}, kind: ErrDuplicateKey, offset: Value{d, m.node + 1}.Start(),
+					msg: "duplicate member name " + strconv.Quote(m.key)}
 			}
 		}
-		if !e.strValue(Value{d, k}) {
-			return &walkError{tokens: []string{key}, kind: ErrInvalidUTF8, offset: Value{d, k + 1}.Start(),
+		if !e.strValue(Value{d, m.node}) {
+			return &walkError{tokens: []string{m.key}, kind: ErrInvalidUTF8, offset: Value{d, m.node + 1}.Start(),
 				msg: "member name contains invalid UTF-8"}
 		}
 		e.buf = append(e.buf, ':')
-		if err := e.value(Value{d, k + 1}); err != nil {
-			err.tokens = append(err.tokens, key)
+		if err := e.value(Value{d, m.node + 1}); err != nil {
+			err.tokens = append(err.tokens, m.key)
 			return err
 		}
 	}
@@ -223,16 +229,13 @@ func (e *encoder) object(v Value) *walkError {
 	return nil
 }
 
-// sortMembers orders the member-name nodes ms of d by the UTF-16 code units
-// of the names.
-func sortMembers(d *doc, ms []uint32) {
-	key := func(i uint32) string { return Value{d, i}.Str() }
+// sortMembers orders ms by the UTF-16 code units of the names.
+func sortMembers(ms []memberRef) {
 	if len(ms) <= smallObject {
 		for i := 1; i < len(ms); i++ {
 			x := ms[i]
-			kx := key(x)
 			j := i
-			for j > 0 && CompareKeys(key(ms[j-1]), kx) > 0 {
+			for j > 0 && CompareKeys(ms[j-1].key, x.key) > 0 {
 				ms[j] = ms[j-1]
 				j--
 			}
@@ -240,7 +243,7 @@ func sortMembers(d *doc, ms []uint32) {
 		}
 		return
 	}
-	slices.SortFunc(ms, func(a, b uint32) int { return CompareKeys(key(a), key(b)) })
+	slices.SortFunc(ms, func(a, b memberRef) int { return CompareKeys(a.key, b.key) })
 }
 
 // strValue appends a String value. One written without escapes is already
