@@ -3,6 +3,7 @@ package pattern
 import (
 	"regexp/syntax"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -13,81 +14,175 @@ import (
 // on anything else, and the caller then uses regexp/syntax, which also
 // reports every syntax error. The programs it builds match exactly what
 // regexp/syntax's would (FuzzMatch checks the answers against regexp).
-func compileDirect(src string, limit int) (prog *syntax.Prog, size int, ok bool) {
-	c := direct{src: src, limit: limit,
-		insts:   make([]syntax.Inst, 0, min(2*len(src)+4, limit)),
-		runeBuf: make([]rune, 0, len(src)+2)}
-	c.emit(syntax.Inst{Op: syntax.InstFail})
+// A nil Pattern with ok true means the program needs more than limit
+// instructions; size is then limit+1.
+//
+// It runs on every request, so it builds the program in pooled scratch
+// buffers and allocates only the Pattern, its instructions and, when it
+// has classes or non-ASCII literals, one array for their runes.
+func compileDirect(src string, limit int) (p *Pattern, size int, ok bool) {
+	c := directs.Get().(*direct)
+	defer c.release()
+	c.src, c.pos, c.limit, c.over = src, 0, limit, false
+	c.insts, c.runes = c.insts[:0], c.runes[:0]
+	c.emit(inst{op: syntax.InstFail})
 	f, ok := c.alternation(0)
 	if !ok || c.pos != len(src) {
 		return nil, 0, false
 	}
-	m := c.emit(syntax.Inst{Op: syntax.InstMatch}) // before the check: it counts too
+	m := c.emit(inst{op: syntax.InstMatch})
 	if c.over {
-		return nil, len(c.insts) + 1, true
+		return nil, limit + 1, true
 	}
-	c.patch(f.holes, m)
-	return &syntax.Prog{Inst: c.insts, Start: int(f.start)}, len(c.insts), true
+	c.patch(f.out, m)
+	return c.finish(f.start), len(c.insts), true
 }
 
-// hole is an instruction's unset successor: Out, or Arg when arg is set.
-type hole struct {
-	pc  uint32
-	arg bool
+// directs holds scratch compilers, so that a compile allocates nothing
+// but its result.
+var directs = sync.Pool{New: func() any { return new(direct) }}
+
+// release returns c to the pool unless a large pattern grew its buffers;
+// those are left to the collector rather than kept for small patterns.
+func (c *direct) release() {
+	if cap(c.insts) > 1<<12 || cap(c.runes) > 1<<12 || cap(c.spans) > 1<<12 {
+		return
+	}
+	c.src = ""
+	directs.Put(c)
 }
+
+// finish copies the program out of the scratch buffers, giving each
+// instruction its runes.
+func (c *direct) finish(start uint32) *Pattern {
+	insts := make([]syntax.Inst, len(c.insts))
+	runes := slices.Clone(c.runes)
+	for i, in := range c.insts {
+		to := &insts[i]
+		to.Op, to.Out, to.Arg = in.op, in.out, in.arg
+		if in.op != syntax.InstRune && in.op != syntax.InstRune1 {
+			continue
+		}
+		if in.runes < utf8.RuneSelf {
+			to.Rune = asciiRunes[in.runes : in.runes+1 : in.runes+1]
+			continue
+		}
+		lo := in.runes - utf8.RuneSelf + 1
+		hi := lo + uint32(runes[lo-1])
+		to.Rune = runes[lo:hi:hi]
+	}
+	p := &Pattern{src: c.src, prog: syntax.Prog{Inst: insts, Start: int(start)}}
+	p.anchorStart = p.prog.StartCond()&syntax.EmptyBeginText != 0
+	return p
+}
+
+// holes lists a fragment's unset successors, threaded through those
+// fields themselves as RE2's compiler does, so a fragment needs no slice
+// of them. An entry is pc<<1, for Out, or pc<<1|1, for Arg; the field it
+// names holds the next entry, and 0 ends the list (pc 0 is the fail
+// instruction, never a hole).
+type holes struct{ head, tail uint32 }
 
 // frag is a compiled piece: its entry and its unset exits.
 type frag struct {
 	start uint32
-	holes []hole
+	out   holes
 }
 
+// inst is an instruction under construction. It names its runes rather
+// than holding them, so the scratch program has no pointers: emitting and
+// copying instructions then needs no write barriers.
+type inst struct {
+	op       syntax.InstOp
+	out, arg uint32
+	runes    uint32 // InstRune, InstRune1: an ASCII rune, or 128 + the offset of the runes' count in c.runes
+}
+
+// span is one range of a class.
+type span struct{ lo, hi rune }
+
+// direct is the compiler's state, reused across compiles through directs.
 type direct struct {
-	src     string
-	pos     int
-	insts   []syntax.Inst
-	limit   int
-	over    bool   // the program grew past limit; keep parsing only to check syntax
-	runeBuf []rune // backing store for one-rune instructions
+	src   string
+	pos   int
+	limit int
+	over  bool   // the program grew past limit; keep parsing only to check syntax
+	insts []inst // the program so far
+	runes []rune // rune ranges and non-ASCII literals, each after its count
+	spans []span // the class being parsed
 }
 
-// rune1 returns a one-element rune slice for an InstRune1.
-func (c *direct) rune1(r rune) []rune {
-	if len(c.runeBuf) == cap(c.runeBuf) {
-		c.runeBuf = make([]rune, 0, 16)
-	}
-	c.runeBuf = append(c.runeBuf, r)
-	n := len(c.runeBuf)
-	return c.runeBuf[n-1 : n : n]
-}
-
-func (c *direct) emit(in syntax.Inst) uint32 {
+// emit appends in and returns its pc; past the limit it only notes that.
+func (c *direct) emit(in inst) uint32 {
 	if len(c.insts) >= c.limit {
 		c.over = true
+	}
+	if c.over {
 		return 0
 	}
 	c.insts = append(c.insts, in)
 	return uint32(len(c.insts) - 1)
 }
 
-func (c *direct) patch(hs []hole, to uint32) {
+// single emits an instruction whose Out is the fragment's one exit.
+func (c *direct) single(in inst) frag {
+	pc := c.emit(in)
+	return frag{pc, c.hole(pc, false)}
+}
+
+// hole returns the list of pc's Out (or Arg), which must be 0.
+func (c *direct) hole(pc uint32, arg bool) holes {
+	if c.over {
+		return holes{}
+	}
+	e := pc << 1
+	if arg {
+		e |= 1
+	}
+	return holes{e, e}
+}
+
+// patch points every hole in l to pc.
+func (c *direct) patch(l holes, pc uint32) {
 	if c.over {
 		return
 	}
-	for _, h := range hs {
-		if h.arg {
-			c.insts[h.pc].Arg = to
+	for e := l.head; e != 0; {
+		in := &c.insts[e>>1]
+		if e&1 == 0 {
+			e, in.out = in.out, pc
 		} else {
-			c.insts[h.pc].Out = to
+			e, in.arg = in.arg, pc
 		}
 	}
 }
 
-func (c *direct) nop() frag {
-	pc := c.emit(syntax.Inst{Op: syntax.InstNop})
-	return frag{pc, []hole{{pc: pc}}}
+// join returns the holes of a and b as one list.
+func (c *direct) join(a, b holes) holes {
+	switch {
+	case c.over:
+		return holes{}
+	case a.head == 0:
+		return b
+	case b.head == 0:
+		return a
+	}
+	in := &c.insts[a.tail>>1]
+	if a.tail&1 == 0 {
+		in.out = b.head
+	} else {
+		in.arg = b.head
+	}
+	return holes{a.head, b.tail}
 }
 
+// seq compiles a then b.
+func (c *direct) seq(a, b frag) frag {
+	c.patch(a.out, b.start)
+	return frag{a.start, b.out}
+}
+
+// peek returns the next byte of the pattern, if any.
 func (c *direct) peek() (byte, bool) {
 	if c.pos < len(c.src) {
 		return c.src[c.pos], true
@@ -113,8 +208,8 @@ func (c *direct) alternation(depth int) (frag, bool) {
 		if !ok {
 			return frag{}, false
 		}
-		pc := c.emit(syntax.Inst{Op: syntax.InstAlt, Out: f.start, Arg: g.start})
-		f = frag{pc, append(f.holes, g.holes...)}
+		pc := c.emit(inst{op: syntax.InstAlt, out: f.start, arg: g.start})
+		f = frag{pc, c.join(f.out, g.out)}
 	}
 }
 
@@ -135,18 +230,17 @@ func (c *direct) concat(depth int) (frag, bool) {
 			f, empty = g, false
 			continue
 		}
-		c.patch(f.holes, g.start)
-		f.holes = g.holes
+		f = c.seq(f, g)
 	}
 	if empty {
-		return c.nop(), true
+		return c.single(inst{op: syntax.InstNop}), true
 	}
 	return f, true
 }
 
 // repeat parses an atom and its quantifier, if any.
 func (c *direct) repeat(depth int) (frag, bool) {
-	atomStart := c.pos
+	atomStart, pc0 := c.pos, len(c.insts)
 	f, ok := c.atom(depth)
 	if !ok {
 		return frag{}, false
@@ -188,40 +282,48 @@ func (c *direct) repeat(depth int) (frag, bool) {
 	if c.src[atomStart] == '^' || c.src[atomStart] == '$' {
 		return frag{}, false // a repeated empty-width assertion: not ours
 	}
-	again := func() frag { // a fresh copy of the atom
-		save := c.pos
-		c.pos = atomStart
-		g, _ := c.atom(depth)
-		c.pos = save
-		return g
-	}
-	return c.counted(f, again, lo, hi), true
+	return c.counted(f, pc0, lo, hi), true
 }
 
 // counted builds x{lo,hi} (hi -1: unbounded) the way RE2 expands it: lo
-// copies, then x* or hi-lo nested optional copies.
-func (c *direct) counted(first frag, again func() frag, lo, hi int) frag {
-	copies := []frag{first}
-	next := func() frag {
-		if len(copies) > 0 {
-			f := copies[0]
-			copies = copies[1:]
-			return f
+// copies, then x* or hi-lo nested optional copies. x is the atom just
+// compiled, the instructions from pc0 on. The other copies it needs are
+// appended right after it, while x's exits are still unset, so copy i is x
+// moved by i*n instructions.
+func (c *direct) counted(x frag, pc0, lo, hi int) frag {
+	copies := hi
+	if hi == -1 {
+		copies = max(lo, 1)
+	}
+	n := len(c.insts) - pc0
+	if copies > 1 && !c.over && len(c.insts)+(copies-1)*n > c.limit {
+		c.over = true
+	}
+	if c.over {
+		return frag{}
+	}
+	for range copies - 1 {
+		c.again(pc0, n, x.out)
+	}
+	next := 0
+	copyOf := func() frag { // the next unused copy
+		d := uint32(next * n)
+		next++
+		f := frag{x.start + d, x.out}
+		if f.out.head != 0 {
+			f.out.head += 2 * d
+			f.out.tail += 2 * d
 		}
-		return again()
+		return f
 	}
 	star := func(x frag) frag {
-		pc := c.emit(syntax.Inst{Op: syntax.InstAlt, Out: x.start})
-		c.patch(x.holes, pc)
-		return frag{pc, []hole{{pc: pc, arg: true}}}
+		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		c.patch(x.out, pc)
+		return frag{pc, c.hole(pc, true)}
 	}
 	quest := func(x frag) frag {
-		pc := c.emit(syntax.Inst{Op: syntax.InstAlt, Out: x.start})
-		return frag{pc, append(x.holes, hole{pc: pc, arg: true})}
-	}
-	seq := func(a, b frag) frag {
-		c.patch(a.holes, b.start)
-		return frag{a.start, b.holes}
+		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		return frag{pc, c.join(x.out, c.hole(pc, true))}
 	}
 	var f frag
 	have := false
@@ -230,31 +332,31 @@ func (c *direct) counted(first frag, again func() frag, lo, hi int) frag {
 			f, have = x, true
 			return
 		}
-		f = seq(f, x)
+		f = c.seq(f, x)
 	}
 	switch {
 	case hi == -1 && lo == 0:
-		return star(next())
+		return star(copyOf())
 	case hi == -1:
 		for i := 0; i < lo-1; i++ {
-			add(next())
+			add(copyOf())
 		}
-		x := next() // x+ = x x*
-		pc := c.emit(syntax.Inst{Op: syntax.InstAlt, Out: x.start})
-		c.patch(x.holes, pc)
-		add(frag{x.start, []hole{{pc: pc, arg: true}}})
+		x := copyOf() // x+ = x x*
+		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		c.patch(x.out, pc)
+		add(frag{x.start, c.hole(pc, true)})
 		return f
 	}
 	for i := 0; i < lo; i++ {
-		add(next())
+		add(copyOf())
 	}
 	// hi-lo nested optional copies: (x(x(x)?)?)?
 	var tail frag
 	haveTail := false
 	for i := 0; i < hi-lo; i++ {
-		x := next()
+		x := copyOf()
 		if haveTail {
-			tail = quest(seq(x, tail))
+			tail = quest(c.seq(x, tail))
 		} else {
 			tail, haveTail = quest(x), true
 		}
@@ -263,9 +365,38 @@ func (c *direct) counted(first frag, again func() frag, lo, hi int) frag {
 		add(tail)
 	}
 	if !have {
-		return c.nop()
+		return c.single(inst{op: syntax.InstNop})
 	}
 	return f
+}
+
+// again appends a copy of the n instructions from pc0, an atom whose exits
+// out are still unset. Its jumps move with it; its exits hold list links,
+// which move by twice as much (see holes).
+func (c *direct) again(pc0, n int, out holes) {
+	d := uint32(len(c.insts) - pc0)
+	c.insts = append(c.insts, c.insts[pc0:pc0+n]...)
+	for i := pc0 + int(d); i < len(c.insts); i++ {
+		in := &c.insts[i]
+		if in.out != 0 {
+			in.out += d
+		}
+		if in.op == syntax.InstAlt && in.arg != 0 {
+			in.arg += d
+		}
+	}
+	for e := out.head; e != 0; {
+		from, to := &c.insts[e>>1], &c.insts[e>>1+d]
+		next, link := from.out, &to.out
+		if e&1 != 0 {
+			next, link = from.arg, &to.arg
+		}
+		*link = 0 // the end of the list
+		if next != 0 {
+			*link = next + 2*d
+		}
+		e = next
+	}
 }
 
 // braces parses {n}, {n,} or {n,m} with the bounds RE2 accepts.
@@ -328,85 +459,71 @@ func (c *direct) atom(depth int) (frag, bool) {
 		return c.class()
 	case '.':
 		c.pos++
-		pc := c.emit(syntax.Inst{Op: syntax.InstRuneAnyNotNL})
-		return frag{pc, []hole{{pc: pc}}}, true
+		return c.single(inst{op: syntax.InstRuneAnyNotNL}), true
 	case '^', '$':
 		c.pos++
 		op := syntax.EmptyBeginText
 		if b == '$' {
 			op = syntax.EmptyEndText
 		}
-		pc := c.emit(syntax.Inst{Op: syntax.InstEmptyWidth, Arg: uint32(op)})
-		return frag{pc, []hole{{pc: pc}}}, true
-	case '\\':
-		ranges, ok := c.escape()
-		if !ok {
-			return frag{}, false
-		}
-		return c.runes(ranges), true
+		return c.single(inst{op: syntax.InstEmptyWidth, arg: uint32(op)}), true
 	case ')', '*', '+', '?', '{', '}', ']', '|':
 		return frag{}, false
 	}
-	r, size := utf8.DecodeRuneInString(c.src[c.pos:])
-	if r == utf8.RuneError && size == 1 {
+	r, set, ok := c.char()
+	switch {
+	case !ok:
 		return frag{}, false
+	case set != nil:
+		at := c.add(set)
+		return c.single(inst{op: syntax.InstRune, runes: at}), true
 	}
-	c.pos += size
-	pc := c.emit(syntax.Inst{Op: syntax.InstRune1, Rune: c.rune1(r)})
-	return frag{pc, []hole{{pc: pc}}}, true
+	return c.literal(r), true
 }
 
-// runes compiles a set of rune ranges (pairs lo, hi) into one instruction.
-func (c *direct) runes(ranges []rune) frag {
-	in := syntax.Inst{Op: syntax.InstRune, Rune: ranges}
-	if len(ranges) == 2 && ranges[0] == ranges[1] {
-		in = syntax.Inst{Op: syntax.InstRune1, Rune: c.rune1(ranges[0])}
+// asciiRunes holds every ASCII rune, so that ASCII literals share one
+// read-only array instead of each needing one of their own.
+var asciiRunes = func() (a [utf8.RuneSelf]rune) {
+	for i := range a {
+		a[i] = rune(i)
 	}
-	pc := c.emit(in)
-	return frag{pc, []hole{{pc: pc}}}
+	return a
+}()
+
+// literal compiles one character.
+func (c *direct) literal(r rune) frag {
+	if r < utf8.RuneSelf {
+		return c.single(inst{op: syntax.InstRune1, runes: uint32(r)})
+	}
+	return c.single(inst{op: syntax.InstRune1, runes: c.add([]rune{r})})
 }
 
-// Perl classes as RE2 defines them (ASCII only).
+// add appends rs to c.runes after their count and returns how an inst
+// names them.
+func (c *direct) add(rs []rune) uint32 {
+	at := len(c.runes)
+	c.runes = append(c.runes, rune(len(rs)))
+	c.runes = append(c.runes, rs...)
+	return utf8.RuneSelf + uint32(at)
+}
+
+// Perl classes as RE2 defines them (ASCII only), and their complements.
 var (
-	digitRanges = []rune{'0', '9'}
-	wordRanges  = []rune{'0', '9', 'A', 'Z', '_', '_', 'a', 'z'}
-	spaceRanges = []rune{'\t', '\n', '\f', '\r', ' ', ' '}
+	digitRanges    = []rune{'0', '9'}
+	wordRanges     = []rune{'0', '9', 'A', 'Z', '_', '_', 'a', 'z'}
+	spaceRanges    = []rune{'\t', '\n', '\f', '\r', ' ', ' '}
+	notDigitRanges = negate(digitRanges)
+	notWordRanges  = negate(wordRanges)
+	notSpaceRanges = negate(spaceRanges)
 )
-
-// escape parses a backslash escape outside a class: a Perl class or an
-// escaped punctuation character.
-func (c *direct) escape() ([]rune, bool) {
-	if c.pos+1 >= len(c.src) {
-		return nil, false
-	}
-	e := c.src[c.pos+1]
-	c.pos += 2
-	switch e {
-	case 'd':
-		return digitRanges, true
-	case 'w':
-		return wordRanges, true
-	case 's':
-		return spaceRanges, true
-	case 'D':
-		return negate(digitRanges), true
-	case 'W':
-		return negate(wordRanges), true
-	case 'S':
-		return negate(spaceRanges), true
-	}
-	if e < utf8.RuneSelf && isPunct(e) {
-		return []rune{rune(e), rune(e)}, true
-	}
-	return nil, false
-}
 
 // isPunct reports the ASCII punctuation RE2 lets a backslash escape.
 func isPunct(b byte) bool {
 	return b > ' ' && b < 0x7f && !('0' <= b && b <= '9') && !('a' <= b && b <= 'z') && !('A' <= b && b <= 'Z')
 }
 
-// class parses [...] into sorted, merged ranges.
+// class parses [...] into sorted, merged ranges, which it stores in
+// c.runes.
 func (c *direct) class() (frag, bool) {
 	c.pos++ // '['
 	neg := false
@@ -414,7 +531,7 @@ func (c *direct) class() (frag, bool) {
 		neg = true
 		c.pos++
 	}
-	var ranges []rune
+	spans := c.spans[:0]
 	first := true
 	for {
 		b, more := c.peek()
@@ -429,53 +546,75 @@ func (c *direct) class() (frag, bool) {
 			return frag{}, false // a literal ']' first, or [:name:]: not ours
 		}
 		first = false
-		lo, set, ok := c.classChar()
+		lo, set, ok := c.char()
 		if !ok {
 			return frag{}, false
 		}
 		if set != nil {
-			ranges = append(ranges, set...)
+			for i := 0; i+1 < len(set); i += 2 {
+				spans = append(spans, span{set[i], set[i+1]})
+			}
 			continue
 		}
 		hi := lo
 		if c.pos+1 < len(c.src) && c.src[c.pos] == '-' && c.src[c.pos+1] != ']' {
 			c.pos++
 			var set2 []rune
-			if hi, set2, ok = c.classChar(); !ok || set2 != nil || hi < lo {
+			if hi, set2, ok = c.char(); !ok || set2 != nil || hi < lo {
 				return frag{}, false
 			}
 		}
-		ranges = append(ranges, lo, hi)
+		spans = append(spans, span{lo, hi})
 	}
-	ranges = merge(ranges)
+	c.spans = spans // keep the grown buffer
+	spans = merge(spans)
+	at := len(c.runes)
+	c.runes = append(c.runes, 0)
 	if neg {
-		ranges = negate(ranges)
+		c.runes = appendNegated(c.runes, spans)
+	} else {
+		for _, s := range spans {
+			c.runes = append(c.runes, s.lo, s.hi)
+		}
 	}
-	if len(ranges) == 0 {
-		pc := c.emit(syntax.Inst{Op: syntax.InstFail})
-		return frag{pc, nil}, true
+	rs := c.runes[at+1:]
+	switch {
+	case len(rs) == 0:
+		c.runes = c.runes[:at]
+		pc := c.emit(inst{op: syntax.InstFail})
+		return frag{pc, holes{}}, true
+	case len(rs) == 2 && rs[0] == rs[1]:
+		c.runes = c.runes[:at]
+		return c.literal(rs[0]), true
 	}
-	return c.runes(ranges), true
+	c.runes[at] = rune(len(rs))
+	return c.single(inst{op: syntax.InstRune, runes: utf8.RuneSelf + uint32(at)}), true
 }
 
-// classChar parses one class member: a character, an escaped one, or a
-// Perl class (returned as set).
-func (c *direct) classChar() (r rune, set []rune, ok bool) {
+// char parses one character, escaped or not, or a Perl class escape
+// (returned as set).
+func (c *direct) char() (r rune, set []rune, ok bool) {
 	if c.src[c.pos] == '\\' {
 		if c.pos+1 >= len(c.src) {
 			return 0, nil, false
 		}
-		switch e := c.src[c.pos+1]; e {
-		case 'd', 'w', 's', 'D', 'W', 'S':
-			set, ok := c.escape()
-			return 0, set, ok
-		default:
-			if isPunct(e) {
-				c.pos += 2
-				return rune(e), nil, true
-			}
-			return 0, nil, false
+		e := c.src[c.pos+1]
+		c.pos += 2
+		switch e {
+		case 'd':
+			return 0, digitRanges, true
+		case 'w':
+			return 0, wordRanges, true
+		case 's':
+			return 0, spaceRanges, true
+		case 'D':
+			return 0, notDigitRanges, true
+		case 'W':
+			return 0, notWordRanges, true
+		case 'S':
+			return 0, notSpaceRanges, true
 		}
+		return rune(e), nil, isPunct(e)
 	}
 	r, size := utf8.DecodeRuneInString(c.src[c.pos:])
 	if r == utf8.RuneError && size == 1 {
@@ -485,37 +624,42 @@ func (c *direct) classChar() (r rune, set []rune, ok bool) {
 	return r, nil, true
 }
 
-// merge sorts range pairs and joins the ones that overlap or touch.
-func merge(r []rune) []rune {
-	type span struct{ lo, hi rune }
-	spans := make([]span, 0, len(r)/2)
-	for i := 0; i+1 < len(r); i += 2 {
-		spans = append(spans, span{r[i], r[i+1]})
-	}
-	slices.SortFunc(spans, func(a, b span) int { return int(a.lo - b.lo) })
-	out := make([]rune, 0, len(r))
-	for _, s := range spans {
-		if n := len(out); n > 0 && s.lo <= out[n-1]+1 {
-			out[n-1] = max(out[n-1], s.hi)
+// merge sorts spans and joins the ones that overlap or touch, in place.
+func merge(s []span) []span {
+	slices.SortFunc(s, func(a, b span) int { return int(a.lo - b.lo) })
+	n := 0
+	for _, x := range s {
+		if n > 0 && x.lo <= s[n-1].hi+1 {
+			s[n-1].hi = max(s[n-1].hi, x.hi)
 			continue
 		}
-		out = append(out, s.lo, s.hi)
+		s[n] = x
+		n++
 	}
-	return out
+	return s[:n]
 }
 
-// negate returns the complement of sorted, merged ranges within all runes.
-func negate(r []rune) []rune {
-	out := make([]rune, 0, len(r)+2)
+// appendNegated appends to dst the complement of sorted, merged spans
+// within all runes, as range pairs.
+func appendNegated(dst []rune, s []span) []rune {
 	next := rune(0)
-	for i := 0; i+1 < len(r); i += 2 {
-		if r[i] > next {
-			out = append(out, next, r[i]-1)
+	for _, x := range s {
+		if x.lo > next {
+			dst = append(dst, next, x.lo-1)
 		}
-		next = r[i+1] + 1
+		next = x.hi + 1
 	}
 	if next <= utf8.MaxRune {
-		out = append(out, next, utf8.MaxRune)
+		dst = append(dst, next, utf8.MaxRune)
 	}
-	return out
+	return dst
+}
+
+// negate returns the complement of sorted, merged range pairs.
+func negate(r []rune) []rune {
+	var s []span
+	for i := 0; i+1 < len(r); i += 2 {
+		s = append(s, span{r[i], r[i+1]})
+	}
+	return appendNegated(nil, s)
 }

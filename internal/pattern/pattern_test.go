@@ -12,6 +12,7 @@ var cases = []struct{ pattern string }{
 	{`.`}, {`(?s).x`}, {`a.c`}, {`^.*$`}, {`(?m)^b$`}, {`\Aa`}, {`a\z`}, {`x*`}, {`(a|ab)(c|bcd)(d*)`},
 	{`[[:alpha:]]+\d`}, {`\$[0-9]+(\.[0-9]{2})?`}, {`é+`}, {`💩{2}`}, {`^(?:(a+)|b)*c$`},
 	{`^\w+$`}, {`[^\n]`}, {`(?U)a+`}, {`a{0}b`}, {`^(\d{1,3}\.){3}\d{1,3}$`},
+	{`^(a|b[^x]){2,5}c`}, {`(x(y|)z?){0,3}$`}, {`^é{2,}`}, {`^(\d|[^\d\s]){3}$`}, {`[^\x00-\x{10FFFF}]{2}|c`},
 }
 
 var inputs = []string{
@@ -81,7 +82,8 @@ func FuzzMatch(f *testing.F) {
 }
 
 func BenchmarkCompile(b *testing.B) {
-	for _, src := range []string{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`} {
+	for _, src := range []string{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`, `^cus_[a-zA-Z0-9]{8,}$`,
+		`^[A-Z]{3}-[0-9]{4}$`, `^[0-9A-Z -]{3,10}$`, `^[A-Za-z0-9-]+$`} {
 		b.Run("pattern/"+src, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
