@@ -114,3 +114,23 @@ func TestDirectPathTaken(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkMatchString(b *testing.B) {
+	for _, c := range []struct{ pattern, in string }{
+		{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, "someone.else@example.com"},
+		{`^(pd|pw|pm|py)$`, "pm"},
+		{`^cus_[a-zA-Z0-9]{8,}$`, "cus_9s8d7f6g5h4j"},
+		{`\d{3}-\d{4}`, "call 555-0123 after noon"},
+	} {
+		p, _, err := Compile(c.pattern, 3000)
+		if err != nil || p == nil {
+			b.Fatalf("Compile(%q) = %v, %v", c.pattern, p, err)
+		}
+		b.Run(c.pattern, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.MatchString(c.in)
+			}
+		})
+	}
+}
