@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
@@ -353,7 +354,26 @@ var sensitiveHeaders = map[string]bool{
 var sensitiveWords = []string{"api-key", "api_key", "apikey", "secret", "token", "password", "credential", "session"}
 
 func isSensitiveHeader(name string) bool {
-	lower := strings.ToLower(name)
+	var buf [64]byte
+	if len(name) > len(buf) {
+		return isSensitiveLower(strings.ToLower(name))
+	}
+	lower := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= utf8.RuneSelf: // Unicode case mapping (the Kelvin sign lowers to 'k')
+			return isSensitiveLower(strings.ToLower(name))
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return isSensitiveLower(string(lower)) // does not escape: no allocation
+}
+
+// isSensitiveLower is isSensitiveHeader for a name already in lower case.
+func isSensitiveLower(lower string) bool {
 	if sensitiveHeaders[lower] {
 		return true
 	}

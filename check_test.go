@@ -305,3 +305,25 @@ func TestErrorEnvelope(t *testing.T) {
 		t.Errorf("Error() = %q", s)
 	}
 }
+
+func TestIsSensitiveHeader(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"Authorization", true},
+		{"X-GOOG-API-KEY", true},
+		{"X-Session-Id", true},
+		{"Content-Type", false},
+		{"Accept", false},
+		{"X-To\u212aen", true}, // the Kelvin sign lowers to an ASCII k
+		{"X-Ünicode", false},
+		{strings.Repeat("x", 80) + "-Secret", true}, // longer than the stack buffer
+		{strings.Repeat("x", 80), false},
+	}
+	for _, tt := range tests {
+		if got := isSensitiveHeader(tt.name); got != tt.want {
+			t.Errorf("isSensitiveHeader(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

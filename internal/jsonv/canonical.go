@@ -199,11 +199,21 @@ type memberRef struct {
 
 func (e *encoder) object(v Value) *walkError {
 	d := v.d
-	mark := len(e.order)
-	for it := v.Iter(); it.Next(); {
-		e.order = append(e.order, memberRef{Value{d, it.key}.Str(), it.key})
+	// A small object's members are sorted in an array on the goroutine
+	// stack, where storing their names needs no GC write barrier; larger
+	// ones go on the encoder's heap stack.
+	var local [smallObject]memberRef
+	ms, mark := local[:0], len(e.order)
+	if v.Len() > smallObject {
+		for it := v.Iter(); it.Next(); {
+			e.order = append(e.order, memberRef{Value{d, it.key}.Str(), it.key})
+		}
+		ms = e.order[mark:]
+	} else {
+		for it := v.Iter(); it.Next(); {
+			ms = append(ms, memberRef{Value{d, it.key}.Str(), it.key})
+		}
 	}
-	ms := e.order[mark:]
 	sortMembers(ms)
 	e.buf = append(e.buf, '{')
 	for j, m := range ms {
