@@ -1,6 +1,8 @@
 package jsonv
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,7 @@ func (e *Error) Error() string {
 
 type parser struct {
 	src   string
+	data  []byte // the same bytes as src, for loading eight at a time
 	pos   int
 	depth int
 	nodes int // values seen, for Limits.MaxNodes
@@ -71,7 +74,7 @@ var parserPool = sync.Pool{New: func() any { return new(parser) }}
 
 // release returns p to the pool, dropping references into the document.
 func (p *parser) release() {
-	p.tape, p.esc, p.src = p.tape[:0], nil, ""
+	p.tape, p.esc, p.src, p.data = p.tape[:0], nil, "", nil
 	if cap(p.tape) > 1<<16 {
 		p.tape = nil
 	}
@@ -92,6 +95,7 @@ func Parse(data []byte, lim Limits) (Value, error) {
 	p := parserPool.Get().(*parser)
 	defer p.release()
 	p.src, p.pos, p.depth, p.nodes, p.lim, p.bent = unsafe.String(unsafe.SliceData(data), len(data)), 0, 0, 0, lim, 0
+	p.data = data
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
 	}
@@ -439,6 +443,10 @@ func (p *parser) str() *Error {
 	open := p.pos
 	i := p.pos + 1
 	for i < len(s) {
+		i = p.plainRun(i)
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c == '"' {
 			p.pos = i + 1
@@ -546,6 +554,36 @@ func (p *parser) str() *Error {
 	}
 	p.pos = i
 	return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
+}
+
+// Masks for examining eight bytes of a string at once.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte at or after i that is a
+// quote, a backslash, a control character or not ASCII, or len(p.data) when
+// there is none, skipping eight bytes at a time where it can.
+func (p *parser) plainRun(i int) int {
+	for ; i+8 <= len(p.data); i += 8 {
+		x := binary.LittleEndian.Uint64(p.data[i:])
+		q := x ^ (ones * '"')
+		b := x ^ (ones * '\\')
+		// A byte's high bit is set below when it equals '"' or '\\' (the
+		// byte minus one borrows), is below 0x20, or is not ASCII. Borrows
+		// can only mark bytes above a marked one, so the lowest mark is exact.
+		m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(p.data); i++ {
+		if c := p.data[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 func hex4(s string, i int) (rune, bool) {
