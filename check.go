@@ -62,14 +62,14 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 		p   parsedCheck
 	}{}
 	req, p := &both.req, &both.p
-	d.object(root, "", checkTopMembers, nil)
+	var top [3]jsonv.Value // checkTopMembers
+	d.fields(root, "", checkTopMembers, top[:])
 
-	if rv := d.member(root, "", "request", true); rv.IsValid() {
+	if rv := d.need(top[0], "", "request"); rv.IsValid() {
 		p.request = rv
-		d.proposedRequest(rv, "/request", &req.Request, data)
-		p.body, _ = rv.Get("body")
+		p.body = d.proposedRequest(rv, "/request", &req.Request, data)
 	}
-	if sv := d.member(root, "", "schema", true); sv.IsValid() {
+	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
 		req.Schema = json.RawMessage(data[sv.Start():sv.End()])
 		p.rawSch = sv
 		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
@@ -80,7 +80,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 			p.schema = s
 		}
 	}
-	if ev := d.member(root, "", "economics", false); ev.IsValid() {
+	if ev := top[2]; ev.IsValid() {
 		req.Economics = d.economics(ev, "/economics")
 	}
 	if e := d.err(); e != nil {
@@ -91,11 +91,14 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	return req, nil
 }
 
-func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) {
-	if !d.object(v, path, checkRequestMembers, nil) {
-		return
+// proposedRequest decodes the proposed request v into out and returns its
+// body (invalid when there is none).
+func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) jsonv.Value {
+	var f [5]jsonv.Value // checkRequestMembers
+	if !d.fields(v, path, checkRequestMembers, f[:]) {
+		return jsonv.Value{}
 	}
-	if m := d.member(v, path, "method", true); m.IsValid() {
+	if m := d.need(f[0], path, "method"); m.IsValid() {
 		if s, ok := d.str(m, memberPath{path, "method"}, 0); ok {
 			if !isToken(s) {
 				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip(s)))
@@ -103,7 +106,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			out.Method = s
 		}
 	}
-	if u := d.member(v, path, "url", true); u.IsValid() {
+	if u := d.need(f[1], path, "url"); u.IsValid() {
 		if s, ok := d.str(u, memberPath{path, "url"}, 0); ok {
 			if msg := checkAbsoluteURL(s); msg != "" {
 				d.add(path+"/url", IssueInvalidURL, msg)
@@ -111,7 +114,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			out.URL = s
 		}
 	}
-	if h := d.member(v, path, "headers", false); h.IsValid() {
+	if h := f[2]; h.IsValid() {
 		if h.Kind() != jsonv.Object {
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
@@ -130,39 +133,41 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			}
 		}
 	}
-	if q := d.member(v, path, "query", false); q.IsValid() {
+	if q := f[3]; q.IsValid() {
 		if q.Kind() != jsonv.Object {
 			d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
 		} else {
 			out.Query = json.RawMessage(data[q.Start():q.End()])
 		}
 	}
-	if b, ok := v.Get("body"); ok {
+	if b := f[4]; b.IsValid() {
 		out.Body = json.RawMessage(data[b.Start():b.End()])
 	}
+	return f[4]
 }
 
 func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
-	if !d.object(v, path, economicsMembers, nil) {
+	var f [6]jsonv.Value // economicsMembers
+	if !d.fields(v, path, economicsMembers, f[:]) {
 		return nil
 	}
 	e := &CheckEconomics{}
-	if m := d.member(v, path, "downstreamCostUsd", true); m.IsValid() {
+	if m := d.need(f[0], path, "downstreamCostUsd"); m.IsValid() {
 		e.DownstreamCostUSD, _ = d.amount(m, memberPath{path, "downstreamCostUsd"}, maxNumeric)
 	}
-	if m := d.member(v, path, "billsOnInvalidRequest", true); m.IsValid() {
+	if m := d.need(f[1], path, "billsOnInvalidRequest"); m.IsValid() {
 		e.BillsOnInvalidRequest = d.boolean(m, memberPath{path, "billsOnInvalidRequest"})
 	}
-	if m := d.member(v, path, "retryCostUsd", true); m.IsValid() {
+	if m := d.need(f[2], path, "retryCostUsd"); m.IsValid() {
 		e.RetryCostUSD, _ = d.amount(m, memberPath{path, "retryCostUsd"}, maxNumeric)
 	}
-	if m := d.member(v, path, "priorInvalidProbability", false); m.IsValid() {
+	if m := f[3]; m.IsValid() {
 		e.PriorInvalidProbability, _ = d.amount(m, memberPath{path, "priorInvalidProbability"}, "1")
 	}
-	if m := d.member(v, path, "preflightPriceUsd", false); m.IsValid() {
+	if m := f[4]; m.IsValid() {
 		e.PreflightPriceUSD, _ = d.amount(m, memberPath{path, "preflightPriceUsd"}, maxNumeric)
 	}
-	if m := d.member(v, path, "budgetRemainingUsd", false); m.IsValid() {
+	if m := f[5]; m.IsValid() {
 		e.BudgetRemainingUSD, _ = d.amount(m, memberPath{path, "budgetRemainingUsd"}, maxNumeric)
 	}
 	return e

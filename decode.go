@@ -144,6 +144,39 @@ func (d *decoder) object(v jsonv.Value, path string, allowed []string, ignored *
 	return true
 }
 
+// fields is object for a document member with a fixed set of names: in
+// the same pass it sets out[i] to the member named names[i] (left invalid
+// when absent). Unknown members are reported as object reports them.
+func (d *decoder) fields(v jsonv.Value, path string, names []string, out []jsonv.Value) bool {
+	if v.Kind() != jsonv.Object {
+		d.add(path, IssueType, "expected an object, found "+kindName(v))
+		return false
+	}
+	for it := v.Iter(); it.Next(); {
+		k := it.Key()
+		known := false
+		for i, name := range names {
+			if name == k {
+				out[i], known = it.Value(), true
+				break
+			}
+		}
+		if !known {
+			d.add(child(path, k), IssueUnknownField, "unknown member "+strconv.Quote(k)+"; expected one of "+quoteList(names))
+		}
+	}
+	return true
+}
+
+// need reports the required member name of the object at path when v (what
+// fields found for it) is absent, and returns v.
+func (d *decoder) need(v jsonv.Value, path, name string) jsonv.Value {
+	if !v.IsValid() {
+		d.add(child(path, name), IssueRequired, "missing required member "+strconv.Quote(name))
+	}
+	return v
+}
+
 func quoteList(names []string) string {
 	s := ""
 	for i, n := range names {
