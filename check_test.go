@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -324,6 +325,49 @@ func TestIsSensitiveHeader(t *testing.T) {
 	for _, tt := range tests {
 		if got := isSensitiveHeader(tt.name); got != tt.want {
 			t.Errorf("isSensitiveHeader(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestDecoderAmount covers the bounds and precision rule of numeric context
+// values, on both sides of every edge.
+func TestDecoderAmount(t *testing.T) {
+	tests := []struct {
+		text, max string
+		want      IssueCode // "" for accepted
+	}{
+		{"0", maxNumeric, ""},
+		{"-0", maxNumeric, ""},
+		{"-0.0001", maxNumeric, IssueMinimum},
+		{"-1e-9", maxNumeric, IssueMinimum},
+		{"1000000000", maxNumeric, ""},
+		{"1e9", maxNumeric, ""},
+		{"1000000000.0000001", maxNumeric, IssueMaximum},
+		{"1.5e9", maxNumeric, IssueMaximum},
+		{"1", "1", ""},
+		{"1.000", "1", ""},
+		{"1.01", "1", IssueMaximum},
+		{"1e-400", maxNumeric, ""},
+		{"1e-401", maxNumeric, IssuePrecision},
+		{"0." + strings.Repeat("1", 400), maxNumeric, ""},
+		{"0." + strings.Repeat("1", 401), maxNumeric, IssuePrecision},
+		{"0." + strings.Repeat("1", 400) + "0", maxNumeric, ""},
+		{"12.5", "20", ""},
+		{"20.5", "20", IssueMaximum},
+	}
+	for _, tt := range tests {
+		v, err := jsonv.Parse([]byte(tt.text), jsonv.Limits{})
+		if err != nil {
+			t.Fatalf("parse %s: %v", tt.text, err)
+		}
+		var d decoder
+		_, ok := d.amount(v, memberPath{"", "x"}, tt.max)
+		var got IssueCode
+		if len(d.issues) > 0 {
+			got = d.issues[0].Code
+		}
+		if got != tt.want || ok != (tt.want == "") {
+			t.Errorf("amount(%.40s, max %s) = %v with %q, want %q", tt.text, tt.max, ok, got, tt.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -233,19 +234,39 @@ func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number,
 		d.add(at.String(), IssueType, "expected a number, found "+kindName(v))
 		return "", false
 	}
-	if decimal.Compare(v.Str(), "0") < 0 {
-		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip(v.Str()))
+	s := v.Str()
+	if zeroNumber.CompareTo(s) < 0 {
+		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip(s))
 		return "", false
 	}
-	if decimal.Compare(v.Str(), max) > 0 {
-		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip(v.Str()))
+	if boundNumber(max).CompareTo(s) > 0 {
+		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip(s))
 		return "", false
 	}
-	if decimal.FractionDigits(v.Str()) > maxFractionDigits {
+	// Text of at most maxFractionDigits bytes without an exponent cannot
+	// have more fraction digits than that.
+	if (len(s) > maxFractionDigits || strings.ContainsAny(s, "eE")) && decimal.FractionDigits(s) > maxFractionDigits {
 		d.add(at.String(), IssuePrecision, "expected at most 400 digits after the decimal point")
 		return "", false
 	}
 	return json.Number(v.Str()), true
+}
+
+// Parsed forms of the bounds amount compares with.
+var (
+	zeroNumber       = decimal.ParseNumber("0")
+	maxNumericNumber = decimal.ParseNumber(maxNumeric)
+	oneNumber        = decimal.ParseNumber("1")
+)
+
+func boundNumber(max string) decimal.Number {
+	switch max {
+	case maxNumeric:
+		return maxNumericNumber
+	case "1":
+		return oneNumber
+	}
+	return decimal.ParseNumber(max)
 }
 
 // integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
