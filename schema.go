@@ -78,12 +78,6 @@ func (p pointer) member(name string) pointer {
 	return p
 }
 
-// item returns p extended by the array index i.
-func (p pointer) item(i int) pointer {
-	p.tokens = append(p.tokens, pointerToken{index: i})
-	return p
-}
-
 // String returns p as an RFC 6901 JSON Pointer.
 func (p pointer) String() string {
 	b := make([]byte, 0, 64)
@@ -142,27 +136,20 @@ func schemaTypeByName(name string) typeSet {
 	return 0
 }
 
+// kindTypes maps each kind to the type that names it exactly.
+var kindTypes = [8]typeSet{jsonv.Null: typeNull, jsonv.Bool: typeBoolean, jsonv.Number: typeNumber,
+	jsonv.String: typeString, jsonv.Array: typeArray, jsonv.Object: typeObject}
+
 // matches reports whether v is one of the types in t. "integer" matches any
 // number whose value has no fractional part (1.0 and 1e2 included).
-func (t typeSet) matches(v jsonv.Value) bool {
-	switch v.Kind() {
-	case jsonv.Null:
-		return t&typeNull != 0
-	case jsonv.Bool:
-		return t&typeBoolean != 0
-	case jsonv.Object:
-		return t&typeObject != 0
-	case jsonv.Array:
-		return t&typeArray != 0
-	case jsonv.String:
-		return t&typeString != 0
-	case jsonv.Number:
-		if t&typeNumber != 0 {
-			return true
-		}
-		return t&typeInteger != 0 && decimal.IsInteger(v.Str())
+func (t typeSet) matches(v jsonv.Value) bool { return t.matchesKind(v.Kind(), v) }
+
+// matchesKind is matches for a v whose kind k is known.
+func (t typeSet) matchesKind(k jsonv.Kind, v jsonv.Value) bool {
+	if t&kindTypes[k&7] != 0 {
+		return true
 	}
-	return false
+	return k == jsonv.Number && t&typeInteger != 0 && decimal.IsInteger(v.Str())
 }
 
 // schemaKind tells an object schema from the boolean forms.

@@ -3,46 +3,91 @@ package preflight
 import (
 	"slices"
 	"strconv"
-	"sync"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
-// validator is one walk of an instance under a compiled schema. It keeps
-// the JSON Pointer of the value being visited as a stack of tokens, pushed
-// and popped around each child, so that visiting a value that passes costs
-// no allocation and no copying of the path.
+// validator is one walk of an instance under a compiled schema.
 type validator struct {
 	errs issueList // copied in and out, so that the caller's list does not escape
-	at   pointer
+	base string    // the JSON Pointer of the instance
+}
+
+// frame is one step of the path to the value being visited: a member name,
+// or an array index when index >= 0. Frames live in the walk's own stack
+// frames, linked to their parents, so that visiting a value that passes
+// costs no allocation and no pointer write to the heap; the JSON Pointer is
+// built only for a failure.
+type frame struct {
+	up    *frame
+	name  string
+	index int
 }
 
 // validate appends every failure of the instance v (found at JSON Pointer
 // path) to errs, in walk order. It allocates only for failures it records
 // and stops walking once errs is full.
 func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
-	stack := tokenStacks.Get().(*[]pointerToken)
-	w := validator{errs: *errs, at: pointer{base: path, tokens: (*stack)[:0]}}
-	w.walk(s, v)
+	w := validator{errs: *errs, base: path}
+	w.walk(s, v, nil)
 	*errs = w.errs
-	*stack = w.at.tokens[:0]
-	tokenStacks.Put(stack)
 }
 
-// tokenStacks recycles the pointer-token stacks of walks (the stack is
-// stored in the validator, which would make a stack array escape anyway).
-var tokenStacks = sync.Pool{New: func() any { s := make([]pointerToken, 0, 16); return &s }}
+// pointer returns the JSON Pointer of the value at f. It writes the tokens
+// back to front into a buffer sized first, without collecting the frames'
+// names anywhere (which would make the frames escape to the heap).
+func (w *validator) pointer(f *frame) string {
+	var num [20]byte
+	n := len(w.base)
+	for g := f; g != nil; g = g.up {
+		n++ // '/'
+		if g.index >= 0 {
+			n += len(strconv.AppendInt(num[:0], int64(g.index), 10))
+			continue
+		}
+		n += len(g.name) + strings.Count(g.name, "~") + strings.Count(g.name, "/")
+	}
+	b := make([]byte, n)
+	at := n
+	for g := f; g != nil; g = g.up {
+		if g.index >= 0 {
+			digits := strconv.AppendInt(num[:0], int64(g.index), 10)
+			at -= len(digits)
+			copy(b[at:], digits)
+		} else {
+			for i := len(g.name) - 1; i >= 0; i-- {
+				switch c := g.name[i]; c {
+				case '~':
+					at -= 2
+					b[at], b[at+1] = '~', '0'
+				case '/':
+					at -= 2
+					b[at], b[at+1] = '~', '1'
+				default:
+					at--
+					b[at] = c
+				}
+			}
+		}
+		at--
+		b[at] = '/'
+	}
+	copy(b, w.base)
+	return string(b)
+}
 
-// fail records a failure at the current pointer. Callers check
-// w.errs.room() first, so that no message is built for a failure that will
-// be dropped.
-func (w *validator) fail(code IssueCode, msg string) { w.errs.record(w.at, code, msg) }
+// fail records a failure at f. Callers check w.errs.room() first, so that
+// no message is built for a failure that will be dropped.
+func (w *validator) fail(f *frame, code IssueCode, msg string) {
+	w.errs.issues = append(w.errs.issues, Issue{Path: w.pointer(f), Code: code, Message: msg})
+}
 
-// walk applies s to v: type first, then the keywords of v's kind. For
-// containers the children come before enum and const; for scalars enum and
-// const come before the bounds, lengths and pattern.
-func (w *validator) walk(s *schema, v jsonv.Value) {
+// walk applies s to v, found at f: type first, then the keywords of v's
+// kind. For containers the children come before enum and const; for
+// scalars enum and const come before the bounds, lengths and pattern.
+func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 	if w.errs.truncated {
 		return
 	}
@@ -51,65 +96,70 @@ func (w *validator) walk(s *schema, v jsonv.Value) {
 		return
 	case falseSchema:
 		if w.errs.room() {
-			w.fail(IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind().String())
+			w.fail(f, IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind().String())
 		}
 		return
 	}
 	kind := v.Kind()
-	if s.types != 0 && !s.types.matches(v) && w.errs.room() {
-		w.fail(IssueType, "expected "+s.typePhrase()+", found "+s.foundType(v))
+	if s.types != 0 && !s.types.matchesKind(kind, v) && w.errs.room() {
+		w.fail(f, IssueType, "expected "+s.typePhrase()+", found "+s.foundType(v))
 	}
+	enumConst := s.enum.IsValid() || s.has&hasConst != 0
 	switch kind {
 	case jsonv.Object:
-		w.object(s, v)
-		w.enumConst(s, v)
+		w.object(s, v, f)
 	case jsonv.Array:
 		if s.items != nil && s.items.kind != trueSchema {
-			depth := len(w.at.tokens)
+			item := frame{up: f}
 			for it := v.Iter(); it.Next(); {
-				w.at.tokens = append(w.at.tokens[:depth], pointerToken{index: it.Index()})
-				w.walk(s.items, it.Value())
+				item.index = it.Index()
+				w.walk(s.items, it.Value(), &item)
 			}
-			w.at.tokens = w.at.tokens[:depth]
 		}
-		w.enumConst(s, v)
 	case jsonv.Number:
-		w.enumConst(s, v)
+		if enumConst {
+			w.enumConst(s, v, f)
+			enumConst = false
+		}
 		if s.has&(hasMinimum|hasMaximum) != 0 {
-			w.bounds(s, v.Str())
+			w.bounds(s, v.Str(), f)
 		}
 	case jsonv.String:
-		w.enumConst(s, v)
-		if s.has&(hasMinLength|hasMaxLength) != 0 || s.pattern != nil {
-			w.str(s, v.Str())
+		if enumConst {
+			w.enumConst(s, v, f)
+			enumConst = false
 		}
-	default:
-		w.enumConst(s, v)
+		if s.has&(hasMinLength|hasMaxLength) != 0 || s.pattern != nil {
+			w.str(s, v.Str(), f)
+		}
+	}
+	if enumConst {
+		w.enumConst(s, v, f)
 	}
 }
 
 // enumConst applies enum and const to v.
-func (w *validator) enumConst(s *schema, v jsonv.Value) {
+func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 	if s.enum.IsValid() && !s.enumContains(v) && w.errs.room() {
-		w.fail(IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
+		w.fail(f, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && w.errs.room() {
-		w.fail(IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
+		w.fail(f, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
 	}
 }
 
 // bounds applies minimum and maximum to the number text n.
-func (w *validator) bounds(s *schema, n string) {
+func (w *validator) bounds(s *schema, n string, f *frame) {
 	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
-		w.fail(IssueMinimum, "expected at least "+echoClip(s.bounds.minimum.Str())+", found "+echoClip(n))
+		w.fail(f, IssueMinimum, "expected at least "+echoClip(s.bounds.minimum.Str())+", found "+echoClip(n))
 	}
 	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
-		w.fail(IssueMaximum, "expected at most "+echoClip(s.bounds.maximum.Str())+", found "+echoClip(n))
+		w.fail(f, IssueMaximum, "expected at most "+echoClip(s.bounds.maximum.Str())+", found "+echoClip(n))
 	}
 }
 
 // str applies minLength, maxLength and pattern to the string text.
-func (w *validator) str(s *schema, text string) {
+func (w *validator) str(s *schema, text string, f *frame) {
 	if s.has&(hasMinLength|hasMaxLength) != 0 {
 		// Bytes bound code points from above, so a short string needs no
 		// counting for maxLength alone.
@@ -118,23 +168,23 @@ func (w *validator) str(s *schema, text string) {
 			n = utf8.RuneCountInString(text)
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && w.errs.room() {
-			w.fail(IssueMinLength, "expected at least "+echoClip(s.minLenText.Str())+characters(s.minLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str())+characters(s.minLenText.Str())+", found "+strconv.Itoa(n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && w.errs.room() {
-			w.fail(IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str())+characters(s.maxLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str())+characters(s.maxLenText.Str())+", found "+strconv.Itoa(n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {
-		w.fail(IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(text))
+		w.fail(f, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(text))
 	}
 }
 
 // object applies required, properties and additionalProperties to the
-// object v in one pass over its members, walking each, in instance order,
-// under its property schema or else additionalProperties. The failures of
-// required are reported before those of the members: they are inserted
-// ahead of them once the pass has seen which names are present.
-func (w *validator) object(s *schema, v jsonv.Value) {
+// object v (at f) in one pass over its members, walking each, in instance
+// order, under its property schema or else additionalProperties. The
+// failures of required are reported before those of the members: they are
+// inserted ahead of them once the pass has seen which names are present.
+func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 	additional := s.additional
 	if additional != nil && additional.kind == trueSchema {
 		additional = nil
@@ -145,7 +195,7 @@ func (w *validator) object(s *schema, v jsonv.Value) {
 	mark := len(w.errs.issues)
 	fewRequired := len(s.required) <= 64
 	var present uint64 // bit j: required name j is a member (when fewRequired)
-	depth := len(w.at.tokens)
+	member := frame{up: f, index: -1}
 	for it := v.Iter(); it.Next(); {
 		key := it.Key()
 		if fewRequired {
@@ -157,32 +207,30 @@ func (w *validator) object(s *schema, v jsonv.Value) {
 			}
 		}
 		sub := s.property(key)
+		member.name = key
 		switch {
 		case sub != nil:
 		case additional == nil:
 			continue
 		case additional.kind == falseSchema:
 			if w.errs.room() {
-				w.at.tokens = append(w.at.tokens[:depth], pointerToken{name: key, index: -1})
-				w.fail(IssueAdditionalProperties, "property "+echoQuote(key)+" is not allowed")
+				w.fail(&member, IssueAdditionalProperties, "property "+echoQuote(key)+" is not allowed")
 			}
 			continue
 		default:
 			sub = additional
 		}
-		w.at.tokens = append(w.at.tokens[:depth], pointerToken{name: key, index: -1})
-		w.walk(sub, it.Value())
+		w.walk(sub, it.Value(), &member)
 	}
-	w.at.tokens = w.at.tokens[:depth]
 	if len(s.required) > 0 {
-		w.missing(s, v, mark, present, fewRequired)
+		w.missing(s, v, f, mark, present, fewRequired)
 	}
 }
 
-// missing reports the required names v lacks, inserting the failures at
-// position mark of the list (ahead of the failures of v's members) and
-// keeping the list within its cap.
-func (w *validator) missing(s *schema, v jsonv.Value, mark int, present uint64, fewRequired bool) {
+// missing reports the required names v (at f) lacks, inserting the
+// failures at position mark of the list (ahead of the failures of v's
+// members) and keeping the list within its cap.
+func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64, fewRequired bool) {
 	l := &w.errs
 	end := len(l.issues)
 	for j, name := range s.required {
@@ -197,11 +245,11 @@ func (w *validator) missing(s *schema, v jsonv.Value, mark int, present uint64, 
 			l.truncated = true // no room even ahead of the members' failures
 			break
 		}
-		l.issues = append(l.issues, Issue{Path: w.at.member(name).String(), Code: IssueRequired,
+		at := frame{up: f, name: name, index: -1}
+		l.issues = append(l.issues, Issue{Path: w.pointer(&at), Code: IssueRequired,
 			Message: "missing required property " + echoQuote(name)})
 	}
-	added := len(l.issues) - end
-	if added == 0 {
+	if len(l.issues) == end {
 		return
 	}
 	// Rotate the new failures from the end to position mark.
