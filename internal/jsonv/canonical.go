@@ -206,12 +206,12 @@ func (e *encoder) object(v Value) *walkError {
 	ms, mark := local[:0], len(e.order)
 	if v.Len() > smallObject {
 		for it := v.Iter(); it.Next(); {
-			e.order = append(e.order, memberRef{Value{d, it.key}.Str(), it.key})
+			e.order = append(e.order, memberRef{it.Key(), it.keyNode()})
 		}
 		ms = e.order[mark:]
 	} else {
 		for it := v.Iter(); it.Next(); {
-			ms = append(ms, memberRef{Value{d, it.key}.Str(), it.key})
+			ms = append(ms, memberRef{it.Key(), it.keyNode()})
 		}
 	}
 	sortMembers(ms)

@@ -148,49 +148,60 @@ func (v Value) Iter() Iter {
 	if k != Array && k != Object {
 		return Iter{}
 	}
-	return Iter{d: v.d, at: v.i + 1, end: n.next, obj: k == Object, index: -1}
+	it := Iter{d: v.d, at: v.i + 1, end: n.next}
+	if k == Object {
+		it.state = iterObject
+	}
+	return it
 }
 
 // Iter walks the children of an Array or Object. Its zero value is an empty
 // iteration.
+//
+// It has four fields, the most the compiler keeps in registers, since
+// every walk over a document runs through it.
 type Iter struct {
 	d       *doc
 	at, end uint32 // the next child's first node, and the end of the container
-	key     uint32 // the current member's name node (objects)
-	cur     uint32 // the current value's node
-	obj     bool
-	index   int
+	// state packs the current value's node (low 32 bits), the current
+	// index plus one (bits 32-62) and whether the container is an object
+	// (bit 63; a member's name node precedes its value node).
+	state uint64
 }
+
+const (
+	iterObject  = 1 << 63
+	iterIndex1  = 1 << 32
+	iterCurMask = 1<<32 - 1
+)
 
 // Next advances to the next child and reports whether there is one.
 func (it *Iter) Next() bool {
 	if it.d == nil || it.at >= it.end {
 		return false
 	}
-	if it.obj {
-		it.key = it.at
-		it.cur = it.at + 1
-	} else {
-		it.cur = it.at
-	}
-	it.at = it.d.nodes[it.cur].next
-	it.index++
+	cur := it.at + uint32(it.state>>63) // skip a member's name node
+	it.at = it.d.nodes[cur].next
+	it.state = (it.state&^iterCurMask + iterIndex1) | uint64(cur)
 	return true
 }
 
 // Index returns the position of the current child (0 for the first).
-func (it *Iter) Index() int { return it.index }
+func (it *Iter) Index() int { return int(it.state>>32&(1<<31-1)) - 1 }
 
 // Key returns the current member's name ("" for array items).
 func (it *Iter) Key() string {
-	if !it.obj {
+	if it.state&iterObject == 0 {
 		return ""
 	}
-	return Value{it.d, it.key}.Str()
+	return Value{it.d, uint32(it.state) - 1}.Str()
 }
 
+// keyNode returns the node of the current member's name.
+func (it *Iter) keyNode() uint32 { return uint32(it.state) - 1 }
+
 // Value returns the current child.
-func (it *Iter) Value() Value { return Value{it.d, it.cur} }
+func (it *Iter) Value() Value { return Value{it.d, uint32(it.state)} }
 
 // Member is one name/value pair of an Object.
 type Member struct {
