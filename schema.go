@@ -50,58 +50,6 @@ func (l *issueList) add(is Issue) {
 	}
 }
 
-// record appends a failure at the pointer at. Callers check room first, so
-// that nothing is built for a failure that will be dropped.
-func (l *issueList) record(at pointer, code IssueCode, msg string) {
-	l.issues = append(l.issues, Issue{Path: at.String(), Code: code, Message: msg})
-}
-
-// pointer is a JSON Pointer under construction: an escaped base pointer and
-// the unescaped reference tokens below it. It is passed by value; extending
-// it appends to a buffer shared down one walk, so that a walk allocates
-// nothing until a failure materializes the pointer with String.
-type pointer struct {
-	base   string
-	tokens []pointerToken
-}
-
-// pointerToken is one reference token: a member name, or an array index
-// when index >= 0.
-type pointerToken struct {
-	name  string
-	index int
-}
-
-// member returns p extended by the member name.
-func (p pointer) member(name string) pointer {
-	p.tokens = append(p.tokens, pointerToken{name: name, index: -1})
-	return p
-}
-
-// String returns p as an RFC 6901 JSON Pointer.
-func (p pointer) String() string {
-	b := make([]byte, 0, 64)
-	b = append(b, p.base...)
-	for _, t := range p.tokens {
-		b = append(b, '/')
-		if t.index >= 0 {
-			b = strconv.AppendInt(b, int64(t.index), 10)
-			continue
-		}
-		for i := 0; i < len(t.name); i++ {
-			switch c := t.name[i]; c {
-			case '~':
-				b = append(b, '~', '0')
-			case '/':
-				b = append(b, '~', '1')
-			default:
-				b = append(b, c)
-			}
-		}
-	}
-	return string(b)
-}
-
 // typeSet is a set of JSON Schema type names, one bit each.
 type typeSet uint8
 
@@ -327,15 +275,13 @@ func schemaEqual(a, b jsonv.Value) bool {
 // afterwards. compileSchema never panics on a parsed value and is safe for
 // concurrent use.
 func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
-	var buf [16]pointerToken
-	root := pointer{base: base, tokens: buf[:0]}
-	var c schemaCompiler
+	c := schemaCompiler{base: base}
 	c.slab = make([]schema, countSchemas(v))
 	var s *schema
 	if v.Kind() != jsonv.Object {
-		c.fail(root, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
+		c.fail(nil, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
 	} else {
-		s = c.object(v, root)
+		s = c.object(v, nil)
 	}
 	if len(c.issues) > 0 {
 		return nil, c.error()
@@ -359,13 +305,14 @@ func mustCompileSchema(src string) *schema {
 
 // schemaCompiler collects every problem of one schema document.
 type schemaCompiler struct {
+	base         string // the JSON Pointer of the schema document
 	issues       []Issue
 	slab         []schema // preallocated object schemas, handed out in order
 	patternInsts int      // estimated RE2 program size of the patterns compiled so far
 }
 
-func (c *schemaCompiler) fail(at pointer, code IssueCode, msg string) {
-	c.issues = append(c.issues, Issue{Path: at.String(), Code: code, Message: msg})
+func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
+	c.issues = append(c.issues, Issue{Path: framePointer(c.base, at), Code: code, Message: msg})
 }
 
 // error summarizes the collected issues. The code is the most specific one
@@ -431,7 +378,7 @@ func (c *schemaCompiler) alloc() *schema {
 }
 
 // sub compiles a value in a schema position: an object or a boolean.
-func (c *schemaCompiler) sub(v jsonv.Value, at pointer) *schema {
+func (c *schemaCompiler) sub(v jsonv.Value, at *frame) *schema {
 	switch v.Kind() {
 	case jsonv.Bool:
 		if v.Bool() {
@@ -450,11 +397,15 @@ const schemaKeywordList = "type, required, properties, items, enum, const, minim
 // object compiles an object schema, checking every member against the
 // allow-list. Values of enum and const are data and are never inspected for
 // keywords; neither are the values of unsupported keywords.
-func (c *schemaCompiler) object(v jsonv.Value, at pointer) *schema {
+func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 	s := c.alloc()
+	// One frame serves every keyword: declared outside the loop, it stays
+	// on the stack.
+	step := frame{up: at, index: -1}
+	kw := &step
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
-		kw := at.member(m.Key)
+		step.name = m.Key
 		val := m.Value
 		switch m.Key {
 		case "type":
@@ -531,7 +482,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at pointer) *schema {
 
 const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"
 
-func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at pointer) {
+func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at *frame) {
 	switch v.Kind() {
 	case jsonv.String:
 		t := schemaTypeByName(v.Str())
@@ -568,7 +519,7 @@ func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at pointer) {
 	}
 }
 
-func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at pointer) {
+func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at *frame) {
 	const want = "expected an array of unique property names (strings)"
 	if v.Kind() != jsonv.Array {
 		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
@@ -612,15 +563,17 @@ func firstDuplicateName(names []string) (string, bool) {
 	return "", false
 }
 
-func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at pointer) {
+func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) {
 	if v.Kind() != jsonv.Object {
 		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind().String())
 		return
 	}
 	props := make([]schemaProp, 0, v.Len())
+	step := frame{up: at, index: -1}
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
-		name := at.member(m.Key)
+		step.name = m.Key
+		name := &step
 		props = append(props, schemaProp{name: m.Key, schema: c.sub(m.Value, name)})
 	}
 	if len(props) > schemaLinearScan {

@@ -3,7 +3,6 @@ package preflight
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -15,17 +14,6 @@ type validator struct {
 	base string    // the JSON Pointer of the instance
 }
 
-// frame is one step of the path to the value being visited: a member name,
-// or an array index when index >= 0. Frames live in the walk's own stack
-// frames, linked to their parents, so that visiting a value that passes
-// costs no allocation and no pointer write to the heap; the JSON Pointer is
-// built only for a failure.
-type frame struct {
-	up    *frame
-	name  string
-	index int
-}
-
 // validate appends every failure of the instance v (found at JSON Pointer
 // path) to errs, in walk order. It allocates only for failures it records
 // and stops walking once errs is full.
@@ -35,53 +23,10 @@ func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
 	*errs = w.errs
 }
 
-// pointer returns the JSON Pointer of the value at f. It writes the tokens
-// back to front into a buffer sized first, without collecting the frames'
-// names anywhere (which would make the frames escape to the heap).
-func (w *validator) pointer(f *frame) string {
-	var num [20]byte
-	n := len(w.base)
-	for g := f; g != nil; g = g.up {
-		n++ // '/'
-		if g.index >= 0 {
-			n += len(strconv.AppendInt(num[:0], int64(g.index), 10))
-			continue
-		}
-		n += len(g.name) + strings.Count(g.name, "~") + strings.Count(g.name, "/")
-	}
-	b := make([]byte, n)
-	at := n
-	for g := f; g != nil; g = g.up {
-		if g.index >= 0 {
-			digits := strconv.AppendInt(num[:0], int64(g.index), 10)
-			at -= len(digits)
-			copy(b[at:], digits)
-		} else {
-			for i := len(g.name) - 1; i >= 0; i-- {
-				switch c := g.name[i]; c {
-				case '~':
-					at -= 2
-					b[at], b[at+1] = '~', '0'
-				case '/':
-					at -= 2
-					b[at], b[at+1] = '~', '1'
-				default:
-					at--
-					b[at] = c
-				}
-			}
-		}
-		at--
-		b[at] = '/'
-	}
-	copy(b, w.base)
-	return string(b)
-}
-
 // fail records a failure at f. Callers check w.errs.room() first, so that
 // no message is built for a failure that will be dropped.
 func (w *validator) fail(f *frame, code IssueCode, msg string) {
-	w.errs.issues = append(w.errs.issues, Issue{Path: w.pointer(f), Code: code, Message: msg})
+	w.errs.issues = append(w.errs.issues, Issue{Path: framePointer(w.base, f), Code: code, Message: msg})
 }
 
 // walk applies s to v, found at f: type first, then the keywords of v's
@@ -246,7 +191,7 @@ func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, presen
 			break
 		}
 		at := frame{up: f, name: name, index: -1}
-		l.issues = append(l.issues, Issue{Path: w.pointer(&at), Code: IssueRequired,
+		l.issues = append(l.issues, Issue{Path: framePointer(w.base, &at), Code: IssueRequired,
 			Message: "missing required property " + echoQuote(name)})
 	}
 	if len(l.issues) == end {
