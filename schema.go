@@ -276,7 +276,8 @@ func schemaEqual(a, b jsonv.Value) bool {
 // concurrent use.
 func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
 	c := schemaCompiler{base: base}
-	c.slab = make([]schema, countSchemas(v))
+	c.count = countSchemas(v)
+	c.slab = make([]schema, c.count.schemas)
 	var s *schema
 	if v.Kind() != jsonv.Object {
 		c.fail(nil, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
@@ -308,7 +309,9 @@ type schemaCompiler struct {
 	base         string // the JSON Pointer of the schema document
 	issues       []Issue
 	slab         []schema // preallocated object schemas, handed out in order
-	patternInsts int      // estimated RE2 program size of the patterns compiled so far
+	boundSlab    []schemaBounds
+	count        schemaCount
+	patternInsts int // estimated RE2 program size of the patterns compiled so far
 }
 
 func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
@@ -343,27 +346,54 @@ func (c *schemaCompiler) error() *Error {
 	return e
 }
 
-// countSchemas counts the object schemas that compiling v will build, so
-// that they can be allocated at once.
-func countSchemas(v jsonv.Value) int {
+// schemaCount is how many object schemas compiling a document builds, and
+// how many of them have a minimum or maximum, so that both can be
+// allocated at once.
+type schemaCount struct{ schemas, bounded int }
+
+// countSchemas counts the object schemas that compiling v will build.
+func countSchemas(v jsonv.Value) schemaCount {
 	if v.Kind() != jsonv.Object {
-		return 0
+		return schemaCount{}
 	}
-	n := 1
+	n := schemaCount{schemas: 1}
+	bounded := false
+	add := func(sub jsonv.Value) {
+		k := countSchemas(sub)
+		n.schemas += k.schemas
+		n.bounded += k.bounded
+	}
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
 		switch m.Key {
 		case "properties":
 			if m.Value.Kind() == jsonv.Object {
 				for p := m.Value.Iter(); p.Next(); {
-					n += countSchemas(p.Value())
+					add(p.Value())
 				}
 			}
 		case "items", "additionalProperties":
-			n += countSchemas(m.Value)
+			add(m.Value)
+		case "minimum", "maximum":
+			bounded = true
 		}
 	}
+	if bounded {
+		n.bounded++
+	}
 	return n
+}
+
+// bound returns s.bounds, taking it on first use from a slab sized by
+// countSchemas.
+func (c *schemaCompiler) bound(s *schema) *schemaBounds {
+	if s.bounds == nil {
+		if len(c.boundSlab) == 0 {
+			c.boundSlab = make([]schemaBounds, max(c.count.bounded, 1))
+		}
+		s.bounds, c.boundSlab = &c.boundSlab[0], c.boundSlab[1:]
+	}
+	return s.bounds
 }
 
 // alloc returns a fresh object schema, taking it from the slab sized by
@@ -438,9 +468,9 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				continue
 			}
 			if m.Key == "minimum" {
-				s.bound().minimum, s.bounds.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
+				c.bound(s).minimum, s.bounds.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
 			} else {
-				s.bound().maximum, s.bounds.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
+				c.bound(s).maximum, s.bounds.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -652,14 +682,6 @@ func re2Reason(err error) string {
 		return se.Code.String() + ": " + echoQuote(se.Expr)
 	}
 	return echoClip(err.Error())
-}
-
-// bound returns s.bounds, allocating it on first use.
-func (s *schema) bound() *schemaBounds {
-	if s.bounds == nil {
-		s.bounds = new(schemaBounds)
-	}
-	return s.bounds
 }
 
 // typePhrase names the allowed types as the schema lists them: "string",
