@@ -124,12 +124,13 @@ const (
 	hasConst
 )
 
-// schemaBounds holds the minimum and maximum keywords of a schema, as
-// written (for messages) and parsed once (for comparison). Valid when
-// has&hasMinimum, has&hasMaximum.
+// schemaBounds holds what a schema's minimum, maximum, minLength and
+// maxLength keywords need beyond flags: the bounds parsed once for
+// comparison, and all four as written, for messages. Each part is valid
+// when its bit of has is set.
 type schemaBounds struct {
-	minimum, maximum jsonv.Value
-	minNum, maxNum   decimal.Number
+	minNum, maxNum         decimal.Number
+	minLenText, maxLenText jsonv.Value
 }
 
 // schema is a compiled subschema (object or boolean form). It keeps
@@ -154,9 +155,7 @@ type schema struct {
 	enum       jsonv.Value   // the enum array; nil: no enum
 	enumStrs   *[]string     // the sorted strings of a long enum; nil: scan enum
 	constant   jsonv.Value   // valid when has&hasConst
-	bounds     *schemaBounds // minimum and maximum; nil when neither is present
-	minLenText jsonv.Value   // the length keywords as written, for messages
-	maxLenText jsonv.Value
+	bounds     *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
 	pattern    *pattern.Pattern
 	additional *schema // nil: no additionalProperties keyword
 }
@@ -374,7 +373,7 @@ func countSchemas(v jsonv.Value) schemaCount {
 			}
 		case "items", "additionalProperties":
 			add(m.Value)
-		case "minimum", "maximum":
+		case "minimum", "maximum", "minLength", "maxLength":
 			bounded = true
 		}
 	}
@@ -468,9 +467,9 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				continue
 			}
 			if m.Key == "minimum" {
-				c.bound(s).minimum, s.bounds.minNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMinimum
+				c.bound(s).minNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMinimum
 			} else {
-				c.bound(s).maximum, s.bounds.maxNum, s.has = val, decimal.ParseNumber(val.Str()), s.has|hasMaximum
+				c.bound(s).maxNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -479,9 +478,9 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				continue
 			}
 			if m.Key == "minLength" {
-				s.minLength, s.minLenText, s.has = n, val, s.has|hasMinLength
+				s.minLength, c.bound(s).minLenText, s.has = n, val, s.has|hasMinLength
 			} else {
-				s.maxLength, s.maxLenText, s.has = n, val, s.has|hasMaxLength
+				s.maxLength, c.bound(s).maxLenText, s.has = n, val, s.has|hasMaxLength
 			}
 		case "pattern":
 			if val.Kind() != jsonv.String {

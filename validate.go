@@ -96,10 +96,10 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
 	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
-		w.fail(f, IssueMinimum, "expected at least "+echoClip(s.bounds.minimum.Str())+", found "+echoClip(n))
+		w.fail(f, IssueMinimum, "expected at least "+echoClip(s.bounds.minNum.Text())+", found "+echoClip(n))
 	}
 	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
-		w.fail(f, IssueMaximum, "expected at most "+echoClip(s.bounds.maximum.Str())+", found "+echoClip(n))
+		w.fail(f, IssueMaximum, "expected at most "+echoClip(s.bounds.maxNum.Text())+", found "+echoClip(n))
 	}
 }
 
@@ -113,10 +113,10 @@ func (w *validator) str(s *schema, text string, f *frame) {
 			n = utf8.RuneCountInString(text)
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && w.errs.room() {
-			w.fail(f, IssueMinLength, "expected at least "+echoClip(s.minLenText.Str())+characters(s.minLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMinLength, "expected at least "+echoClip(s.bounds.minLenText.Str())+characters(s.bounds.minLenText.Str())+", found "+strconv.Itoa(n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && w.errs.room() {
-			w.fail(f, IssueMaxLength, "expected at most "+echoClip(s.maxLenText.Str())+characters(s.maxLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMaxLength, "expected at most "+echoClip(s.bounds.maxLenText.Str())+characters(s.bounds.maxLenText.Str())+", found "+strconv.Itoa(n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {

@@ -158,30 +158,30 @@ func Compare(a, b string) int {
 // Number is JSON number text parsed once for repeated exact comparison.
 type Number struct {
 	text  string
-	n     exactNumber
-	fx    fixed
-	fixed bool // fx holds the value
+	mant  int64 // with scale, the value when fixed is set (see parseFixed)
+	scale int32
+	fixed bool
 }
 
 // ParseNumber parses valid JSON number text for CompareTo.
 func ParseNumber(s string) Number {
 	fx, ok := parseFixed(s)
-	return Number{text: s, n: parseExact(s), fx: fx, fixed: ok}
+	return Number{text: s, mant: fx.mant, scale: int32(fx.scale), fixed: ok}
 }
+
+// Text returns the number text n was parsed from.
+func (n Number) Text() string { return n.text }
 
 // CompareTo compares the JSON number text a with n, exactly, like Compare.
 func (n Number) CompareTo(a string) int {
 	if n.fixed {
 		if fa, ok := parseFixed(a); ok {
-			if c, ok := compareFixed(fa, n.fx); ok {
+			if c, ok := compareFixed(fa, fixed{n.mant, int(n.scale)}); ok {
 				return c
 			}
 		}
 	}
-	if isPlainInteger(a) && isPlainInteger(n.text) {
-		return comparePlainIntegers(a, n.text)
-	}
-	return compareExact(parseExact(a), n.n)
+	return Compare(a, n.text)
 }
 
 // fixed is a decimal written without exponent in at most 18 digits, held
