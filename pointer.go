@@ -31,7 +31,13 @@ func framePointer(base string, f *frame) string {
 		}
 		n += len(g.name) + strings.Count(g.name, "~") + strings.Count(g.name, "/")
 	}
-	b := make([]byte, n)
+	var stack [128]byte
+	var b []byte
+	if n <= len(stack) {
+		b = stack[:n]
+	} else {
+		b = make([]byte, n)
+	}
 	at := n
 	for g := f; g != nil; g = g.up {
 		if g.index >= 0 {

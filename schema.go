@@ -733,52 +733,81 @@ func echoQuote(s string) string {
 // echoJSON renders v as compact JSON for a message, clipped to
 // schemaMaxEcho bytes.
 func echoJSON(v jsonv.Value) string {
-	var b strings.Builder
-	appendEcho(&b, v)
-	return echoClip(b.String())
+	var buf [2*schemaMaxEcho + 16]byte
+	return string(appendEchoJSON(buf[:0], v))
 }
 
-// appendEcho writes v to b as compact JSON (strings quoted Go-style), and
-// stops early, reporting false, once b has grown past schemaMaxEcho.
-func appendEcho(b *strings.Builder, v jsonv.Value) bool {
-	if b.Len() > schemaMaxEcho {
-		return false
+// appendEchoJSON appends echoJSON(v) to dst.
+func appendEchoJSON(dst []byte, v jsonv.Value) []byte {
+	start := len(dst)
+	dst, _ = appendEcho(dst, start, v)
+	if len(dst)-start <= schemaMaxEcho {
+		return dst
+	}
+	cut := start + schemaMaxEcho
+	for cut > start && !utf8.RuneStart(dst[cut]) {
+		cut--
+	}
+	return append(dst[:cut], "…"...)
+}
+
+// appendEchoQuote appends echoQuote(s) to dst.
+func appendEchoQuote(dst []byte, s string) []byte {
+	if len(s) <= schemaMaxEcho {
+		return strconv.AppendQuote(dst, s)
+	}
+	cut := schemaMaxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	dst = strconv.AppendQuote(dst, s[:cut])
+	return append(dst[:len(dst)-1], "…\""...) // the ellipsis inside the quotes
+}
+
+// appendEcho writes v to dst as compact JSON (strings quoted Go-style), and
+// stops early, reporting false, once what it wrote since start has grown
+// past schemaMaxEcho.
+func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
+	if len(dst)-start > schemaMaxEcho {
+		return dst, false
 	}
 	switch v.Kind() {
 	case jsonv.Null:
-		b.WriteString("null")
+		dst = append(dst, "null"...)
 	case jsonv.Bool:
-		b.WriteString(strconv.FormatBool(v.Bool()))
+		dst = strconv.AppendBool(dst, v.Bool())
 	case jsonv.Number:
-		b.WriteString(echoClip(v.Str()))
+		dst = append(dst, echoClip(v.Str())...)
 	case jsonv.String:
-		b.WriteString(echoQuote(v.Str()))
+		dst = appendEchoQuote(dst, v.Str())
 	case jsonv.Array:
-		b.WriteByte('[')
+		dst = append(dst, '[')
 		for it := v.Iter(); it.Next(); {
 			if it.Index() > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			if !appendEcho(b, it.Value()) {
-				return false
+			var ok bool
+			if dst, ok = appendEcho(dst, start, it.Value()); !ok {
+				return dst, false
 			}
 		}
-		b.WriteByte(']')
+		dst = append(dst, ']')
 	case jsonv.Object:
-		b.WriteByte('{')
+		dst = append(dst, '{')
 		for it := v.Iter(); it.Next(); {
 			if it.Index() > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			b.WriteString(echoQuote(it.Key()))
-			b.WriteByte(':')
-			if !appendEcho(b, it.Value()) {
-				return false
+			dst = appendEchoQuote(dst, it.Key())
+			dst = append(dst, ':')
+			var ok bool
+			if dst, ok = appendEcho(dst, start, it.Value()); !ok {
+				return dst, false
 			}
 		}
-		b.WriteByte('}')
+		dst = append(dst, '}')
 	}
-	return b.Len() <= schemaMaxEcho
+	return dst, len(dst)-start <= schemaMaxEcho
 }
 
 // characters is the unit after a length limit: " character" for 1.

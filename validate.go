@@ -26,6 +26,9 @@ func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
 // fail records a failure at f. Callers check w.errs.room() first, so that
 // no message is built for a failure that will be dropped.
 func (w *validator) fail(f *frame, code IssueCode, msg string) {
+	if w.errs.issues == nil {
+		w.errs.issues = make([]Issue, 0, 4) // most invalid bodies have a few failures
+	}
 	w.errs.issues = append(w.errs.issues, Issue{Path: framePointer(w.base, f), Code: code, Message: msg})
 }
 
@@ -86,10 +89,18 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 // enumConst applies enum and const to v.
 func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 	if s.enum.IsValid() && !s.enumContains(v) && w.errs.room() {
-		w.fail(f, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
+		var buf [256]byte
+		b := append(buf[:0], "expected one of "...)
+		b = appendEchoJSON(b, s.enum)
+		b = append(b, ", found "...)
+		w.fail(f, IssueEnum, string(appendEchoJSON(b, v)))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && w.errs.room() {
-		w.fail(f, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
+		var buf [256]byte
+		b := append(buf[:0], "expected "...)
+		b = appendEchoJSON(b, s.constant)
+		b = append(b, ", found "...)
+		w.fail(f, IssueConst, string(appendEchoJSON(b, v)))
 	}
 }
 
