@@ -233,7 +233,11 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Errors: []Issue{}, Warnings: []Issue{}}
+	out := &struct { // one allocation for the result and its economics
+		res  CheckResult
+		econ EconomicsResult
+	}{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
+	res := &out.res
 	errs := issueList{max: maxCheckErrors}
 
 	if !p.body.IsValid() {
@@ -256,8 +260,8 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	res.Warnings = append(res.Warnings, requestWarnings(&req.Request, p.body.IsValid())...)
 
 	if req.Economics != nil {
-		econ, warn := checkEconomics(req.Economics, res.Valid)
-		res.Economics = econ
+		warn := checkEconomics(req.Economics, res.Valid, &out.econ)
+		res.Economics = &out.econ
 		if warn != nil {
 			res.Warnings = append(res.Warnings, *warn)
 		}

@@ -39,7 +39,7 @@ func numbers(out []*json.Number, ds ...decimal.Dec) {
 	}
 }
 
-// checkEconomics computes the proceed/abort advice of a check. With
+// checkEconomics writes the proceed/abort advice of a check into res. With
 // D = downstream cost, R = retry cost, B = billsOnInvalidRequest,
 // p = prior invalid probability, P = preflight price and
 // loss = (B ? D : 0) + R:
@@ -51,8 +51,8 @@ func numbers(out []*json.Number, ds ...decimal.Dec) {
 //	worthCheckingAPriori = aPrioriExpectedNet > 0
 //
 // All arithmetic is exact decimal. When the remaining budget is known and
-// D exceeds it, a budget_insufficient warning is returned too.
-func checkEconomics(e *CheckEconomics, valid bool) (*EconomicsResult, *Issue) {
+// D exceeds it, it returns a budget_insufficient warning.
+func checkEconomics(e *CheckEconomics, valid bool, res *EconomicsResult) *Issue {
 	down := orDefault(e.DownstreamCostUSD, "0")
 	loss := orDefault(e.RetryCostUSD, "0")
 	if e.BillsOnInvalidRequest {
@@ -62,7 +62,7 @@ func checkEconomics(e *CheckEconomics, valid bool) (*EconomicsResult, *Issue) {
 	prior := orDefault(e.PriorInvalidProbability, defaultPriorInvalidProbability)
 
 	var waste decimal.Dec
-	res := &EconomicsResult{Decision: Proceed, Reason: ReasonValid}
+	*res = EconomicsResult{Decision: Proceed, Reason: ReasonValid}
 	if !valid {
 		waste = loss
 		res.Decision, res.Reason = Abort, ReasonInvalidDoomedRequest
@@ -75,8 +75,8 @@ func checkEconomics(e *CheckEconomics, valid bool) (*EconomicsResult, *Issue) {
 	res.WorthCheckingAPriori = expectedNet.Sign() > 0
 
 	if e.BudgetRemainingUSD != "" && decimal.Cmp(down, decimal.Parse(string(e.BudgetRemainingUSD))) > 0 {
-		return res, &Issue{Path: "/economics/budgetRemainingUsd", Code: IssueBudgetInsufficient,
+		return &Issue{Path: "/economics/budgetRemainingUsd", Code: IssueBudgetInsufficient,
 			Message: "the downstream cost " + down.String() + " exceeds the remaining budget " + decimal.Parse(string(e.BudgetRemainingUSD)).String()}
 	}
-	return res, nil
+	return nil
 }

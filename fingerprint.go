@@ -48,7 +48,9 @@ func (w *canonicalWriter) sum() (string, *Error) {
 		return "", w.err
 	}
 	s := sha256.Sum256(w.buf)
-	return hex.EncodeToString(s[:]), nil
+	var text [2 * sha256.Size]byte
+	hex.Encode(text[:], s[:])
+	return string(text[:]), nil
 }
 
 func withWriter(f func(w *canonicalWriter)) (string, *Error) {
