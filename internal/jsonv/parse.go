@@ -263,6 +263,7 @@ func (p *parser) object() *Error {
 	count, bent := 0, p.bent
 	var seen map[string]struct{} // built once an object grows past a few members
 	prev := ""                   // the previous member name
+	ordered := true              // the names so far are strictly increasing
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
@@ -280,14 +281,18 @@ func (p *parser) object() *Error {
 			return err
 		}
 		key := p.keyText(keyNode)
-		if p.duplicate(obj, keyNode, key, count, &seen) {
+		if count > 0 && ordered && CompareKeys(prev, key) >= 0 {
+			ordered = false
+			p.bent++ // canonical form sorts the members
+		}
+		// While the names increase strictly, the new one cannot repeat an
+		// earlier one; once they do not, every name is checked (and once
+		// the set of seen names exists, it must see every name).
+		if (!ordered || seen != nil) && p.duplicate(obj, keyNode, key, count, &seen) {
 			p.pos = keyPos
 			err := p.fail(ErrDuplicateKey, "duplicate member name "+strconv.Quote(key))
 			err.tokens = append(err.tokens, key)
 			return err
-		}
-		if count > 0 && CompareKeys(prev, key) > 0 {
-			p.bent++ // canonical form sorts the members
 		}
 		prev = key
 		p.skipSpace()

@@ -1,6 +1,7 @@
 package jsonv
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -243,6 +244,50 @@ func TestEscapePointerToken(t *testing.T) {
 	for _, tc := range tests {
 		if got := EscapePointerToken(tc.in); got != tc.want {
 			t.Errorf("EscapePointerToken(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestParseDuplicateAfterOrderedNames: names in increasing order skip the
+// duplicate check; the first name out of order must still be checked
+// against all before it, in small objects and in ones past the linear scan.
+func TestParseDuplicateAfterOrderedNames(t *testing.T) {
+	object := func(n int, extra ...string) string {
+		var b strings.Builder
+		b.WriteByte('{')
+		for i := range n {
+			fmt.Fprintf(&b, `"k%02d":%d,`, i, i)
+		}
+		for _, k := range extra {
+			fmt.Fprintf(&b, `"%s":0,`, k)
+		}
+		return strings.TrimSuffix(b.String(), ",") + "}"
+	}
+	tests := []struct {
+		doc     string
+		wantDup bool
+	}{
+		{object(5, "k00"), true},
+		{object(5, "k04"), true},
+		{object(5, "k02"), true},
+		{object(5, "a", "k03"), true},
+		{object(5, "a", "b"), false},
+		{object(30, "k00"), true},
+		{object(30, "k29"), true},
+		{object(30, "k17"), true},
+		{object(30, "a", "k20"), true},
+		{object(30, "a", "b", "c"), false},
+		{object(30, "zz", "k10"), true},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.doc), Limits{})
+		var perr *Error
+		gotDup := errors.As(err, &perr) && perr.Kind == ErrDuplicateKey
+		if gotDup != tt.wantDup {
+			t.Errorf("%.60s...: duplicate reported %v, want %v (err %v)", tt.doc, gotDup, tt.wantDup, err)
+		}
+		if !tt.wantDup && err != nil {
+			t.Errorf("%.60s...: %v", tt.doc, err)
 		}
 	}
 }
