@@ -145,8 +145,10 @@ type schema struct {
 	has       uint8
 	types     typeSet // zero: no type keyword
 	enumKinds uint8   // bit 1<<Kind for each kind of value in enum
-	minLength int32   // code points; clamped to maxLengthClamp
-	maxLength int32
+	// requiredElsewhere: a required name is not among the properties.
+	requiredElsewhere bool
+	minLength         int32 // code points; clamped to maxLengthClamp
+	maxLength         int32
 
 	typeValue  jsonv.Value  // the type keyword's value, for messages
 	required   []string     // unique property names; nil: none
@@ -164,6 +166,10 @@ type schema struct {
 type schemaProp struct {
 	name   string
 	schema *schema
+	// required has bit j set when the property is required name j (for
+	// the first 64 names), so that one lookup per member serves both
+	// keywords.
+	required uint64
 }
 
 // maxLengthClamp stands for any length limit beyond it: no string in a
@@ -179,11 +185,19 @@ const schemaLinearScan = 8
 
 // property returns the subschema of the property named name, or nil.
 func (s *schema) property(name string) *schema {
+	if p := s.propertyEntry(name); p != nil {
+		return p.schema
+	}
+	return nil
+}
+
+// propertyEntry returns the properties member named name, or nil.
+func (s *schema) propertyEntry(name string) *schemaProp {
 	ps := s.props
 	if len(ps) <= schemaLinearScan {
 		for i := range ps {
 			if ps[i].name == name {
-				return ps[i].schema
+				return &ps[i]
 			}
 		}
 		return nil
@@ -198,7 +212,7 @@ func (s *schema) property(name string) *schema {
 		}
 	}
 	if lo < len(ps) && ps[lo].name == name {
-		return ps[lo].schema
+		return &ps[lo]
 	}
 	return nil
 }
@@ -506,7 +520,23 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			c.fail(kw, IssueUnsupportedKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
 		}
 	}
+	s.linkRequired()
 	return s
+}
+
+// linkRequired marks each required name that is also a property on the
+// property's entry. requiredElsewhere is set when some required name has no
+// property entry (or is past the 64 a mask holds), so that validation
+// still matches those names one by one.
+func (s *schema) linkRequired() {
+	for j, name := range s.required {
+		p := s.propertyEntry(name)
+		if p == nil || j >= 64 {
+			s.requiredElsewhere = true
+			continue
+		}
+		p.required |= 1 << j
+	}
 }
 
 const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"

@@ -677,3 +677,35 @@ func FuzzCompileValidate(f *testing.F) {
 		}
 	})
 }
+
+// TestSchemaRequiredWithAndWithoutProperties: required names matched
+// through their property entries and names with no property entry are
+// both checked.
+func TestSchemaRequiredWithAndWithoutProperties(t *testing.T) {
+	const body = "/request/body"
+	missing := func(name string) Issue {
+		return Issue{Path: body + "/" + name, Code: IssueRequired, Message: `missing required property "` + name + `"`}
+	}
+	props := `"properties":{"a":{"type":"string"},"b":{},"c":{},"d":{},"e":{},"f":{},"g":{},"h":{},"i":{}}`
+	tests := []struct {
+		name, schema, instance string
+		want                   []Issue
+	}{
+		{"property and plain name, both present", `{"required":["a","x"],"properties":{"a":{}}}`, `{"x":1,"a":2}`, nil},
+		{"plain name missing", `{"required":["a","x"],"properties":{"a":{}}}`, `{"a":2}`, []Issue{missing("x")}},
+		{"property name missing", `{"required":["a","x"],"properties":{"a":{}}}`, `{"x":2}`, []Issue{missing("a")}},
+		{"no properties keyword", `{"required":["a","b"]}`, `{"b":1}`, []Issue{missing("a")}},
+		{"sorted lookup", `{"required":["i","a","z"],` + props + `}`, `{"a":"s","i":1}`, []Issue{missing("z")}},
+		{"sorted lookup, property missing", `{"required":["i","a","z"],` + props + `}`, `{"z":1,"a":"s"}`, []Issue{missing("i")}},
+		{"required before properties in the schema", `{"required":["a"],"properties":{"a":{"type":"string"}}}`, `{"a":1}`,
+			[]Issue{{Path: body + "/a", Code: IssueType, Message: "expected string, found number"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := validateTest(t, tt.schema, tt.instance, 100)
+			if diff := cmp.Diff(tt.want, got.issues); diff != "" {
+				t.Errorf("issues mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

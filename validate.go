@@ -154,7 +154,10 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 	member := frame{up: f, index: -1}
 	for it := v.Iter(); it.Next(); {
 		key := it.Key()
-		if fewRequired {
+		var sub *schema
+		if p := s.propertyEntry(key); p != nil {
+			sub, present = p.schema, present|p.required
+		} else if fewRequired && s.requiredElsewhere {
 			for j, name := range s.required {
 				if name == key {
 					present |= 1 << j
@@ -162,7 +165,6 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 				}
 			}
 		}
-		sub := s.property(key)
 		member.name = key
 		switch {
 		case sub != nil:

@@ -229,6 +229,14 @@ func parseFixed(s string) (f fixed, ok bool) {
 var pow10 = [maxFixedDigits + 1]int64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
+// scaleLimit[d] is the largest mantissa that can be multiplied by 10^d.
+var scaleLimit = func() (l [maxFixedDigits + 1]int64) {
+	for d, p := range pow10 {
+		l[d] = math.MaxInt64 / p
+	}
+	return l
+}()
+
 // compareFixed compares a and b after bringing them to the same scale; ok
 // is false when that would overflow an int64.
 func compareFixed(a, b fixed) (c int, ok bool) {
@@ -257,11 +265,10 @@ func scaleUp(m int64, d int) (int64, bool) {
 	if d > maxFixedDigits {
 		return 0, false
 	}
-	p := pow10[d]
-	if m > math.MaxInt64/p || m < -math.MaxInt64/p {
+	if lim := scaleLimit[d]; m > lim || m < -lim {
 		return 0, false
 	}
-	return m * p, true
+	return m * pow10[d], true
 }
 
 func compareExact(x, y exactNumber) int {
