@@ -119,36 +119,18 @@ func child(path, key string) string { return path + "/" + jsonv.EscapePointerTok
 // object checks that v is an object. Members whose names are not in allowed
 // are reported as unknown (or collected as ignored when ignored != nil).
 func (d *decoder) object(v jsonv.Value, path string, allowed []string, ignored *[]Issue) bool {
-	if v.Kind() != jsonv.Object {
-		d.add(path, IssueType, "expected an object, found "+kindName(v))
-		return false
-	}
-	for it := v.Iter(); it.Next(); {
-		k := it.Key()
-		known := false
-		for _, a := range allowed {
-			if a == k {
-				known = true
-				break
-			}
-		}
-		if known {
-			continue
-		}
-		if ignored != nil {
-			*ignored = append(*ignored, Issue{Path: child(path, k), Code: IssueUnknownFieldIgnored,
-				Message: "unknown member " + strconv.Quote(k) + " was ignored"})
-			continue
-		}
-		d.add(child(path, k), IssueUnknownField, "unknown member "+strconv.Quote(k)+"; expected one of "+quoteList(allowed))
-	}
-	return true
+	return d.members(v, path, allowed, nil, ignored)
 }
 
 // fields is object for a document member with a fixed set of names: in
 // the same pass it sets out[i] to the member named names[i] (left invalid
-// when absent). Unknown members are reported as object reports them.
+// when absent).
 func (d *decoder) fields(v jsonv.Value, path string, names []string, out []jsonv.Value) bool {
+	return d.members(v, path, names, out, nil)
+}
+
+// members does the work of object and fields in one pass; out may be nil.
+func (d *decoder) members(v jsonv.Value, path string, names []string, out []jsonv.Value, ignored *[]Issue) bool {
 	if v.Kind() != jsonv.Object {
 		d.add(path, IssueType, "expected an object, found "+kindName(v))
 		return false
@@ -158,11 +140,19 @@ func (d *decoder) fields(v jsonv.Value, path string, names []string, out []jsonv
 		known := false
 		for i, name := range names {
 			if name == k {
-				out[i], known = it.Value(), true
+				if out != nil {
+					out[i] = it.Value()
+				}
+				known = true
 				break
 			}
 		}
-		if !known {
+		switch {
+		case known:
+		case ignored != nil:
+			*ignored = append(*ignored, Issue{Path: child(path, k), Code: IssueUnknownFieldIgnored,
+				Message: "unknown member " + strconv.Quote(k) + " was ignored"})
+		default:
 			d.add(child(path, k), IssueUnknownField, "unknown member "+strconv.Quote(k)+"; expected one of "+quoteList(names))
 		}
 	}
