@@ -18,19 +18,20 @@ import (
 // instructions; size is then limit+1.
 //
 // It runs on every request, so it builds the program in pooled scratch
-// buffers and allocates only the Pattern, its instructions and, when it
-// has classes or non-ASCII literals, one array for their runes.
+// buffers, already in the Pattern's form, and allocates only the Pattern,
+// its instructions and, when it has classes of more than one range, one
+// array of their ranges.
 func compileDirect(src string, limit int) (p *Pattern, size int, ok bool) {
 	c := directs.Get().(*direct)
 	defer c.release()
 	c.src, c.pos, c.limit, c.over = src, 0, limit, false
 	c.insts, c.runes = c.insts[:0], c.runes[:0]
-	c.emit(inst{op: syntax.InstFail})
+	c.emit(inst{op: opFail})
 	f, ok := c.alternation(0)
 	if !ok || c.pos != len(src) {
 		return nil, 0, false
 	}
-	m := c.emit(inst{op: syntax.InstMatch})
+	m := c.emit(inst{op: opMatch})
 	if c.over {
 		return nil, limit + 1, true
 	}
@@ -52,27 +53,15 @@ func (c *direct) release() {
 	directs.Put(c)
 }
 
-// finish copies the program out of the scratch buffers, giving each
-// instruction its runes.
+// finish copies the program out of the scratch buffers. Both copies are
+// of pointer-free elements, so neither needs type metadata nor scanning;
+// with no class ranges there is no second copy at all.
 func (c *direct) finish(start uint32) *Pattern {
-	insts := make([]syntax.Inst, len(c.insts))
-	runes := slices.Clone(c.runes)
-	for i, in := range c.insts {
-		to := &insts[i]
-		to.Op, to.Out, to.Arg = in.op, in.out, in.arg
-		if in.op != syntax.InstRune && in.op != syntax.InstRune1 {
-			continue
-		}
-		if in.runes < utf8.RuneSelf {
-			to.Rune = asciiRunes[in.runes : in.runes+1 : in.runes+1]
-			continue
-		}
-		lo := in.runes - utf8.RuneSelf + 1
-		hi := lo + uint32(runes[lo-1])
-		to.Rune = runes[lo:hi:hi]
+	p := &Pattern{src: c.src, insts: slices.Clone(c.insts), start: start}
+	if len(c.runes) > 0 {
+		p.runes = slices.Clone(c.runes)
 	}
-	p := &Pattern{src: c.src, prog: syntax.Prog{Inst: insts, Start: int(start)}}
-	p.anchorStart = p.prog.StartCond()&syntax.EmptyBeginText != 0
+	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
 	return p
 }
 
@@ -89,15 +78,6 @@ type frag struct {
 	out   holes
 }
 
-// inst is an instruction under construction. It names its runes rather
-// than holding them, so the scratch program has no pointers: emitting and
-// copying instructions then needs no write barriers.
-type inst struct {
-	op       syntax.InstOp
-	out, arg uint32
-	runes    uint32 // InstRune, InstRune1: an ASCII rune, or 128 + the offset of the runes' count in c.runes
-}
-
 // span is one range of a class.
 type span struct{ lo, hi rune }
 
@@ -108,7 +88,7 @@ type direct struct {
 	limit int
 	over  bool   // the program grew past limit; keep parsing only to check syntax
 	insts []inst // the program so far
-	runes []rune // rune ranges and non-ASCII literals, each after its count
+	runes []rune // the ranges of its opClass instructions
 	spans []span // the class being parsed
 }
 
@@ -208,7 +188,7 @@ func (c *direct) alternation(depth int) (frag, bool) {
 		if !ok {
 			return frag{}, false
 		}
-		pc := c.emit(inst{op: syntax.InstAlt, out: f.start, arg: g.start})
+		pc := c.emit(inst{op: opAlt, out: f.start, arg: g.start})
 		f = frag{pc, c.join(f.out, g.out)}
 	}
 }
@@ -233,7 +213,7 @@ func (c *direct) concat(depth int) (frag, bool) {
 		f = c.seq(f, g)
 	}
 	if empty {
-		return c.single(inst{op: syntax.InstNop}), true
+		return c.single(inst{op: opNop}), true
 	}
 	return f, true
 }
@@ -317,12 +297,12 @@ func (c *direct) counted(x frag, pc0, lo, hi int) frag {
 		return f
 	}
 	star := func(x frag) frag {
-		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		pc := c.emit(inst{op: opAlt, out: x.start})
 		c.patch(x.out, pc)
 		return frag{pc, c.hole(pc, true)}
 	}
 	quest := func(x frag) frag {
-		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		pc := c.emit(inst{op: opAlt, out: x.start})
 		return frag{pc, c.join(x.out, c.hole(pc, true))}
 	}
 	var f frag
@@ -342,7 +322,7 @@ func (c *direct) counted(x frag, pc0, lo, hi int) frag {
 			add(copyOf())
 		}
 		x := copyOf() // x+ = x x*
-		pc := c.emit(inst{op: syntax.InstAlt, out: x.start})
+		pc := c.emit(inst{op: opAlt, out: x.start})
 		c.patch(x.out, pc)
 		add(frag{x.start, c.hole(pc, true)})
 		return f
@@ -365,7 +345,7 @@ func (c *direct) counted(x frag, pc0, lo, hi int) frag {
 		add(tail)
 	}
 	if !have {
-		return c.single(inst{op: syntax.InstNop})
+		return c.single(inst{op: opNop})
 	}
 	return f
 }
@@ -381,7 +361,7 @@ func (c *direct) again(pc0, n int, out holes) {
 		if in.out != 0 {
 			in.out += d
 		}
-		if in.op == syntax.InstAlt && in.arg != 0 {
+		if in.op == opAlt && in.arg != 0 {
 			in.arg += d
 		}
 	}
@@ -459,14 +439,14 @@ func (c *direct) atom(depth int) (frag, bool) {
 		return c.class()
 	case '.':
 		c.pos++
-		return c.single(inst{op: syntax.InstRuneAnyNotNL}), true
+		return c.single(inst{op: opAnyNotNL}), true
 	case '^', '$':
 		c.pos++
 		op := syntax.EmptyBeginText
 		if b == '$' {
 			op = syntax.EmptyEndText
 		}
-		return c.single(inst{op: syntax.InstEmptyWidth, arg: uint32(op)}), true
+		return c.single(inst{op: opEmpty, arg: uint32(op)}), true
 	case ')', '*', '+', '?', '{', '}', ']', '|':
 		return frag{}, false
 	}
@@ -475,36 +455,35 @@ func (c *direct) atom(depth int) (frag, bool) {
 	case !ok:
 		return frag{}, false
 	case set != nil:
-		at := c.add(set)
-		return c.single(inst{op: syntax.InstRune, runes: at}), true
+		at := len(c.runes)
+		c.runes = append(c.runes, set...)
+		return c.ranges(at), true
 	}
 	return c.literal(r), true
 }
 
-// asciiRunes holds every ASCII rune, so that ASCII literals share one
-// read-only array instead of each needing one of their own.
-var asciiRunes = func() (a [utf8.RuneSelf]rune) {
-	for i := range a {
-		a[i] = rune(i)
-	}
-	return a
-}()
-
 // literal compiles one character.
 func (c *direct) literal(r rune) frag {
-	if r < utf8.RuneSelf {
-		return c.single(inst{op: syntax.InstRune1, runes: uint32(r)})
-	}
-	return c.single(inst{op: syntax.InstRune1, runes: c.add([]rune{r})})
+	return c.single(inst{op: opRune1, arg: uint32(r)})
 }
 
-// add appends rs to c.runes after their count and returns how an inst
-// names them.
-func (c *direct) add(rs []rune) uint32 {
-	at := len(c.runes)
-	c.runes = append(c.runes, rune(len(rs)))
-	c.runes = append(c.runes, rs...)
-	return utf8.RuneSelf + uint32(at)
+// ranges compiles a class whose sorted, merged ranges are c.runes[at:].
+// An empty class never matches, one rune is a literal and one range fits
+// in the instruction; only longer classes keep their ranges in c.runes.
+func (c *direct) ranges(at int) frag {
+	rs := c.runes[at:]
+	if len(rs) > 2 {
+		return c.single(inst{op: opClass, arg: uint32(at), end: uint32(len(c.runes))})
+	}
+	c.runes = c.runes[:at]
+	switch {
+	case len(rs) == 0:
+		pc := c.emit(inst{op: opFail})
+		return frag{pc, holes{}}
+	case rs[0] == rs[1]:
+		return c.literal(rs[0])
+	}
+	return c.single(inst{op: opRange, arg: uint32(rs[0]), end: uint32(rs[1])})
 }
 
 // Perl classes as RE2 defines them (ASCII only), and their complements.
@@ -522,8 +501,7 @@ func isPunct(b byte) bool {
 	return b > ' ' && b < 0x7f && !('0' <= b && b <= '9') && !('a' <= b && b <= 'z') && !('A' <= b && b <= 'Z')
 }
 
-// class parses [...] into sorted, merged ranges, which it stores in
-// c.runes.
+// class parses [...] into sorted, merged ranges and compiles them.
 func (c *direct) class() (frag, bool) {
 	c.pos++ // '['
 	neg := false
@@ -569,7 +547,6 @@ func (c *direct) class() (frag, bool) {
 	c.spans = spans // keep the grown buffer
 	spans = merge(spans)
 	at := len(c.runes)
-	c.runes = append(c.runes, 0)
 	if neg {
 		c.runes = appendNegated(c.runes, spans)
 	} else {
@@ -577,18 +554,7 @@ func (c *direct) class() (frag, bool) {
 			c.runes = append(c.runes, s.lo, s.hi)
 		}
 	}
-	rs := c.runes[at+1:]
-	switch {
-	case len(rs) == 0:
-		c.runes = c.runes[:at]
-		pc := c.emit(inst{op: syntax.InstFail})
-		return frag{pc, holes{}}, true
-	case len(rs) == 2 && rs[0] == rs[1]:
-		c.runes = c.runes[:at]
-		return c.literal(rs[0]), true
-	}
-	c.runes[at] = rune(len(rs))
-	return c.single(inst{op: syntax.InstRune, runes: utf8.RuneSelf + uint32(at)}), true
+	return c.ranges(at), true
 }
 
 // char parses one character, escaped or not, or a Perl class escape

@@ -3,7 +3,8 @@
 // on every call.
 //
 // It parses a pattern once, bounds the size of its program before building
-// it, and matches with a small Pike VM over the regexp/syntax program. It
+// it, and matches with a small Pike VM over a compact, pointer-free form of
+// the program. It
 // answers only whether a string contains a match, which needs no capture
 // tracking and none of the one-pass analysis that regexp.Compile does.
 // Matching takes time linear in the input times the program size, never
@@ -13,14 +14,50 @@ package pattern
 import (
 	"regexp/syntax"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Pattern is a compiled pattern. It is safe for concurrent use.
+//
+// Its program is held in its own compact form rather than as a
+// syntax.Prog: instructions and rune ranges are two arrays without
+// pointers, which the runtime allocates without type metadata and the
+// collector never scans.
 type Pattern struct {
 	src         string
-	prog        syntax.Prog // held by value: one allocation fewer per compile
-	anchorStart bool        // the program can only match at the start of the text
+	insts       []inst
+	runes       []rune // the ranges of opClass instructions
+	start       uint32
+	anchorStart bool // the program can only match at the start of the text
+}
+
+// opcode is an instruction's operation.
+type opcode uint8
+
+// The operations. Rune instructions are split by how they match, so the
+// matcher needs no look at rune counts or flags.
+const (
+	opFail     opcode = iota // no thread gets past it
+	opMatch                  // the text matches
+	opAlt                    // try out and arg
+	opNop                    // go on to out (also what captures become)
+	opEmpty                  // go on to out if the conditions in arg hold
+	opRune1                  // a rune equal to arg
+	opFold                   // a rune equal to arg or to one of its simple case folds
+	opRange                  // a rune in arg..end
+	opClass                  // a rune in one of the ranges runes[arg:end]
+	opAny                    // any rune
+	opAnyNotNL               // any rune but '\n'
+)
+
+// inst is one instruction. It holds no pointers, so that a program is
+// noscan memory; rune ranges live in Pattern.runes, named by index.
+type inst struct {
+	op  opcode
+	out uint32 // the next instruction
+	arg uint32 // opAlt: the other branch; opEmpty: a syntax.EmptyOp; opRune1, opFold, opRange: a rune; opClass: where its ranges start
+	end uint32 // opRange: the last rune; opClass: where its ranges end
 }
 
 // Compile parses src with Go's RE2 syntax (the flags regexp.Compile uses)
@@ -43,7 +80,85 @@ func Compile(src string, limit int) (*Pattern, int, error) {
 	if err != nil {
 		return nil, size, err
 	}
-	return &Pattern{src: src, prog: *prog, anchorStart: prog.StartCond()&syntax.EmptyBeginText != 0}, size, nil
+	return fromProg(src, prog), size, nil
+}
+
+// fromProg converts a regexp/syntax program, keeping the answers of
+// syntax.Inst.MatchRune: a single rune matches itself and, with FoldCase,
+// its simple folds; a pair is a range; more are sorted ranges.
+func fromProg(src string, prog *syntax.Prog) *Pattern {
+	n := 0
+	for i := range prog.Inst {
+		if in := &prog.Inst[i]; isRune(in.Op) && len(in.Rune) > 2 {
+			n += len(in.Rune) &^ 1 // MatchRune looks only at whole pairs
+		}
+	}
+	p := &Pattern{src: src, insts: make([]inst, len(prog.Inst)), start: uint32(prog.Start)}
+	if n > 0 {
+		p.runes = make([]rune, 0, n)
+	}
+	for i := range prog.Inst {
+		from, to := &prog.Inst[i], &p.insts[i]
+		to.out, to.arg = from.Out, from.Arg
+		switch from.Op {
+		case syntax.InstMatch:
+			to.op = opMatch
+		case syntax.InstAlt, syntax.InstAltMatch:
+			to.op = opAlt
+		case syntax.InstNop, syntax.InstCapture:
+			to.op = opNop
+		case syntax.InstEmptyWidth:
+			to.op = opEmpty
+		case syntax.InstRuneAny:
+			to.op = opAny
+		case syntax.InstRuneAnyNotNL:
+			to.op = opAnyNotNL
+		case syntax.InstRune, syntax.InstRune1:
+			rs := from.Rune
+			switch {
+			case len(rs) == 0:
+				to.op = opFail
+			case len(rs) == 1:
+				to.op, to.arg = opRune1, uint32(rs[0])
+				if syntax.Flags(from.Arg)&syntax.FoldCase != 0 && unicode.SimpleFold(rs[0]) != rs[0] {
+					to.op = opFold
+				}
+			case len(rs) == 2:
+				to.op, to.arg, to.end = opRange, uint32(rs[0]), uint32(rs[1])
+			default:
+				to.op, to.arg = opClass, uint32(len(p.runes))
+				p.runes = append(p.runes, rs[:len(rs)&^1]...)
+				to.end = uint32(len(p.runes))
+			}
+		default:
+			to.op = opFail
+		}
+	}
+	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
+	return p
+}
+
+// isRune reports whether op is one of regexp/syntax's rune-matching
+// instructions that hold runes.
+func isRune(op syntax.InstOp) bool { return op == syntax.InstRune || op == syntax.InstRune1 }
+
+// startCond returns the empty-width conditions every match must begin
+// with, as syntax.Prog.StartCond does.
+func (p *Pattern) startCond() syntax.EmptyOp {
+	var flag syntax.EmptyOp
+	for pc := p.start; ; {
+		in := &p.insts[pc]
+		switch in.op {
+		case opEmpty:
+			flag |= syntax.EmptyOp(in.arg)
+		case opFail:
+			return ^syntax.EmptyOp(0)
+		case opNop:
+		default:
+			return flag
+		}
+		pc = in.out
+	}
 }
 
 // String returns the source text of the pattern.
@@ -121,7 +236,7 @@ var machines = sync.Pool{New: func() any { return new(machine) }}
 func (p *Pattern) MatchString(s string) bool {
 	m := machines.Get().(*machine)
 	defer machines.Put(m)
-	n := len(p.prog.Inst)
+	n := len(p.insts)
 	m.cur.reset(n)
 	m.next.reset(n)
 	prev := rune(-1)
@@ -131,40 +246,47 @@ func (p *Pattern) MatchString(s string) bool {
 			r, width = utf8.DecodeRuneInString(s[pos:])
 		}
 		if pos == 0 || !p.anchorStart {
-			m.follow(&p.prog, &m.cur, uint32(p.prog.Start), syntax.EmptyOpContext(prev, r))
+			m.follow(p.insts, &m.cur, p.start, syntax.EmptyOpContext(prev, r))
 		}
 		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
 			return false
 		}
-		var after syntax.EmptyOp
-		if pos+width < len(s) || width > 0 {
-			next := rune(-1)
-			if pos+width < len(s) {
-				next, _ = utf8.DecodeRuneInString(s[pos+width:])
-			}
-			after = syntax.EmptyOpContext(r, next)
-		}
-		for _, pc := range m.cur.dense {
-			inst := &p.prog.Inst[pc]
-			switch inst.Op {
-			case syntax.InstMatch:
-				return true
-			case syntax.InstRune, syntax.InstRune1:
-				if r >= 0 && inst.MatchRune(r) {
-					m.follow(&p.prog, &m.next, inst.Out, after)
-				}
-			case syntax.InstRuneAny:
-				if r >= 0 {
-					m.follow(&p.prog, &m.next, inst.Out, after)
-				}
-			case syntax.InstRuneAnyNotNL:
-				if r >= 0 && r != '\n' {
-					m.follow(&p.prog, &m.next, inst.Out, after)
-				}
-			}
-		}
 		if pos >= len(s) {
+			// No rune left to consume: only a thread at a match counts.
+			for _, pc := range m.cur.dense {
+				if p.insts[pc].op == opMatch {
+					return true
+				}
+			}
 			return false
+		}
+		next := rune(-1)
+		if pos+width < len(s) {
+			next, _ = utf8.DecodeRuneInString(s[pos+width:])
+		}
+		after := syntax.EmptyOpContext(r, next)
+		for _, pc := range m.cur.dense {
+			in := &p.insts[pc]
+			var ok bool
+			switch in.op {
+			case opMatch:
+				return true
+			case opRune1:
+				ok = r == rune(in.arg)
+			case opRange:
+				ok = rune(in.arg) <= r && r <= rune(in.end)
+			case opClass:
+				ok = inClass(p.runes[in.arg:in.end], r)
+			case opFold:
+				ok = foldsTo(rune(in.arg), r)
+			case opAny:
+				ok = true
+			case opAnyNotNL:
+				ok = r != '\n'
+			}
+			if ok {
+				m.follow(p.insts, &m.next, in.out, after)
+			}
 		}
 		pos += width
 		prev = r
@@ -173,9 +295,53 @@ func (p *Pattern) MatchString(s string) bool {
 	}
 }
 
+// inClass reports whether r is in one of the sorted ranges rs, searching
+// as syntax.Inst.MatchRunePos does: in order for a few pairs, by halves
+// for more.
+func inClass(rs []rune, r rune) bool {
+	if len(rs) <= 8 {
+		for j := 0; j+1 < len(rs); j += 2 {
+			if r < rs[j] {
+				return false
+			}
+			if r <= rs[j+1] {
+				return true
+			}
+		}
+		return false
+	}
+	lo, hi := 0, len(rs)/2
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c := rs[2*m]; c <= r {
+			if r <= rs[2*m+1] {
+				return true
+			}
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return false
+}
+
+// foldsTo reports whether r is r0 or in r0's orbit of simple case folds,
+// the test syntax.Inst.MatchRunePos makes for a FoldCase literal.
+func foldsTo(r0, r rune) bool {
+	if r == r0 {
+		return true
+	}
+	for r1 := unicode.SimpleFold(r0); r1 != r0; r1 = unicode.SimpleFold(r1) {
+		if r == r1 {
+			return true
+		}
+	}
+	return false
+}
+
 // follow adds to l the threads reachable from pc without consuming input,
 // given the empty-width conditions that hold at the position (ctx).
-func (m *machine) follow(prog *syntax.Prog, l *threadList, pc uint32, ctx syntax.EmptyOp) {
+func (m *machine) follow(insts []inst, l *threadList, pc uint32, ctx syntax.EmptyOp) {
 	m.stack = append(m.stack[:0], pc)
 	for len(m.stack) > 0 {
 		pc := m.stack[len(m.stack)-1]
@@ -184,15 +350,15 @@ func (m *machine) follow(prog *syntax.Prog, l *threadList, pc uint32, ctx syntax
 			continue
 		}
 		l.add(pc)
-		inst := &prog.Inst[pc]
-		switch inst.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			m.stack = append(m.stack, inst.Arg, inst.Out)
-		case syntax.InstCapture, syntax.InstNop:
-			m.stack = append(m.stack, inst.Out)
-		case syntax.InstEmptyWidth:
-			if syntax.EmptyOp(inst.Arg)&^ctx == 0 {
-				m.stack = append(m.stack, inst.Out)
+		in := &insts[pc]
+		switch in.op {
+		case opAlt:
+			m.stack = append(m.stack, in.arg, in.out)
+		case opNop:
+			m.stack = append(m.stack, in.out)
+		case opEmpty:
+			if syntax.EmptyOp(in.arg)&^ctx == 0 {
+				m.stack = append(m.stack, in.out)
 			}
 		}
 	}

@@ -23,6 +23,15 @@ var inputs = []string{
 }
 
 func TestMatchAgreesWithRegexp(t *testing.T) {
+	for _, c := range foldSeeds {
+		p, _, err := Compile(c.pattern, 1<<20)
+		if err != nil || p == nil {
+			t.Fatalf("Compile(%q) = %v, %v", c.pattern, p, err)
+		}
+		if got, want := p.MatchString(c.in), regexp.MustCompile(c.pattern).MatchString(c.in); got != want {
+			t.Errorf("pattern %q on %q: got %v, regexp says %v", c.pattern, c.in, got, want)
+		}
+	}
 	for _, c := range cases {
 		p, _, err := Compile(c.pattern, 1<<20)
 		if err != nil || p == nil {
@@ -58,6 +67,16 @@ func TestCompileLimits(t *testing.T) {
 	}
 }
 
+// foldSeeds start FuzzMatch on what the compact program must get right:
+// case folding, Unicode classes, negation, anchors, word boundaries and
+// non-ASCII literals.
+var foldSeeds = []struct{ pattern, in string }{
+	{`(?i)k`, "\u212a"}, {`(?i)K+`, "xkK\u212a"}, {`(?i)σ`, "ς"}, {`(?i)ǅ`, "ǆ"}, {`(?i)[a-zé]+$`, "ÉTÉ"},
+	{`\pL+`, "ünï"}, {`\PL`, "a1"}, {`[^\pL\d]`, "a1_"}, {`[\p{Lu}\d]{2}`, "Ä5"}, {`[^a-z]`, "abcé"},
+	{`^[^a-z]+$`, "ABC"}, {`(?m)^é$`, "x\né\n"}, {`\bé`, "é"}, {`\Bx\b`, "ax"}, {`^\b$`, ""},
+	{`ü{2,3}`, "üüü"}, {`[ä-ö]`, "ë"}, {`(?s)(?i)ß.`, "ẞ\n"}, {`(?i)[^k]`, "\u212a"}, {`\A(?i:ſ)\z`, "S"},
+}
+
 // FuzzMatch checks the matcher against regexp on arbitrary patterns and
 // inputs.
 func FuzzMatch(f *testing.F) {
@@ -65,6 +84,9 @@ func FuzzMatch(f *testing.F) {
 		for _, in := range inputs[:8] {
 			f.Add(c.pattern, in)
 		}
+	}
+	for _, c := range foldSeeds {
+		f.Add(c.pattern, c.in)
 	}
 	f.Fuzz(func(t *testing.T, pattern, in string) {
 		re, err := regexp.Compile(pattern)
