@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
@@ -69,52 +70,105 @@ func withWriter(f func(w *canonicalWriter)) (string, *Error) {
 // Economics are not hashed. The members are written in canonical (sorted)
 // order: body, headers, method, query, url.
 func requestHash(p *parsedCheck) (string, *Error) {
-	r := p.request
+	var f [5]jsonv.Value // checkRequestMembers: method, url, headers, query, body
+	if p.request.Kind() == jsonv.Object {
+		for it := p.request.Iter(); it.Next(); {
+			if i := slices.Index(checkRequestMembers, it.Key()); i >= 0 {
+				f[i] = it.Value()
+			}
+		}
+	}
 	return withWriter(func(w *canonicalWriter) {
 		w.raw(`{"request":{`)
 		sep := ""
-		if b, ok := r.Get("body"); ok {
+		if b := f[4]; b.IsValid() {
 			w.raw(`"body":`)
 			w.value(b)
 			sep = ","
 		}
-		if h, ok := r.Get("headers"); ok {
-			w.raw(sep + `"headers":{`)
-			type header struct{ name, value string }
-			hs := make([]header, 0, h.Len())
-			for it := h.Iter(); it.Next(); {
-				hs = append(hs, header{strings.ToLower(it.Key()), it.Value().Str()})
-			}
-			slices.SortFunc(hs, func(a, b header) int { return jsonv.CompareKeys(a.name, b.name) })
-			for i, hd := range hs {
-				if i > 0 {
-					w.raw(",")
-				}
-				w.str(hd.name)
-				w.raw(":")
-				w.str(hd.value)
-			}
+		if h := f[2]; h.IsValid() {
+			w.raw(sep)
+			w.raw(`"headers":{`)
+			writeHeaders(w, h)
 			w.raw("}")
 			sep = ","
 		}
-		if m, ok := r.Get("method"); ok {
-			w.raw(sep + `"method":`)
+		if m := f[0]; m.IsValid() {
+			w.raw(sep)
+			w.raw(`"method":`)
 			w.str(strings.ToUpper(m.Str()))
 			sep = ","
 		}
-		if q, ok := r.Get("query"); ok {
-			w.raw(sep + `"query":`)
+		if q := f[3]; q.IsValid() {
+			w.raw(sep)
+			w.raw(`"query":`)
 			w.value(q)
 			sep = ","
 		}
-		if u, ok := r.Get("url"); ok {
-			w.raw(sep + `"url":`)
+		if u := f[1]; u.IsValid() {
+			w.raw(sep)
+			w.raw(`"url":`)
 			w.str(u.Str())
 		}
 		w.raw(`},"schema":`)
 		w.value(p.rawSch)
 		w.raw("}")
 	})
+}
+
+// writeHeaders writes the members of the headers object h with their names
+// in lower case, sorted. ASCII names are lowered into one buffer that
+// becomes a single string, so that a request's headers cost one
+// allocation, not one per name.
+func writeHeaders(w *canonicalWriter, h jsonv.Value) {
+	type header struct {
+		name, value string
+		at, end     int // the lowered name in lowered[at:end], when name is ""
+	}
+	var local [8]header
+	hs := local[:0]
+	var buf [256]byte
+	lowered := buf[:0]
+	for it := h.Iter(); it.Next(); {
+		name, value := it.Key(), it.Value().Str()
+		if !isASCII(name) {
+			hs = append(hs, header{name: strings.ToLower(name), value: value})
+			continue
+		}
+		at := len(lowered)
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lowered = append(lowered, c)
+		}
+		hs = append(hs, header{value: value, at: at, end: len(lowered)})
+	}
+	names := string(lowered)
+	for i := range hs {
+		if hs[i].name == "" {
+			hs[i].name = names[hs[i].at:hs[i].end]
+		}
+	}
+	slices.SortFunc(hs, func(a, b header) int { return jsonv.CompareKeys(a.name, b.name) })
+	for i, hd := range hs {
+		if i > 0 {
+			w.raw(",")
+		}
+		w.str(hd.name)
+		w.raw(":")
+		w.str(hd.value)
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // fingerprintVersion is the version of requestFingerprint; fingerprints of

@@ -30,4 +30,16 @@ func TestHashVectors(t *testing.T) {
 			t.Errorf("requestHash = %s, want %s", r.RequestHash, want)
 		}
 	})
+	t.Run("requestHash with headers and query", func(t *testing.T) {
+		// canonical: {"request":{"headers":{"accept":"4","x-a":"2","x-b":"1","ünï":"3"},"method":"GET",
+		// "query":{"a":[2],"b":1},"url":"https://api.example.com/q"},"schema":{}}
+		r, err := checkBytes([]byte(`{"request":{"method":"GET","url":"https://api.example.com/q",
+			"headers":{"X-B":"1","x-a":"2","Ünï":"3","Accept":"4"},"query":{"b":1,"a":[2.0]}},"schema":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "0698469c5c5ae7a71d35fff70535721ff55d5fed1dc72a55d8f3ba091e932033"; r.RequestHash != want {
+			t.Errorf("requestHash = %s, want %s", r.RequestHash, want)
+		}
+	})
 }
