@@ -713,30 +713,30 @@ func re2Reason(err error) string {
 	return echoClip(err.Error())
 }
 
-// typePhrase names the allowed types as the schema lists them: "string",
-// "string or null".
-func (s *schema) typePhrase() string {
+// appendTypePhrase appends the allowed types as the schema lists them:
+// "string", "string or null".
+func (s *schema) appendTypePhrase(dst []byte) []byte {
 	t := s.typeValue
 	if t.Kind() == jsonv.String {
-		return t.Str()
+		return append(dst, t.Str()...)
 	}
-	var b strings.Builder
 	for it := t.Iter(); it.Next(); {
 		if it.Index() > 0 {
-			b.WriteString(" or ")
+			dst = append(dst, " or "...)
 		}
-		b.WriteString(it.Value().Str())
+		dst = append(dst, it.Value().Str()...)
 	}
-	return b.String()
+	return dst
 }
 
-// foundType names the type of v for a type failure; a number that is not an
-// integer where one is wanted is shown with its value.
-func (s *schema) foundType(v jsonv.Value) string {
+// appendFoundType appends the type of v for a type failure; a number that
+// is not an integer where one is wanted is shown with its value.
+func (s *schema) appendFoundType(dst []byte, v jsonv.Value) []byte {
 	if v.Kind() == jsonv.Number && s.types&typeInteger != 0 {
-		return "number " + echoClip(v.Str())
+		dst = append(dst, "number "...)
+		return appendClip(dst, v.Str())
 	}
-	return v.Kind().String()
+	return append(dst, v.Kind().String()...)
 }
 
 // schemaMaxEcho is about how many bytes of the caller's data a message repeats.
@@ -753,6 +753,18 @@ func echoClip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// appendClip appends echoClip(s) to dst.
+func appendClip(dst []byte, s string) []byte {
+	if len(s) <= schemaMaxEcho {
+		return append(dst, s...)
+	}
+	cut := schemaMaxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return append(append(dst, s[:cut]...), "…"...)
 }
 
 // echoQuote quotes s for a message, clipped to schemaMaxEcho bytes.

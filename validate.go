@@ -50,7 +50,10 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 	}
 	kind := v.Kind()
 	if s.types != 0 && !s.types.matchesKind(kind, v) && w.errs.room() {
-		w.fail(f, IssueType, "expected "+s.typePhrase()+", found "+s.foundType(v))
+		var buf [128]byte
+		b := s.appendTypePhrase(append(buf[:0], "expected "...))
+		b = s.appendFoundType(append(b, ", found "...), v)
+		w.fail(f, IssueType, string(b))
 	}
 	enumConst := s.enum.IsValid() || s.has&hasConst != 0
 	switch kind {
@@ -107,10 +110,14 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
 	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
-		w.fail(f, IssueMinimum, "expected at least "+echoClip(s.bounds.minNum.Text())+", found "+echoClip(n))
+		var buf [192]byte
+		b := appendClip(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
+		w.fail(f, IssueMinimum, string(appendClip(append(b, ", found "...), n)))
 	}
 	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
-		w.fail(f, IssueMaximum, "expected at most "+echoClip(s.bounds.maxNum.Text())+", found "+echoClip(n))
+		var buf [192]byte
+		b := appendClip(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
+		w.fail(f, IssueMaximum, string(appendClip(append(b, ", found "...), n)))
 	}
 }
 
@@ -124,14 +131,16 @@ func (w *validator) str(s *schema, text string, f *frame) {
 			n = utf8.RuneCountInString(text)
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && w.errs.room() {
-			w.fail(f, IssueMinLength, "expected at least "+echoClip(s.bounds.minLenText.Str())+characters(s.bounds.minLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMinLength, lengthMessage("expected at least ", s.bounds.minLenText.Str(), n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && w.errs.room() {
-			w.fail(f, IssueMaxLength, "expected at most "+echoClip(s.bounds.maxLenText.Str())+characters(s.bounds.maxLenText.Str())+", found "+strconv.Itoa(n))
+			w.fail(f, IssueMaxLength, lengthMessage("expected at most ", s.bounds.maxLenText.Str(), n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {
-		w.fail(f, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(text))
+		var buf [192]byte
+		b := appendEchoQuote(append(buf[:0], "expected a value matching pattern "...), s.pattern.String())
+		w.fail(f, IssuePattern, string(appendEchoQuote(append(b, ", found "...), text)))
 	}
 }
 
@@ -172,7 +181,9 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 			continue
 		case additional.kind == falseSchema:
 			if w.errs.room() {
-				w.fail(&member, IssueAdditionalProperties, "property "+echoQuote(key)+" is not allowed")
+				var buf [96]byte
+				b := appendEchoQuote(append(buf[:0], "property "...), key)
+				w.fail(&member, IssueAdditionalProperties, string(append(b, " is not allowed"...)))
 			}
 			continue
 		default:
@@ -205,7 +216,7 @@ func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, presen
 		}
 		at := frame{up: f, name: name, index: -1}
 		l.issues = append(l.issues, Issue{Path: framePointer(w.base, &at), Code: IssueRequired,
-			Message: "missing required property " + echoQuote(name)})
+			Message: requiredMessage(name)})
 	}
 	if len(l.issues) == end {
 		return
@@ -224,4 +235,20 @@ func rotate(s []Issue, k int) {
 	slices.Reverse(s[:k])
 	slices.Reverse(s[k:])
 	slices.Reverse(s)
+}
+
+// lengthMessage words a minLength or maxLength failure: the limit as the
+// schema wrote it, and the length found.
+func lengthMessage(expected, limit string, found int) string {
+	var buf [128]byte
+	b := appendClip(append(buf[:0], expected...), limit)
+	b = append(b, characters(limit)...)
+	b = append(b, ", found "...)
+	return string(strconv.AppendInt(b, int64(found), 10))
+}
+
+// requiredMessage words a missing required property.
+func requiredMessage(name string) string {
+	var buf [96]byte
+	return string(appendEchoQuote(append(buf[:0], "missing required property "...), name))
 }
