@@ -371,3 +371,29 @@ func TestDecoderAmount(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainHTTPURL(t *testing.T) {
+	tests := []struct {
+		url  string
+		want bool
+	}{
+		{"https://api.example.com/v1/items?x=1#top", true},
+		{"http://localhost:8080", true},
+		{"https://a:/", false},             // empty port: left to url.Parse
+		{"https://user@a.example/", false}, // user info
+		{"https://[::1]/", false},          // IPv6 literal
+		{"https://a.example/%20", false},   // escapes
+		{"HTTPS://a.example/", false},      // upper-case scheme
+		{"ftp://a.example/", false},
+		{"https://", false},
+		{"https://a.example/ b", false},
+	}
+	for _, tt := range tests {
+		if got := plainHTTPURL(tt.url); got != tt.want {
+			t.Errorf("plainHTTPURL(%q) = %v, want %v", tt.url, got, tt.want)
+		}
+		if tt.want && parseAbsoluteURL(tt.url) != "" {
+			t.Errorf("%q: url.Parse test rejects a URL the fast path accepts", tt.url)
+		}
+	}
+}

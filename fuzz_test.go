@@ -86,3 +86,19 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainHTTPURL checks that every URL the fast path accepts also passes
+// the url.Parse test it stands in for.
+func FuzzPlainHTTPURL(f *testing.F) {
+	for _, s := range []string{"https://api.example.com/v1/x?q=1#f", "http://a:8080", "https://a:/", "http://.", "https://a@b/",
+		"https://[::1]/", "https://a/%zz", "HTTPS://a/", "https://a b/", "http://a:1:2/", "https://-/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if plainHTTPURL(s) {
+			if msg := parseAbsoluteURL(s); msg != "" {
+				t.Fatalf("fast path accepts %q, url.Parse test says %s", s, msg)
+			}
+		}
+	})
+}
