@@ -119,17 +119,20 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
 			out.Headers = make(map[string]string, h.Len())
+			var local [8]string
+			accepted := local[:0] // the names in out.Headers, in order
 			for it := h.Iter(); it.Next(); {
 				key, val := it.Key(), it.Value()
 				if val.Kind() != jsonv.String {
 					d.add(child(path+"/headers", key), IssueType, "expected a string header value, found "+kindName(val))
 					continue
 				}
-				if first := sameHeader(out.Headers, key); first != "" {
+				if first := sameHeader(accepted, key); first != "" {
 					d.add(child(path+"/headers", key), IssueDuplicateHeader, "header "+strconv.Quote(clip(key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
 					continue
 				}
 				out.Headers[key] = val.Str()
+				accepted = append(accepted, key)
 			}
 		}
 	}
@@ -173,10 +176,10 @@ func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
 	return e
 }
 
-// sameHeader returns the name in headers that equals name but for case, or
+// sameHeader returns the name in names that equals name but for case, or
 // "". Requests carry few headers, so a scan beats building a second map.
-func sameHeader(headers map[string]string, name string) string {
-	for k := range headers {
+func sameHeader(names []string, name string) string {
+	for _, k := range names {
 		if strings.EqualFold(k, name) {
 			return k
 		}
@@ -306,7 +309,7 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
 			Message: "more than 100 validation errors; only the first 100 are listed"})
 	}
-	res.Warnings = append(res.Warnings, requestWarnings(&req.Request, p.body.IsValid())...)
+	res.Warnings = append(res.Warnings, requestWarnings(p.headers, req.Request.Method, p.body.IsValid())...)
 
 	if req.Economics != nil {
 		warn := checkEconomics(req.Economics, res.Valid, &out.econ)
@@ -443,13 +446,15 @@ func isSensitiveLower(lower string) bool {
 	return false
 }
 
-// requestWarnings lists the warnings about the proposed request itself.
-func requestWarnings(r *ProposedRequest, hasBody bool) []Issue {
+// requestWarnings lists the warnings about the proposed request itself:
+// its headers (the parsed object, invalid when absent), method and body.
+func requestWarnings(headers jsonv.Value, method string, hasBody bool) []Issue {
 	var out []Issue
-	if len(r.Headers) > 0 {
-		names := make([]string, 0, len(r.Headers))
-		for name := range r.Headers {
-			if isSensitiveHeader(name) {
+	if headers.IsValid() {
+		var local [4]string
+		names := local[:0]
+		for it := headers.Iter(); it.Next(); {
+			if name := it.Key(); isSensitiveHeader(name) {
 				names = append(names, name)
 			}
 		}
@@ -460,7 +465,7 @@ func requestWarnings(r *ProposedRequest, hasBody bool) []Issue {
 		}
 	}
 	if hasBody {
-		if m := strings.ToUpper(r.Method); m == "GET" || m == "HEAD" {
+		if m := strings.ToUpper(method); m == "GET" || m == "HEAD" {
 			out = append(out, Issue{Path: "/request/method", Code: IssueBodyWithGet,
 				Message: m + " request carries a body; many servers ignore or reject it"})
 		}
