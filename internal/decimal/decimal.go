@@ -33,6 +33,9 @@ var pow10s = func() (p [19]int64) {
 
 // Parse converts valid JSON number text to a Dec.
 func Parse(s string) Dec {
+	if f, ok := parseFixed(s); ok { // the usual money text: short, no exponent
+		return Dec{small: f.mant, scale: int32(f.scale)}
+	}
 	n := parseExact(s)
 	nd := n.digits()
 	if nd == 0 {
