@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,11 +17,17 @@ type frame struct {
 	index int
 }
 
-// framePointer returns the JSON Pointer of the value at f below base. It
-// writes the tokens back to front into a buffer sized first, without
-// collecting the frames' names anywhere (which would make the frames
-// escape to the heap).
+// framePointer returns the JSON Pointer of the value at f below base.
 func framePointer(base string, f *frame) string {
+	var buf [128]byte
+	return string(appendFramePointer(buf[:0], base, f))
+}
+
+// appendFramePointer appends the JSON Pointer of the value at f below base
+// to dst. It writes the tokens back to front into room sized first,
+// without collecting the frames' names anywhere (which would make the
+// frames escape to the heap).
+func appendFramePointer(dst []byte, base string, f *frame) []byte {
 	var num [20]byte
 	n := len(base)
 	for g := f; g != nil; g = g.up {
@@ -31,13 +38,9 @@ func framePointer(base string, f *frame) string {
 		}
 		n += len(g.name) + strings.Count(g.name, "~") + strings.Count(g.name, "/")
 	}
-	var stack [128]byte
-	var b []byte
-	if n <= len(stack) {
-		b = stack[:n]
-	} else {
-		b = make([]byte, n)
-	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	b := dst[start:]
 	at := n
 	for g := f; g != nil; g = g.up {
 		if g.index >= 0 {
@@ -63,5 +66,5 @@ func framePointer(base string, f *frame) string {
 		b[at] = '/'
 	}
 	copy(b, base)
-	return string(b)
+	return dst
 }

@@ -25,11 +25,29 @@ func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
 
 // fail records a failure at f. Callers check w.errs.room() first, so that
 // no message is built for a failure that will be dropped.
-func (w *validator) fail(f *frame, code IssueCode, msg string) {
+func (w *validator) fail(f *frame, code IssueCode, msg string) { w.failParts(f, code, msg, nil) }
+
+// failBytes is fail for a message built in a buffer.
+func (w *validator) failBytes(f *frame, code IssueCode, msg []byte) { w.failParts(f, code, "", msg) }
+
+// failParts records a failure whose message is text followed by more. The
+// path and the message share one string, so a failure costs one
+// allocation for its text.
+func (w *validator) failParts(f *frame, code IssueCode, text string, more []byte) {
 	if w.errs.issues == nil {
 		w.errs.issues = make([]Issue, 0, 4) // most invalid bodies have a few failures
 	}
-	w.errs.issues = append(w.errs.issues, Issue{Path: framePointer(w.base, f), Code: code, Message: msg})
+	w.errs.issues = append(w.errs.issues, w.issue(f, code, text, more))
+}
+
+// issue builds the Issue of a failure at f whose message is text followed
+// by more; its path and message share one string.
+func (w *validator) issue(f *frame, code IssueCode, text string, more []byte) Issue {
+	var buf [384]byte
+	b := appendFramePointer(buf[:0], w.base, f)
+	n := len(b)
+	all := string(append(append(b, text...), more...))
+	return Issue{Path: all[:n], Code: code, Message: all[n:]}
 }
 
 // walk applies s to v, found at f: type first, then the keywords of v's
@@ -53,7 +71,7 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 		var buf [128]byte
 		b := s.appendTypePhrase(append(buf[:0], "expected "...))
 		b = s.appendFoundType(append(b, ", found "...), v)
-		w.fail(f, IssueType, string(b))
+		w.failBytes(f, IssueType, b)
 	}
 	enumConst := s.enum.IsValid() || s.has&hasConst != 0
 	switch kind {
@@ -96,14 +114,14 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 		b := append(buf[:0], "expected one of "...)
 		b = appendEchoJSON(b, s.enum)
 		b = append(b, ", found "...)
-		w.fail(f, IssueEnum, string(appendEchoJSON(b, v)))
+		w.failBytes(f, IssueEnum, appendEchoJSON(b, v))
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && w.errs.room() {
 		var buf [256]byte
 		b := append(buf[:0], "expected "...)
 		b = appendEchoJSON(b, s.constant)
 		b = append(b, ", found "...)
-		w.fail(f, IssueConst, string(appendEchoJSON(b, v)))
+		w.failBytes(f, IssueConst, appendEchoJSON(b, v))
 	}
 }
 
@@ -112,12 +130,12 @@ func (w *validator) bounds(s *schema, n string, f *frame) {
 	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
 		var buf [192]byte
 		b := appendClip(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
-		w.fail(f, IssueMinimum, string(appendClip(append(b, ", found "...), n)))
+		w.failBytes(f, IssueMinimum, appendClip(append(b, ", found "...), n))
 	}
 	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
 		var buf [192]byte
 		b := appendClip(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
-		w.fail(f, IssueMaximum, string(appendClip(append(b, ", found "...), n)))
+		w.failBytes(f, IssueMaximum, appendClip(append(b, ", found "...), n))
 	}
 }
 
@@ -140,7 +158,7 @@ func (w *validator) str(s *schema, text string, f *frame) {
 	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {
 		var buf [192]byte
 		b := appendEchoQuote(append(buf[:0], "expected a value matching pattern "...), s.pattern.String())
-		w.fail(f, IssuePattern, string(appendEchoQuote(append(b, ", found "...), text)))
+		w.failBytes(f, IssuePattern, appendEchoQuote(append(b, ", found "...), text))
 	}
 }
 
@@ -183,7 +201,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 			if w.errs.room() {
 				var buf [96]byte
 				b := appendEchoQuote(append(buf[:0], "property "...), key)
-				w.fail(&member, IssueAdditionalProperties, string(append(b, " is not allowed"...)))
+				w.failBytes(&member, IssueAdditionalProperties, append(b, " is not allowed"...))
 			}
 			continue
 		default:
@@ -215,8 +233,9 @@ func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, presen
 			break
 		}
 		at := frame{up: f, name: name, index: -1}
-		l.issues = append(l.issues, Issue{Path: framePointer(w.base, &at), Code: IssueRequired,
-			Message: requiredMessage(name)})
+		var buf [96]byte
+		msg := appendEchoQuote(append(buf[:0], "missing required property "...), name)
+		l.issues = append(l.issues, w.issue(&at, IssueRequired, "", msg))
 	}
 	if len(l.issues) == end {
 		return
@@ -245,10 +264,4 @@ func lengthMessage(expected, limit string, found int) string {
 	b = append(b, characters(limit)...)
 	b = append(b, ", found "...)
 	return string(strconv.AppendInt(b, int64(found), 10))
-}
-
-// requiredMessage words a missing required property.
-func requiredMessage(name string) string {
-	var buf [96]byte
-	return string(appendEchoQuote(append(buf[:0], "missing required property "...), name))
 }
