@@ -149,10 +149,12 @@ func (w *validator) str(s *schema, text string, f *frame) {
 			n = utf8.RuneCountInString(text)
 		}
 		if s.has&hasMinLength != 0 && n < int(s.minLength) && w.errs.room() {
-			w.fail(f, IssueMinLength, lengthMessage("expected at least ", s.bounds.minLenText.Str(), n))
+			var buf [128]byte
+			w.failBytes(f, IssueMinLength, appendLengthMessage(buf[:0], "expected at least ", s.bounds.minLenText.Str(), n))
 		}
 		if s.has&hasMaxLength != 0 && n > int(s.maxLength) && w.errs.room() {
-			w.fail(f, IssueMaxLength, lengthMessage("expected at most ", s.bounds.maxLenText.Str(), n))
+			var buf [128]byte
+			w.failBytes(f, IssueMaxLength, appendLengthMessage(buf[:0], "expected at most ", s.bounds.maxLenText.Str(), n))
 		}
 	}
 	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {
@@ -256,12 +258,11 @@ func rotate(s []Issue, k int) {
 	slices.Reverse(s)
 }
 
-// lengthMessage words a minLength or maxLength failure: the limit as the
-// schema wrote it, and the length found.
-func lengthMessage(expected, limit string, found int) string {
-	var buf [128]byte
-	b := appendClip(append(buf[:0], expected...), limit)
+// appendLengthMessage appends the words of a minLength or maxLength
+// failure: the limit as the schema wrote it, and the length found.
+func appendLengthMessage(dst []byte, expected, limit string, found int) []byte {
+	b := appendClip(append(dst, expected...), limit)
 	b = append(b, characters(limit)...)
 	b = append(b, ", found "...)
-	return string(strconv.AppendInt(b, int64(found), 10))
+	return strconv.AppendInt(b, int64(found), 10)
 }
