@@ -323,6 +323,8 @@ type schemaCompiler struct {
 	issues       []Issue
 	slab         []schema // preallocated object schemas, handed out in order
 	boundSlab    []schemaBounds
+	props        []schemaProp // backing store of every properties list
+	names        []string     // backing store of every required list
 	count        schemaCount
 	patternInsts int // estimated RE2 program size of the patterns compiled so far
 }
@@ -359,10 +361,10 @@ func (c *schemaCompiler) error() *Error {
 	return e
 }
 
-// schemaCount is how many object schemas compiling a document builds, and
-// how many of them have a minimum or maximum, so that both can be
-// allocated at once.
-type schemaCount struct{ schemas, bounded int }
+// schemaCount is what compiling a document builds, counted first so that
+// each kind of part is allocated at once: object schemas, schemas with
+// bounds or lengths, properties members and required names.
+type schemaCount struct{ schemas, bounded, props, required int }
 
 // countSchemas counts the object schemas that compiling v will build.
 func countSchemas(v jsonv.Value) schemaCount {
@@ -375,16 +377,21 @@ func countSchemas(v jsonv.Value) schemaCount {
 		k := countSchemas(sub)
 		n.schemas += k.schemas
 		n.bounded += k.bounded
+		n.props += k.props
+		n.required += k.required
 	}
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
 		switch m.Key {
 		case "properties":
 			if m.Value.Kind() == jsonv.Object {
+				n.props += m.Value.Len()
 				for p := m.Value.Iter(); p.Next(); {
 					add(p.Value())
 				}
 			}
+		case "required":
+			n.required += m.Value.Len()
 		case "items", "additionalProperties":
 			add(m.Value)
 		case "minimum", "maximum", "minLength", "maxLength":
@@ -407,6 +414,17 @@ func (c *schemaCompiler) bound(s *schema) *schemaBounds {
 		s.bounds, c.boundSlab = &c.boundSlab[0], c.boundSlab[1:]
 	}
 	return s.bounds
+}
+
+// take returns a zero-length slice with capacity n carved from *arena,
+// which is first allocated with room for want elements (at least n).
+func take[T any](arena *[]T, n, want int) []T {
+	if cap(*arena)-len(*arena) < n {
+		*arena = make([]T, 0, max(want, n))
+	}
+	start := len(*arena)
+	*arena = (*arena)[:start+n]
+	return (*arena)[start : start : start+n]
 }
 
 // alloc returns a fresh object schema, taking it from the slab sized by
@@ -584,7 +602,7 @@ func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at *frame) {
 		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
 		return
 	}
-	names := make([]string, 0, v.Len())
+	names := take(&c.names, v.Len(), c.count.required)
 	for iter := v.Iter(); iter.Next(); {
 		if it := iter.Value(); it.Kind() != jsonv.String {
 			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind().String()+" at index "+strconv.Itoa(iter.Index()))
@@ -627,7 +645,7 @@ func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) 
 		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind().String())
 		return
 	}
-	props := make([]schemaProp, 0, v.Len())
+	props := take(&c.props, v.Len(), c.count.props)
 	step := frame{up: at, index: -1}
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
