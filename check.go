@@ -294,7 +294,7 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 
 	if !p.body.IsValid() {
 		if _, ok := p.rawSch.Get("type"); ok {
-			errs.push(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
+			errs.add(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
 		} else {
 			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
 		}

@@ -151,7 +151,7 @@ func payloadIssues(kind string, payload jsonv.Value) []Issue {
 		browsePayloadSchema.validate(payload, "/tool/request", &errs)
 		if u, ok := payload.Get("url"); ok && u.Kind() == jsonv.String {
 			if msg := checkAbsoluteURL(u.Str()); msg != "" {
-				errs.push(Issue{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg})
+				errs.add(Issue{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg})
 			}
 		}
 	}

@@ -293,13 +293,6 @@ func clip(s string) string {
 	return s[:cut] + "..."
 }
 
-// push appends a ready-made issue, respecting the list's cap.
-func (l *issueList) push(is Issue) {
-	if l.room() {
-		l.issues = append(l.issues, is)
-	}
-}
-
 // numberField is a json.Number field of a request built in Go.
 type numberField struct {
 	path     string

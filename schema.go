@@ -183,14 +183,6 @@ const (
 // scan; beyond it, lookup is a binary search on the sorted names.
 const schemaLinearScan = 8
 
-// property returns the subschema of the property named name, or nil.
-func (s *schema) property(name string) *schema {
-	if p := s.propertyEntry(name); p != nil {
-		return p.schema
-	}
-	return nil
-}
-
 // propertyEntry returns the properties member named name, or nil.
 func (s *schema) propertyEntry(name string) *schemaProp {
 	ps := s.props
@@ -718,9 +710,6 @@ const (
 func compilePattern(src string, limit int) (*pattern.Pattern, int, error) {
 	return pattern.Compile(src, limit)
 }
-
-// progSize estimates the RE2 program size of re (see pattern.EstimateSize).
-func progSize(re *syntax.Regexp, limit int) int { return pattern.EstimateSize(re, limit) }
 
 // re2Reason shortens a regexp compile error for a message.
 func re2Reason(err error) string {
