@@ -306,26 +306,7 @@ func (r *results) checkSection(p func(string, ...any)) {
 	if r.checkChart != "" {
 		p("![Check: time per call of preflight and the peers, per case, log scale](%s)\n\n", r.relLink(r.checkChart))
 	}
-	p("| case |")
-	for _, n := range names {
-		p(" %s |", implShort[n])
-	}
-	p("\n|---|")
-	for range names {
-		p("---:|")
-	}
-	p("\n")
-	for _, c := range t.Cases {
-		p("| %s |", c)
-		for _, n := range names {
-			if mm := t.get(c, n); mm.HasNs {
-				p(" %s |", formatNs(mm.NsPerOp))
-			} else {
-				p(" – |")
-			}
-		}
-		p("\n")
-	}
+	implTable(p, t, names, func(mm *metrics) (string, bool) { return formatNs(mm.NsPerOp), mm.HasNs })
 	p("| **geomean** |")
 	for _, n := range names {
 		var v []float64
@@ -361,7 +342,18 @@ func (r *results) checkSection(p func(string, ...any)) {
 	}
 	p("| **geomean** | **%s** | **%s** | **%s** | **%s** |\n\n", fmtRatio(cold.Geomean), fmtRatio(google.Geomean), fmtRatio(jcs.Geomean), fmtRatio(floor.Geomean))
 
-	p("### Check: allocations per call\n\n| case |")
+	p("### Check: allocations per call\n\n")
+	implTable(p, t, names, func(mm *metrics) (string, bool) {
+		return fmtBytes(mm.BytesPerOp) + ", " + strconv.FormatFloat(mm.AllocsPerOp, 'f', 0, 64) + " allocs", mm.HasBytes && mm.HasAllocs
+	})
+	p("\n")
+}
+
+// implTable writes a table with one row per case and one column per
+// implementation in names; cell renders a measurement, reporting false when
+// it is missing (shown as –).
+func implTable(p func(string, ...any), t *table, names []string, cell func(*metrics) (string, bool)) {
+	p("| case |")
 	for _, n := range names {
 		p(" %s |", implShort[n])
 	}
@@ -373,15 +365,14 @@ func (r *results) checkSection(p func(string, ...any)) {
 	for _, c := range t.Cases {
 		p("| %s |", c)
 		for _, n := range names {
-			if mm := t.get(c, n); mm.HasBytes && mm.HasAllocs {
-				p(" %s, %.0f allocs |", fmtBytes(mm.BytesPerOp), mm.AllocsPerOp)
+			if text, ok := cell(t.get(c, n)); ok {
+				p(" %s |", text)
 			} else {
 				p(" – |")
 			}
 		}
 		p("\n")
 	}
-	p("\n")
 }
 
 func markIf(rs ratioStats, c string) string {
