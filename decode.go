@@ -286,11 +286,7 @@ func clip(s string) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-		cut--
-	}
-	return s[:cut] + "..."
+	return s[:runeCut(s, max)] + "..."
 }
 
 // numberField is a json.Number field of a request built in Go.

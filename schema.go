@@ -749,17 +749,23 @@ func (s *schema) appendFoundType(dst []byte, v jsonv.Value) []byte {
 // schemaMaxEcho is about how many bytes of the caller's data a message repeats.
 const schemaMaxEcho = 64
 
+// runeCut returns the largest n <= max that does not split a UTF-8
+// sequence of s, for clipping text that is longer than max bytes.
+func runeCut[T string | []byte](s T, max int) int {
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
 // echoClip shortens s to at most schemaMaxEcho bytes, on a rune boundary,
 // marking a cut with an ellipsis.
 func echoClip(s string) string {
 	if len(s) <= schemaMaxEcho {
 		return s
 	}
-	cut := schemaMaxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s[:runeCut(s, schemaMaxEcho)] + "…"
 }
 
 // appendClip appends echoClip(s) to dst.
@@ -767,11 +773,7 @@ func appendClip(dst []byte, s string) []byte {
 	if len(s) <= schemaMaxEcho {
 		return append(dst, s...)
 	}
-	cut := schemaMaxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return append(append(dst, s[:cut]...), "…"...)
+	return append(append(dst, s[:runeCut(s, schemaMaxEcho)]...), "…"...)
 }
 
 // echoQuote quotes s for a message, clipped to schemaMaxEcho bytes.
@@ -793,11 +795,7 @@ func appendEchoJSON(dst []byte, v jsonv.Value) []byte {
 	if len(dst)-start <= schemaMaxEcho {
 		return dst
 	}
-	cut := start + schemaMaxEcho
-	for cut > start && !utf8.RuneStart(dst[cut]) {
-		cut--
-	}
-	return append(dst[:cut], "…"...)
+	return append(dst[:start+runeCut(dst[start:], schemaMaxEcho)], "…"...)
 }
 
 // appendEchoQuote appends echoQuote(s) to dst.
@@ -805,11 +803,7 @@ func appendEchoQuote(dst []byte, s string) []byte {
 	if len(s) <= schemaMaxEcho {
 		return strconv.AppendQuote(dst, s)
 	}
-	cut := schemaMaxEcho
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	dst = strconv.AppendQuote(dst, s[:cut])
+	dst = strconv.AppendQuote(dst, s[:runeCut(s, schemaMaxEcho)])
 	return append(dst[:len(dst)-1], "…\""...) // the ellipsis inside the quotes
 }
 
