@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
@@ -416,21 +415,10 @@ var sensitiveWords = []string{"api-key", "api_key", "apikey", "secret", "token",
 
 func isSensitiveHeader(name string) bool {
 	var buf [64]byte
-	if len(name) > len(buf) {
-		return isSensitiveLower(strings.ToLower(name))
+	if lower, ascii := appendLowerASCII(buf[:0], name); ascii {
+		return isSensitiveLower(string(lower)) // does not escape: no allocation
 	}
-	lower := buf[:len(name)]
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= utf8.RuneSelf: // Unicode case mapping (the Kelvin sign lowers to 'k')
-			return isSensitiveLower(strings.ToLower(name))
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	return isSensitiveLower(string(lower)) // does not escape: no allocation
+	return isSensitiveLower(strings.ToLower(name))
 }
 
 // isSensitiveLower is isSensitiveHeader for a name already in lower case.

@@ -131,17 +131,11 @@ func writeHeaders(w *canonicalWriter, h jsonv.Value) {
 	lowered := buf[:0]
 	for it := h.Iter(); it.Next(); {
 		name, value := it.Key(), it.Value().Str()
-		if !isASCII(name) {
+		at := len(lowered)
+		var ascii bool
+		if lowered, ascii = appendLowerASCII(lowered, name); !ascii {
 			hs = append(hs, header{name: strings.ToLower(name), value: value})
 			continue
-		}
-		at := len(lowered)
-		for i := 0; i < len(name); i++ {
-			c := name[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			lowered = append(lowered, c)
 		}
 		hs = append(hs, header{value: value, at: at, end: len(lowered)})
 	}
@@ -162,13 +156,22 @@ func writeHeaders(w *canonicalWriter, h jsonv.Value) {
 	}
 }
 
-func isASCII(s string) bool {
+// appendLowerASCII appends s in lower case to dst when s is all ASCII, and
+// otherwise returns dst unchanged and false: Unicode case mapping (the
+// Kelvin sign lowers to 'k') is left to strings.ToLower.
+func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	start := len(dst)
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return dst[:start], false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
 		}
+		dst = append(dst, c)
 	}
-	return true
+	return dst, true
 }
 
 // fingerprintVersion is the version of requestFingerprint; fingerprints of
