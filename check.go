@@ -25,11 +25,9 @@ const maxCheckErrors = 100
 // parsedCheck is the parsed form of a decoded CheckRequest, kept so that
 // Check does not parse or compile again.
 type parsedCheck struct {
-	request jsonv.Value // the "request" member
-	body    jsonv.Value // nil when the request has no body
-	schema  *schema
-	rawSch  jsonv.Value
-	headers jsonv.Value // nil when the request has no headers
+	parts  requestParts
+	schema *schema
+	rawSch jsonv.Value
 	// What decoding stored in the CheckRequest, to notice later edits.
 	method, url    string
 	query, rawBody []byte
@@ -65,8 +63,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	d.fields(root, "", checkTopMembers, top[:])
 
 	if rv := d.need(top[0], "", "request"); rv.IsValid() {
-		p.request = rv
-		p.body = d.proposedRequest(rv, "/request", &req.Request, data)
+		p.parts = d.proposedRequest(rv, "/request", &req.Request, data)
 	}
 	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
 		req.Schema = json.RawMessage(data[sv.Start():sv.End()])
@@ -90,12 +87,16 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	return req, nil
 }
 
+// requestParts are the members of a check's "request" object, each
+// invalid when absent.
+type requestParts struct{ method, url, headers, query, body jsonv.Value }
+
 // proposedRequest decodes the proposed request v into out and returns its
-// body (invalid when there is none).
-func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) jsonv.Value {
+// members.
+func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) requestParts {
 	var f [5]jsonv.Value // checkRequestMembers
 	if !d.fields(v, path, checkRequestMembers, f[:]) {
-		return jsonv.Value{}
+		return requestParts{}
 	}
 	if m := d.need(f[0], path, "method"); m.IsValid() {
 		if s, ok := d.str(m, memberPath{path, "method"}, 0); ok {
@@ -145,7 +146,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 	if b := f[4]; b.IsValid() {
 		out.Body = json.RawMessage(data[b.Start():b.End()])
 	}
-	return f[4]
+	return requestParts{method: f[0], url: f[1], headers: f[2], query: f[3], body: f[4]}
 }
 
 func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
@@ -291,14 +292,14 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	res := &out.res
 	errs := issueList{max: maxCheckErrors}
 
-	if !p.body.IsValid() {
+	if !p.parts.body.IsValid() {
 		if _, ok := p.rawSch.Get("type"); ok {
 			errs.add(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
 		} else {
 			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
 		}
 	} else {
-		p.schema.validate(p.body, "/request/body", &errs)
+		p.schema.validate(p.parts.body, "/request/body", &errs)
 	}
 	if errs.issues != nil {
 		res.Errors = errs.issues
@@ -308,7 +309,7 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
 			Message: "more than 100 validation errors; only the first 100 are listed"})
 	}
-	res.Warnings = append(res.Warnings, requestWarnings(p.headers, req.Request.Method, p.body.IsValid())...)
+	res.Warnings = append(res.Warnings, requestWarnings(p.parts.headers, req.Request.Method, p.parts.body.IsValid())...)
 
 	if req.Economics != nil {
 		warn := checkEconomics(req.Economics, res.Valid, &out.econ)
@@ -362,7 +363,6 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 func (p *parsedCheck) remember(req *CheckRequest) {
 	r := &req.Request
 	p.method, p.url, p.query, p.rawBody, p.schemaText = r.Method, r.URL, r.Query, r.Body, req.Schema
-	p.headers, _ = p.request.Get("headers")
 	if req.Economics != nil {
 		p.economics, p.hasEconomics = *req.Economics, true
 	}
@@ -382,13 +382,13 @@ func (p *parsedCheck) sameAs(r *CheckRequest) bool {
 	} else if !p.hasEconomics || *r.Economics != p.economics {
 		return false
 	}
-	if !p.headers.IsValid() {
+	if !p.parts.headers.IsValid() {
 		return len(a.Headers) == 0
 	}
-	if len(a.Headers) != p.headers.Len() {
+	if len(a.Headers) != p.parts.headers.Len() {
 		return false
 	}
-	for it := p.headers.Iter(); it.Next(); {
+	for it := p.parts.headers.Iter(); it.Next(); {
 		if v, ok := a.Headers[it.Key()]; !ok || v != it.Value().Str() {
 			return false
 		}

@@ -70,42 +70,35 @@ func withWriter(f func(w *canonicalWriter)) (string, *Error) {
 // Economics are not hashed. The members are written in canonical (sorted)
 // order: body, headers, method, query, url.
 func requestHash(p *parsedCheck) (string, *Error) {
-	var f [5]jsonv.Value // checkRequestMembers: method, url, headers, query, body
-	if p.request.Kind() == jsonv.Object {
-		for it := p.request.Iter(); it.Next(); {
-			if i := slices.Index(checkRequestMembers, it.Key()); i >= 0 {
-				f[i] = it.Value()
-			}
-		}
-	}
+	r := &p.parts
 	return withWriter(func(w *canonicalWriter) {
 		w.raw(`{"request":{`)
 		sep := ""
-		if b := f[4]; b.IsValid() {
+		if b := r.body; b.IsValid() {
 			w.raw(`"body":`)
 			w.value(b)
 			sep = ","
 		}
-		if h := f[2]; h.IsValid() {
+		if h := r.headers; h.IsValid() {
 			w.raw(sep)
 			w.raw(`"headers":{`)
 			writeHeaders(w, h)
 			w.raw("}")
 			sep = ","
 		}
-		if m := f[0]; m.IsValid() {
+		if m := r.method; m.IsValid() {
 			w.raw(sep)
 			w.raw(`"method":`)
 			w.str(strings.ToUpper(m.Str()))
 			sep = ","
 		}
-		if q := f[3]; q.IsValid() {
+		if q := r.query; q.IsValid() {
 			w.raw(sep)
 			w.raw(`"query":`)
 			w.value(q)
 			sep = ","
 		}
-		if u := f[1]; u.IsValid() {
+		if u := r.url; u.IsValid() {
 			w.raw(sep)
 			w.raw(`"url":`)
 			w.str(u.Str())
