@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"encoding/json"
 	"net/url"
 	"sort"
 	"strconv"
@@ -22,20 +21,6 @@ const maxCheckDepth = 512
 // maxCheckErrors is how many validation errors a result lists.
 const maxCheckErrors = 100
 
-// parsedCheck is the parsed form of a decoded CheckRequest, kept so that
-// Check does not parse or compile again.
-type parsedCheck struct {
-	parts  requestParts
-	schema *schema
-	rawSch jsonv.Value
-	// What decoding stored in the CheckRequest, to notice later edits.
-	method, url    string
-	query, rawBody []byte
-	schemaText     []byte
-	economics      CheckEconomics
-	hasEconomics   bool
-}
-
 var (
 	checkTopMembers     = []string{"request", "schema", "economics"}
 	checkRequestMembers = []string{"method", "url", "headers", "query", "body"}
@@ -47,9 +32,11 @@ var (
 // reports every broken input rule at once in an *Error: malformed JSON
 // (invalid_json), unknown or ill-typed members (invalid_request), and a
 // schema that is too large, malformed or uses keywords outside the subset.
-// The returned request keeps its parsed form, so Check does no parsing.
+// The returned request keeps its parsed form, so Check does no parsing. Its
+// byte fields are its own copies and may be edited, in place or not: Check
+// notices any edit and checks the edited request as if it were sent anew.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth})
+	root, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth})
 	if perr != nil {
 		return nil, perr
 	}
@@ -63,10 +50,9 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	d.fields(root, "", checkTopMembers, top[:])
 
 	if rv := d.need(top[0], "", "request"); rv.IsValid() {
-		p.parts = d.proposedRequest(rv, "/request", &req.Request, data)
+		p.parts = d.proposedRequest(rv, "/request", &req.Request)
 	}
 	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
-		req.Schema = json.RawMessage(data[sv.Start():sv.End()])
 		p.rawSch = sv
 		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
 			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
@@ -82,7 +68,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.remember(req)
+	p.publish(req)
 	req.parsed = p
 	return req, nil
 }
@@ -92,8 +78,8 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 type requestParts struct{ method, url, headers, query, body jsonv.Value }
 
 // proposedRequest decodes the proposed request v into out and returns its
-// members.
-func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest, data []byte) requestParts {
+// members. Query and Body are left to publish (see decoded.go).
+func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest) requestParts {
 	var f [5]jsonv.Value // checkRequestMembers
 	if !d.fields(v, path, checkRequestMembers, f[:]) {
 		return requestParts{}
@@ -136,15 +122,8 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			}
 		}
 	}
-	if q := f[3]; q.IsValid() {
-		if q.Kind() != jsonv.Object {
-			d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
-		} else {
-			out.Query = json.RawMessage(data[q.Start():q.End()])
-		}
-	}
-	if b := f[4]; b.IsValid() {
-		out.Body = json.RawMessage(data[b.Start():b.End()])
+	if q := f[3]; q.IsValid() && q.Kind() != jsonv.Object {
+		d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
 	}
 	return requestParts{method: f[0], url: f[1], headers: f[2], query: f[3], body: f[4]}
 }
@@ -324,83 +303,6 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	}
 	res.RequestHash = hash
 	return res, nil
-}
-
-// parsedFor returns the parsed form of req, decoding it afresh when it was
-// built in Go or changed after decoding.
-func parsedFor(req *CheckRequest) (*parsedCheck, error) {
-	if req == nil {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}
-	}
-	if p := req.parsed; p != nil && p.sameAs(req) {
-		return p, nil
-	}
-	if e := req.Economics; e != nil {
-		if err := numberFieldIssues(
-			numberField{"/economics/downstreamCostUsd", e.DownstreamCostUSD, true},
-			numberField{"/economics/retryCostUsd", e.RetryCostUSD, true},
-			numberField{"/economics/priorInvalidProbability", e.PriorInvalidProbability, false},
-			numberField{"/economics/preflightPriceUsd", e.PreflightPriceUSD, false},
-			numberField{"/economics/budgetRemainingUsd", e.BudgetRemainingUSD, false},
-		); err != nil {
-			return nil, err
-		}
-	}
-	data, err := json.Marshal(req)
-	if err != nil {
-		return nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
-	}
-	fresh, err := DecodeCheckRequest(data)
-	if err != nil {
-		return nil, err
-	}
-	return fresh.parsed, nil
-}
-
-// remember records what decoding stored in req, for sameAs. Nothing is
-// copied: the strings and raw messages are compared by identity, the
-// headers against the parsed document.
-func (p *parsedCheck) remember(req *CheckRequest) {
-	r := &req.Request
-	p.method, p.url, p.query, p.rawBody, p.schemaText = r.Method, r.URL, r.Query, r.Body, req.Schema
-	if req.Economics != nil {
-		p.economics, p.hasEconomics = *req.Economics, true
-	}
-}
-
-// sameAs reports whether r still holds the values it was decoded into.
-func (p *parsedCheck) sameAs(r *CheckRequest) bool {
-	a := &r.Request
-	if a.Method != p.method || a.URL != p.url || !sameBytes(a.Query, p.query) || !sameBytes(a.Body, p.rawBody) ||
-		!sameBytes(r.Schema, p.schemaText) {
-		return false
-	}
-	if r.Economics == nil {
-		if p.hasEconomics {
-			return false
-		}
-	} else if !p.hasEconomics || *r.Economics != p.economics {
-		return false
-	}
-	if !p.parts.headers.IsValid() {
-		return len(a.Headers) == 0
-	}
-	if len(a.Headers) != p.parts.headers.Len() {
-		return false
-	}
-	for it := p.parts.headers.Iter(); it.Next(); {
-		if v, ok := a.Headers[it.Key()]; !ok || v != it.Value().Str() {
-			return false
-		}
-	}
-	return true
-}
-
-func sameBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // sensitiveHeaders are header names (lower case) that carry credentials.

@@ -66,20 +66,18 @@ func issuesError(issues []Issue) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: msg, Details: issues}
 }
 
-// parseObject copies data (a decoded request must not change with the
-// caller's buffer), parses it within lim and requires an object. It returns
-// the copy, whose bytes the request's raw messages share.
-func parseObject(data []byte, lim jsonv.Limits) (jsonv.Value, []byte, *Error) {
-	data = bytes.Clone(data)
-	root, err := jsonv.Parse(data, lim)
+// parseObject parses a private copy of data within lim and requires an
+// object. Only the returned tree reads the copy (see decoded.go).
+func parseObject(data []byte, lim jsonv.Limits) (jsonv.Value, *Error) {
+	root, err := jsonv.Parse(bytes.Clone(data), lim)
 	if err != nil {
-		return jsonv.Value{}, nil, parseError(err)
+		return jsonv.Value{}, parseError(err)
 	}
 	if root.Kind() != jsonv.Object {
-		return jsonv.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+		return jsonv.Value{}, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
 			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
-	return root, data, nil
+	return root, nil
 }
 
 // parseError converts a parser error into the package's *Error.

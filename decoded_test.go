@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,4 +167,245 @@ func TestGoBuiltRequestNumbers(t *testing.T) {
 	if !errors.As(err, &e) || len(e.Details) != 1 || e.Details[0].Path != "/economics/downstreamCostUsd" {
 		t.Errorf("missing downstreamCostUsd: got %v", err)
 	}
+}
+
+// TestInPlaceEditOfToolRequest is the reproduction from issue 14: bytes
+// written into a decoded Tool.Request in place used to reach the parsed
+// tree unnoticed, so Decide answered for a payload the request no longer
+// held, with a fingerprint no fresh decode gives.
+func TestInPlaceEditOfToolRequest(t *testing.T) {
+	req, err := DecodeToolCallRequest([]byte(`{"runId":"r","stepId":"s","tool":{"provider":"search",
+		"operation":"web_search","request":{"query":"abc"},"estimatedExternalCostUsd":0.01},"budget":{"remainingUsd":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(req.Tool.Request, []byte(`{"query": 7   }`))
+	inPlace, err := Decide(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Tool.Request = append([]byte(nil), req.Tool.Request...)
+	copied, err := Decide(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(copied, inPlace); diff != "" {
+		t.Errorf("in-place edit (-edited copy +edited in place):\n%s", diff)
+	}
+	if inPlace.Decision != Block {
+		t.Errorf("verdict %s, want block: the edited query is not a string", inPlace.Decision)
+	}
+}
+
+// TestInPlaceEditsOfByteFields edits every exported byte field of a decoded
+// request in place (same length, so that only the content changes) and
+// appends to it, and wants the answer a fresh decode of the edited request
+// gives.
+func TestInPlaceEditsOfByteFields(t *testing.T) {
+	const checkDoc = `{"request":{"method":"POST","url":"https://a.example/","query":{"q":1},"body":{"n":1}},
+		"schema":{"properties":{"n":{"maximum":5}}}}`
+	checkEdits := []struct {
+		name string
+		edit func(r *CheckRequest)
+	}{
+		{"body in place", func(r *CheckRequest) { copy(r.Request.Body, `{"n":9}`) }},
+		{"query in place", func(r *CheckRequest) { copy(r.Request.Query, `{"q":2}`) }},
+		{"schema in place", func(r *CheckRequest) { copy(r.Schema, `{"properties":{"n":{"maximum":0}}}`) }},
+		{"body appended", func(r *CheckRequest) {
+			r.Request.Body = append(r.Request.Body[:len(r.Request.Body)-1], `,"m":2}`...)
+		}},
+		{"query appended", func(r *CheckRequest) {
+			r.Request.Query = append(r.Request.Query[:len(r.Request.Query)-1], `,"r":2}`...)
+		}},
+	}
+	for _, tt := range checkEdits {
+		t.Run("check/"+tt.name, func(t *testing.T) {
+			req, err := DecodeCheckRequest([]byte(checkDoc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, query, schema := string(req.Request.Body), string(req.Request.Query), string(req.Schema)
+			tt.edit(req)
+			if string(req.Request.Body) == body && string(req.Request.Query) == query && string(req.Schema) == schema {
+				t.Fatal("the edit changed no byte field; the case tests nothing")
+			}
+			got, err := Check(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(freshCheck(t, req), got); diff != "" {
+				t.Errorf("edited request (-fresh decode +edited):\n%s", diff)
+			}
+			if cmp.Equal(before, got) {
+				t.Error("the edit changed nothing in the result")
+			}
+		})
+	}
+
+	const toolDoc = `{"runId":"r","stepId":"s","tool":{"provider":"browse","operation":"fetch",
+		"request":{"url":"https://a.example/x"},"estimatedExternalCostUsd":0.01},"budget":{"remainingUsd":1}}`
+	toolEdits := []struct {
+		name string
+		edit func(r *ToolCallRequest)
+	}{
+		{"request in place", func(r *ToolCallRequest) { copy(r.Tool.Request, `{"url":"https://b.example/x"}`) }},
+		{"request broken in place", func(r *ToolCallRequest) {
+			copy(r.Tool.Request, `{"url":7}`+strings.Repeat(" ", len(r.Tool.Request)-len(`{"url":7}`)))
+		}},
+		{"request appended", func(r *ToolCallRequest) {
+			r.Tool.Request = append(r.Tool.Request[:len(r.Tool.Request)-1], `,"x":1}`...)
+		}},
+	}
+	for _, tt := range toolEdits {
+		t.Run("decide/"+tt.name, func(t *testing.T) {
+			req, err := DecodeToolCallRequest([]byte(toolDoc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := Decide(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.edit(req)
+			got, err := Decide(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(freshDecide(t, req), got); diff != "" {
+				t.Errorf("edited request (-fresh decode +edited):\n%s", diff)
+			}
+			if cmp.Equal(before, got) {
+				t.Error("the edit changed nothing in the decision")
+			}
+		})
+	}
+}
+
+// TestByteFieldsDoNotShareMemory: appending to one exported byte field
+// never overwrites another.
+func TestByteFieldsDoNotShareMemory(t *testing.T) {
+	req, err := DecodeCheckRequest([]byte(`{"request":{"method":"POST","url":"https://a.example/","query":{"q":1},"body":{"n":1}},"schema":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, schema := string(req.Request.Body), string(req.Schema)
+	_ = append(req.Request.Query, "xxxxxxxxxxxxxxxx"...)
+	_ = append(req.Request.Body, "xxxxxxxxxxxxxxxx"...)
+	if string(req.Request.Body) != body || string(req.Schema) != schema {
+		t.Errorf("an append overwrote a neighbour: body %s, schema %s", req.Request.Body, req.Schema)
+	}
+}
+
+// freshCheck is the result of checking req sent anew as bytes.
+func freshCheck(t *testing.T, req *CheckRequest) *CheckResult {
+	t.Helper()
+	data, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := DecodeCheckRequest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// freshDecide is the decision for req sent anew as bytes.
+func freshDecide(t *testing.T, req *ToolCallRequest) *ToolCallDecision {
+	t.Helper()
+	data, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := DecodeToolCallRequest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Decide(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// FuzzInPlaceEdit decodes a request, overwrites bytes of one of its
+// exported byte fields in place, and wants Check or Decide to answer
+// exactly as they do for a fresh decode of the edited request's bytes (or
+// to fail when the edit left text that is not JSON).
+func FuzzInPlaceEdit(f *testing.F) {
+	for _, pattern := range []string{"testdata/check/*.json", "testdata/decide/*.json"} {
+		files, _ := filepath.Glob(pattern)
+		for i, name := range files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data, uint8(i), uint16(i*7), []byte(`"x"`))
+			f.Add(data, uint8(i+1), uint16(1), []byte(`7`))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, field uint8, at uint16, patch []byte) {
+		// edit overwrites b in place and reports whether that changed it.
+		edit := func(b []byte) bool {
+			if len(b) == 0 {
+				return false
+			}
+			before := string(b)
+			copy(b[int(at)%len(b):], patch)
+			return string(b) != before
+		}
+		// sent is what a caller holding the edited request would send: the
+		// request as encoded, or the original bytes when nothing changed
+		// (encoding drops the unknown members a decision lists as ignored).
+		sent := func(req any, changed bool) ([]byte, error) {
+			if !changed {
+				return data, nil
+			}
+			return json.Marshal(req)
+		}
+		if req, err := DecodeCheckRequest(data); err == nil {
+			changed := edit([][]byte{req.Request.Body, req.Request.Query, req.Schema}[field%3])
+			got, gotErr := Check(req)
+			doc, err := sent(req, changed)
+			if err != nil {
+				if gotErr == nil {
+					t.Fatalf("edited request does not encode (%v), but Check answered %+v", err, got)
+				}
+				return
+			}
+			want, wantErr := checkBytes(doc)
+			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+				t.Fatalf("errors differ: edited %v, fresh %v", gotErr, wantErr)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
+			}
+		}
+		if req, err := DecodeToolCallRequest(data); err == nil {
+			changed := edit(req.Tool.Request)
+			got, gotErr := Decide(req)
+			doc, err := sent(req, changed)
+			if err != nil {
+				if gotErr == nil {
+					t.Fatalf("edited request does not encode (%v), but Decide answered %+v", err, got)
+				}
+				return
+			}
+			want, wantErr := decideBytes(doc)
+			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+				t.Fatalf("errors differ: edited %v, fresh %v", gotErr, wantErr)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
+			}
+		}
+	})
 }

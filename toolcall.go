@@ -1,8 +1,6 @@
 package preflight
 
 import (
-	"encoding/json"
-	"slices"
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -17,12 +15,6 @@ const (
 )
 
 const defaultDecidePrice = "0.002"
-
-// parsedToolCall is the parsed form of a decoded ToolCallRequest.
-type parsedToolCall struct {
-	payload jsonv.Value
-	src     ToolCallRequest // the decoded fields, to notice later edits
-}
 
 var (
 	toolCallTopMembers = []string{"runId", "stepId", "tool", "budget", "task", "history", "capabilities",
@@ -44,8 +36,12 @@ var (
 //
 // Problems inside tool.request are not errors either: they make the
 // decision a block (see Decide).
+//
+// The returned request keeps its parsed form, so Decide does no parsing. Its
+// Tool.Request is its own copy and may be edited, in place or not: Decide
+// notices any edit and decides the edited request as if it were sent anew.
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
+	root, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
 	if perr != nil {
 		return nil, perr
 	}
@@ -66,7 +62,7 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 		req.StepID, _ = d.str(v, memberPath{"", "stepId"}, 1)
 	}
 	if v := d.member(root, "", "tool", true); v.IsValid() {
-		p.payload = d.tool(v, "/tool", &req.Tool, data)
+		p.payload = d.tool(v, "/tool", &req.Tool)
 	}
 	if v := d.member(root, "", "budget", true); v.IsValid() && d.object(v, "/budget", budgetMembers, nil) {
 		b := &req.Budget
@@ -110,12 +106,14 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.src = req.snapshot()
+	p.publish(req)
 	req.parsed = p
 	return req, nil
 }
 
-func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall, data []byte) jsonv.Value {
+// tool decodes the tool object v into t and returns its payload, which t
+// gets from publish (see decoded.go).
+func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall) jsonv.Value {
 	if !d.object(v, path, toolMembers, nil) {
 		return jsonv.Value{}
 	}
@@ -131,7 +129,6 @@ func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall, data []byte) jso
 			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
 		} else {
 			payload = m
-			t.Request = json.RawMessage(data[m.Start():m.End()])
 		}
 	}
 	if m := d.member(v, path, "estimatedExternalCostUsd", true); m.IsValid() {
@@ -184,89 +181,4 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 		out = append(out, h)
 	}
 	return out
-}
-
-// parsedToolCallFor returns the parsed form of req, decoding it afresh when
-// it was built in Go or changed after decoding.
-func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall, error) {
-	if req == nil {
-		return nil, nil, &Error{Code: CodeInvalidRequest, Message: "the tool-call request is nil"}
-	}
-	if p := req.parsed; p != nil && p.src.sameAs(req) {
-		return req, p, nil
-	}
-	fields := []numberField{
-		{"/tool/estimatedExternalCostUsd", req.Tool.EstimatedExternalCostUSD, true},
-		{"/tool/estimatedModelCostUsd", req.Tool.EstimatedModelCostUSD, false},
-		{"/budget/remainingUsd", req.Budget.RemainingUSD, true},
-		{"/budget/reservedUsd", req.Budget.ReservedUSD, false},
-		{"/budget/maxToolCallsRemaining", req.Budget.MaxToolCallsRemaining, false},
-		{"/freshnessTtlSeconds", req.FreshnessTTLSeconds, false},
-		{"/retryCap", req.RetryCap, false},
-		{"/preflightPriceUsd", req.PreflightPriceUSD, false},
-	}
-	for i, h := range req.History {
-		fields = append(fields, numberField{"/history/" + strconv.Itoa(i) + "/ageSeconds", h.AgeSeconds, true})
-	}
-	if err := numberFieldIssues(fields...); err != nil {
-		return nil, nil, err
-	}
-	data, err := json.Marshal(req)
-	if err != nil {
-		return nil, nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
-	}
-	fresh, err := DecodeToolCallRequest(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return fresh, fresh.parsed, nil
-}
-
-// snapshot returns a copy of t that shares nothing a caller can change in
-// place (the payload is compared by identity, see sameAs).
-func (t *ToolCallRequest) snapshot() ToolCallRequest {
-	s := *t
-	s.parsed, s.ignoredMembers = nil, nil
-	if t.Task != nil {
-		v := *t.Task
-		s.Task = &v
-	}
-	if t.Capabilities != nil {
-		v := *t.Capabilities
-		s.Capabilities = &v
-	}
-	s.History = slices.Clone(t.History)
-	return s
-}
-
-// sameAs reports whether r still holds the values t was decoded into.
-func (t *ToolCallRequest) sameAs(r *ToolCallRequest) bool {
-	if t.RunID != r.RunID || t.StepID != r.StepID || t.FreshnessTTLSeconds != r.FreshnessTTLSeconds ||
-		t.RetryCap != r.RetryCap || t.PreflightPriceUSD != r.PreflightPriceUSD {
-		return false
-	}
-	a, b := &t.Tool, &r.Tool
-	if a.Provider != b.Provider || a.Operation != b.Operation || !sameBytes(a.Request, b.Request) ||
-		a.EstimatedExternalCostUSD != b.EstimatedExternalCostUSD || a.EstimatedModelCostUSD != b.EstimatedModelCostUSD {
-		return false
-	}
-	if t.Budget.RemainingUSD != r.Budget.RemainingUSD || t.Budget.ReservedUSD != r.Budget.ReservedUSD ||
-		t.Budget.MaxToolCallsRemaining != r.Budget.MaxToolCallsRemaining {
-		return false
-	}
-	if (t.Task == nil) != (r.Task == nil) || (t.Task != nil && *t.Task != *r.Task) {
-		return false
-	}
-	if (t.Capabilities == nil) != (r.Capabilities == nil) || (t.Capabilities != nil && *t.Capabilities != *r.Capabilities) {
-		return false
-	}
-	if len(t.History) != len(r.History) {
-		return false
-	}
-	for i := range t.History {
-		if t.History[i] != r.History[i] {
-			return false
-		}
-	}
-	return true
 }

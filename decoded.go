@@ -1,0 +1,231 @@
+package preflight
+
+// A decoded request cannot lie. This file holds the whole mechanism that
+// keeps a request from DecodeCheckRequest or DecodeToolCallRequest and the
+// parsed form Check and Decide read from it in agreement:
+//
+//   - The decoder copies the caller's bytes once. The parsed tree reads that
+//     private copy (through unsafe.String, without copying again), and
+//     nothing hands the copy out as a []byte: every string a decoded
+//     request holds is immutable, and every exported []byte field (Schema,
+//     Request.Query, Request.Body, Tool.Request) is a second copy, made by
+//     copyOut, that the tree never reads.
+//   - Before Check or Decide uses the parsed form, sameAs compares every
+//     exported field with what was decoded, by content: strings, numbers,
+//     headers, history and raw JSON text alike. An in-place edit of a byte
+//     field, a reassigned field or a changed map all read as a change.
+//   - Any change, or a request built in Go, is encoded with encoding/json
+//     and decoded afresh, so an edited request gets exactly the answer (or
+//     the error) the same request sent as bytes would.
+//
+// So an edit can never reach the tree, and the tree is never trusted past
+// an edit.
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// parsedCheck is the parsed form of a decoded CheckRequest, kept so that
+// Check does not parse or compile again.
+type parsedCheck struct {
+	parts  requestParts
+	schema *schema
+	rawSch jsonv.Value
+	// What decoding stored in the CheckRequest besides the raw JSON texts
+	// (which sameAs compares with parts and rawSch).
+	method, url  string
+	economics    CheckEconomics
+	hasEconomics bool
+}
+
+// parsedToolCall is the parsed form of a decoded ToolCallRequest.
+type parsedToolCall struct {
+	payload jsonv.Value
+	// src holds the decoded fields, Tool.Request left nil (sameAs compares
+	// it with payload).
+	src ToolCallRequest
+}
+
+// copyOut sets each *dst[i] to a copy of the text of src[i], or to nil when
+// src[i] is absent. The copies share one allocation; each has its capacity
+// cut to its length, so that an append by the caller reallocates instead of
+// overwriting the next one.
+func copyOut(dst []*json.RawMessage, src []jsonv.Value) {
+	n := 0
+	for _, v := range src {
+		if v.IsValid() {
+			n += v.End() - v.Start()
+		}
+	}
+	buf := make([]byte, 0, n)
+	for i, v := range src {
+		if !v.IsValid() {
+			*dst[i] = nil
+			continue
+		}
+		start := len(buf)
+		buf = append(buf, v.Raw()...)
+		*dst[i] = buf[start:len(buf):len(buf)]
+	}
+}
+
+// sameRaw reports whether b holds the text of v, or is empty when v is
+// absent.
+func sameRaw(b []byte, v jsonv.Value) bool {
+	if !v.IsValid() {
+		return len(b) == 0
+	}
+	return string(b) == v.Raw() // compared in place, not converted
+}
+
+// publish gives req its exported copies of the raw texts and records what
+// else decoding stored in it, for sameAs.
+func (p *parsedCheck) publish(req *CheckRequest) {
+	r := &req.Request
+	copyOut([]*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{p.parts.query, p.parts.body, p.rawSch})
+	p.method, p.url = r.Method, r.URL
+	if req.Economics != nil {
+		p.economics, p.hasEconomics = *req.Economics, true
+	}
+}
+
+// sameAs reports whether r still holds the values it was decoded into.
+func (p *parsedCheck) sameAs(r *CheckRequest) bool {
+	a := &r.Request
+	if a.Method != p.method || a.URL != p.url || !sameRaw(a.Query, p.parts.query) || !sameRaw(a.Body, p.parts.body) ||
+		!sameRaw(r.Schema, p.rawSch) {
+		return false
+	}
+	if r.Economics == nil {
+		if p.hasEconomics {
+			return false
+		}
+	} else if !p.hasEconomics || *r.Economics != p.economics {
+		return false
+	}
+	if !p.parts.headers.IsValid() {
+		return len(a.Headers) == 0
+	}
+	if len(a.Headers) != p.parts.headers.Len() {
+		return false
+	}
+	for it := p.parts.headers.Iter(); it.Next(); {
+		if v, ok := a.Headers[it.Key()]; !ok || v != it.Value().Str() {
+			return false
+		}
+	}
+	return true
+}
+
+// parsedFor returns the parsed form of req, decoding it afresh when it was
+// built in Go or changed after decoding.
+func parsedFor(req *CheckRequest) (*parsedCheck, error) {
+	if req == nil {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}
+	}
+	if p := req.parsed; p != nil && p.sameAs(req) {
+		return p, nil
+	}
+	if e := req.Economics; e != nil {
+		if err := numberFieldIssues(
+			numberField{"/economics/downstreamCostUsd", e.DownstreamCostUSD, true},
+			numberField{"/economics/retryCostUsd", e.RetryCostUSD, true},
+			numberField{"/economics/priorInvalidProbability", e.PriorInvalidProbability, false},
+			numberField{"/economics/preflightPriceUsd", e.PreflightPriceUSD, false},
+			numberField{"/economics/budgetRemainingUsd", e.BudgetRemainingUSD, false},
+		); err != nil {
+			return nil, err
+		}
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+	}
+	fresh, err := DecodeCheckRequest(data)
+	if err != nil {
+		return nil, err
+	}
+	return fresh.parsed, nil
+}
+
+// publish gives req its exported copy of the payload and records what else
+// decoding stored in it, for sameAs.
+func (p *parsedToolCall) publish(req *ToolCallRequest) {
+	copyOut([]*json.RawMessage{&req.Tool.Request}, []jsonv.Value{p.payload})
+	s := *req
+	s.parsed, s.ignoredMembers, s.Tool.Request = nil, nil, nil
+	if req.Task != nil {
+		v := *req.Task
+		s.Task = &v
+	}
+	if req.Capabilities != nil {
+		v := *req.Capabilities
+		s.Capabilities = &v
+	}
+	s.History = slices.Clone(req.History)
+	p.src = s
+}
+
+// sameAs reports whether r still holds the values it was decoded into.
+func (p *parsedToolCall) sameAs(r *ToolCallRequest) bool {
+	t := &p.src
+	if t.RunID != r.RunID || t.StepID != r.StepID || t.FreshnessTTLSeconds != r.FreshnessTTLSeconds ||
+		t.RetryCap != r.RetryCap || t.PreflightPriceUSD != r.PreflightPriceUSD {
+		return false
+	}
+	a, b := &t.Tool, &r.Tool
+	if a.Provider != b.Provider || a.Operation != b.Operation || !sameRaw(b.Request, p.payload) ||
+		a.EstimatedExternalCostUSD != b.EstimatedExternalCostUSD || a.EstimatedModelCostUSD != b.EstimatedModelCostUSD {
+		return false
+	}
+	if t.Budget != r.Budget {
+		return false
+	}
+	if (t.Task == nil) != (r.Task == nil) || (t.Task != nil && *t.Task != *r.Task) {
+		return false
+	}
+	if (t.Capabilities == nil) != (r.Capabilities == nil) || (t.Capabilities != nil && *t.Capabilities != *r.Capabilities) {
+		return false
+	}
+	return slices.Equal(t.History, r.History)
+}
+
+// parsedToolCallFor returns the parsed form of req, decoding it afresh when
+// it was built in Go or changed after decoding.
+func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall, error) {
+	if req == nil {
+		return nil, nil, &Error{Code: CodeInvalidRequest, Message: "the tool-call request is nil"}
+	}
+	if p := req.parsed; p != nil && p.sameAs(req) {
+		return req, p, nil
+	}
+	fields := []numberField{
+		{"/tool/estimatedExternalCostUsd", req.Tool.EstimatedExternalCostUSD, true},
+		{"/tool/estimatedModelCostUsd", req.Tool.EstimatedModelCostUSD, false},
+		{"/budget/remainingUsd", req.Budget.RemainingUSD, true},
+		{"/budget/reservedUsd", req.Budget.ReservedUSD, false},
+		{"/budget/maxToolCallsRemaining", req.Budget.MaxToolCallsRemaining, false},
+		{"/freshnessTtlSeconds", req.FreshnessTTLSeconds, false},
+		{"/retryCap", req.RetryCap, false},
+		{"/preflightPriceUsd", req.PreflightPriceUSD, false},
+	}
+	for i, h := range req.History {
+		fields = append(fields, numberField{"/history/" + strconv.Itoa(i) + "/ageSeconds", h.AgeSeconds, true})
+	}
+	if err := numberFieldIssues(fields...); err != nil {
+		return nil, nil, err
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+	}
+	fresh, err := DecodeToolCallRequest(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fresh, fresh.parsed, nil
+}
