@@ -86,21 +86,21 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	// Rule 1.
 	kind := operationKind(t.Provider, t.Operation)
 	if kind == "" {
-		out.set(Advise, Advisory, confidenceCertain, UnsupportedOperation)
+		out.set(VerdictAdvise, EnforcementAdvisory, confidenceCertain, ReasonUnsupportedOperation)
 		return out, nil
 	}
 	// Rule 2.
 	if issues := payloadIssues(kind, p.payload); len(issues) > 0 {
-		out.set(Block, SafeToSkip, confidenceCertain, InvalidPayload)
+		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceCertain, ReasonInvalidPayload)
 		out.Issues = append(out.Issues, issues...)
 		return out, nil
 	}
 	h := examineHistory(req, fp)
 	// Rule 3.
 	if h.reuse != nil {
-		out.set(Reuse, SafeToSkip, confidenceReuse, ReuseFreshResult)
+		out.set(VerdictReuse, EnforcementSafeToSkip, confidenceReuse, ReasonReuseFreshResult)
 		out.MatchedCallID = h.reuse.ToolCallID
-		out.Recommendation = &Recommendation{Action: ReuseResult, ResultReference: h.reuse.ResultReference}
+		out.Recommendation = &Recommendation{Action: ActionReuseResult, ResultReference: h.reuse.ResultReference}
 		external := orDefault(t.EstimatedExternalCostUSD, "0")
 		out.Estimated.AvoidableExternalCostUSD = number(external)
 		out.Estimated.NetSavingsUSD = number(decimal.Sub(external, price))
@@ -110,25 +110,25 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	free := decimal.Sub(orDefault(req.Budget.RemainingUSD, "0"), orDefault(req.Budget.ReservedUSD, "0"))
 	switch {
 	case h.terminal > 0 && decimal.Compare(strconv.Itoa(h.terminal), retryCap(req)) >= 0: // Rule 4.
-		out.set(Block, SafeToSkip, confidenceRetry, RetryCapReached)
+		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceRetry, ReasonRetryCapReached)
 		out.MatchedCallID = h.youngestTerminal.ToolCallID
 	case req.Budget.MaxToolCallsRemaining != "" && decimal.Compare(string(req.Budget.MaxToolCallsRemaining), "0") == 0: // Rule 5.
-		out.set(Defer, SafeToSkip, confidenceCertain, CallLimitReached)
+		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonCallLimitReached)
 	case decimal.Cmp(estimate, free) > 0: // Rule 6.
-		out.set(Defer, SafeToSkip, confidenceCertain, BudgetExceeded)
+		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonBudgetExceeded)
 	case req.Capabilities != nil && req.Capabilities.CanReduceScope &&
 		decimal.Cmp(decimal.Add(estimate, estimate), free) > 0: // Rule 7.
-		out.set(Advise, Advisory, confidenceScope, ReduceScopeAdvised)
-		out.Recommendation = &Recommendation{Action: ReduceScope}
+		out.set(VerdictAdvise, EnforcementAdvisory, confidenceScope, ReasonReduceScope)
+		out.Recommendation = &Recommendation{Action: ActionReduceScope}
 	default: // Rule 8.
-		out.set(Allow, Execute, confidenceAllow, NoProvenWaste)
+		out.set(VerdictAllow, EnforcementExecute, confidenceAllow, ReasonNoProvenWaste)
 	}
 	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req)...)
 	return out, nil
 }
 
 func (d *ToolCallDecision) set(v Verdict, e Enforcement, confidence string, first ReasonCode) {
-	d.Decision, d.Enforcement = v, e
+	d.Verdict, d.Enforcement = v, e
 	d.Estimated.Confidence = json.Number(confidence)
 	d.ReasonCodes = []ReasonCode{first}
 }
@@ -181,14 +181,14 @@ func examineHistory(req *ToolCallRequest, fp string) historyFacts {
 			continue
 		}
 		switch e.Outcome {
-		case TerminalFailure:
+		case OutcomeTerminalFailure:
 			f.terminal++
 			if younger(e, f.youngestTerminal) {
 				f.youngestTerminal = e
 			}
-		case TransientFailure:
+		case OutcomeTransientFailure:
 			f.transient = true
-		case Success:
+		case OutcomeSuccess:
 			if reuseBlocker(req, e) == "" {
 				if younger(e, f.reuse) {
 					f.reuse = e
@@ -210,15 +210,15 @@ func reuseBlocker(req *ToolCallRequest, e *HistoryEntry) ReasonCode {
 	}
 	switch {
 	case req.Capabilities == nil || !req.Capabilities.CanReusePriorResult:
-		return ReuseNotPermitted
+		return ReasonReuseNotPermitted
 	case req.FreshnessTTLSeconds == "" || decimal.Compare(string(req.FreshnessTTLSeconds), "0") <= 0:
-		return ReuseTTLMissing
+		return ReasonReuseTTLMissing
 	case goal == "" || e.GoalHash != goal:
-		return ReuseGoalMismatch
+		return ReasonReuseGoalMismatch
 	case decimal.Compare(string(e.AgeSeconds), string(req.FreshnessTTLSeconds)) > 0:
-		return ReuseStale
+		return ReasonReuseStale
 	case e.ResultReference == "":
-		return ReuseNoReference
+		return ReasonReuseNoReference
 	}
 	return ""
 }
@@ -227,10 +227,10 @@ func reuseBlocker(req *ToolCallRequest, e *HistoryEntry) ReasonCode {
 func (f historyFacts) explanations(req *ToolCallRequest) []ReasonCode {
 	var out []ReasonCode
 	if f.transient {
-		out = append(out, PriorTransientFailure)
+		out = append(out, ReasonPriorTransientFailure)
 	}
 	if f.terminal > 0 && decimal.Compare(strconv.Itoa(f.terminal), retryCap(req)) < 0 {
-		out = append(out, PriorTerminalFailure)
+		out = append(out, ReasonPriorTerminalFailure)
 	}
 	if f.success != nil {
 		out = append(out, reuseBlocker(req, f.success))

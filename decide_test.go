@@ -40,13 +40,13 @@ func reusable(t *testing.T, req *ToolCallRequest) *ToolCallRequest {
 	req.Capabilities = &Capabilities{CanReusePriorResult: true}
 	req.FreshnessTTLSeconds = "3600"
 	req.Task = &Task{GoalHash: "goal-a"}
-	req.History = append(req.History, HistoryEntry{ToolCallID: "call-ok", Fingerprint: fp, Outcome: Success,
+	req.History = append(req.History, HistoryEntry{ToolCallID: "call-ok", Fingerprint: fp, Outcome: OutcomeSuccess,
 		ResultReference: "results/ok.json", AgeSeconds: "60", GoalHash: "goal-a"})
 	return req
 }
 
 func terminal(fp, id, age string) HistoryEntry {
-	return HistoryEntry{ToolCallID: id, Fingerprint: fp, Outcome: TerminalFailure, AgeSeconds: json.Number(age)}
+	return HistoryEntry{ToolCallID: id, Fingerprint: fp, Outcome: OutcomeTerminalFailure, AgeSeconds: json.Number(age)}
 }
 
 // want describes the parts of a decision a case checks (all but the
@@ -65,7 +65,7 @@ type want struct {
 
 func (w want) decisionFor(fp string) *ToolCallDecision {
 	d := &ToolCallDecision{
-		Decision: w.decision, Enforcement: w.enforcement, ReasonCodes: w.codes,
+		Verdict: w.decision, Enforcement: w.enforcement, ReasonCodes: w.codes,
 		RequestFingerprint: fp, MatchedCallID: w.matched, Recommendation: w.recommendation,
 		Issues: w.issues,
 		Estimated: Estimate{PreflightCostUSD: "0.002", PriceChargedUSD: "0", AvoidableExternalCostUSD: "0",
@@ -84,16 +84,16 @@ func (w want) decisionFor(fp string) *ToolCallDecision {
 }
 
 var (
-	allow = want{decision: Allow, enforcement: Execute, codes: []ReasonCode{NoProvenWaste}, confidence: "0.5"}
-	reuse = want{decision: Reuse, enforcement: SafeToSkip, codes: []ReasonCode{ReuseFreshResult}, confidence: "0.9",
+	allow = want{decision: VerdictAllow, enforcement: EnforcementExecute, codes: []ReasonCode{ReasonNoProvenWaste}, confidence: "0.5"}
+	reuse = want{decision: VerdictReuse, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonReuseFreshResult}, confidence: "0.9",
 		matched:        "call-ok",
-		recommendation: &Recommendation{Action: ReuseResult, ResultReference: "results/ok.json"},
+		recommendation: &Recommendation{Action: ActionReuseResult, ResultReference: "results/ok.json"},
 		avoidable:      "0.01", net: "0.008"}
 )
 
 func allowWith(codes ...ReasonCode) want {
 	w := allow
-	w.codes = append([]ReasonCode{NoProvenWaste}, codes...)
+	w.codes = append([]ReasonCode{ReasonNoProvenWaste}, codes...)
 	return w
 }
 
@@ -150,7 +150,7 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Provider, r.Tool.Operation = "email", "send"
 				return r
 			},
-			want: want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{UnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
 		},
 		{
 			name: "operation of another provider",
@@ -160,7 +160,7 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Operation = "browse:fetch"
 				return r
 			},
-			want: want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{UnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
 		},
 		{
 			name: "unsupported beats invalid",
@@ -171,7 +171,7 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Request = json.RawMessage(`{}`)
 				return r
 			},
-			want: want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{UnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
 		},
 		{
 			name: "missing query",
@@ -268,7 +268,7 @@ func TestDecideRules(t *testing.T) {
 				r.History[0].AgeSeconds = "3600.001"
 				return r
 			},
-			want: allowWith(ReuseStale),
+			want: allowWith(ReasonReuseStale),
 		},
 		{
 			name: "reuse not permitted",
@@ -278,7 +278,7 @@ func TestDecideRules(t *testing.T) {
 				r.Capabilities.CanReusePriorResult = false
 				return r
 			},
-			want: allowWith(ReuseNotPermitted),
+			want: allowWith(ReasonReuseNotPermitted),
 		},
 		{
 			name: "no capabilities",
@@ -288,7 +288,7 @@ func TestDecideRules(t *testing.T) {
 				r.Capabilities = nil
 				return r
 			},
-			want: allowWith(ReuseNotPermitted),
+			want: allowWith(ReasonReuseNotPermitted),
 		},
 		{
 			name: "TTL missing",
@@ -298,7 +298,7 @@ func TestDecideRules(t *testing.T) {
 				r.FreshnessTTLSeconds = ""
 				return r
 			},
-			want: allowWith(ReuseTTLMissing),
+			want: allowWith(ReasonReuseTTLMissing),
 		},
 		{
 			name: "TTL zero",
@@ -308,7 +308,7 @@ func TestDecideRules(t *testing.T) {
 				r.FreshnessTTLSeconds = "0"
 				return r
 			},
-			want: allowWith(ReuseTTLMissing),
+			want: allowWith(ReasonReuseTTLMissing),
 		},
 		{
 			name: "goal mismatch",
@@ -318,7 +318,7 @@ func TestDecideRules(t *testing.T) {
 				r.Task.GoalHash = "goal-b"
 				return r
 			},
-			want: allowWith(ReuseGoalMismatch),
+			want: allowWith(ReasonReuseGoalMismatch),
 		},
 		{
 			name: "empty goal on both",
@@ -329,7 +329,7 @@ func TestDecideRules(t *testing.T) {
 				r.History[0].GoalHash = ""
 				return r
 			},
-			want: allowWith(ReuseGoalMismatch),
+			want: allowWith(ReasonReuseGoalMismatch),
 		},
 		{
 			name: "no task",
@@ -339,7 +339,7 @@ func TestDecideRules(t *testing.T) {
 				r.Task = nil
 				return r
 			},
-			want: allowWith(ReuseGoalMismatch),
+			want: allowWith(ReasonReuseGoalMismatch),
 		},
 		{
 			name: "no result reference",
@@ -349,7 +349,7 @@ func TestDecideRules(t *testing.T) {
 				r.History[0].ResultReference = ""
 				return r
 			},
-			want: allowWith(ReuseNoReference),
+			want: allowWith(ReasonReuseNoReference),
 		},
 		{
 			name: "other fingerprint",
@@ -376,7 +376,7 @@ func TestDecideRules(t *testing.T) {
 			want: func() want {
 				w := reuse
 				w.matched = "call-tie"
-				w.recommendation = &Recommendation{Action: ReuseResult, ResultReference: "results/tie.json"}
+				w.recommendation = &Recommendation{Action: ActionReuseResult, ResultReference: "results/tie.json"}
 				return w
 			}(),
 		},
@@ -400,7 +400,7 @@ func TestDecideRules(t *testing.T) {
 				r.History = []HistoryEntry{terminal(fp, "call-1", "100"), terminal(fp, "call-2", "5")}
 				return r
 			},
-			want: want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{RetryCapReached}, confidence: "0.9", matched: "call-2"},
+			want: want{decision: VerdictBlock, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonRetryCapReached}, confidence: "0.9", matched: "call-2"},
 		},
 		{
 			name: "below the retry cap",
@@ -412,7 +412,7 @@ func TestDecideRules(t *testing.T) {
 				r.History = []HistoryEntry{terminal(fp, "call-1", "100")}
 				return r
 			},
-			want: allowWith(PriorTerminalFailure),
+			want: allowWith(ReasonPriorTerminalFailure),
 		},
 		{
 			name: "retry cap beats defer",
@@ -425,7 +425,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
-			want: want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{RetryCapReached}, confidence: "0.9", matched: "call-1"},
+			want: want{decision: VerdictBlock, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonRetryCapReached}, confidence: "0.9", matched: "call-1"},
 		},
 		{
 			name: "call limit reached",
@@ -435,7 +435,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{CallLimitReached}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonCallLimitReached}, confidence: "1"},
 		},
 		{
 			name: "budget exceeded",
@@ -446,7 +446,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD = "0.29"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded}, confidence: "1"},
 		},
 		{
 			name: "exact decimal affordability",
@@ -467,7 +467,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD, r.Budget.ReservedUSD = "1", "0.995"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded}, confidence: "1"},
 		},
 		{
 			name: "over-reserved budget defers a free call",
@@ -478,7 +478,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD, r.Budget.ReservedUSD = "1", "2"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded}, confidence: "1"},
 		},
 		{
 			name: "defer beats reduce scope",
@@ -489,7 +489,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD = "0.005"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded}, confidence: "1"},
 		},
 		{
 			name: "reduce scope",
@@ -500,8 +500,8 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD = "0.015"
 				return r
 			},
-			want: want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{ReduceScopeAdvised}, confidence: "0.6",
-				recommendation: &Recommendation{Action: ReduceScope}},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonReduceScope}, confidence: "0.6",
+				recommendation: &Recommendation{Action: ActionReduceScope}},
 		},
 		{
 			name: "exactly half is not reduce scope",
@@ -530,10 +530,10 @@ func TestDecideRules(t *testing.T) {
 			build: func(t *testing.T) *ToolCallRequest {
 				r := baseCall()
 				fp := fingerprintOf(t, r)
-				r.History = []HistoryEntry{{ToolCallID: "c", Fingerprint: fp, Outcome: TransientFailure, AgeSeconds: "3"}}
+				r.History = []HistoryEntry{{ToolCallID: "c", Fingerprint: fp, Outcome: OutcomeTransientFailure, AgeSeconds: "3"}}
 				return r
 			},
-			want: allowWith(PriorTransientFailure),
+			want: allowWith(ReasonPriorTransientFailure),
 		},
 		{
 			name: "explanations follow a defer",
@@ -544,7 +544,7 @@ func TestDecideRules(t *testing.T) {
 				r.Budget.RemainingUSD = "0"
 				return r
 			},
-			want: want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded, ReuseStale}, confidence: "1"},
+			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded, ReasonReuseStale}, confidence: "1"},
 		},
 	}
 	for _, tc := range tests {
@@ -562,7 +562,7 @@ func TestDecideRules(t *testing.T) {
 }
 
 func blockInvalid(issues ...Issue) want {
-	return want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{InvalidPayload}, confidence: "1", issues: issues}
+	return want{decision: VerdictBlock, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonInvalidPayload}, confidence: "1", issues: issues}
 }
 
 func TestDecideCustomPrice(t *testing.T) {

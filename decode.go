@@ -44,7 +44,7 @@ var errorPriority = []struct {
 }{
 	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxHistory}, "the request exceeds a limit"},
 	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
-	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedKeyword}, "the schema uses a keyword outside the supported subset"},
+	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
 	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern Go's RE2 engine cannot compile"},
 	{CodeInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
 }

@@ -73,7 +73,7 @@ func TestEditedDecodedRequestIsCheckedAgain(t *testing.T) {
 	_, err = Decide(treq)
 	wantCode(t, err, IssueEnum, "/history/0/outcome")
 
-	treq.History[0].Outcome = Success
+	treq.History[0].Outcome = OutcomeSuccess
 	treq.Budget.MaxToolCallsRemaining = "-3"
 	_, err = Decide(treq)
 	wantCode(t, err, IssueMinimum, "/budget/maxToolCallsRemaining")
@@ -192,8 +192,8 @@ func TestInPlaceEditOfToolRequest(t *testing.T) {
 	if diff := cmp.Diff(copied, inPlace); diff != "" {
 		t.Errorf("in-place edit (-edited copy +edited in place):\n%s", diff)
 	}
-	if inPlace.Decision != Block {
-		t.Errorf("verdict %s, want block: the edited query is not a string", inPlace.Decision)
+	if inPlace.Verdict != VerdictBlock {
+		t.Errorf("verdict %s, want block: the edited query is not a string", inPlace.Verdict)
 	}
 }
 

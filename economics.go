@@ -62,10 +62,10 @@ func checkEconomics(e *CheckEconomics, valid bool, res *EconomicsResult) *Issue 
 	prior := orDefault(e.PriorInvalidProbability, defaultPriorInvalidProbability)
 
 	var waste decimal.Dec
-	*res = EconomicsResult{Decision: Proceed, Reason: ReasonValid}
+	*res = EconomicsResult{Advice: AdviceProceed, Reason: AdviceReasonValid}
 	if !valid {
 		waste = loss
-		res.Decision, res.Reason = Abort, ReasonInvalidDoomedRequest
+		res.Advice, res.Reason = AdviceAbort, AdviceReasonInvalidDoomedRequest
 	}
 	expected := decimal.Mul(prior, loss)
 	expectedNet := decimal.Sub(expected, price)

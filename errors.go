@@ -118,20 +118,20 @@ const (
 
 // Issue codes in the Details of an [Error].
 const (
-	IssueInvalidJSON        IssueCode = "invalid_json"     // a syntax error at this point
-	IssueDuplicateKey       IssueCode = "duplicate_key"    // an object member name appears twice
-	IssueInvalidUTF8        IssueCode = "invalid_utf8"     // a string is not valid UTF-8
-	IssueUnknownField       IssueCode = "unknown_field"    // a member this object does not allow
-	IssueInteger            IssueCode = "integer"          // a number with a fractional part where an integer is needed
-	IssueInvalidURL         IssueCode = "invalid_url"      // not an absolute http(s) URL with a host
-	IssueInvalidMethod      IssueCode = "invalid_method"   // not an HTTP method token
-	IssueDuplicateHeader    IssueCode = "duplicate_header" // two header names that differ only in case
-	IssuePrecision          IssueCode = "precision"        // a money value with more than 400 digits after the point
-	IssueMaxDepth           IssueCode = "max_depth"        // nesting deeper than the limit
-	IssueMaxNodes           IssueCode = "max_nodes"        // more values than the limit
-	IssueMaxHistory         IssueCode = "max_history"      // more than 100 history entries
-	IssueSchemaTooLarge     IssueCode = "schema_too_large" // schema over 32,768 bytes
-	IssueUnsupportedKeyword IssueCode = "unsupported_schema_keyword"
-	IssueUnsupportedPattern IssueCode = "unsupported_pattern"
-	IssueInvalidSchema      IssueCode = "invalid_schema"
+	IssueInvalidJSON              IssueCode = "invalid_json"     // a syntax error at this point
+	IssueDuplicateKey             IssueCode = "duplicate_key"    // an object member name appears twice
+	IssueInvalidUTF8              IssueCode = "invalid_utf8"     // a string is not valid UTF-8
+	IssueUnknownField             IssueCode = "unknown_field"    // a member this object does not allow
+	IssueInteger                  IssueCode = "integer"          // a number with a fractional part where an integer is needed
+	IssueInvalidURL               IssueCode = "invalid_url"      // not an absolute http(s) URL with a host
+	IssueInvalidMethod            IssueCode = "invalid_method"   // not an HTTP method token
+	IssueDuplicateHeader          IssueCode = "duplicate_header" // two header names that differ only in case
+	IssuePrecision                IssueCode = "precision"        // a money value with more than 400 digits after the point
+	IssueMaxDepth                 IssueCode = "max_depth"        // nesting deeper than the limit
+	IssueMaxNodes                 IssueCode = "max_nodes"        // more values than the limit
+	IssueMaxHistory               IssueCode = "max_history"      // more than 100 history entries
+	IssueSchemaTooLarge           IssueCode = "schema_too_large" // schema over 32,768 bytes
+	IssueUnsupportedSchemaKeyword IssueCode = "unsupported_schema_keyword"
+	IssueUnsupportedPattern       IssueCode = "unsupported_pattern"
+	IssueInvalidSchema            IssueCode = "invalid_schema"
 )

@@ -38,7 +38,7 @@ func ExampleCheck() {
 	for _, e := range res.Errors {
 		fmt.Printf("%s %s: %s\n", e.Path, e.Code, e.Message)
 	}
-	fmt.Println(res.Economics.Decision, "- waste avoided:", res.Economics.WasteIfSentUSD)
+	fmt.Println(res.Economics.Advice, "- waste avoided:", res.Economics.WasteIfSentUSD)
 	// Output:
 	// valid: false
 	// /request/body/repo required: missing required property "repo"
@@ -67,7 +67,7 @@ func ExampleDecide() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(dec.Decision, dec.Enforcement, dec.ReasonCodes)
+	fmt.Println(dec.Verdict, dec.Enforcement, dec.ReasonCodes)
 	// Output:
 	// allow execute [NO_PROVEN_WASTE]
 }
@@ -90,10 +90,10 @@ func ExampleDecide_reuse() {
 	first, _ := preflight.Decide(proposal(nil))
 	// ... the agent fetches the page, saves it, and records the outcome:
 	history := []preflight.HistoryEntry{{ToolCallID: "call-17", Fingerprint: first.RequestFingerprint,
-		Outcome: preflight.Success, ResultReference: "cache/spec.html", AgeSeconds: "900", GoalHash: "goal-spec-summary"}}
+		Outcome: preflight.OutcomeSuccess, ResultReference: "cache/spec.html", AgeSeconds: "900", GoalHash: "goal-spec-summary"}}
 
 	again, _ := preflight.Decide(proposal(history))
-	fmt.Println(again.Decision, again.MatchedCallID, again.Recommendation.ResultReference)
+	fmt.Println(again.Verdict, again.MatchedCallID, again.Recommendation.ResultReference)
 	fmt.Println("modeled net savings:", again.Estimated.NetSavingsUSD)
 	// Output:
 	// reuse call-17 cache/spec.html

@@ -71,10 +71,10 @@ func FuzzDecide(f *testing.F) {
 		if first.Issues == nil || len(first.ReasonCodes) == 0 || !hex64.MatchString(first.RequestFingerprint) {
 			t.Fatalf("decision breaks the response shape: %+v", first)
 		}
-		switch first.Decision {
-		case Allow, Block, Reuse, Defer, Advise:
+		switch first.Verdict {
+		case VerdictAllow, VerdictBlock, VerdictReuse, VerdictDefer, VerdictAdvise:
 		default:
-			t.Fatalf("unknown decision %q", first.Decision)
+			t.Fatalf("unknown decision %q", first.Verdict)
 		}
 		a, _ := json.Marshal(first)
 		second, err := decideBytes(data)

@@ -314,7 +314,7 @@ func FuzzKeyOrder(f *testing.F) {
 		d2, err2 := decideBytes(other)
 		sameOutcome(t, "decide", err1, err2)
 		if err1 == nil && err2 == nil {
-			if d1.Decision != d2.Decision || d1.RequestFingerprint != d2.RequestFingerprint ||
+			if d1.Verdict != d2.Verdict || d1.RequestFingerprint != d2.RequestFingerprint ||
 				fmt.Sprint(d1.ReasonCodes) != fmt.Sprint(d2.ReasonCodes) || d1.MatchedCallID != d2.MatchedCallID {
 				t.Fatalf("reordered members changed the decision: %+v / %+v", d1, d2)
 			}

@@ -116,32 +116,32 @@ type CheckResult struct {
 
 // EconomicsResult is the proceed/abort advice of a check with cost context.
 type EconomicsResult struct {
-	Decision                CheckDecision `json:"decision"`
-	Reason                  CheckReason   `json:"reason"`
-	PreflightPriceUSD       json.Number   `json:"preflightPriceUsd"`
-	WasteIfSentUSD          json.Number   `json:"wasteIfSentUsd"`
-	RealizedNetUSD          json.Number   `json:"realizedNetUsd"`
-	WorthCheckingAPriori    bool          `json:"worthCheckingAPriori"`
-	APrioriExpectedWasteUSD json.Number   `json:"aPrioriExpectedWasteUsd"`
-	APrioriExpectedNetUSD   json.Number   `json:"aPrioriExpectedNetUsd"`
+	Advice                  Advice       `json:"decision"`
+	Reason                  AdviceReason `json:"reason"`
+	PreflightPriceUSD       json.Number  `json:"preflightPriceUsd"`
+	WasteIfSentUSD          json.Number  `json:"wasteIfSentUsd"`
+	RealizedNetUSD          json.Number  `json:"realizedNetUsd"`
+	WorthCheckingAPriori    bool         `json:"worthCheckingAPriori"`
+	APrioriExpectedWasteUSD json.Number  `json:"aPrioriExpectedWasteUsd"`
+	APrioriExpectedNetUSD   json.Number  `json:"aPrioriExpectedNetUsd"`
 }
 
-// CheckDecision is the proceed/abort advice of [EconomicsResult].
-type CheckDecision string
+// Advice is the proceed/abort advice of [EconomicsResult].
+type Advice string
 
-// The check decisions.
+// The advice values.
 const (
-	Proceed CheckDecision = "proceed" // the body is valid: send it
-	Abort   CheckDecision = "abort"   // the body is invalid: sending it would be wasted
+	AdviceProceed Advice = "proceed" // the body is valid: send it
+	AdviceAbort   Advice = "abort"   // the body is invalid: sending it would be wasted
 )
 
-// CheckReason explains a [CheckDecision].
-type CheckReason string
+// AdviceReason explains an [Advice].
+type AdviceReason string
 
-// The check reasons.
+// The advice reasons.
 const (
-	ReasonValid                CheckReason = "valid"
-	ReasonInvalidDoomedRequest CheckReason = "invalid_doomed_request"
+	AdviceReasonValid                AdviceReason = "valid"
+	AdviceReasonInvalidDoomedRequest AdviceReason = "invalid_doomed_request"
 )
 
 // ToolCallRequest is the body of POST /v0.2/preflight/tool-call: a proposed
@@ -235,15 +235,15 @@ type Outcome string
 
 // The outcomes a caller records.
 const (
-	Success          Outcome = "success"           // the call returned a usable result
-	TerminalFailure  Outcome = "terminal_failure"  // retrying the same call will fail again
-	TransientFailure Outcome = "transient_failure" // the call may succeed if retried
+	OutcomeSuccess          Outcome = "success"           // the call returned a usable result
+	OutcomeTerminalFailure  Outcome = "terminal_failure"  // retrying the same call will fail again
+	OutcomeTransientFailure Outcome = "transient_failure" // the call may succeed if retried
 )
 
 // ToolCallDecision is the answer to a [ToolCallRequest]. It is a
 // recommendation; nothing has been executed.
 type ToolCallDecision struct {
-	Decision    Verdict      `json:"decision"`
+	Verdict     Verdict      `json:"decision"`
 	Enforcement Enforcement  `json:"enforcement"`
 	ReasonCodes []ReasonCode `json:"reasonCodes"`
 	// RequestFingerprint identifies the exact proposal; record it in history
@@ -283,8 +283,8 @@ type RecommendedAction string
 
 // The recommended actions.
 const (
-	ReuseResult RecommendedAction = "reuse_result" // use the saved result instead of calling
-	ReduceScope RecommendedAction = "reduce_scope" // consider a narrower call
+	ActionReuseResult RecommendedAction = "reuse_result" // use the saved result instead of calling
+	ActionReduceScope RecommendedAction = "reduce_scope" // consider a narrower call
 )
 
 // Verdict is the decision of a [ToolCallDecision].
@@ -292,11 +292,11 @@ type Verdict string
 
 // The verdicts.
 const (
-	Allow  Verdict = "allow"  // no rule found waste; not a guarantee of success
-	Block  Verdict = "block"  // the payload is invalid or the retry cap is reached
-	Reuse  Verdict = "reuse"  // a fresh prior result can be used instead
-	Defer  Verdict = "defer"  // the budget or call limit cannot afford the call now
-	Advise Verdict = "advise" // optional advice, or an unsupported operation
+	VerdictAllow  Verdict = "allow"  // no rule found waste; not a guarantee of success
+	VerdictBlock  Verdict = "block"  // the payload is invalid or the retry cap is reached
+	VerdictReuse  Verdict = "reuse"  // a fresh prior result can be used instead
+	VerdictDefer  Verdict = "defer"  // the budget or call limit cannot afford the call now
+	VerdictAdvise Verdict = "advise" // optional advice, or an unsupported operation
 )
 
 // Enforcement is the recommended handling of a [Verdict].
@@ -304,9 +304,9 @@ type Enforcement string
 
 // The enforcement values.
 const (
-	Execute    Enforcement = "execute"      // make the call
-	SafeToSkip Enforcement = "safe_to_skip" // skipping the call loses nothing
-	Advisory   Enforcement = "advisory"     // the caller chooses
+	EnforcementExecute    Enforcement = "execute"      // make the call
+	EnforcementSafeToSkip Enforcement = "safe_to_skip" // skipping the call loses nothing
+	EnforcementAdvisory   Enforcement = "advisory"     // the caller chooses
 )
 
 // ReasonCode explains a decision. The first code names the rule that decided;
@@ -315,19 +315,19 @@ type ReasonCode string
 
 // The reason codes.
 const (
-	UnsupportedOperation  ReasonCode = "UNSUPPORTED_OPERATION"   // the service does not model this operation
-	InvalidPayload        ReasonCode = "INVALID_PAYLOAD"         // the payload breaks its rules
-	ReuseFreshResult      ReasonCode = "REUSE_FRESH_RESULT"      // a fresh prior success can be reused
-	RetryCapReached       ReasonCode = "RETRY_CAP_REACHED"       // terminal failures reached retryCap
-	CallLimitReached      ReasonCode = "CALL_LIMIT_REACHED"      // maxToolCallsRemaining is 0
-	BudgetExceeded        ReasonCode = "BUDGET_EXCEEDED"         // the estimate exceeds the free budget
-	ReduceScopeAdvised    ReasonCode = "REDUCE_SCOPE"            // the estimate is over half the free budget
-	NoProvenWaste         ReasonCode = "NO_PROVEN_WASTE"         // no rule found waste
-	PriorTransientFailure ReasonCode = "PRIOR_TRANSIENT_FAILURE" // the same call failed transiently before
-	PriorTerminalFailure  ReasonCode = "PRIOR_TERMINAL_FAILURE"  // the same call failed terminally, below the cap
-	ReuseNotPermitted     ReasonCode = "REUSE_NOT_PERMITTED"     // a prior success exists but canReusePriorResult is false
-	ReuseTTLMissing       ReasonCode = "REUSE_TTL_MISSING"       // a prior success exists but no positive TTL was given
-	ReuseGoalMismatch     ReasonCode = "REUSE_GOAL_MISMATCH"     // goal hashes are empty or differ
-	ReuseStale            ReasonCode = "REUSE_STALE"             // the prior success is older than the TTL
-	ReuseNoReference      ReasonCode = "REUSE_NO_REFERENCE"      // the prior success has no resultReference
+	ReasonUnsupportedOperation  ReasonCode = "UNSUPPORTED_OPERATION"   // the service does not model this operation
+	ReasonInvalidPayload        ReasonCode = "INVALID_PAYLOAD"         // the payload breaks its rules
+	ReasonReuseFreshResult      ReasonCode = "REUSE_FRESH_RESULT"      // a fresh prior success can be reused
+	ReasonRetryCapReached       ReasonCode = "RETRY_CAP_REACHED"       // terminal failures reached retryCap
+	ReasonCallLimitReached      ReasonCode = "CALL_LIMIT_REACHED"      // maxToolCallsRemaining is 0
+	ReasonBudgetExceeded        ReasonCode = "BUDGET_EXCEEDED"         // the estimate exceeds the free budget
+	ReasonReduceScope           ReasonCode = "REDUCE_SCOPE"            // the estimate is over half the free budget
+	ReasonNoProvenWaste         ReasonCode = "NO_PROVEN_WASTE"         // no rule found waste
+	ReasonPriorTransientFailure ReasonCode = "PRIOR_TRANSIENT_FAILURE" // the same call failed transiently before
+	ReasonPriorTerminalFailure  ReasonCode = "PRIOR_TERMINAL_FAILURE"  // the same call failed terminally, below the cap
+	ReasonReuseNotPermitted     ReasonCode = "REUSE_NOT_PERMITTED"     // a prior success exists but canReusePriorResult is false
+	ReasonReuseTTLMissing       ReasonCode = "REUSE_TTL_MISSING"       // a prior success exists but no positive TTL was given
+	ReasonReuseGoalMismatch     ReasonCode = "REUSE_GOAL_MISMATCH"     // goal hashes are empty or differ
+	ReasonReuseStale            ReasonCode = "REUSE_STALE"             // the prior success is older than the TTL
+	ReasonReuseNoReference      ReasonCode = "REUSE_NO_REFERENCE"      // the prior success has no resultReference
 )

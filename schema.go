@@ -332,7 +332,7 @@ func (c *schemaCompiler) error() *Error {
 	var kw, pat bool
 	for _, is := range c.issues {
 		switch is.Code {
-		case IssueUnsupportedKeyword:
+		case IssueUnsupportedSchemaKeyword:
 			kw = true
 		case IssueUnsupportedPattern:
 			pat = true
@@ -470,7 +470,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 		case "items":
 			switch val.Kind() {
 			case jsonv.Array:
-				c.fail(kw, IssueUnsupportedKeyword, `the array form of "items" is not supported; give one schema for all items`)
+				c.fail(kw, IssueUnsupportedSchemaKeyword, `the array form of "items" is not supported; give one schema for all items`)
 			default:
 				s.items = c.sub(val, kw)
 			}
@@ -527,7 +527,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				s.pattern = re
 			}
 		default:
-			c.fail(kw, IssueUnsupportedKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
+			c.fail(kw, IssueUnsupportedSchemaKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
 		}
 	}
 	s.linkRequired()

@@ -22,7 +22,7 @@ func parseTest(t testing.TB, src string) jsonv.Value {
 }
 
 func unsupported(path, keyword string) Issue {
-	return Issue{Path: path, Code: IssueUnsupportedKeyword,
+	return Issue{Path: path, Code: IssueUnsupportedSchemaKeyword,
 		Message: `keyword "` + keyword + `" is not supported (supported: ` + schemaKeywordList + ")"}
 }
 
@@ -65,7 +65,7 @@ func TestSchemaCompileErrors(t *testing.T) {
 				unsupported("/schema/additionalProperties/minItems", "minItems"),
 			}},
 		{"array-form items", `{"items":[{"type":"string"}]}`, CodeUnsupportedSchemaKeyword, []Issue{{
-			Path: "/schema/items", Code: IssueUnsupportedKeyword,
+			Path: "/schema/items", Code: IssueUnsupportedSchemaKeyword,
 			Message: `the array form of "items" is not supported; give one schema for all items`}}},
 		{"type misspelled", `{"type":"strnig"}`, CodeInvalidSchema, []Issue{invalid("/schema/type", typeWant+`"strnig"`)}},
 		{"type not a string or array", `{"type":5}`, CodeInvalidSchema, []Issue{invalid("/schema/type", typeWant+"number")}},
@@ -110,7 +110,7 @@ func TestSchemaCompileErrors(t *testing.T) {
 			{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `Go's RE2 cannot compile the pattern: invalid escape sequence: "\\1"`},
 		}},
 		{"a long keyword name is clipped in the message but not in the pointer", `{"` + strings.Repeat("k", 70) + `":1}`, CodeUnsupportedSchemaKeyword,
-			[]Issue{{Path: "/schema/" + strings.Repeat("k", 70), Code: IssueUnsupportedKeyword,
+			[]Issue{{Path: "/schema/" + strings.Repeat("k", 70), Code: IssueUnsupportedSchemaKeyword,
 				Message: `keyword "` + strings.Repeat("k", 64) + `…" is not supported (supported: ` + schemaKeywordList + ")"}}},
 	}
 	for _, tt := range tests {

@@ -162,7 +162,7 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 		if m := d.member(ev, path, "outcome", true); m.IsValid() {
 			if s, ok := d.str(m, memberPath{path, "outcome"}, 0); ok {
 				switch o := Outcome(s); o {
-				case Success, TerminalFailure, TransientFailure:
+				case OutcomeSuccess, OutcomeTerminalFailure, OutcomeTransientFailure:
 					h.Outcome = o
 				default:
 					d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip(s)))

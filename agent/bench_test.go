@@ -12,7 +12,7 @@ import (
 func fullLedger(b *testing.B) *Ledger {
 	l := NewLedger(nil)
 	for i := range MaxEntries {
-		if err := l.Record(Entry{ToolCallID: fmt.Sprint(i), Fingerprint: fp(i), Outcome: preflight.Success, ResultReference: "r", GoalHash: "g1"}); err != nil {
+		if err := l.Record(Entry{ToolCallID: fmt.Sprint(i), Fingerprint: fp(i), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g1"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -24,7 +24,7 @@ func BenchmarkLedgerRecordFull(b *testing.B) {
 	i := MaxEntries
 	for b.Loop() {
 		i++
-		if err := l.Record(Entry{ToolCallID: "x", Fingerprint: fp(i), Outcome: preflight.TerminalFailure}); err != nil {
+		if err := l.Record(Entry{ToolCallID: "x", Fingerprint: fp(i), Outcome: preflight.OutcomeTerminalFailure}); err != nil {
 			b.Fatal(err)
 		}
 	}

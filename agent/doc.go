@@ -28,7 +28,7 @@
 //			return err // a malformed request, or ctx is done
 //		}
 //		if !rep.Called {
-//			log.Println(step.ID, rep.Decision.Decision, rep.Decision.ReasonCodes, rep.ReuseReference)
+//			log.Println(step.ID, rep.Decision.Verdict, rep.Decision.ReasonCodes, rep.ReuseReference)
 //		}
 //	}
 //

@@ -43,7 +43,7 @@ func ExampleGuard_Call() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Println(step, rep.Decision.Decision, rep.Decision.ReasonCodes, "called:", rep.Called)
+		fmt.Println(step, rep.Decision.Verdict, rep.Decision.ReasonCodes, "called:", rep.Called)
 		if rep.ReuseReference != "" {
 			fmt.Println("  reused:", saved[rep.ReuseReference])
 		}

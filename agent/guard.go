@@ -195,14 +195,14 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 		return Report{}, err
 	}
 	rep := Report{Decision: dec}
-	if dec.Decision == preflight.Reuse && dec.Recommendation != nil {
+	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
 		rep.ReuseReference = dec.Recommendation.ResultReference
 	}
 	if estErr != nil {
 		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
 	}
-	run := dec.Enforcement == preflight.Execute
-	if dec.Enforcement == preflight.Advisory && g.advise == RunAdvised {
+	run := dec.Enforcement == preflight.EnforcementExecute
+	if dec.Enforcement == preflight.EnforcementAdvisory && g.advise == RunAdvised {
 		// Decide checks the budget only for operations it models; an
 		// unsupported one is advised whatever it costs.
 		rep.OverBudget = !fits(req.Budget, estimate)
@@ -231,9 +231,9 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 	res, callErr := call(ctx)
 	rep.Called = true
 	if res.Outcome == "" {
-		res.Outcome = preflight.Success
+		res.Outcome = preflight.OutcomeSuccess
 		if callErr != nil {
-			res.Outcome = preflight.TransientFailure
+			res.Outcome = preflight.OutcomeTransientFailure
 		}
 	}
 	if res.ToolCallID == "" {

@@ -84,7 +84,7 @@ type summary struct {
 func summarize(r Report) summary {
 	s := summary{Called: r.Called, Recorded: r.Recorded, ReuseReference: r.ReuseReference, OverBudget: r.OverBudget}
 	if r.Decision != nil {
-		s.Decision, s.Enforcement, s.Reasons = r.Decision.Decision, r.Decision.Enforcement, r.Decision.ReasonCodes
+		s.Decision, s.Enforcement, s.Reasons = r.Decision.Verdict, r.Decision.Enforcement, r.Decision.ReasonCodes
 	}
 	return s
 }
@@ -100,15 +100,15 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 		{
 			name: "block on an invalid payload",
 			req:  func() preflight.ToolCallRequest { return searchReq("", "0.01") },
-			want: summary{Decision: preflight.Block, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.InvalidPayload}},
+			want: summary{Decision: preflight.VerdictBlock, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonInvalidPayload}},
 		},
 		{
 			name: "block when the retry cap is reached",
 			setup: func(t *testing.T, g *Guard) {
-				mustCall(t, g, searchReq("doomed", "0.01"), Result{Outcome: preflight.TerminalFailure}, nil)
+				mustCall(t, g, searchReq("doomed", "0.01"), Result{Outcome: preflight.OutcomeTerminalFailure}, nil)
 			},
 			req:  func() preflight.ToolCallRequest { return searchReq("doomed", "0.01") },
-			want: summary{Decision: preflight.Block, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.RetryCapReached}},
+			want: summary{Decision: preflight.VerdictBlock, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonRetryCapReached}},
 		},
 		{
 			name: "defer when the budget cannot afford it",
@@ -116,7 +116,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 				r := searchReq("pricey", "2")
 				return r
 			},
-			want: summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.BudgetExceeded}},
+			want: summary{Decision: preflight.VerdictDefer, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonBudgetExceeded}},
 		},
 		{
 			name: "defer when the call limit is reached",
@@ -125,7 +125,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 				r.Budget.MaxToolCallsRemaining = "0"
 				return r
 			},
-			want: summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.CallLimitReached}},
+			want: summary{Decision: preflight.VerdictDefer, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonCallLimitReached}},
 		},
 		{
 			name: "reuse a fresh prior result",
@@ -133,7 +133,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 				mustCall(t, g, searchReq("go generics", "0.01"), Result{ResultReference: "store:1"}, nil)
 			},
 			req:  func() preflight.ToolCallRequest { return searchReq("go generics", "0.01") },
-			want: summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"},
+			want: summary{Decision: preflight.VerdictReuse, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonReuseFreshResult}, ReuseReference: "store:1"},
 		},
 		{
 			name: "skip advice under SkipAdvised",
@@ -143,7 +143,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 				r.Tool.Provider = "maps"
 				return r
 			},
-			want: summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{preflight.UnsupportedOperation}},
+			want: summary{Decision: preflight.VerdictAdvise, Enforcement: preflight.EnforcementAdvisory, Reasons: []preflight.ReasonCode{preflight.ReasonUnsupportedOperation}},
 		},
 	}
 	for _, tt := range tests {
@@ -194,15 +194,15 @@ func TestGuardRecordsTheOutcomeItIsGiven(t *testing.T) {
 		want preflight.HistoryEntry
 	}{
 		{"success with reference", Result{ResultReference: "store:7", ToolCallID: "call-7"}, nil,
-			preflight.HistoryEntry{ToolCallID: "call-7", Outcome: preflight.Success, ResultReference: "store:7", AgeSeconds: "0", GoalHash: "g1"}},
+			preflight.HistoryEntry{ToolCallID: "call-7", Outcome: preflight.OutcomeSuccess, ResultReference: "store:7", AgeSeconds: "0", GoalHash: "g1"}},
 		{"empty outcome and nil error is success", Result{}, nil,
-			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.Success, AgeSeconds: "0", GoalHash: "g1"}},
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeSuccess, AgeSeconds: "0", GoalHash: "g1"}},
 		{"empty outcome and an error is transient", Result{}, boom,
-			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
-		{"terminal as classified", Result{Outcome: preflight.TerminalFailure}, boom,
-			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TerminalFailure, AgeSeconds: "0", GoalHash: "g1"}},
-		{"transient as classified without an error", Result{Outcome: preflight.TransientFailure}, nil,
-			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.TransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
+		{"terminal as classified", Result{Outcome: preflight.OutcomeTerminalFailure}, boom,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTerminalFailure, AgeSeconds: "0", GoalHash: "g1"}},
+		{"transient as classified without an error", Result{Outcome: preflight.OutcomeTransientFailure}, nil,
+			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,11 +254,11 @@ func TestGuardTTLBoundary(t *testing.T) {
 		want  summary
 	}{
 		{"age below the TTL reuses", 59 * time.Second,
-			summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"}},
+			summary{Decision: preflight.VerdictReuse, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonReuseFreshResult}, ReuseReference: "store:1"}},
 		{"age equal to the TTL reuses", 60 * time.Second,
-			summary{Decision: preflight.Reuse, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReuseFreshResult}, ReuseReference: "store:1"}},
+			summary{Decision: preflight.VerdictReuse, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonReuseFreshResult}, ReuseReference: "store:1"}},
 		{"one millisecond past the TTL calls again", 60*time.Second + time.Millisecond,
-			summary{Decision: preflight.Allow, Enforcement: preflight.Execute, Reasons: []preflight.ReasonCode{preflight.NoProvenWaste, preflight.ReuseStale}, Called: true, Recorded: true}},
+			summary{Decision: preflight.VerdictAllow, Enforcement: preflight.EnforcementExecute, Reasons: []preflight.ReasonCode{preflight.ReasonNoProvenWaste, preflight.ReasonReuseStale}, Called: true, Recorded: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,11 +293,11 @@ func TestGuardAdvisePolicy(t *testing.T) {
 		runs   bool
 		over   bool
 	}{
-		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.UnsupportedOperation, true, false},
-		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.UnsupportedOperation, false, false},
-		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReduceScopeAdvised, true, false},
-		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReduceScopeAdvised, false, false},
-		{"unsupported operation over the free budget is not run", RunAdvised, pricey, preflight.UnsupportedOperation, false, true},
+		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.ReasonUnsupportedOperation, true, false},
+		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.ReasonUnsupportedOperation, false, false},
+		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReasonReduceScope, true, false},
+		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReasonReduceScope, false, false},
+		{"unsupported operation over the free budget is not run", RunAdvised, pricey, preflight.ReasonUnsupportedOperation, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,7 +307,7 @@ func TestGuardAdvisePolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := summary{Decision: preflight.Advise, Enforcement: preflight.Advisory, Reasons: []preflight.ReasonCode{tt.reason}, Called: tt.runs, Recorded: tt.runs, OverBudget: tt.over}
+			want := summary{Decision: preflight.VerdictAdvise, Enforcement: preflight.EnforcementAdvisory, Reasons: []preflight.ReasonCode{tt.reason}, Called: tt.runs, Recorded: tt.runs, OverBudget: tt.over}
 			if diff := cmp.Diff(want, summarize(rep)); diff != "" {
 				t.Errorf("report mismatch (-want +got):\n%s", diff)
 			}
@@ -344,7 +344,7 @@ func TestGuardCancelledDuringCallIsRecordedAsClassified(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rep, err := g.Call(ctx, searchReq("q", "0.01"), func(ctx context.Context) (Result, error) {
 		cancel() // the caller gives up while the tool runs
-		return Result{Outcome: preflight.TransientFailure}, ctx.Err()
+		return Result{Outcome: preflight.OutcomeTransientFailure}, ctx.Err()
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Call() error = %v, want context.Canceled", err)
@@ -352,7 +352,7 @@ func TestGuardCancelledDuringCallIsRecordedAsClassified(t *testing.T) {
 	if !rep.Called || !rep.Recorded {
 		t.Errorf("Called, Recorded = %v, %v; want true, true", rep.Called, rep.Recorded)
 	}
-	if h := g.Ledger().History(); len(h) != 1 || h[0].Outcome != preflight.TransientFailure {
+	if h := g.Ledger().History(); len(h) != 1 || h[0].Outcome != preflight.OutcomeTransientFailure {
 		t.Errorf("History() = %+v, want one transient failure", h)
 	}
 }
@@ -395,7 +395,7 @@ func TestGuardReservesInFlightEstimates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := summary{Decision: preflight.Defer, Enforcement: preflight.SafeToSkip, Reasons: []preflight.ReasonCode{preflight.BudgetExceeded}}
+	want := summary{Decision: preflight.VerdictDefer, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonBudgetExceeded}}
 	if diff := cmp.Diff(want, summarize(rep)); diff != "" {
 		t.Errorf("parallel call: report mismatch (-want +got):\n%s", diff)
 	}
@@ -407,14 +407,14 @@ func TestGuardReservesInFlightEstimates(t *testing.T) {
 		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
 	}
 	rep = mustCall(t, g, searchReq("second", "0.006"), Result{}, nil)
-	if rep.Decision.Decision != preflight.Allow {
-		t.Errorf("after the first call: decision %s, want allow", rep.Decision.Decision)
+	if rep.Decision.Verdict != preflight.VerdictAllow {
+		t.Errorf("after the first call: decision %s, want allow", rep.Decision.Verdict)
 	}
 	if diff := cmp.Diff(json.Number("0.01"), g.SpentUSD()); diff != "" {
 		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
 	}
 	rep, err = g.Call(context.Background(), searchReq("third", "0.000001"), c.call)
-	if err != nil || rep.Decision.Decision != preflight.Defer {
+	if err != nil || rep.Decision.Verdict != preflight.VerdictDefer {
 		t.Errorf("with the budget spent: decision %v, error %v; want defer", rep.Decision, err)
 	}
 }
@@ -441,8 +441,8 @@ func TestGuardAddsToCallerReservation(t *testing.T) {
 		cost string
 		want preflight.Verdict
 	}{
-		{"fits exactly", "0.2", preflight.Allow},
-		{"just over", "0.2000001", preflight.Defer},
+		{"fits exactly", "0.2", preflight.VerdictAllow},
+		{"just over", "0.2000001", preflight.VerdictDefer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,8 +452,8 @@ func TestGuardAddsToCallerReservation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Decision.Decision != tt.want {
-				t.Errorf("decision %s (%v), want %s", rep.Decision.Decision, rep.Decision.ReasonCodes, tt.want)
+			if rep.Decision.Verdict != tt.want {
+				t.Errorf("decision %s (%v), want %s", rep.Decision.Verdict, rep.Decision.ReasonCodes, tt.want)
 			}
 		})
 	}
@@ -474,8 +474,8 @@ func TestGuardPanickingToolFreesReservation(t *testing.T) {
 		_, _ = g.Call(context.Background(), searchReq("q", "0.9"), func(context.Context) (Result, error) { panic("tool crashed") })
 	}()
 	rep := mustCall(t, g, searchReq("r", "0.9"), Result{}, nil)
-	if rep.Decision.Decision != preflight.Allow {
-		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Decision)
+	if rep.Decision.Verdict != preflight.VerdictAllow {
+		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Verdict)
 	}
 }
 
@@ -498,12 +498,12 @@ func TestGuardParallelCallsNeverOverspend(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			verdicts[rep.Decision.Decision]++
+			verdicts[rep.Decision.Verdict]++
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	want := map[preflight.Verdict]int{preflight.Allow: 10, preflight.Defer: 30}
+	want := map[preflight.Verdict]int{preflight.VerdictAllow: 10, preflight.VerdictDefer: 30}
 	if diff := cmp.Diff(want, verdicts); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}

@@ -133,7 +133,7 @@ func validateEntry(e Entry) error {
 		errs = append(errs, fmt.Errorf("Fingerprint %q is not 64 lowercase hex digits", e.Fingerprint))
 	}
 	switch e.Outcome {
-	case preflight.Success, preflight.TerminalFailure, preflight.TransientFailure:
+	case preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure:
 	default:
 		errs = append(errs, fmt.Errorf("Outcome %q is not success, terminal_failure or transient_failure", e.Outcome))
 	}
@@ -164,9 +164,9 @@ func (l *Ledger) dropRedundant(e Entry) {
 			return false
 		}
 		switch e.Outcome {
-		case preflight.Success:
+		case preflight.OutcomeSuccess:
 			return old.GoalHash == e.GoalHash && (e.ResultReference != "" || old.ResultReference == "")
-		case preflight.TransientFailure:
+		case preflight.OutcomeTransientFailure:
 			return true
 		}
 		return false
@@ -183,11 +183,11 @@ func (l *Ledger) dropRedundant(e Entry) {
 func (l *Ledger) victim() int {
 	rank := func(e Entry) int {
 		switch {
-		case e.Outcome == preflight.TransientFailure:
+		case e.Outcome == preflight.OutcomeTransientFailure:
 			return 0
-		case e.Outcome == preflight.Success && e.ResultReference == "":
+		case e.Outcome == preflight.OutcomeSuccess && e.ResultReference == "":
 			return 1
-		case e.Outcome == preflight.Success:
+		case e.Outcome == preflight.OutcomeSuccess:
 			return 2
 		default:
 			return 3

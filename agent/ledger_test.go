@@ -18,11 +18,11 @@ func fp(n int) string { return fmt.Sprintf("%064x", n) }
 func TestHistoryAgesAdvance(t *testing.T) {
 	clock := newFakeClock()
 	l := NewLedger(&LedgerOptions{Now: clock.Now})
-	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.Success, ResultReference: "ref:1", GoalHash: "g"}); err != nil {
+	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess, ResultReference: "ref:1", GoalHash: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(1500 * time.Millisecond)
-	if err := l.Record(Entry{ToolCallID: "c2", Fingerprint: fp(2), Outcome: preflight.TerminalFailure}); err != nil {
+	if err := l.Record(Entry{ToolCallID: "c2", Fingerprint: fp(2), Outcome: preflight.OutcomeTerminalFailure}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -40,8 +40,8 @@ func TestHistoryAgesAdvance(t *testing.T) {
 	for _, s := range steps {
 		clock.Advance(s.advance)
 		want := []preflight.HistoryEntry{
-			{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.Success, ResultReference: "ref:1", AgeSeconds: s.ages[0], GoalHash: "g"},
-			{ToolCallID: "c2", Fingerprint: fp(2), Outcome: preflight.TerminalFailure, AgeSeconds: s.ages[1]},
+			{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess, ResultReference: "ref:1", AgeSeconds: s.ages[0], GoalHash: "g"},
+			{ToolCallID: "c2", Fingerprint: fp(2), Outcome: preflight.OutcomeTerminalFailure, AgeSeconds: s.ages[1]},
 		}
 		if diff := cmp.Diff(want, l.History()); diff != "" {
 			t.Errorf("%s: History() mismatch (-want +got):\n%s", s.name, diff)
@@ -52,7 +52,7 @@ func TestHistoryAgesAdvance(t *testing.T) {
 func TestHistoryClockStepsBack(t *testing.T) {
 	clock := newFakeClock()
 	l := NewLedger(&LedgerOptions{Now: clock.Now})
-	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.Success}); err != nil {
+	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(-time.Minute)
@@ -63,7 +63,7 @@ func TestHistoryClockStepsBack(t *testing.T) {
 
 func TestNewLedgerNilOptions(t *testing.T) {
 	l := NewLedger(nil)
-	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.Success}); err != nil {
+	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(l.History()); got != 1 {
@@ -72,7 +72,7 @@ func TestNewLedgerNilOptions(t *testing.T) {
 }
 
 func TestRecordRejectsMalformedEntries(t *testing.T) {
-	ok := Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.Success}
+	ok := Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess}
 	tests := []struct {
 		name  string
 		edit  func(*Entry)
@@ -110,7 +110,7 @@ func ids(h []preflight.HistoryEntry) []string {
 }
 
 func TestRecordDropsRedundantEntries(t *testing.T) {
-	s, term, trans := preflight.Success, preflight.TerminalFailure, preflight.TransientFailure
+	s, term, trans := preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure
 	tests := []struct {
 		name    string
 		entries []Entry // ToolCallIDs are filled in as e0, e1, ...
@@ -180,13 +180,13 @@ func TestEvictionOrder(t *testing.T) {
 		e := Entry{ToolCallID: fmt.Sprintf("%c%d", class, n), Fingerprint: fp(n)}
 		switch class {
 		case 'T':
-			e.Outcome = preflight.TransientFailure
+			e.Outcome = preflight.OutcomeTransientFailure
 		case 'N':
-			e.Outcome = preflight.Success
+			e.Outcome = preflight.OutcomeSuccess
 		case 'S':
-			e.Outcome, e.ResultReference = preflight.Success, fmt.Sprintf("ref:%d", n)
+			e.Outcome, e.ResultReference = preflight.OutcomeSuccess, fmt.Sprintf("ref:%d", n)
 		case 'F':
-			e.Outcome = preflight.TerminalFailure
+			e.Outcome = preflight.OutcomeTerminalFailure
 		}
 		return e
 	}
@@ -248,7 +248,7 @@ func TestConcurrentRecording(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				n := w*each + i
-				if err := l.Record(Entry{ToolCallID: fmt.Sprint(n), Fingerprint: fp(n), Outcome: preflight.TerminalFailure}); err != nil {
+				if err := l.Record(Entry{ToolCallID: fmt.Sprint(n), Fingerprint: fp(n), Outcome: preflight.OutcomeTerminalFailure}); err != nil {
 					t.Error(err)
 				}
 				clock.Advance(time.Millisecond)

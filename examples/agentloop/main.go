@@ -103,9 +103,9 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 			var ce *callError
 			switch {
 			case errors.As(err, &ce) && ce.transient:
-				return agent.Result{Outcome: preflight.TransientFailure}, err
+				return agent.Result{Outcome: preflight.OutcomeTransientFailure}, err
 			case err != nil:
-				return agent.Result{Outcome: preflight.TerminalFailure}, err
+				return agent.Result{Outcome: preflight.OutcomeTerminalFailure}, err
 			}
 			ref := fmt.Sprintf("mem:%d", len(store)+1)
 			store[ref] = text
@@ -119,23 +119,23 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 		switch {
 		case rep.Called:
 			t.made++
-		case d.Decision == preflight.Reuse:
+		case d.Verdict == preflight.VerdictReuse:
 			t.reused++
 			_ = store[rep.ReuseReference] // the agent reads its saved result
-		case d.Decision == preflight.Block:
+		case d.Verdict == preflight.VerdictBlock:
 			t.blocked++
-		case d.Decision == preflight.Defer:
+		case d.Verdict == preflight.VerdictDefer:
 			t.deferred++
 		}
 		if !rep.Called {
-			t.avoidedMicros[d.Decision] += price(c)
+			t.avoidedMicros[d.Verdict] += price(c)
 		}
 		if verbose {
 			codes := make([]string, len(d.ReasonCodes))
 			for j, r := range d.ReasonCodes {
 				codes[j] = string(r)
 			}
-			fmt.Fprintf(out, "%s %-7s %-6s %-45s %s\n", req.StepID, c.Provider, d.Decision, strings.Join(codes, ","), c.Why)
+			fmt.Fprintf(out, "%s %-7s %-6s %-45s %s\n", req.StepID, c.Provider, d.Verdict, strings.Join(codes, ","), c.Why)
 		}
 	}
 	t.spentMicros = p.spentMicros
@@ -159,7 +159,7 @@ func printTable(out io.Writer, proposed int, without, with tally) {
 	row("over budget by", usd(max(0, without.spentMicros-budgetMicros)), usd(max(0, with.spentMicros-budgetMicros)))
 	row("dollars avoided", "-", usd(without.spentMicros-with.spentMicros))
 	fmt.Fprintf(out, "\nNot spent with preflight, by decision: reuse $%s, block $%s, defer $%s.\n",
-		usd(with.avoidedMicros[preflight.Reuse]), usd(with.avoidedMicros[preflight.Block]), usd(with.avoidedMicros[preflight.Defer]))
+		usd(with.avoidedMicros[preflight.VerdictReuse]), usd(with.avoidedMicros[preflight.VerdictBlock]), usd(with.avoidedMicros[preflight.VerdictDefer]))
 	fmt.Fprintln(out, "Only reuse is saved work; a blocked call would have failed anyway, and a deferred one")
 	fmt.Fprintln(out, "did not fit the budget (the agent may still need it later).")
 }

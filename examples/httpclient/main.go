@@ -86,7 +86,7 @@ func run(ctx context.Context, client *http.Client, base string, out io.Writer) e
 	if err != nil {
 		return fmt.Errorf("tool-call: %w", err)
 	}
-	fmt.Fprintf(out, "tool-call: decision=%s enforcement=%s reasons=%v\n", dec.Decision, dec.Enforcement, dec.ReasonCodes)
+	fmt.Fprintf(out, "tool-call: decision=%s enforcement=%s reasons=%v\n", dec.Verdict, dec.Enforcement, dec.ReasonCodes)
 	fmt.Fprintf(out, "  record fingerprint %s in your history after the call\n", dec.RequestFingerprint)
 	if s := resp.Header.Get("PAYMENT-RESPONSE"); s != "" {
 		fmt.Fprintln(out, "  settled: PAYMENT-RESPONSE present")

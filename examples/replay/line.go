@@ -66,7 +66,7 @@ func decodeLine(b []byte) (*line, error) {
 		return nil, errors.New(`"request" must be a JSON object`)
 	}
 	switch l.Outcome {
-	case preflight.Success, preflight.TerminalFailure, preflight.TransientFailure:
+	case preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure:
 	default:
 		return nil, fmt.Errorf(`"outcome" is %q; want success, terminal_failure or transient_failure`, l.Outcome)
 	}

@@ -168,7 +168,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 		}
 		rep.add(r, cost)
 		if s.verbose {
-			fmt.Fprintf(out, "%-14s %-8s %-6s executed=%-5v $%-8s %s\n", fmt.Sprintf("%s:%d", name, n), l.StepID, r.Decision.Decision, r.Called,
+			fmt.Fprintf(out, "%-14s %-8s %-6s executed=%-5v $%-8s %s\n", fmt.Sprintf("%s:%d", name, n), l.StepID, r.Decision.Verdict, r.Called,
 				decimalText(cost), joinCodes(r.Decision.ReasonCodes)+overBudget(r))
 		}
 	}
@@ -252,10 +252,10 @@ func newReport() *report {
 
 func (r *report) add(rep agent.Report, cost *big.Rat) {
 	d := rep.Decision
-	w := r.rows[d.Decision]
+	w := r.rows[d.Verdict]
 	if w == nil {
 		w = &row{executedUSD: new(big.Rat), skippedUSD: new(big.Rat)}
-		r.rows[d.Decision] = w
+		r.rows[d.Verdict] = w
 	}
 	w.calls++
 	if rep.Called {
@@ -292,7 +292,7 @@ func (r *report) print(out io.Writer, name string, s settings) {
 			decimalText(w.executedUSD), decimalText(w.skippedUSD))
 	}
 	fmt.Fprintf(out, "%-8s %6s %9s %8s %13s %12s\n", "decision", "calls", "executed", "skipped", "executed USD", "skipped USD")
-	for _, v := range []preflight.Verdict{preflight.Allow, preflight.Reuse, preflight.Block, preflight.Defer, preflight.Advise} {
+	for _, v := range []preflight.Verdict{preflight.VerdictAllow, preflight.VerdictReuse, preflight.VerdictBlock, preflight.VerdictDefer, preflight.VerdictAdvise} {
 		if w := r.rows[v]; w != nil {
 			line(string(v), *w)
 		}
