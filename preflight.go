@@ -101,6 +101,7 @@ type CheckEconomics struct {
 // CheckResult is the answer to a [CheckRequest]. Valid false is still a
 // completed check: the body (or a keyword of the schema) failed validation.
 type CheckResult struct {
+	// Valid is true when Errors is empty: the body satisfies the schema.
 	Valid bool `json:"valid"`
 	// Errors lists every validation failure (at most 100), in the order the
 	// body is walked. Never nil.
@@ -115,18 +116,36 @@ type CheckResult struct {
 }
 
 // EconomicsResult is the proceed/abort advice of a check with cost context.
+//
+// The figures are exact decimals computed from the request's
+// [CheckEconomics], with D = DownstreamCostUSD, R = RetryCostUSD,
+// P = PreflightPriceUSD (default 0.001), p = PriorInvalidProbability
+// (default 0.25) and loss = R, plus D when BillsOnInvalidRequest.
 type EconomicsResult struct {
-	Advice                  Advice       `json:"decision"`
-	Reason                  AdviceReason `json:"reason"`
-	PreflightPriceUSD       json.Number  `json:"preflightPriceUsd"`
-	WasteIfSentUSD          json.Number  `json:"wasteIfSentUsd"`
-	RealizedNetUSD          json.Number  `json:"realizedNetUsd"`
-	WorthCheckingAPriori    bool         `json:"worthCheckingAPriori"`
-	APrioriExpectedWasteUSD json.Number  `json:"aPrioriExpectedWasteUsd"`
-	APrioriExpectedNetUSD   json.Number  `json:"aPrioriExpectedNetUsd"`
+	// Advice is proceed when the body is valid, abort when it is not.
+	Advice Advice `json:"decision"`
+	// Reason says why: valid, or invalid_doomed_request.
+	Reason AdviceReason `json:"reason"`
+	// PreflightPriceUSD is P, the price of this check as modeled.
+	PreflightPriceUSD json.Number `json:"preflightPriceUsd"`
+	// WasteIfSentUSD is what sending this body would waste: loss when it is
+	// invalid, else 0.
+	WasteIfSentUSD json.Number `json:"wasteIfSentUsd"`
+	// RealizedNetUSD is WasteIfSentUSD − P: what this check saved (negative
+	// when it cost more than it saved).
+	RealizedNetUSD json.Number `json:"realizedNetUsd"`
+	// WorthCheckingAPriori is APrioriExpectedNetUSD > 0: whether checking
+	// pays on average, before knowing the answer.
+	WorthCheckingAPriori bool `json:"worthCheckingAPriori"`
+	// APrioriExpectedWasteUSD is p × loss, the waste expected from sending
+	// unchecked.
+	APrioriExpectedWasteUSD json.Number `json:"aPrioriExpectedWasteUsd"`
+	// APrioriExpectedNetUSD is p × loss − P.
+	APrioriExpectedNetUSD json.Number `json:"aPrioriExpectedNetUsd"`
 }
 
-// Advice is the proceed/abort advice of [EconomicsResult].
+// Advice is the proceed/abort advice of an [EconomicsResult] (the JSON
+// member "decision").
 type Advice string
 
 // The advice values.
@@ -148,8 +167,10 @@ const (
 // search or browse tool call with the caller's budget, history and
 // capabilities. History, scope and budget are the caller's own assertions.
 type ToolCallRequest struct {
-	// RunID and StepID are caller-scoped identifiers; both must be non-empty.
-	RunID  string `json:"runId"`
+	// RunID identifies the caller's run; non-empty. It does not enter the
+	// fingerprint.
+	RunID string `json:"runId"`
+	// StepID identifies the step within the run; non-empty.
 	StepID string `json:"stepId"`
 	// Tool is the proposed call.
 	Tool ToolCall `json:"tool"`
@@ -195,6 +216,7 @@ type ToolCall struct {
 // Budget is what the caller can still spend, after deducting the fee of this
 // consultation (the service does not subtract it).
 type Budget struct {
+	// RemainingUSD is the money left, 0..1,000,000,000. Required.
 	RemainingUSD json.Number `json:"remainingUsd"`
 	// ReservedUSD is money already promised to calls in flight; empty means 0.
 	ReservedUSD json.Number `json:"reservedUsd,omitempty"`
@@ -210,24 +232,38 @@ type Task struct {
 	GoalHash string `json:"goalHash"`
 }
 
-// Capabilities says what the caller can do instead of making the call.
+// Capabilities says what the caller can do instead of making the call. A
+// nil *Capabilities means neither.
 type Capabilities struct {
+	// CanReusePriorResult is true when the caller can use a saved result
+	// instead of calling; without it there is never a reuse verdict (a
+	// fresh success then adds REUSE_NOT_PERMITTED).
 	CanReusePriorResult bool `json:"canReusePriorResult"`
-	CanReduceScope      bool `json:"canReduceScope"`
+	// CanReduceScope is true when the caller can make a narrower call;
+	// without it there is never a reduce_scope advice.
+	CanReduceScope bool `json:"canReduceScope"`
 }
 
 // HistoryEntry is one prior outcome recorded by the caller after its real
 // tool call completed.
 type HistoryEntry struct {
+	// ToolCallID is the caller's identifier of the call, echoed as the
+	// decision's MatchedCallID when this entry decides. Required.
 	ToolCallID string `json:"toolCallId"`
-	// Fingerprint is the RequestFingerprint a decision returned for the call.
-	Fingerprint string  `json:"fingerprint"`
-	Outcome     Outcome `json:"outcome"`
-	// ResultReference is the caller's pointer to the saved result.
+	// Fingerprint is the RequestFingerprint a decision returned for the
+	// call; only entries with the proposal's fingerprint count. Required.
+	Fingerprint string `json:"fingerprint"`
+	// Outcome is how the call ended. Required.
+	Outcome Outcome `json:"outcome"`
+	// ResultReference is the caller's pointer to the saved result; a
+	// success can be reused only when it is non-empty.
 	ResultReference string `json:"resultReference,omitempty"`
-	// AgeSeconds is how long ago the call completed, kept current by the caller.
+	// AgeSeconds, 0..1,000,000,000, is how long ago the call completed,
+	// kept current by the caller. Required.
 	AgeSeconds json.Number `json:"ageSeconds"`
-	GoalHash   string      `json:"goalHash,omitempty"`
+	// GoalHash is the Task.GoalHash the call served; reuse needs it equal
+	// to the proposal's.
+	GoalHash string `json:"goalHash,omitempty"`
 }
 
 // Outcome is how a recorded tool call ended.
@@ -243,8 +279,12 @@ const (
 // ToolCallDecision is the answer to a [ToolCallRequest]. It is a
 // recommendation; nothing has been executed.
 type ToolCallDecision struct {
-	Verdict     Verdict      `json:"decision"`
-	Enforcement Enforcement  `json:"enforcement"`
+	// Verdict is what to do with the call (the JSON member "decision").
+	Verdict Verdict `json:"decision"`
+	// Enforcement is how firmly to apply the verdict.
+	Enforcement Enforcement `json:"enforcement"`
+	// ReasonCodes explain the verdict; the first names the rule that
+	// decided. Never empty.
 	ReasonCodes []ReasonCode `json:"reasonCodes"`
 	// RequestFingerprint identifies the exact proposal; record it in history
 	// after the real call completes.
@@ -252,20 +292,31 @@ type ToolCallDecision struct {
 	// MatchedCallID is the history entry behind a reuse or a retry cap.
 	MatchedCallID string `json:"matchedCallId,omitempty"`
 	// Issues lists payload problems and ignored members. Never nil.
-	Issues         []Issue         `json:"issues"`
-	Estimated      Estimate        `json:"estimated"`
+	Issues []Issue `json:"issues"`
+	// Estimated holds the modeled dollar figures.
+	Estimated Estimate `json:"estimated"`
+	// Recommendation is set on a reuse verdict and on reduce_scope advice.
 	Recommendation *Recommendation `json:"recommendation,omitempty"`
 }
 
-// Estimate holds the modeled dollar figures of a decision. They are model
-// output, not observed savings and not a settlement receipt.
+// Estimate holds the modeled dollar figures of a decision, exact decimals.
+// They are model output, not observed savings and not a settlement
+// receipt: over HTTP, what was paid is only what the PAYMENT-RESPONSE
+// header says.
 type Estimate struct {
-	PreflightCostUSD         json.Number `json:"preflightCostUsd"`
-	PriceChargedUSD          json.Number `json:"priceChargedUsd"`
+	// PreflightCostUSD is the request's PreflightPriceUSD (default 0.002).
+	PreflightCostUSD json.Number `json:"preflightCostUsd"`
+	// PriceChargedUSD is a legacy field of the wire format: always 0.
+	PriceChargedUSD json.Number `json:"priceChargedUsd"`
+	// AvoidableExternalCostUSD is the call's estimated external cost on a
+	// reuse verdict, else 0.
 	AvoidableExternalCostUSD json.Number `json:"avoidableExternalCostUsd"`
-	AvoidableModelCostUSD    json.Number `json:"avoidableModelCostUsd"`
-	NetSavingsUSD            json.Number `json:"netSavingsUsd"`
-	Billable                 bool        `json:"billable"`
+	// AvoidableModelCostUSD is a legacy field of the wire format: always 0.
+	AvoidableModelCostUSD json.Number `json:"avoidableModelCostUsd"`
+	// NetSavingsUSD is AvoidableExternalCostUSD − PreflightCostUSD.
+	NetSavingsUSD json.Number `json:"netSavingsUsd"`
+	// Billable is a legacy field of the wire format: always false.
+	Billable bool `json:"billable"`
 	// Confidence is a constant of the rule that decided, not a calibrated
 	// probability.
 	Confidence json.Number `json:"confidence"`
@@ -273,6 +324,7 @@ type Estimate struct {
 
 // Recommendation tells the caller what to do instead of the call.
 type Recommendation struct {
+	// Action is what to do instead: reuse_result or reduce_scope.
 	Action RecommendedAction `json:"action"`
 	// ResultReference echoes the caller's reference on reuse.
 	ResultReference string `json:"resultReference,omitempty"`
