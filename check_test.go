@@ -298,8 +298,8 @@ func TestErrorEnvelope(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	got, _ = json.Marshal(&Error{Code: CodeNotFound, Message: "no route"})
-	if want := `{"error":{"code":"not_found","message":"no route"}}`; string(got) != want {
+	got, _ = json.Marshal(&Error{Code: CodeInvalidJSON, Message: "no route"})
+	if want := `{"error":{"code":"invalid_json","message":"no route"}}`; string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 	if s := e.Error(); s != "invalid_request: m (/a: x)" {

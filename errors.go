@@ -60,9 +60,9 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 // ErrorCode is the code of an [Error].
 type ErrorCode string
 
-// The error codes. The reference server maps each to an HTTP status.
+// The error codes of the decoders, Check and Decide. The reference server
+// answers each with HTTP 400 and adds codes of its own (package server).
 const (
-	// Returned by the decoders, Check and Decide (HTTP 400).
 	CodeInvalidJSON              ErrorCode = "invalid_json"               // not JSON: empty, trailing data, invalid UTF-8, duplicate keys
 	CodeInvalidRequest           ErrorCode = "invalid_request"            // JSON, but an input rule is broken
 	CodeLimitExceeded            ErrorCode = "limit_exceeded"             // too deep, too many nodes or history entries
@@ -70,17 +70,6 @@ const (
 	CodeUnsupportedPattern       ErrorCode = "unsupported_pattern"        // a pattern Go's RE2 cannot compile
 	CodeInvalidSchema            ErrorCode = "invalid_schema"             // a keyword with an ill-formed value
 	CodeSchemaTooLarge           ErrorCode = "schema_too_large"           // schema over 32,768 bytes
-
-	// Used by the reference server only.
-	CodeUnsupportedMediaType  ErrorCode = "unsupported_media_type" // HTTP 400: Content-Type is not JSON
-	CodePayloadTooLarge       ErrorCode = "payload_too_large"      // HTTP 413: body over 65,536 bytes
-	CodeNotFound              ErrorCode = "not_found"              // HTTP 404
-	CodeMethodNotAllowed      ErrorCode = "method_not_allowed"     // HTTP 405
-	CodePaymentRequired       ErrorCode = "payment_required"       // HTTP 402
-	CodePaymentUnavailable    ErrorCode = "payment_unavailable"    // HTTP 503: paywall misconfigured or facilitator down
-	CodeCapabilityUnavailable ErrorCode = "capability_unavailable" // HTTP 503: the reserved usage-dump route
-	CodeForbidden             ErrorCode = "forbidden"              // HTTP 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
-	CodeInternal              ErrorCode = "internal_error"         // HTTP 500: a bug in the server; never expected
 )
 
 // IssueCode is the code of an [Issue].

@@ -62,7 +62,7 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.paywall == nil {
 		writeError(w, &preflight.Error{
-			Code:    preflight.CodePaymentUnavailable,
+			Code:    CodePaymentUnavailable,
 			Message: "payment is required on this route but the server's payment configuration is invalid; no payment was requested or taken",
 		})
 		return
@@ -78,7 +78,7 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 // and always unavailable. The body is never read.
 func serveUsageDump(w http.ResponseWriter, r *http.Request) {
 	writeError(w, &preflight.Error{
-		Code:    preflight.CodeCapabilityUnavailable,
+		Code:    CodeCapabilityUnavailable,
 		Message: "usage export is not a public capability of this service",
 	})
 }

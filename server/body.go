@@ -38,12 +38,12 @@ func isJSONMediaType(contentType string) bool {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		return nil, &preflight.Error{
-			Code:    preflight.CodeUnsupportedMediaType,
+			Code:    CodeUnsupportedMediaType,
 			Message: fmt.Sprintf("Content-Type must be application/json (or an application/*+json type); got %q", ct),
 		}
 	}
 	tooLarge := &preflight.Error{
-		Code:    preflight.CodePayloadTooLarge,
+		Code:    CodePayloadTooLarge,
 		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
 	}
 	if r.ContentLength > MaxBodyBytes {

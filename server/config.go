@@ -1,10 +1,6 @@
 package server
 
-import (
-	"log/slog"
-
-	"github.com/agentpreflight/preflight/server/x402"
-)
+import "log/slog"
 
 // Config configures the handler returned by [New]. The zero value serves
 // every route, with the tool-call route unpaid, and derives its own address
@@ -24,10 +20,11 @@ type Config struct {
 	SiteURL string
 
 	// Payment, when non-nil, makes POST /v0.2/preflight/tool-call paid with
-	// x402. Nil means the route is unpaid. If the configuration is invalid
-	// (x402.New fails), the route answers 503 payment_unavailable to every
-	// well-formed request; it never falls back to serving unpaid.
-	Payment *x402.Config
+	// x402. Nil means the route is unpaid. If the payment configuration is
+	// invalid (see [Payment.Validate]), the route answers 503
+	// payment_unavailable to every well-formed request; it never falls back
+	// to serving unpaid.
+	Payment *Payment
 
 	// MCPTrustProxyHost tells the /mcp transport to accept a Host header
 	// that is not a loopback name on a loopback connection, as happens

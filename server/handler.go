@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/server/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
 // route is one path of the service: a handler per method.
@@ -30,8 +30,8 @@ type handler struct {
 }
 
 // New returns the handler that serves every route of the service as
-// configured by cfg. It does no I/O. A Payment configuration that x402.New
-// rejects is logged once and makes the paid route answer 503
+// configured by cfg. It does no I/O. A Payment configuration that
+// [Payment.Validate] rejects is logged once and makes the paid route answer 503
 // payment_unavailable; it never makes the route unpaid.
 func New(cfg Config) http.Handler {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
@@ -41,11 +41,7 @@ func New(cfg Config) http.Handler {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.Payment != nil {
-		pc := *cfg.Payment
-		if pc.Logger == nil {
-			pc.Logger = cfg.Logger
-		}
-		pw, err := x402.New(pc)
+		pw, err := x402.New(cfg.Payment.config(cfg.Logger))
 		if err != nil {
 			h.paywallErr = err
 			h.log.Error("payment is configured but invalid; the paid route will answer 503", "error", err.Error())
@@ -94,13 +90,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			h.log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v))
-			writeError(w, &preflight.Error{Code: preflight.CodeInternal, Message: "the server failed to handle the request; this is a bug"})
+			writeError(w, &preflight.Error{Code: CodeInternalError, Message: "the server failed to handle the request; this is a bug"})
 		}
 	}()
 	rt := h.routes[r.URL.Path]
 	if rt == nil {
 		writeError(w, &preflight.Error{
-			Code:    preflight.CodeNotFound,
+			Code:    CodeNotFound,
 			Message: fmt.Sprintf("no route for path %q; see /openapi.json for the routes", r.URL.Path),
 		})
 		return
@@ -113,7 +109,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fn == nil {
 		w.Header().Set("Allow", rt.allow)
 		writeError(w, &preflight.Error{
-			Code:    preflight.CodeMethodNotAllowed,
+			Code:    CodeMethodNotAllowed,
 			Message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, rt.allow),
 		})
 		return

@@ -86,7 +86,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		mcpWriteError(w, http.StatusMethodNotAllowed, &preflight.Error{
-			Code:    preflight.CodeMethodNotAllowed,
+			Code:    CodeMethodNotAllowed,
 			Message: "/mcp accepts only POST: this MCP endpoint is stateless and opens no server-sent event stream",
 		})
 		return
@@ -109,7 +109,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // envelope and status to send.
 func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error, int) {
 	tooLarge := &preflight.Error{
-		Code:    preflight.CodePayloadTooLarge,
+		Code:    CodePayloadTooLarge,
 		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
 	}
 	if r.ContentLength > MaxBodyBytes {
@@ -224,17 +224,17 @@ func (e *mcpEnvelopeWriter) finish() {
 func mcpCodeForStatus(status int) preflight.ErrorCode {
 	switch {
 	case status == http.StatusForbidden:
-		return preflight.CodeForbidden
+		return CodeForbidden
 	case status == http.StatusNotFound:
-		return preflight.CodeNotFound
+		return CodeNotFound
 	case status == http.StatusMethodNotAllowed:
-		return preflight.CodeMethodNotAllowed
+		return CodeMethodNotAllowed
 	case status == http.StatusRequestEntityTooLarge:
-		return preflight.CodePayloadTooLarge
+		return CodePayloadTooLarge
 	case status == http.StatusUnsupportedMediaType:
-		return preflight.CodeUnsupportedMediaType
+		return CodeUnsupportedMediaType
 	case status >= 500:
-		return preflight.CodeInternal
+		return CodeInternalError
 	default:
 		return preflight.CodeInvalidRequest
 	}

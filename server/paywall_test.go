@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"testing"
-
-	"github.com/agentpreflight/preflight/server/x402"
 )
 
 // TestPaywallMisconfigured: a payment configuration x402.New rejects makes
@@ -15,7 +13,7 @@ import (
 // input errors stay a free 400 and the free route is unaffected.
 func TestPaywallMisconfigured(t *testing.T) {
 	cfg := testConfig
-	cfg.Payment = &x402.Config{PayTo: "not an address", FacilitatorURL: "http://127.0.0.1:1"}
+	cfg.Payment = &Payment{PayTo: "not an address", FacilitatorURL: "http://127.0.0.1:1"}
 	c := newAPIClient(t, New(cfg))
 
 	x := c.do("POST", "/v0.2/preflight/tool-call", []byte(toolAllow))
@@ -43,7 +41,7 @@ func TestPaywallChallenge(t *testing.T) {
 	}
 	defer ln.Close()
 	cfg := testConfig
-	cfg.Payment = &x402.Config{
+	cfg.Payment = &Payment{
 		PayTo:          "0x1111111111111111111111111111111111111111",
 		FacilitatorURL: "http://" + ln.Addr().String(),
 	}

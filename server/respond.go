@@ -12,17 +12,17 @@ import (
 // decoders and evaluators return is a client error, 400.
 func statusOf(code preflight.ErrorCode) int {
 	switch code {
-	case preflight.CodePayloadTooLarge:
+	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case preflight.CodeNotFound:
+	case CodeNotFound:
 		return http.StatusNotFound
-	case preflight.CodeMethodNotAllowed:
+	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case preflight.CodePaymentRequired:
+	case CodePaymentRequired:
 		return http.StatusPaymentRequired
-	case preflight.CodePaymentUnavailable, preflight.CodeCapabilityUnavailable:
+	case CodePaymentUnavailable, CodeCapabilityUnavailable:
 		return http.StatusServiceUnavailable
-	case preflight.CodeInternal:
+	case CodeInternalError:
 		return http.StatusInternalServerError
 	default:
 		return http.StatusBadRequest
@@ -57,7 +57,7 @@ func (h *handler) writeLibraryError(w http.ResponseWriter, r *http.Request, err 
 		return
 	}
 	h.log.ErrorContext(r.Context(), "library returned an untyped error", "path", r.URL.Path, "error", err.Error())
-	writeError(w, &preflight.Error{Code: preflight.CodeInternal, Message: "the server failed to evaluate the request; this is a bug"})
+	writeError(w, &preflight.Error{Code: CodeInternalError, Message: "the server failed to evaluate the request; this is a bug"})
 }
 
 // writeResult marshals v and writes it with status 200.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentpreflight/preflight/server/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
 // Secret markers: none may ever appear in a log line.
@@ -86,7 +86,7 @@ func testFacilitator(t *testing.T) *httptest.Server {
 func paidConfig(url string, logger *slog.Logger) Config {
 	cfg := testConfig
 	cfg.Logger = logger
-	cfg.Payment = &x402.Config{PayTo: "0x1111111111111111111111111111111111111111", FacilitatorURL: url}
+	cfg.Payment = &Payment{PayTo: "0x1111111111111111111111111111111111111111", FacilitatorURL: url}
 	return cfg
 }
 
@@ -95,8 +95,8 @@ func paidConfig(url string, logger *slog.Logger) Config {
 // like an EIP-3009 authorization but signed by nobody: only a facilitator
 // would check the signature. It is safe to call from any goroutine; a
 // failure panics, which fails the test.
-func paymentSignature(cfg *x402.Config, nonce, note string) string {
-	pw, err := x402.New(*cfg)
+func paymentSignature(cfg *Payment, nonce, note string) string {
+	pw, err := x402.New(cfg.config(nil))
 	if err != nil {
 		panic(err)
 	}

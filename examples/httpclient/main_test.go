@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/server"
-	"github.com/agentpreflight/preflight/server/x402"
 )
 
 func TestRunUnpaid(t *testing.T) {
@@ -27,7 +26,7 @@ func TestRunUnpaid(t *testing.T) {
 // TestRunPaid uses the real paywall; no facilitator is contacted because
 // the example never pays (the facilitator address is a closed port).
 func TestRunPaid(t *testing.T) {
-	srv := httptest.NewServer(server.New(server.Config{Payment: &x402.Config{
+	srv := httptest.NewServer(server.New(server.Config{Payment: &server.Payment{
 		PayTo: "0x1111111111111111111111111111111111111111", FacilitatorURL: "http://127.0.0.1:1",
 	}}))
 	defer srv.Close()

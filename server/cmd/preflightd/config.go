@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight/server"
-	"github.com/agentpreflight/preflight/server/x402"
 )
 
 // options are the parsed command-line flags.
@@ -77,7 +76,7 @@ func (o options) serverConfig() (server.Config, error) {
 		}
 		return cfg, nil
 	}
-	pc := &x402.Config{
+	pc := &server.Payment{
 		PayTo:             o.payTo,
 		Network:           o.network,
 		FacilitatorURL:    o.facilitatorURL,

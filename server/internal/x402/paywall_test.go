@@ -81,11 +81,11 @@ func malformed(what string) string {
 }
 
 func mismatched(field string) string {
-	return envelope(preflight.CodePaymentRequired, strings.Replace(msgMismatchFmt, "%s", field, 1))
+	return envelope(CodePaymentRequired, strings.Replace(msgMismatchFmt, "%s", field, 1))
 }
 
 func rejected(reason string) string {
-	return envelope(preflight.CodePaymentRequired, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
+	return envelope(CodePaymentRequired, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -122,7 +122,7 @@ func TestHandle(t *testing.T) {
 			name:         "no header gets the challenge, free",
 			sig:          raw(""),
 			wantStatus:   402,
-			wantBody:     envelope(preflight.CodePaymentRequired, msgRequired),
+			wantBody:     envelope(CodePaymentRequired, msgRequired),
 			wantRequired: challengeFor("Payment required"),
 		},
 		{
@@ -253,7 +253,7 @@ func TestHandle(t *testing.T) {
 			down:       true,
 			sig:        good,
 			wantStatus: 503,
-			wantBody:   envelope(preflight.CodePaymentUnavailable, msgVerifyDown),
+			wantBody:   envelope(CodePaymentUnavailable, msgVerifyDown),
 		},
 		{
 			name:         "verify too slow",
@@ -261,7 +261,7 @@ func TestHandle(t *testing.T) {
 			short:        true,
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -269,7 +269,7 @@ func TestHandle(t *testing.T) {
 			verify:       "500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -277,7 +277,7 @@ func TestHandle(t *testing.T) {
 			verify:       "garbage",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -285,7 +285,7 @@ func TestHandle(t *testing.T) {
 			verify:       "valid500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -328,7 +328,7 @@ func TestHandle(t *testing.T) {
 			settle:     "fail200",
 			sig:        good,
 			wantStatus: 402,
-			wantBody: envelope(preflight.CodePaymentRequired,
+			wantBody: envelope(CodePaymentRequired,
 				"settlement failed (invalid_exact_evm_transaction_failed), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE"),
 			wantRequired: challengeFor("invalid_exact_evm_transaction_failed"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "invalid_exact_evm_transaction_failed", Payer: testPayer, Network: "eip155:8453"},
@@ -339,7 +339,7 @@ func TestHandle(t *testing.T) {
 			settle:     "fail400",
 			sig:        good,
 			wantStatus: 402,
-			wantBody: envelope(preflight.CodePaymentRequired,
+			wantBody: envelope(CodePaymentRequired,
 				"settlement failed (invalid_exact_evm_payload_authorization_valid_before), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE"),
 			wantRequired: challengeFor("invalid_exact_evm_payload_authorization_valid_before"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "invalid_exact_evm_payload_authorization_valid_before", Payer: testPayer, Network: "eip155:8453"},
@@ -350,7 +350,7 @@ func TestHandle(t *testing.T) {
 			settle:       "garbage",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -358,7 +358,7 @@ func TestHandle(t *testing.T) {
 			settle:       "nonetwork",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -366,7 +366,7 @@ func TestHandle(t *testing.T) {
 			settle:       "500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -374,7 +374,7 @@ func TestHandle(t *testing.T) {
 			settle:     "pending",
 			sig:        good,
 			wantStatus: 503,
-			wantBody: envelope(preflight.CodePaymentUnavailable,
+			wantBody: envelope(CodePaymentUnavailable,
 				"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "settlement_pending", ErrorMessage: "receipt wait timed out", Payer: testPayer, Transaction: testTx, Network: "eip155:8453"},
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
@@ -394,7 +394,7 @@ func TestHandle(t *testing.T) {
 			short:        true,
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(preflight.CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 	}
@@ -545,7 +545,7 @@ func TestHandleInFlight(t *testing.T) {
 	if first.status != 200 {
 		t.Errorf("first status = %d, want 200", first.status)
 	}
-	want := envelope(preflight.CodePaymentRequired, "this payment is already being processed by another request; it is never used twice")
+	want := envelope(CodePaymentRequired, "this payment is already being processed by another request; it is never used twice")
 	if diff := cmp.Diff(want, second.body); diff != "" {
 		t.Errorf("duplicate body (-want +got):\n%s", diff)
 	}

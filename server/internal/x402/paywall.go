@@ -143,7 +143,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	cancel()
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 verify failed", slog.String("error", err.Error()))
-		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator could not verify the payment (unreachable, too slow or an unreadable answer); nothing was charged; try again later")
 		return
 	}
@@ -171,7 +171,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	cancel()
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settle failed, outcome unknown", slog.String("error", err.Error()))
-		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
@@ -186,7 +186,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		if enc, err := EncodeHeader(sr); err == nil {
 			h.Set(HeaderPaymentResponse, enc)
 		}
-		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
@@ -212,7 +212,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	}
 	enc, err := EncodeHeader(sr)
 	if err != nil { // unreachable: SettleResponse always marshals
-		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable, "the settlement receipt could not be encoded")
+		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable, "the settlement receipt could not be encoded")
 		return
 	}
 	h.Set(HeaderPaymentResponse, enc)
@@ -316,11 +316,11 @@ func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message 
 	}
 	enc, err := EncodeHeader(pr)
 	if err != nil { // unreachable: every field marshals
-		writeError(w, http.StatusServiceUnavailable, preflight.CodePaymentUnavailable, "the payment challenge could not be encoded")
+		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable, "the payment challenge could not be encoded")
 		return
 	}
 	w.Header().Set(HeaderPaymentRequired, enc)
-	writeError(w, http.StatusPaymentRequired, preflight.CodePaymentRequired, message)
+	writeError(w, http.StatusPaymentRequired, CodePaymentRequired, message)
 }
 
 // writeError writes the service's error envelope.
@@ -338,3 +338,10 @@ func requestURL(r *http.Request) string {
 	}
 	return fmt.Sprintf("%s://%s%s", scheme, r.Host, r.URL.RequestURI())
 }
+
+// The error codes of the paywall's own answers, in the service's error
+// envelope.
+const (
+	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: the challenge
+	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: misconfigured, or the facilitator failed
+)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/agentpreflight/preflight/server/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
 // A route handler decodes and validates the body first (a bad body gets a

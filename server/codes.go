@@ -1,0 +1,22 @@
+package server
+
+import (
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/x402"
+)
+
+// Error codes only the server returns, in the same error envelope as the
+// library's [preflight.ErrorCode] values (which all answer 400). Each maps to
+// one HTTP status.
+const (
+	CodeUnsupportedMediaType  preflight.ErrorCode = "unsupported_media_type" // 400: Content-Type is not JSON
+	CodePayloadTooLarge       preflight.ErrorCode = "payload_too_large"      // 413: body over MaxBodyBytes
+	CodeNotFound              preflight.ErrorCode = "not_found"              // 404: no such route
+	CodeMethodNotAllowed      preflight.ErrorCode = "method_not_allowed"     // 405: the Allow header lists the right methods
+	CodeForbidden             preflight.ErrorCode = "forbidden"              // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
+	CodeCapabilityUnavailable preflight.ErrorCode = "capability_unavailable" // 503: the reserved usage-dump route
+	CodeInternalError         preflight.ErrorCode = "internal_error"         // 500: a bug in the server; never expected
+
+	CodePaymentRequired    = x402.CodePaymentRequired    // 402: pay, then retry with PAYMENT-SIGNATURE
+	CodePaymentUnavailable = x402.CodePaymentUnavailable // 503: payment misconfigured, or the facilitator failed
+)
