@@ -7,7 +7,12 @@
 // (fingerprints, outcomes, ages, result references, goal hashes), records an
 // outcome only after the real call completed, and applies the decision. This
 // package does that bookkeeping correctly so an agent loop does not have to.
-// It is built only on the public API of package preflight.
+// It calls preflight only through its public API (Decide and the request
+// and decision types). For money it uses preflight's internal exact-decimal
+// package, the one Decide's own budget comparisons use: a second decimal
+// implementation here could round a sum differently from the comparison it
+// feeds, and exporting one would widen preflight's public surface for a
+// single consumer.
 //
 // # Wiring it into an agent loop
 //
