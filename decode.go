@@ -36,7 +36,9 @@ func (d *decoder) err() *Error {
 }
 
 // errorPriority lists the error codes in the order one is chosen for an
-// Error whose details are of several kinds.
+// Error whose details are of several kinds. It is the package's only
+// error-code priority: every *Error built from issues goes through
+// issuesError.
 var errorPriority = []struct {
 	code  ErrorCode
 	kinds []IssueCode
@@ -89,11 +91,9 @@ func parseError(err error) *Error {
 	at := " (at byte " + strconv.Itoa(pe.Offset) + ")"
 	switch pe.Kind {
 	case jsonv.ErrDepth:
-		return &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
-			Details: []Issue{{Path: pe.Pointer, Code: IssueMaxDepth, Message: pe.Msg + at}}}
+		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxDepth, Message: pe.Msg + at}})
 	case jsonv.ErrNodes:
-		return &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
-			Details: []Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}}}
+		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}})
 	case jsonv.ErrDuplicateKey:
 		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
 			Details: []Issue{{Path: pe.Pointer, Code: IssueDuplicateKey, Message: pe.Msg + at}}}

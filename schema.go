@@ -273,8 +273,8 @@ func schemaEqual(a, b jsonv.Value) bool {
 // On failure it returns a nil schema and an *Error whose Details list every
 // problem, in document order, each at the pointer of the offending keyword
 // (for example "/schema/properties/x/format") with a message saying what was
-// expected. The Error's code is unsupported_schema_keyword if any detail has
-// it, else unsupported_pattern if any, else invalid_schema.
+// expected. The Error's code is chosen by issuesError, the package's one
+// error-code priority.
 //
 // The compiled schema keeps references into v; v must not be modified
 // afterwards. compileSchema never panics on a parsed value and is safe for
@@ -290,7 +290,7 @@ func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
 		s = c.object(v, nil)
 	}
 	if len(c.issues) > 0 {
-		return nil, c.error()
+		return nil, issuesError(c.issues)
 	}
 	return s, nil
 }
@@ -323,34 +323,6 @@ type schemaCompiler struct {
 
 func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
 	c.issues = append(c.issues, Issue{Path: framePointer(c.base, at), Code: code, Message: msg})
-}
-
-// error summarizes the collected issues. The code is the most specific one
-// present: an unsupported keyword, then an unsupported pattern, then an
-// ill-formed value.
-func (c *schemaCompiler) error() *Error {
-	var kw, pat bool
-	for _, is := range c.issues {
-		switch is.Code {
-		case IssueUnsupportedSchemaKeyword:
-			kw = true
-		case IssueUnsupportedPattern:
-			pat = true
-		}
-	}
-	e := &Error{Details: c.issues}
-	switch {
-	case kw:
-		e.Code, e.Message = CodeUnsupportedSchemaKeyword, "the schema uses a keyword outside the supported subset"
-	case pat:
-		e.Code, e.Message = CodeUnsupportedPattern, "a schema pattern cannot be compiled by Go's RE2 regular expressions"
-	default:
-		e.Code, e.Message = CodeInvalidSchema, "the schema is not well formed"
-	}
-	if n := len(c.issues); n > 1 {
-		e.Message += " (" + strconv.Itoa(n) + " problems)"
-	}
-	return e
 }
 
 // schemaCount is what compiling a document builds, counted first so that

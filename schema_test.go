@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"encoding/json"
+	"errors"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -132,11 +133,20 @@ func TestSchemaCompileErrors(t *testing.T) {
 	}
 }
 
+// TestSchemaCompileErrorMessage: compiling a schema alone and decoding a
+// check with it choose the same code and message (one priority).
 func TestSchemaCompileErrorMessage(t *testing.T) {
-	_, err := compileSchema(parseTest(t, `{"format":"x","title":"y"}`), "/schema")
-	want := "the schema uses a keyword outside the supported subset (2 problems)"
-	if err == nil || err.Message != want {
-		t.Fatalf("Message = %v, want %q", err, want)
+	_, err := compileSchema(parseTest(t, `{"format":"x","pattern":"(?<=a)"}`), "/schema")
+	_, derr := DecodeCheckRequest([]byte(`{"request":{"method":"POST","url":"https://a.example/"},"schema":{"format":"x","pattern":"(?<=a)"}}`))
+	var want *Error
+	if !errors.As(derr, &want) {
+		t.Fatalf("decoding gave %v, want an *Error", derr)
+	}
+	if err == nil || err.Code != want.Code || err.Message != want.Message {
+		t.Fatalf("compileSchema: %v; decoder: %v", err, want)
+	}
+	if want.Code != CodeUnsupportedSchemaKeyword {
+		t.Errorf("code %s, want %s", want.Code, CodeUnsupportedSchemaKeyword)
 	}
 }
 

@@ -51,9 +51,8 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	d.object(root, "", toolCallTopMembers, &req.ignoredMembers)
 
 	if h, ok := root.Get("history"); ok && h.Kind() == jsonv.Array && h.Len() > maxHistory {
-		return nil, &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
-			Details: []Issue{{Path: "/history", Code: IssueMaxHistory,
-				Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}}}
+		return nil, issuesError([]Issue{{Path: "/history", Code: IssueMaxHistory,
+			Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}})
 	}
 	if v := d.member(root, "", "runId", true); v.IsValid() {
 		req.RunID, _ = d.str(v, memberPath{"", "runId"}, 1)
