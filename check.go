@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
@@ -87,7 +88,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 	if m := d.need(f[0], path, "method"); m.IsValid() {
 		if s, ok := d.str(m, memberPath{path, "method"}, 0); ok {
 			if !isToken(s) {
-				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip(s)))
+				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip.String(s)))
 			}
 			out.Method = s
 		}
@@ -114,7 +115,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 					continue
 				}
 				if first := sameHeader(accepted, key); first != "" {
-					d.add(child(path+"/headers", key), IssueDuplicateHeader, "header "+strconv.Quote(clip(key))+" repeats "+strconv.Quote(clip(first))+" (header names are case-insensitive)")
+					d.add(child(path+"/headers", key), IssueDuplicateHeader, "header "+strconv.Quote(clip.String(key))+" repeats "+strconv.Quote(clip.String(first))+" (header names are case-insensitive)")
 					continue
 				}
 				out.Headers[key] = val.Str()
@@ -196,17 +197,17 @@ func checkAbsoluteURL(s string) string {
 func parseAbsoluteURL(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c <= ' ' || c == 0x7f {
-			return "expected an absolute http(s) URL, found one with a space or control character (encode it): " + strconv.Quote(clip(s))
+			return "expected an absolute http(s) URL, found one with a space or control character (encode it): " + strconv.Quote(clip.String(s))
 		}
 	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		return "expected an absolute http(s) URL, found one that does not parse: " + strconv.Quote(clip(s))
+		return "expected an absolute http(s) URL, found one that does not parse: " + strconv.Quote(clip.String(s))
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "expected an absolute URL with scheme http or https, found " + strconv.Quote(clip(s))
+		return "expected an absolute URL with scheme http or https, found " + strconv.Quote(clip.String(s))
 	case u.Host == "" || u.Hostname() == "":
-		return "expected an absolute http(s) URL with a host, found " + strconv.Quote(clip(s))
+		return "expected an absolute http(s) URL with a host, found " + strconv.Quote(clip.String(s))
 	}
 	return ""
 }
@@ -351,7 +352,7 @@ func requestWarnings(headers jsonv.Value, method string, hasBody bool) []Issue {
 		sort.Strings(names)
 		for _, name := range names {
 			out = append(out, Issue{Path: "/request/headers/" + jsonv.EscapePointerToken(name), Code: IssueSensitiveHeader,
-				Message: "header " + strconv.Quote(clip(name)) + " carries credentials; do not send credentials to preflight"})
+				Message: "header " + strconv.Quote(clip.String(name)) + " carries credentials; do not send credentials to preflight"})
 		}
 	}
 	if hasBody {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
@@ -224,11 +225,11 @@ func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number,
 	}
 	s := v.Str()
 	if zeroNumber.CompareTo(s) < 0 {
-		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip(s))
+		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip.String(s))
 		return "", false
 	}
 	if boundNumber(max).CompareTo(s) > 0 {
-		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip(s))
+		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip.String(s))
 		return "", false
 	}
 	// Text of at most maxFractionDigits bytes without an exponent cannot
@@ -264,27 +265,18 @@ func (d *decoder) integer(v jsonv.Value, at memberPath, min int) (json.Number, b
 		return "", false
 	}
 	if !decimal.IsInteger(v.Str()) {
-		d.add(at.String(), IssueInteger, "expected an integer, found "+clip(v.Str()))
+		d.add(at.String(), IssueInteger, "expected an integer, found "+clip.String(v.Str()))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), strconv.Itoa(min)) < 0 {
-		d.add(at.String(), IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip(v.Str()))
+		d.add(at.String(), IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip.String(v.Str()))
 		return "", false
 	}
 	if decimal.Compare(v.Str(), maxNumeric) > 0 {
-		d.add(at.String(), IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip(v.Str()))
+		d.add(at.String(), IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip.String(v.Str()))
 		return "", false
 	}
 	return json.Number(v.Str()), true
-}
-
-// clip shortens caller data quoted in a message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	return s[:runeCut(s, max)] + "..."
 }
 
 // numberField is a json.Number field of a request built in Go.
@@ -304,7 +296,7 @@ func numberFieldIssues(fields ...numberField) *Error {
 		case f.n == "" && f.required:
 			d.add(f.path, IssueRequired, "missing required number (the json.Number is empty)")
 		case f.n != "" && !decimal.Valid(string(f.n)):
-			d.add(f.path, IssueType, "expected a number, found "+strconv.Quote(clip(string(f.n))))
+			d.add(f.path, IssueType, "expected a number, found "+strconv.Quote(clip.String(string(f.n))))
 		}
 	}
 	return d.err()

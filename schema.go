@@ -17,8 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/agentpreflight/preflight/internal/pattern"
@@ -689,7 +689,7 @@ func re2Reason(err error) string {
 	if errors.As(err, &se) {
 		return se.Code.String() + ": " + echoQuote(se.Expr)
 	}
-	return echoClip(err.Error())
+	return clip.String(err.Error())
 }
 
 // appendTypePhrase appends the allowed types as the schema lists them:
@@ -713,50 +713,20 @@ func (s *schema) appendTypePhrase(dst []byte) []byte {
 func (s *schema) appendFoundType(dst []byte, v jsonv.Value) []byte {
 	if v.Kind() == jsonv.Number && s.types&typeInteger != 0 {
 		dst = append(dst, "number "...)
-		return appendClip(dst, v.Str())
+		return clip.Append(dst, v.Str())
 	}
 	return append(dst, v.Kind().String()...)
 }
 
-// schemaMaxEcho is about how many bytes of the caller's data a message repeats.
-const schemaMaxEcho = 64
-
-// runeCut returns the largest n <= max that does not split a UTF-8
-// sequence of s, for clipping text that is longer than max bytes.
-func runeCut[T string | []byte](s T, max int) int {
-	n := max
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
-}
-
-// echoClip shortens s to at most schemaMaxEcho bytes, on a rune boundary,
-// marking a cut with an ellipsis.
-func echoClip(s string) string {
-	if len(s) <= schemaMaxEcho {
-		return s
-	}
-	return s[:runeCut(s, schemaMaxEcho)] + "…"
-}
-
-// appendClip appends echoClip(s) to dst.
-func appendClip(dst []byte, s string) []byte {
-	if len(s) <= schemaMaxEcho {
-		return append(dst, s...)
-	}
-	return append(append(dst, s[:runeCut(s, schemaMaxEcho)]...), "…"...)
-}
-
-// echoQuote quotes s for a message, clipped to schemaMaxEcho bytes.
+// echoQuote quotes s for a message, clipped to clip.Max bytes.
 func echoQuote(s string) string {
-	return strconv.Quote(echoClip(s))
+	return strconv.Quote(clip.String(s))
 }
 
 // echoJSON renders v as compact JSON for a message, clipped to
-// schemaMaxEcho bytes.
+// clip.Max bytes.
 func echoJSON(v jsonv.Value) string {
-	var buf [2*schemaMaxEcho + 16]byte
+	var buf [2*clip.Max + 16]byte
 	return string(appendEchoJSON(buf[:0], v))
 }
 
@@ -764,26 +734,26 @@ func echoJSON(v jsonv.Value) string {
 func appendEchoJSON(dst []byte, v jsonv.Value) []byte {
 	start := len(dst)
 	dst, _ = appendEcho(dst, start, v)
-	if len(dst)-start <= schemaMaxEcho {
+	if len(dst)-start <= clip.Max {
 		return dst
 	}
-	return append(dst[:start+runeCut(dst[start:], schemaMaxEcho)], "…"...)
+	return append(dst[:start+clip.Cut(dst[start:], clip.Max)], clip.Mark...)
 }
 
 // appendEchoQuote appends echoQuote(s) to dst.
 func appendEchoQuote(dst []byte, s string) []byte {
-	if len(s) <= schemaMaxEcho {
+	if len(s) <= clip.Max {
 		return strconv.AppendQuote(dst, s)
 	}
-	dst = strconv.AppendQuote(dst, s[:runeCut(s, schemaMaxEcho)])
-	return append(dst[:len(dst)-1], "…\""...) // the ellipsis inside the quotes
+	dst = strconv.AppendQuote(dst, s[:clip.Cut(s, clip.Max)])
+	return append(append(dst[:len(dst)-1], clip.Mark...), '"') // the mark inside the quotes
 }
 
 // appendEcho writes v to dst as compact JSON (strings quoted Go-style), and
 // stops early, reporting false, once what it wrote since start has grown
-// past schemaMaxEcho.
+// past clip.Max.
 func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
-	if len(dst)-start > schemaMaxEcho {
+	if len(dst)-start > clip.Max {
 		return dst, false
 	}
 	switch v.Kind() {
@@ -792,7 +762,7 @@ func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
 	case jsonv.Bool:
 		dst = strconv.AppendBool(dst, v.Bool())
 	case jsonv.Number:
-		dst = append(dst, echoClip(v.Str())...)
+		dst = append(dst, clip.String(v.Str())...)
 	case jsonv.String:
 		dst = appendEchoQuote(dst, v.Str())
 	case jsonv.Array:
@@ -822,7 +792,7 @@ func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
 		}
 		dst = append(dst, '}')
 	}
-	return dst, len(dst)-start <= schemaMaxEcho
+	return dst, len(dst)-start <= clip.Max
 }
 
 // characters is the unit after a length limit: " character" for 1.

@@ -3,6 +3,7 @@ package preflight
 import (
 	"strconv"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
@@ -164,7 +165,7 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 				case OutcomeSuccess, OutcomeTerminalFailure, OutcomeTransientFailure:
 					h.Outcome = o
 				default:
-					d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip(s)))
+					d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip.String(s)))
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
@@ -129,13 +130,13 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 func (w *validator) bounds(s *schema, n string, f *frame) {
 	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
 		var buf [192]byte
-		b := appendClip(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
-		w.failBytes(f, IssueMinimum, appendClip(append(b, ", found "...), n))
+		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
+		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
 	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
 		var buf [192]byte
-		b := appendClip(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
-		w.failBytes(f, IssueMaximum, appendClip(append(b, ", found "...), n))
+		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
+		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))
 	}
 }
 
@@ -261,7 +262,7 @@ func rotate(s []Issue, k int) {
 // appendLengthMessage appends the words of a minLength or maxLength
 // failure: the limit as the schema wrote it, and the length found.
 func appendLengthMessage(dst []byte, expected, limit string, found int) []byte {
-	b := appendClip(append(dst, expected...), limit)
+	b := clip.Append(append(dst, expected...), limit)
 	b = append(b, characters(limit)...)
 	b = append(b, ", found "...)
 	return strconv.AppendInt(b, int64(found), 10)

@@ -11,9 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/clip"
 )
 
 // Header names of x402 v2 over HTTP.
@@ -36,22 +36,6 @@ const (
 // payment_unavailable and the facilitator's PAYMENT-RESPONSE (which names
 // the transaction), never with the decision and never as "not charged".
 const ReasonSettlementPending = "settlement_pending"
-
-// maxReason bounds a facilitator-supplied reason echoed to the client.
-const maxReason = 128
-
-// clip shortens a facilitator-supplied reason to maxReason bytes, on a rune
-// boundary.
-func clip(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	s = s[:maxReason]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
 
 // Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
 // settled request. It is safe for concurrent use; its only state is the set
@@ -148,7 +132,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	if !vr.IsValid {
-		reason := clip(vr.InvalidReason)
+		reason := clip.String(vr.InvalidReason)
 		if reason == "" {
 			reason = "invalid_payment"
 		}
@@ -191,7 +175,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	if !sr.Success {
-		sr.ErrorReason = clip(sr.ErrorReason)
+		sr.ErrorReason = clip.String(sr.ErrorReason)
 		sr.Transaction = ""
 		if sr.Network == "" {
 			sr.Network = p.offer.Network

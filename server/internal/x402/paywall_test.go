@@ -380,12 +380,12 @@ func TestHandle(t *testing.T) {
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
-			name:         "a long facilitator reason is clipped to 128 bytes on a rune boundary",
+			name:         "a long facilitator reason is clipped like every echoed text (64 bytes on a rune boundary, then …)",
 			verify:       "longreason",
 			sig:          good,
 			wantStatus:   402,
-			wantBody:     rejected("a" + strings.Repeat("é", 63)),
-			wantRequired: challengeFor("a" + strings.Repeat("é", 63)),
+			wantBody:     rejected("a" + strings.Repeat("é", 31) + "…"),
+			wantRequired: challengeFor("a" + strings.Repeat("é", 31) + "…"),
 			wantVerifies: 1,
 		},
 		{
