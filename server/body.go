@@ -30,11 +30,9 @@ func isJSONMediaType(contentType string) bool {
 	return ok && len(sub) > len("+json") && strings.HasSuffix(sub, "+json")
 }
 
-// readBody reads the body of a POST to a JSON route. It refuses a
-// Content-Type that is present and not JSON, refuses a declared
-// Content-Length over the limit without reading, and reads at most
-// MaxBodyBytes+1 bytes of any body (chunked included). On failure it
-// returns the error to answer with.
+// readBody reads the body of a POST to a JSON route: it refuses a
+// Content-Type that is present and not JSON, then reads as readLimited
+// does. On failure it returns the error to answer with.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		return nil, &preflight.Error{
@@ -42,6 +40,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error)
 			Message: fmt.Sprintf("Content-Type must be application/json (or an application/*+json type); got %q", ct),
 		}
 	}
+	return readLimited(w, r)
+}
+
+// readLimited reads a request body for every POST route, /mcp included. It
+// refuses a declared Content-Length over the limit without reading, reads
+// at most MaxBodyBytes+1 bytes of any body (chunked included), and answers
+// a body that cannot be read completely (a broken or stalled connection)
+// with invalid_json.
+func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
 	tooLarge := &preflight.Error{
 		Code:    CodePayloadTooLarge,
 		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),

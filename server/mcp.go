@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -91,9 +89,9 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	body, perr, status := mcpReadBody(w, r)
+	body, perr := mcpReadBody(w, r)
 	if perr != nil {
-		mcpWriteError(w, status, perr)
+		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -104,32 +102,19 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ew.finish()
 }
 
-// mcpReadBody reads the whole body, at most MaxBodyBytes, and rejects what
-// is not a JSON-RPC message before the SDK sees it. On failure it returns the
-// envelope and status to send.
-func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error, int) {
-	tooLarge := &preflight.Error{
-		Code:    CodePayloadTooLarge,
-		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
-	}
-	if r.ContentLength > MaxBodyBytes {
-		// Do not read the body, and do not let the server drain it.
-		w.Header().Set("Connection", "close")
-		return nil, tooLarge, http.StatusRequestEntityTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge, http.StatusRequestEntityTooLarge
-		}
-		return nil, &preflight.Error{Code: preflight.CodeInvalidRequest, Message: "could not read the request body"}, http.StatusBadRequest
+// mcpReadBody reads the body as every route does (readLimited) and rejects
+// what is not a JSON-RPC message before the SDK sees it. On failure it
+// returns the envelope to send.
+func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
+	body, perr := readLimited(w, r)
+	if perr != nil {
+		return nil, perr
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}, http.StatusBadRequest
+		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
 	}
 	if !json.Valid(body) {
-		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}, http.StatusBadRequest
+		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) == nil {
@@ -140,10 +125,10 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{...}}}; ` +
 					"a bare tool body belongs in params.arguments",
 				Details: []preflight.Issue{{Path: "/jsonrpc", Code: preflight.IssueRequired, Message: `expected "2.0", found no jsonrpc member`}},
-			}, http.StatusBadRequest
+			}
 		}
 	}
-	return body, nil, 0
+	return body, nil
 }
 
 // mcpWriteError writes err as the error envelope with the given status.
