@@ -115,20 +115,16 @@ func kindName(v jsonv.Value) string {
 
 func child(path, key string) string { return path + "/" + jsonv.EscapePointerToken(key) }
 
-// object checks that v is an object. Members whose names are not in allowed
-// are reported as unknown (or collected as ignored when ignored != nil).
-func (d *decoder) object(v jsonv.Value, path string, allowed []string, ignored *[]Issue) bool {
-	return d.members(v, path, allowed, nil, ignored)
-}
-
-// fields is object for a document member with a fixed set of names: in
-// the same pass it sets out[i] to the member named names[i] (left invalid
-// when absent).
+// fields checks that v is an object whose members are all named in names,
+// reporting the others as unknown, and in the same pass sets out[i] to the
+// member named names[i] (left invalid when absent). It is how every decoder
+// reads an object.
 func (d *decoder) fields(v jsonv.Value, path string, names []string, out []jsonv.Value) bool {
 	return d.members(v, path, names, out, nil)
 }
 
-// members does the work of object and fields in one pass; out may be nil.
+// members is fields, except that with ignored != nil unknown members are
+// collected there (as unknown_field_ignored) instead of reported.
 func (d *decoder) members(v jsonv.Value, path string, names []string, out []jsonv.Value, ignored *[]Issue) bool {
 	if v.Kind() != jsonv.Object {
 		d.add(path, IssueType, "expected an object, found "+kindName(v))
@@ -176,15 +172,6 @@ func quoteList(names []string) string {
 		s += strconv.Quote(n)
 	}
 	return s
-}
-
-// member returns obj's member key, reporting it when required and absent.
-func (d *decoder) member(obj jsonv.Value, path, key string, required bool) jsonv.Value {
-	v, ok := obj.Get(key)
-	if !ok && required {
-		d.add(child(path, key), IssueRequired, "missing required member "+strconv.Quote(key))
-	}
-	return v
 }
 
 // memberPath is the JSON Pointer of a member, kept in two parts so that

@@ -49,58 +49,41 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	var d decoder
 	req := &ToolCallRequest{}
 	p := &parsedToolCall{}
-	d.object(root, "", toolCallTopMembers, &req.ignoredMembers)
+	var top [10]jsonv.Value // toolCallTopMembers
+	d.members(root, "", toolCallTopMembers, top[:], &req.ignoredMembers)
 
-	if h, ok := root.Get("history"); ok && h.Kind() == jsonv.Array && h.Len() > maxHistory {
+	if h := top[5]; h.IsValid() && h.Kind() == jsonv.Array && h.Len() > maxHistory {
 		return nil, issuesError([]Issue{{Path: "/history", Code: IssueMaxHistory,
 			Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}})
 	}
-	if v := d.member(root, "", "runId", true); v.IsValid() {
+	if v := d.need(top[0], "", "runId"); v.IsValid() {
 		req.RunID, _ = d.str(v, memberPath{"", "runId"}, 1)
 	}
-	if v := d.member(root, "", "stepId", true); v.IsValid() {
+	if v := d.need(top[1], "", "stepId"); v.IsValid() {
 		req.StepID, _ = d.str(v, memberPath{"", "stepId"}, 1)
 	}
-	if v := d.member(root, "", "tool", true); v.IsValid() {
+	if v := d.need(top[2], "", "tool"); v.IsValid() {
 		p.payload = d.tool(v, "/tool", &req.Tool)
 	}
-	if v := d.member(root, "", "budget", true); v.IsValid() && d.object(v, "/budget", budgetMembers, nil) {
-		b := &req.Budget
-		if m := d.member(v, "/budget", "remainingUsd", true); m.IsValid() {
-			b.RemainingUSD, _ = d.amount(m, memberPath{"/budget", "remainingUsd"}, maxNumeric)
-		}
-		if m := d.member(v, "/budget", "reservedUsd", false); m.IsValid() {
-			b.ReservedUSD, _ = d.amount(m, memberPath{"/budget", "reservedUsd"}, maxNumeric)
-		}
-		if m := d.member(v, "/budget", "maxToolCallsRemaining", false); m.IsValid() {
-			b.MaxToolCallsRemaining, _ = d.integer(m, memberPath{"/budget", "maxToolCallsRemaining"}, 0)
-		}
+	if v := d.need(top[3], "", "budget"); v.IsValid() {
+		d.budget(v, "/budget", &req.Budget)
 	}
-	if v := d.member(root, "", "task", false); v.IsValid() && d.object(v, "/task", taskMembers, nil) {
-		req.Task = &Task{}
-		if m := d.member(v, "/task", "goalHash", false); m.IsValid() {
-			req.Task.GoalHash, _ = d.str(m, memberPath{"/task", "goalHash"}, 0)
-		}
+	if v := top[4]; v.IsValid() {
+		req.Task = d.task(v, "/task")
 	}
-	if v := d.member(root, "", "history", false); v.IsValid() {
+	if v := top[5]; v.IsValid() {
 		req.History = d.history(v)
 	}
-	if v := d.member(root, "", "capabilities", false); v.IsValid() && d.object(v, "/capabilities", capabilityMembers, nil) {
-		req.Capabilities = &Capabilities{}
-		if m := d.member(v, "/capabilities", "canReusePriorResult", false); m.IsValid() {
-			req.Capabilities.CanReusePriorResult = d.boolean(m, memberPath{"/capabilities", "canReusePriorResult"})
-		}
-		if m := d.member(v, "/capabilities", "canReduceScope", false); m.IsValid() {
-			req.Capabilities.CanReduceScope = d.boolean(m, memberPath{"/capabilities", "canReduceScope"})
-		}
+	if v := top[6]; v.IsValid() {
+		req.Capabilities = d.capabilities(v, "/capabilities")
 	}
-	if v := d.member(root, "", "freshnessTtlSeconds", false); v.IsValid() {
+	if v := top[7]; v.IsValid() {
 		req.FreshnessTTLSeconds, _ = d.amount(v, memberPath{"", "freshnessTtlSeconds"}, maxNumeric)
 	}
-	if v := d.member(root, "", "retryCap", false); v.IsValid() {
+	if v := top[8]; v.IsValid() {
 		req.RetryCap, _ = d.integer(v, memberPath{"", "retryCap"}, 1)
 	}
-	if v := d.member(root, "", "preflightPriceUsd", false); v.IsValid() {
+	if v := top[9]; v.IsValid() {
 		req.PreflightPriceUSD, _ = d.amount(v, memberPath{"", "preflightPriceUsd"}, maxNumeric)
 	}
 	if e := d.err(); e != nil {
@@ -114,30 +97,74 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 // tool decodes the tool object v into t and returns its payload, which t
 // gets from publish (see decoded.go).
 func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall) jsonv.Value {
-	if !d.object(v, path, toolMembers, nil) {
+	var f [5]jsonv.Value // toolMembers
+	if !d.fields(v, path, toolMembers, f[:]) {
 		return jsonv.Value{}
 	}
-	if m := d.member(v, path, "provider", true); m.IsValid() {
+	if m := d.need(f[0], path, "provider"); m.IsValid() {
 		t.Provider, _ = d.str(m, memberPath{path, "provider"}, 1)
 	}
-	if m := d.member(v, path, "operation", true); m.IsValid() {
+	if m := d.need(f[1], path, "operation"); m.IsValid() {
 		t.Operation, _ = d.str(m, memberPath{path, "operation"}, 1)
 	}
 	var payload jsonv.Value
-	if m := d.member(v, path, "request", true); m.IsValid() {
+	if m := d.need(f[2], path, "request"); m.IsValid() {
 		if m.Kind() != jsonv.Object {
 			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
 		} else {
 			payload = m
 		}
 	}
-	if m := d.member(v, path, "estimatedExternalCostUsd", true); m.IsValid() {
+	if m := d.need(f[3], path, "estimatedExternalCostUsd"); m.IsValid() {
 		t.EstimatedExternalCostUSD, _ = d.amount(m, memberPath{path, "estimatedExternalCostUsd"}, maxNumeric)
 	}
-	if m := d.member(v, path, "estimatedModelCostUsd", false); m.IsValid() {
+	if m := f[4]; m.IsValid() {
 		t.EstimatedModelCostUSD, _ = d.amount(m, memberPath{path, "estimatedModelCostUsd"}, maxNumeric)
 	}
 	return payload
+}
+
+func (d *decoder) budget(v jsonv.Value, path string, b *Budget) {
+	var f [3]jsonv.Value // budgetMembers
+	if !d.fields(v, path, budgetMembers, f[:]) {
+		return
+	}
+	if m := d.need(f[0], path, "remainingUsd"); m.IsValid() {
+		b.RemainingUSD, _ = d.amount(m, memberPath{path, "remainingUsd"}, maxNumeric)
+	}
+	if m := f[1]; m.IsValid() {
+		b.ReservedUSD, _ = d.amount(m, memberPath{path, "reservedUsd"}, maxNumeric)
+	}
+	if m := f[2]; m.IsValid() {
+		b.MaxToolCallsRemaining, _ = d.integer(m, memberPath{path, "maxToolCallsRemaining"}, 0)
+	}
+}
+
+func (d *decoder) task(v jsonv.Value, path string) *Task {
+	var f [1]jsonv.Value // taskMembers
+	if !d.fields(v, path, taskMembers, f[:]) {
+		return nil
+	}
+	t := &Task{}
+	if m := f[0]; m.IsValid() {
+		t.GoalHash, _ = d.str(m, memberPath{path, "goalHash"}, 0)
+	}
+	return t
+}
+
+func (d *decoder) capabilities(v jsonv.Value, path string) *Capabilities {
+	var f [2]jsonv.Value // capabilityMembers
+	if !d.fields(v, path, capabilityMembers, f[:]) {
+		return nil
+	}
+	c := &Capabilities{}
+	if m := f[0]; m.IsValid() {
+		c.CanReusePriorResult = d.boolean(m, memberPath{path, "canReusePriorResult"})
+	}
+	if m := f[1]; m.IsValid() {
+		c.CanReduceScope = d.boolean(m, memberPath{path, "canReduceScope"})
+	}
+	return c
 }
 
 func (d *decoder) history(v jsonv.Value) []HistoryEntry {
@@ -149,17 +176,18 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 	for it := v.Iter(); it.Next(); {
 		path := "/history/" + strconv.Itoa(it.Index())
 		ev := it.Value()
-		if !d.object(ev, path, historyEntryMembers, nil) {
+		var f [6]jsonv.Value // historyEntryMembers
+		if !d.fields(ev, path, historyEntryMembers, f[:]) {
 			continue
 		}
 		var h HistoryEntry
-		if m := d.member(ev, path, "toolCallId", true); m.IsValid() {
+		if m := d.need(f[0], path, "toolCallId"); m.IsValid() {
 			h.ToolCallID, _ = d.str(m, memberPath{path, "toolCallId"}, 0)
 		}
-		if m := d.member(ev, path, "fingerprint", true); m.IsValid() {
+		if m := d.need(f[1], path, "fingerprint"); m.IsValid() {
 			h.Fingerprint, _ = d.str(m, memberPath{path, "fingerprint"}, 0)
 		}
-		if m := d.member(ev, path, "outcome", true); m.IsValid() {
+		if m := d.need(f[2], path, "outcome"); m.IsValid() {
 			if s, ok := d.str(m, memberPath{path, "outcome"}, 0); ok {
 				switch o := Outcome(s); o {
 				case OutcomeSuccess, OutcomeTerminalFailure, OutcomeTransientFailure:
@@ -169,13 +197,13 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 				}
 			}
 		}
-		if m := d.member(ev, path, "resultReference", false); m.IsValid() {
+		if m := f[3]; m.IsValid() {
 			h.ResultReference, _ = d.str(m, memberPath{path, "resultReference"}, 0)
 		}
-		if m := d.member(ev, path, "ageSeconds", true); m.IsValid() {
+		if m := d.need(f[4], path, "ageSeconds"); m.IsValid() {
 			h.AgeSeconds, _ = d.amount(m, memberPath{path, "ageSeconds"}, maxNumeric)
 		}
-		if m := d.member(ev, path, "goalHash", false); m.IsValid() {
+		if m := f[5]; m.IsValid() {
 			h.GoalHash, _ = d.str(m, memberPath{path, "goalHash"}, 0)
 		}
 		out = append(out, h)
