@@ -50,7 +50,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,6 +59,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 func main() {
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	rep := newReport()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	lastT := new(big.Rat)
+	var lastT decimal.Dec
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -147,11 +147,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 			return fail(err)
 		}
 		t, _ := parseDecimal(json.Number(l.T))
-		if t.Cmp(lastT) < 0 {
+		if decimal.Cmp(t, lastT) < 0 {
 			return fail(fmt.Errorf(`"t" is %s, earlier than the line before (%s); lines must be in run order`, l.T, decimalText(lastT)))
 		}
 		lastT = t
-		ms, _ := new(big.Rat).Mul(t, big.NewRat(1000, 1)).Float64()
+		ms, _ := strconv.ParseFloat(decimal.Mul(t, thousand).String(), 64)
 		now = start.Add(time.Duration(ms) * time.Millisecond)
 
 		cost := sum(json.Number(l.CostUSD), json.Number(l.ModelCostUSD))
@@ -209,12 +209,15 @@ func (s settings) request(l *line) preflight.ToolCallRequest {
 	return req
 }
 
-func sum(ns ...json.Number) *big.Rat {
-	total := new(big.Rat)
+// thousand converts seconds to milliseconds.
+var thousand = decimal.Parse("1000")
+
+func sum(ns ...json.Number) decimal.Dec {
+	var total decimal.Dec
 	for _, n := range ns {
 		if n != "" {
 			r, _ := parseDecimal(n) // validated by decodeLine
-			total.Add(total, r)
+			total = decimal.Add(total, r)
 		}
 	}
 	return total
@@ -243,27 +246,27 @@ type report struct {
 
 type row struct {
 	calls, executed, skipped int
-	executedUSD, skippedUSD  *big.Rat
+	executedUSD, skippedUSD  decimal.Dec
 }
 
 func newReport() *report {
 	return &report{rows: map[preflight.Verdict]*row{}, reasons: map[preflight.ReasonCode]int{}}
 }
 
-func (r *report) add(rep agent.Report, cost *big.Rat) {
+func (r *report) add(rep agent.Report, cost decimal.Dec) {
 	d := rep.Decision
 	w := r.rows[d.Verdict]
 	if w == nil {
-		w = &row{executedUSD: new(big.Rat), skippedUSD: new(big.Rat)}
+		w = &row{}
 		r.rows[d.Verdict] = w
 	}
 	w.calls++
 	if rep.Called {
 		w.executed++
-		w.executedUSD.Add(w.executedUSD, cost)
+		w.executedUSD = decimal.Add(w.executedUSD, cost)
 	} else {
 		w.skipped++
-		w.skippedUSD.Add(w.skippedUSD, cost)
+		w.skippedUSD = decimal.Add(w.skippedUSD, cost)
 	}
 	for _, c := range d.ReasonCodes {
 		r.reasons[c]++
@@ -271,15 +274,15 @@ func (r *report) add(rep agent.Report, cost *big.Rat) {
 }
 
 func (r *report) print(out io.Writer, name string, s settings) {
-	total := row{executedUSD: new(big.Rat), skippedUSD: new(big.Rat)}
+	var total row
 	for _, w := range r.rows {
 		total.calls += w.calls
 		total.executed += w.executed
 		total.skipped += w.skipped
-		total.executedUSD.Add(total.executedUSD, w.executedUSD)
-		total.skippedUSD.Add(total.skippedUSD, w.skippedUSD)
+		total.executedUSD = decimal.Add(total.executedUSD, w.executedUSD)
+		total.skippedUSD = decimal.Add(total.skippedUSD, w.skippedUSD)
 	}
-	recorded := new(big.Rat).Add(total.executedUSD, total.skippedUSD)
+	recorded := decimal.Add(total.executedUSD, total.skippedUSD)
 	budget := "unlimited"
 	if s.budget != "" {
 		budget = "$" + s.budget

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -89,7 +90,7 @@ func TestReplayBadFlags(t *testing.T) {
 		{"bad advise", []string{"-f", "-", "-advise", "maybe"}, `-advise is "maybe"; want run or skip`},
 		{"bad budget", []string{"-f", "-", "-budget", "lots"}, `-budget: agent: BudgetUSD "lots" must be a non-negative decimal`},
 		{"bad retry cap", []string{"-f", "-", "-retry-cap", "0"}, "-retry-cap is 0; want 1 or more"},
-		{"bad ttl", []string{"-f", "-", "-ttl", "soon"}, `-ttl: "soon" is not a number`},
+		{"bad ttl", []string{"-f", "-", "-ttl", "soon"}, `-ttl: "soon" is not a JSON number`},
 		{"missing file", []string{"-f", "testdata/nope.jsonl"}, "open testdata/nope.jsonl"},
 	}
 	for _, tt := range tests {
@@ -118,7 +119,7 @@ func TestDecimalText(t *testing.T) {
 	}
 	a, _ := parseDecimal("0.1")
 	b, _ := parseDecimal("0.2")
-	if got := decimalText(a.Add(a, b)); got != "0.3" {
+	if got := decimalText(decimal.Add(a, b)); got != "0.3" {
 		t.Errorf("0.1 + 0.2 = %s, want 0.3", got)
 	}
 }

@@ -9,6 +9,7 @@
 package decimal
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
@@ -232,4 +233,18 @@ func (d Dec) AppendText(dst []byte) []byte {
 		dst = append(dst, digits[len(digits)-scale:]...)
 	}
 	return dst
+}
+
+// ParseBounded converts JSON number text to a Dec when its magnitude is
+// below 1e30 and it has at most 1,000 fraction digits, so that no text
+// (such as "1e999999999") can build a huge number. It is for values from
+// outside the library's decoders, which bound their numbers themselves.
+func ParseBounded(s string) (Dec, error) {
+	switch {
+	case !Valid(s):
+		return Dec{}, fmt.Errorf("%q is not a JSON number", s)
+	case FractionDigits(s) > 1000 || Compare(s, "1e30") >= 0 || Compare(s, "-1e30") <= 0:
+		return Dec{}, fmt.Errorf("%q: out of range", s)
+	}
+	return Parse(s), nil
 }

@@ -154,3 +154,21 @@ func TestValid(t *testing.T) {
 		}
 	}
 }
+
+func TestParseBounded(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" means an error
+	}{
+		{"0", "0"}, {"12.50", "12.5"}, {"-2e2", "-200"}, {"1e29", "100000000000000000000000000000"},
+		{"1e30", ""}, {"-1e30", ""}, {"1e999999999", ""}, {"1e-1001", ""}, {"abc", ""}, {"", ""}, {"01", ""},
+	}
+	for _, tt := range tests {
+		d, err := ParseBounded(tt.in)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("ParseBounded(%q) = %s, want an error", tt.in, d)
+		case tt.want != "" && (err != nil || d.String() != tt.want):
+			t.Errorf("ParseBounded(%q) = %s, %v; want %s", tt.in, d, err, tt.want)
+		}
+	}
+}
