@@ -211,11 +211,11 @@ func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number,
 		return "", false
 	}
 	s := v.Str()
-	if zeroNumber.CompareTo(s) < 0 {
+	if zeroNumber.Cmp(s) > 0 {
 		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip.String(s))
 		return "", false
 	}
-	if boundNumber(max).CompareTo(s) > 0 {
+	if boundNumber(max).Cmp(s) < 0 {
 		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip.String(s))
 		return "", false
 	}

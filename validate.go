@@ -128,12 +128,12 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
-	if s.has&hasMinimum != 0 && s.bounds.minNum.CompareTo(n) < 0 && w.errs.room() {
+	if s.has&hasMinimum != 0 && s.bounds.minNum.Cmp(n) > 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
 		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
-	if s.has&hasMaximum != 0 && s.bounds.maxNum.CompareTo(n) > 0 && w.errs.room() {
+	if s.has&hasMaximum != 0 && s.bounds.maxNum.Cmp(n) < 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
 		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))

@@ -163,7 +163,7 @@ type Number struct {
 	fixed bool
 }
 
-// ParseNumber parses valid JSON number text for CompareTo.
+// ParseNumber parses valid JSON number text for Cmp.
 func ParseNumber(s string) Number {
 	fx, ok := parseFixed(s)
 	return Number{text: s, mant: fx.mant, scale: int32(fx.scale), fixed: ok}
@@ -172,16 +172,17 @@ func ParseNumber(s string) Number {
 // Text returns the number text n was parsed from.
 func (n Number) Text() string { return n.text }
 
-// CompareTo compares the JSON number text a with n, exactly, like Compare.
-func (n Number) CompareTo(a string) int {
+// Cmp compares n with the JSON number text a, exactly, in that order:
+// -1 when n < a, 0 when they are equal, +1 when n > a (as Compare(n.Text(), a)).
+func (n Number) Cmp(a string) int {
 	if n.fixed {
 		if fa, ok := parseFixed(a); ok {
-			if c, ok := compareFixed(fa, fixed{n.mant, int(n.scale)}); ok {
+			if c, ok := compareFixed(fixed{n.mant, int(n.scale)}, fa); ok {
 				return c
 			}
 		}
 	}
-	return Compare(a, n.text)
+	return Compare(n.text, a)
 }
 
 // fixed is a decimal written without exponent in at most 18 digits, held
