@@ -66,7 +66,7 @@ func TestCompareAndIsIntegerAgreeWithBigRat(t *testing.T) {
 	}
 }
 
-func TestNumberCompareToAgreesWithBigRat(t *testing.T) {
+func TestNumberCmpAgreesWithBigRat(t *testing.T) {
 	nums := append(numbers(), "0.01", "-0.5", "999999999999999999", "-999999999999999999", "0.000000000000000001",
 		"1000000000000000000", "123456789.123456789", "12345678901234567.8", "0.100000000000000000")
 	for _, b := range nums {
