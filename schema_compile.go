@@ -1,0 +1,440 @@
+package preflight
+
+import (
+	"errors"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/internal/pattern"
+)
+
+// compileSchema compiles the schema value v, which sits at JSON Pointer base
+// in the submitted document (Check passes "/schema"). The top-level value
+// must be an object (else invalid_schema).
+//
+// On failure it returns a nil schema and an *Error whose Details list every
+// problem, in document order, each at the pointer of the offending keyword
+// (for example "/schema/properties/x/format") with a message saying what was
+// expected. The Error's code is chosen by issuesError, the package's one
+// error-code priority.
+//
+// The compiled schema keeps references into v; v must not be modified
+// afterwards. compileSchema never panics on a parsed value and is safe for
+// concurrent use.
+func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
+	c := schemaCompiler{base: base}
+	c.count = countSchemas(v)
+	c.slab = make([]schema, c.count.schemas)
+	var s *schema
+	if v.Kind() != jsonv.Object {
+		c.fail(nil, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
+	} else {
+		s = c.object(v, nil)
+	}
+	if len(c.issues) > 0 {
+		return nil, issuesError(c.issues)
+	}
+	return s, nil
+}
+
+// mustCompileSchema compiles a built-in schema from JSON text (panics on a
+// bad literal; for package vars).
+func mustCompileSchema(src string) *schema {
+	v, err := jsonv.Parse([]byte(src), jsonv.Limits{})
+	if err != nil {
+		panic("preflight: built-in schema: " + err.Error())
+	}
+	s, serr := compileSchema(v, "")
+	if serr != nil {
+		panic("preflight: built-in schema: " + serr.Error())
+	}
+	return s
+}
+
+// schemaCompiler collects every problem of one schema document.
+type schemaCompiler struct {
+	base         string // the JSON Pointer of the schema document
+	issues       []Issue
+	slab         []schema // preallocated object schemas, handed out in order
+	boundSlab    []schemaBounds
+	props        []schemaProp // backing store of every properties list
+	names        []string     // backing store of every required list
+	count        schemaCount
+	patternInsts int // estimated RE2 program size of the patterns compiled so far
+}
+
+func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
+	c.issues = append(c.issues, Issue{Path: framePointer(c.base, at), Code: code, Message: msg})
+}
+
+// schemaCount is what compiling a document builds, counted first so that
+// each kind of part is allocated at once: object schemas, schemas with
+// bounds or lengths, properties members and required names.
+type schemaCount struct{ schemas, bounded, props, required int }
+
+// countSchemas counts the object schemas that compiling v will build.
+func countSchemas(v jsonv.Value) schemaCount {
+	if v.Kind() != jsonv.Object {
+		return schemaCount{}
+	}
+	n := schemaCount{schemas: 1}
+	bounded := false
+	add := func(sub jsonv.Value) {
+		k := countSchemas(sub)
+		n.schemas += k.schemas
+		n.bounded += k.bounded
+		n.props += k.props
+		n.required += k.required
+	}
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
+		switch m.Key {
+		case "properties":
+			if m.Value.Kind() == jsonv.Object {
+				n.props += m.Value.Len()
+				for p := m.Value.Iter(); p.Next(); {
+					add(p.Value())
+				}
+			}
+		case "required":
+			n.required += m.Value.Len()
+		case "items", "additionalProperties":
+			add(m.Value)
+		case "minimum", "maximum", "minLength", "maxLength":
+			bounded = true
+		}
+	}
+	if bounded {
+		n.bounded++
+	}
+	return n
+}
+
+// bound returns s.bounds, taking it on first use from a slab sized by
+// countSchemas.
+func (c *schemaCompiler) bound(s *schema) *schemaBounds {
+	if s.bounds == nil {
+		if len(c.boundSlab) == 0 {
+			c.boundSlab = make([]schemaBounds, max(c.count.bounded, 1))
+		}
+		s.bounds, c.boundSlab = &c.boundSlab[0], c.boundSlab[1:]
+	}
+	return s.bounds
+}
+
+// take returns a zero-length slice with capacity n carved from *arena,
+// which is first allocated with room for want elements (at least n).
+func take[T any](arena *[]T, n, want int) []T {
+	if cap(*arena)-len(*arena) < n {
+		*arena = make([]T, 0, max(want, n))
+	}
+	start := len(*arena)
+	*arena = (*arena)[:start+n]
+	return (*arena)[start : start : start+n]
+}
+
+// alloc returns a fresh object schema, taking it from the slab sized by
+// countSchemas (or a new chunk, should the count ever fall short).
+func (c *schemaCompiler) alloc() *schema {
+	if len(c.slab) == 0 {
+		c.slab = make([]schema, 8)
+	}
+	s := &c.slab[0]
+	c.slab = c.slab[1:]
+	return s
+}
+
+// sub compiles a value in a schema position: an object or a boolean.
+func (c *schemaCompiler) sub(v jsonv.Value, at *frame) *schema {
+	switch v.Kind() {
+	case jsonv.Bool:
+		if v.Bool() {
+			return schemaTrue
+		}
+		return schemaFalse
+	case jsonv.Object:
+		return c.object(v, at)
+	}
+	c.fail(at, IssueInvalidSchema, "expected a schema (an object or a boolean), found "+v.Kind().String())
+	return nil
+}
+
+const schemaKeywordList = "type, required, properties, items, enum, const, minimum, maximum, minLength, maxLength, pattern, additionalProperties"
+
+// object compiles an object schema, checking every member against the
+// allow-list. Values of enum and const are data and are never inspected for
+// keywords; neither are the values of unsupported keywords.
+func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
+	s := c.alloc()
+	// One frame serves every keyword: declared outside the loop, it stays
+	// on the stack.
+	step := frame{up: at, index: -1}
+	kw := &step
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
+		step.name = m.Key
+		val := m.Value
+		switch m.Key {
+		case "type":
+			c.compileType(s, val, kw)
+		case "required":
+			c.compileRequired(s, val, kw)
+		case "properties":
+			c.compileProperties(s, val, kw)
+		case "items":
+			switch val.Kind() {
+			case jsonv.Array:
+				c.fail(kw, IssueUnsupportedSchemaKeyword, `the array form of "items" is not supported; give one schema for all items`)
+			default:
+				s.items = c.sub(val, kw)
+			}
+		case "additionalProperties":
+			s.additional = c.sub(val, kw)
+		case "enum":
+			if val.Kind() != jsonv.Array {
+				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind().String())
+				continue
+			}
+			compileEnum(s, val)
+		case "const":
+			s.constant = val
+			s.has |= hasConst
+		case "minimum", "maximum":
+			if val.Kind() != jsonv.Number {
+				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind().String())
+				continue
+			}
+			if m.Key == "minimum" {
+				c.bound(s).minNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMinimum
+			} else {
+				c.bound(s).maxNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMaximum
+			}
+		case "minLength", "maxLength":
+			n, ok := schemaLengthLimit(val)
+			if !ok {
+				c.fail(kw, IssueInvalidSchema, "expected a non-negative integer, found "+echoJSON(val))
+				continue
+			}
+			if m.Key == "minLength" {
+				s.minLength, c.bound(s).minLenText, s.has = n, val, s.has|hasMinLength
+			} else {
+				s.maxLength, c.bound(s).maxLenText, s.has = n, val, s.has|hasMaxLength
+			}
+		case "pattern":
+			if val.Kind() != jsonv.String {
+				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind().String())
+				continue
+			}
+			room := min(maxPatternInsts, maxSchemaPatternInsts-c.patternInsts)
+			re, size, err := compilePattern(val.Str(), room)
+			switch {
+			case err != nil:
+				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
+			case size > maxPatternInsts:
+				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
+					" RE2 instructions, the most allowed per pattern; use smaller repetition counts")
+			case re == nil:
+				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
+					" RE2 instructions together; use fewer or smaller patterns")
+			default:
+				c.patternInsts += size
+				s.pattern = re
+			}
+		default:
+			c.fail(kw, IssueUnsupportedSchemaKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
+		}
+	}
+	s.linkRequired()
+	return s
+}
+
+// linkRequired marks each required name that is also a property on the
+// property's entry. requiredElsewhere is set when some required name has no
+// property entry (or is past the 64 a mask holds), so that validation
+// still matches those names one by one.
+func (s *schema) linkRequired() {
+	for j, name := range s.required {
+		p := s.propertyEntry(name)
+		if p == nil || j >= 64 {
+			s.requiredElsewhere = true
+			continue
+		}
+		p.required |= 1 << j
+	}
+}
+
+const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"
+
+func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at *frame) {
+	switch v.Kind() {
+	case jsonv.String:
+		t := schemaTypeByName(v.Str())
+		if t == 0 {
+			c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(v.Str()))
+			return
+		}
+		s.types, s.typeValue = t, v
+	case jsonv.Array:
+		if v.Len() == 0 {
+			c.fail(at, IssueInvalidSchema, typeExpectation+", found an empty array")
+			return
+		}
+		var set typeSet
+		for iter := v.Iter(); iter.Next(); {
+			i, it := iter.Index(), iter.Value()
+			var t typeSet
+			if it.Kind() == jsonv.String {
+				t = schemaTypeByName(it.Str())
+			}
+			switch {
+			case t == 0:
+				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoJSON(it)+" at index "+strconv.Itoa(i))
+				return
+			case set&t != 0:
+				c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(it.Str())+" twice")
+				return
+			}
+			set |= t
+		}
+		s.types, s.typeValue = set, v
+	default:
+		c.fail(at, IssueInvalidSchema, typeExpectation+", found "+v.Kind().String())
+	}
+}
+
+func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at *frame) {
+	const want = "expected an array of unique property names (strings)"
+	if v.Kind() != jsonv.Array {
+		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
+		return
+	}
+	names := take(&c.names, v.Len(), c.count.required)
+	for iter := v.Iter(); iter.Next(); {
+		if it := iter.Value(); it.Kind() != jsonv.String {
+			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind().String()+" at index "+strconv.Itoa(iter.Index()))
+			return
+		} else {
+			names = append(names, it.Str())
+		}
+	}
+	if dup, ok := firstDuplicateName(names); ok {
+		c.fail(at, IssueInvalidSchema, want+", found "+echoQuote(dup)+" twice")
+		return
+	}
+	s.required = names
+}
+
+// firstDuplicateName returns a name that occurs more than once in names.
+func firstDuplicateName(names []string) (string, bool) {
+	if len(names) <= 32 {
+		for i := range names {
+			for j := i + 1; j < len(names); j++ {
+				if names[i] == names[j] {
+					return names[i], true
+				}
+			}
+		}
+		return "", false
+	}
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return sorted[i], true
+		}
+	}
+	return "", false
+}
+
+func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) {
+	if v.Kind() != jsonv.Object {
+		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind().String())
+		return
+	}
+	props := take(&c.props, v.Len(), c.count.props)
+	step := frame{up: at, index: -1}
+	for it := v.Iter(); it.Next(); {
+		m := it.Member()
+		step.name = m.Key
+		name := &step
+		props = append(props, schemaProp{name: m.Key, schema: c.sub(m.Value, name)})
+	}
+	if len(props) > schemaLinearScan {
+		slices.SortFunc(props, func(a, b schemaProp) int { return strings.Compare(a.name, b.name) })
+	}
+	s.props = props
+}
+
+// compileEnum indexes the enum array list for s.
+func compileEnum(s *schema, list jsonv.Value) {
+	s.enum = list
+	nstr := 0
+	for it := list.Iter(); it.Next(); {
+		k := it.Value().Kind()
+		s.enumKinds |= 1 << k
+		if k == jsonv.String {
+			nstr++
+		}
+	}
+	if nstr > schemaLinearScan {
+		strs := make([]string, 0, nstr)
+		for it := list.Iter(); it.Next(); {
+			if v := it.Value(); v.Kind() == jsonv.String {
+				strs = append(strs, v.Str())
+			}
+		}
+		slices.Sort(strs)
+		s.enumStrs = &strs
+	}
+}
+
+// schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
+// no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
+func schemaLengthLimit(v jsonv.Value) (int32, bool) {
+	if v.Kind() != jsonv.Number || !decimal.IsInteger(v.Str()) || decimal.Compare(v.Str(), "0") < 0 {
+		return 0, false
+	}
+	if decimal.Compare(v.Str(), maxLengthClampText) >= 0 {
+		return maxLengthClamp, true
+	}
+	// An integer below 2^30 is exact as a float64, whatever its spelling.
+	f, err := strconv.ParseFloat(v.Str(), 64)
+	if err != nil {
+		return 0, false
+	}
+	return int32(f), true
+}
+
+// Bounds on the size of the RE2 programs of a schema's patterns. RE2 matches
+// in time linear in the input, but also proportional to the program, and a
+// short pattern can expand to a large program: (?:a?){1000} is 2,000
+// instructions. Unbounded, a 32 KiB schema of such repetitions compiles to
+// millions of instructions (seconds of CPU and hundreds of MB per request)
+// and then takes minutes to match one string of the body. With these caps
+// compiling one schema's patterns stays within a few MB, and matching costs
+// at most about maxPatternInsts steps per byte of the body.
+const (
+	maxPatternInsts       = 3000  // one pattern
+	maxSchemaPatternInsts = 30000 // all patterns of one schema together
+)
+
+// compilePattern compiles src with Go's RE2 syntax when its program fits in
+// limit instructions (see internal/pattern); a nil pattern with a nil error
+// means it does not.
+func compilePattern(src string, limit int) (*pattern.Pattern, int, error) {
+	return pattern.Compile(src, limit)
+}
+
+// re2Reason shortens a regexp compile error for a message.
+func re2Reason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return se.Code.String() + ": " + echoQuote(se.Expr)
+	}
+	return clip.String(err.Error())
+}
