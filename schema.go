@@ -86,11 +86,9 @@ func schemaTypeByName(name string) typeSet {
 var kindTypes = [8]typeSet{jsonv.Null: typeNull, jsonv.Bool: typeBoolean, jsonv.Number: typeNumber,
 	jsonv.String: typeString, jsonv.Array: typeArray, jsonv.Object: typeObject}
 
-// matches reports whether v is one of the types in t. "integer" matches any
-// number whose value has no fractional part (1.0 and 1e2 included).
-func (t typeSet) matches(v jsonv.Value) bool { return t.matchesKind(v.Kind(), v) }
-
-// matchesKind is matches for a v whose kind k is known.
+// matchesKind reports whether v, of kind k, is one of the types in t.
+// "integer" matches any number whose value has no fractional part (1.0 and
+// 1e2 included).
 func (t typeSet) matchesKind(k jsonv.Kind, v jsonv.Value) bool {
 	if t&kindTypes[k&7] != 0 {
 		return true

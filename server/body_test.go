@@ -54,18 +54,6 @@ func TestBodySizeLimit(t *testing.T) {
 	}
 }
 
-// countingReader counts the bytes read from it.
-type countingReader struct {
-	r io.Reader
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
 func TestChunkedOversize(t *testing.T) {
 	c := newAPIClient(t, New(testConfig))
 	for _, tc := range []struct {

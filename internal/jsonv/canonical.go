@@ -2,7 +2,6 @@ package jsonv
 
 import (
 	"cmp"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,35 +39,6 @@ func AppendCanonical(dst []byte, v Value) ([]byte, error) {
 	return out, nil
 }
 
-// WriteCanonical writes the same bytes AppendCanonical would produce to w,
-// in chunks of a few kilobytes, without building the whole output. It is
-// meant for feeding a hash.Hash. It returns the first error of w.Write or
-// the error AppendCanonical would return; in either case w may already
-// have received part of the output.
-func WriteCanonical(w io.Writer, v Value) error {
-	e := encoderPool.Get().(*encoder)
-	if cap(e.chunk) == 0 {
-		e.chunk = make([]byte, 0, 2*flushAt)
-	}
-	e.buf = e.chunk[:0]
-	e.w = w
-	werr := e.value(v)
-	if werr == nil && e.werr == nil {
-		e.flush()
-	}
-	err := e.werr
-	e.chunk = e.buf[:0]
-	e.release()
-	if werr != nil {
-		return werr.finish()
-	}
-	return err
-}
-
-// flushAt is the output size at which WriteCanonical hands its buffer to
-// the writer.
-const flushAt = 4096
-
 // smallObject is the member count up to which objects are sorted by
 // insertion, which beats a general sort on short inputs.
 const smallObject = 16
@@ -80,11 +50,6 @@ type encoder struct {
 	// order is a stack of members: each object being written pushes its
 	// members, sorts them in place and pops them when done.
 	order []memberRef
-	// chunk is WriteCanonical's reusable output buffer.
-	chunk []byte
-	// w receives the output while WriteCanonical runs; nil otherwise.
-	w    io.Writer
-	werr error
 	// noVerbatim makes the encoder rebuild values the parser marked as
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
@@ -94,24 +59,12 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 
 func (e *encoder) release() {
 	e.buf = nil
-	e.w = nil
-	e.werr = nil
 	e.noVerbatim = false
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
 	}
-	if cap(e.chunk) > 4*flushAt {
-		e.chunk = nil
-	}
 	encoderPool.Put(e)
-}
-
-func (e *encoder) flush() {
-	if e.werr == nil && len(e.buf) > 0 {
-		_, e.werr = e.w.Write(e.buf)
-	}
-	e.buf = e.buf[:0]
 }
 
 // walkError is an error found while walking a value. Its pointer tokens are
@@ -135,9 +88,6 @@ func (w *walkError) finish() error {
 func (e *encoder) value(v Value) *walkError {
 	if n := v.n(); n.meta&flagVerbatim != 0 && !e.noVerbatim {
 		e.buf = append(e.buf, v.d.src[n.start:n.end]...)
-		if e.w != nil && len(e.buf) >= flushAt {
-			e.flush()
-		}
 		return nil
 	}
 	switch v.Kind() {
@@ -183,9 +133,6 @@ func (e *encoder) value(v Value) *walkError {
 	default:
 		return &walkError{kind: ErrSyntax, offset: v.Start(),
 			msg: "value has unknown kind " + strconv.Itoa(int(v.Kind()))}
-	}
-	if e.w != nil && len(e.buf) >= flushAt {
-		e.flush()
 	}
 	return nil
 }

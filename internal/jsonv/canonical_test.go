@@ -3,7 +3,6 @@ package jsonv
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,54 +234,6 @@ func TestCanonicalDeepNesting(t *testing.T) {
 	}
 }
 
-// failWriter fails every write after the first n bytes.
-type failWriter struct{ n int }
-
-var errWrite = errors.New("write failed")
-
-func (w *failWriter) Write(p []byte) (int, error) {
-	if len(p) > w.n {
-		return 0, errWrite
-	}
-	w.n -= len(p)
-	return len(p), nil
-}
-
-func TestWriteCanonicalMatchesAppend(t *testing.T) {
-	docs := []string{
-		`null`,
-		`{"b":[1,2,3],"a":"x"}`,
-		benchObjectDoc(),
-		benchArrayDoc(),
-		`"` + strings.Repeat(`\n`, 3*flushAt) + `"`,
-	}
-	for _, doc := range docs {
-		v, err := Parse([]byte(doc), Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := AppendCanonical(nil, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := WriteCanonical(&buf, v); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(want, buf.Bytes()) {
-			t.Errorf("WriteCanonical and AppendCanonical disagree on a %d-byte document", len(doc))
-		}
-	}
-
-	v, err := Parse([]byte(benchArrayDoc()), Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteCanonical(&failWriter{n: 10}, v); !errors.Is(err, errWrite) {
-		t.Errorf("WriteCanonical to a failing writer: got %v, want %v", err, errWrite)
-	}
-}
-
 // benchObjectDoc is a realistic request of about 2 KB: a proposed HTTP
 // request with headers, query and a nested body, plus its schema.
 func benchObjectDoc() string {
@@ -388,19 +339,6 @@ func BenchmarkCanonical(b *testing.B) {
 				_ = sha256.Sum256(buf)
 			}
 		})
-		b.Run(bc.name+"/write+sha256", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bc.doc)))
-			h := sha256.New()
-			var sum [sha256.Size]byte
-			for b.Loop() {
-				h.Reset()
-				if err := WriteCanonical(h, v); err != nil {
-					b.Fatal(err)
-				}
-				h.Sum(sum[:0])
-			}
-		})
 		b.Run(bc.name+"/parse+append", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.doc)))
@@ -439,11 +377,6 @@ func TestCanonicalConcurrentUse(t *testing.T) {
 					errs <- fmt.Sprintf("concurrent AppendCanonical gave %d bytes, %v", len(got), err)
 					return
 				}
-				h := sha256.New()
-				if err := WriteCanonical(h, v); err != nil || !bytes.Equal(h.Sum(nil), sha256Sum(want)) {
-					errs <- fmt.Sprintf("concurrent WriteCanonical hash differs, %v", err)
-					return
-				}
 			}
 		})
 	}
@@ -452,11 +385,6 @@ func TestCanonicalConcurrentUse(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-}
-
-func sha256Sum(b []byte) []byte {
-	s := sha256.Sum256(b)
-	return s[:]
 }
 
 func ExampleAppendCanonical() {
