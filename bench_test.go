@@ -10,7 +10,7 @@ import (
 // The benchmark corpus in testdata/bench is shared with the peer comparison
 // in benchmarks/.
 
-func benchFiles(b *testing.B, pattern string) map[string][]byte {
+func benchFiles(b testing.TB, pattern string) map[string][]byte {
 	files, err := filepath.Glob(filepath.Join("testdata", "bench", pattern))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no corpus files match %s", pattern)
