@@ -2,16 +2,13 @@ package preflight
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentpreflight/preflight/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // respond returns what the reference server would answer: the result or the
 // error envelope, as JSON.
@@ -56,20 +53,7 @@ func TestGolden(t *testing.T) {
 				if again := respond(t, kind, data); string(again) != string(got) {
 					t.Fatalf("same input gave different output")
 				}
-				golden := strings.TrimSuffix(in, ".json") + ".golden"
-				if *update {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("response differs from %s (-want +got):\n%s", golden, diff)
-				}
+				golden.Check(t, strings.TrimSuffix(in, ".json")+".golden", got)
 			})
 		}
 	}

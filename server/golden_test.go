@@ -2,17 +2,13 @@ package server
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentpreflight/preflight/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with the current responses")
 
 // goldenHeaders are the response headers recorded in golden files; others
 // (Date, Content-Length) vary or say nothing about the contract.
@@ -40,21 +36,5 @@ func (x exchange) render() []byte {
 // file with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "http", name+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "http", name+".golden"), got)
 }

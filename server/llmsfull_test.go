@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentpreflight/preflight/internal/golden"
 )
 
 // llmsFullHead opens /llms-full.txt.
@@ -56,14 +56,5 @@ func TestLLMSFullUpToDate(t *testing.T) {
 		}
 		return string(b)
 	}
-	want := buildLLMSFull(read("index.md"), read("SKILL.md"))
-	if *update {
-		if err := os.WriteFile(filepath.Join("site", "llms-full.txt"), []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if diff := cmp.Diff(want, read("llms-full.txt")); diff != "" {
-		t.Errorf("site/llms-full.txt is stale; run go test ./server -run LLMSFull -update (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("site", "llms-full.txt"), []byte(buildLLMSFull(read("index.md"), read("SKILL.md"))))
 }

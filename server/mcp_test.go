@@ -4,33 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// The -update flag rewrites golden files. It is shared with the package's
-// other tests: registered here only if no other file has done so (package
-// variables are initialized before any init function runs).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata")
-	}
-}
-
-// mcpUpdating reports whether -update was given.
-func mcpUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // The protocol versions the tests connect with: the classic initialize
 // handshake that deployed clients use, and the SDK client's default, which
@@ -457,20 +441,7 @@ func mcpRemarshal(t *testing.T, v any) any {
 // mcpGolden compares got with testdata/name, or rewrites it under -update.
 func mcpGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if mcpUpdating() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // BenchmarkMCPToolCall measures one stateless tools/call POST over loopback

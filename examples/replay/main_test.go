@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 func TestReplayGolden(t *testing.T) {
 	tests := []struct {
@@ -33,19 +30,7 @@ func TestReplayGolden(t *testing.T) {
 			if err := run(context.Background(), args, nil, &out); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.golden)
-			if *update {
-				if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), out.String()); diff != "" {
-				t.Errorf("output mismatch (-want +got):\n%s", diff)
-			}
+			golden.Check(t, filepath.Join("testdata", tt.golden), out.Bytes())
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -16,10 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentpreflight/preflight/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite server/testdata/curl-examples.golden")
 
 // daemon is a running preflightd process and its log lines.
 type daemon struct {
@@ -258,20 +255,7 @@ func runCurlExamples(t *testing.T, base string) {
 		out.WriteString(title + "\n" + strings.TrimRight(stdout.String(), "\n") + "\n\n")
 	}
 	got := out.String()
-	golden := filepath.Join("..", "..", "testdata", "curl-examples.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("curl example output (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("..", "..", "testdata", "curl-examples.golden"), []byte(got))
 }
 
 // TestBinaryPaymentConfig: a bad payment configuration stops the binary at
