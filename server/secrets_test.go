@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/server/internal/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 )
 
 // Secret markers: none may ever appear in a log line.
@@ -42,44 +43,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// testFacilitator stands in for an x402 facilitator (a real one needs a
-// chain). Its answer depends on the authorization nonce the client put in
-// the payload: "ok-..." verifies and settles, "refuse-..." is invalid,
-// "broken-..." answers 500 with a non-JSON body, "unsettled-..." verifies
-// and then fails to settle.
-func testFacilitator(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var call struct {
-			PaymentPayload struct {
-				Payload struct {
-					Authorization struct {
-						Nonce string `json:"nonce"`
-					} `json:"authorization"`
-				} `json:"payload"`
-			} `json:"paymentPayload"`
-		}
-		json.NewDecoder(r.Body).Decode(&call)
-		mode, _, _ := strings.Cut(call.PaymentPayload.Payload.Authorization.Nonce, "-")
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case mode == "broken":
-			w.WriteHeader(500)
-			io.WriteString(w, "internal trouble")
-		case mode == "refuse" && r.URL.Path == "/verify":
-			io.WriteString(w, `{"isValid":false,"invalidReason":"invalid_exact_evm_payload_signature","payer":"0x2222222222222222222222222222222222222222"}`)
-		case r.URL.Path == "/verify":
-			io.WriteString(w, `{"isValid":true,"payer":"0x2222222222222222222222222222222222222222"}`)
-		case mode == "unsettled":
-			io.WriteString(w, `{"success":false,"errorReason":"insufficient_funds","transaction":"","network":"eip155:8453"}`)
-		default:
-			io.WriteString(w, `{"success":true,"transaction":"0x`+strings.Repeat("ab", 32)+`","network":"eip155:8453","payer":"0x2222222222222222222222222222222222222222"}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // paidConfig is testConfig with payment through the facilitator at url.
@@ -125,14 +88,9 @@ func paymentSignature(cfg *Payment, nonce, note string) string {
 func TestLogsHoldNoSecrets(t *testing.T) {
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	fac := testFacilitator(t)
+	fac := x402test.New(t, "", "")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	downURL := "http://" + ln.Addr().String()
-	ln.Close() // nothing listens here any more: the facilitator is down
+	downURL := x402test.ClosedURL(t) // the facilitator is down
 
 	for _, facURL := range []string{fac.URL, downURL} {
 		cfg := paidConfig(facURL, logger)
@@ -155,7 +113,9 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			{"GET", "/nope/" + markQuery, "", ""},
 			{"POST", "/v0.2/usage/dump", markBody, ""},
 		}
-		for _, mode := range []string{"ok", "refuse", "broken", "unsettled"} {
+		// Nonces "<verify>/<settle>-..." pick the facilitator's answers:
+		// settled, refused, broken, and verified but not settled.
+		for _, mode := range []string{"ok/ok", "invalid200/", "500/500", "/fail200"} {
 			reqs = append(reqs, req{"POST", "/v0.2/preflight/tool-call", secretTool,
 				paymentSignature(cfg.Payment, mode+"-"+markSignature, markSignature)})
 		}

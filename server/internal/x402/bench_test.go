@@ -2,6 +2,7 @@ package x402
 
 import (
 	"fmt"
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,8 +25,8 @@ func BenchmarkHandleChallenge(b *testing.B) {
 // BenchmarkHandlePaid measures a paid request end to end against a local
 // fake facilitator over loopback HTTP: decode, verify, produce, settle.
 func BenchmarkHandlePaid(b *testing.B) {
-	fac := newFakeFacilitator(b, "", "")
-	p, err := New(testConfig(fac.srv.URL))
+	fac := x402test.New(b, "", "")
+	p, err := New(testConfig(fac.URL))
 	if err != nil {
 		b.Fatal(err)
 	}

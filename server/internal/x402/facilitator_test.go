@@ -7,12 +7,13 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestFacilitatorSupported(t *testing.T) {
-	fac := newFakeFacilitator(t, "", "")
-	got, err := NewFacilitator(fac.srv.URL+"/", nil).Supported(context.Background())
+	fac := x402test.New(t, "", "")
+	got, err := NewFacilitator(fac.URL+"/", nil).Supported(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 	"github.com/google/go-cmp/cmp"
 )
 
 const (
 	testPayTo    = "0x209693bc6afc0c5328ba36faf03c514ef312287c"
-	testPayer    = "0x857b06519e91e3a54538791bdbb0e22373e36b66"
-	testTx       = "0x9f3c5d4f1b2a7e6d8c9b0a1f2e3d4c5b6a79881726354453627181909a8b7c6d"
+	testPayer    = x402test.Payer
+	testTx       = x402test.Tx
 	testResource = "http://127.0.0.1/v0.2/preflight/tool-call"
 	testDecision = `{"decision":"allow"}`
 )
@@ -400,10 +401,10 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fac := newFakeFacilitator(t, tc.verify, tc.settle)
-			cfg := testConfig(fac.srv.URL)
+			fac := x402test.New(t, tc.verify, tc.settle)
+			cfg := testConfig(fac.URL)
 			if tc.down {
-				cfg.FacilitatorURL = closedURL(t)
+				cfg.FacilitatorURL = x402test.ClosedURL(t)
 			}
 			if tc.short {
 				cfg.VerifyTimeout = 50 * time.Millisecond
@@ -438,22 +439,37 @@ func TestHandle(t *testing.T) {
 			if got.contentType != "application/json" {
 				t.Errorf("Content-Type = %q, want application/json", got.contentType)
 			}
-			verifies, settles := fac.counts()
+			verifies, settles := fac.Counts()
 			if diff := cmp.Diff([3]int{tc.wantVerifies, tc.wantSettles, tc.wantProduced}, [3]int{verifies, settles, produced}); diff != "" {
 				t.Errorf("calls [verify settle produce] mismatch (-want +got):\n%s", diff)
 			}
 			// Whatever the client put in accepted, the facilitator only ever
 			// sees this paywall's own requirements.
-			for i, r := range fac.gotReqs {
+			versions := fac.Versions()
+			for i, r := range sentRequirements(t, fac) {
 				if diff := cmp.Diff(offer, r); diff != "" {
 					t.Errorf("facilitator call %d got requirements (-want +got):\n%s", i, diff)
 				}
-				if fac.versions[i] != 2 {
-					t.Errorf("facilitator call %d x402Version = %d, want 2", i, fac.versions[i])
+				if versions[i] != 2 {
+					t.Errorf("facilitator call %d x402Version = %d, want 2", i, versions[i])
 				}
 			}
 		})
 	}
+}
+
+// sentRequirements decodes the requirements fac was sent, call by call.
+func sentRequirements(t *testing.T, fac *x402test.Facilitator) []PaymentRequirements {
+	t.Helper()
+	var out []PaymentRequirements
+	for _, raw := range fac.Requirements() {
+		var r PaymentRequirements
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatalf("facilitator was sent requirements that do not decode: %v", err)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func testConfig(facilitatorURL string) Config {
@@ -501,8 +517,8 @@ func serve(t *testing.T, p *Paywall, sig string, produce func() (int, []byte)) r
 // like the USDC contract, accepts each nonce once, so the second request is
 // refused at verification: one settlement, one decision.
 func TestHandleReplay(t *testing.T) {
-	fac := newFakeFacilitator(t, "", "")
-	p, err := New(testConfig(fac.srv.URL))
+	fac := x402test.New(t, "", "")
+	p, err := New(testConfig(fac.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,7 +534,7 @@ func TestHandleReplay(t *testing.T) {
 	if diff := cmp.Diff(rejected("invalid_exact_evm_nonce_already_used"), second.body); diff != "" {
 		t.Errorf("replay body (-want +got):\n%s", diff)
 	}
-	verifies, settles := fac.counts()
+	verifies, settles := fac.Counts()
 	if diff := cmp.Diff([3]int{2, 1, 1}, [3]int{verifies, settles, produced}); diff != "" {
 		t.Errorf("calls [verify settle produce] (-want +got):\n%s", diff)
 	}
@@ -527,8 +543,8 @@ func TestHandleReplay(t *testing.T) {
 // TestHandleInFlight sends the same payment while the first request with it
 // is still producing its answer: the second never reaches the facilitator.
 func TestHandleInFlight(t *testing.T) {
-	fac := newFakeFacilitator(t, "", "")
-	p, err := New(testConfig(fac.srv.URL))
+	fac := x402test.New(t, "", "")
+	p, err := New(testConfig(fac.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +568,7 @@ func TestHandleInFlight(t *testing.T) {
 	if diff := cmp.Diff(challengeFor("payment_already_in_progress"), second.required); diff != "" {
 		t.Errorf("duplicate challenge (-want +got):\n%s", diff)
 	}
-	verifies, settles := fac.counts()
+	verifies, settles := fac.Counts()
 	if verifies != 1 || settles != 1 {
 		t.Errorf("verifies, settles = %d, %d; want 1, 1", verifies, settles)
 	}
@@ -562,8 +578,8 @@ func TestHandleInFlight(t *testing.T) {
 // own requirements even when the client's accepted copy carries a longer
 // window and another EIP-712 domain.
 func TestHandleClientOffer(t *testing.T) {
-	fac := newFakeFacilitator(t, "", "")
-	p, err := New(testConfig(fac.srv.URL))
+	fac := x402test.New(t, "", "")
+	p, err := New(testConfig(fac.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +590,7 @@ func TestHandleClientOffer(t *testing.T) {
 	if got.status != 200 {
 		t.Fatalf("status = %d, want 200", got.status)
 	}
-	if diff := cmp.Diff([]PaymentRequirements{offer, offer}, fac.gotReqs); diff != "" {
+	if diff := cmp.Diff([]PaymentRequirements{offer, offer}, sentRequirements(t, fac)); diff != "" {
 		t.Errorf("requirements sent (-want +got):\n%s", diff)
 	}
 }
