@@ -1,12 +1,13 @@
 package report
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	machinepkg "github.com/agentpreflight/preflight/benchmarks/internal/machine"
 )
 
 // machine describes where a run happened.
@@ -24,12 +25,12 @@ type machine struct {
 
 func probeMachine(goBin, repoDir string) machine {
 	m := machine{
-		CPU:       cpuModel(),
+		CPU:       machinepkg.CPUModel(),
 		Cores:     runtime.NumCPU(),
 		GoVersion: runtime.Version(),
 		OS:        runtime.GOOS + "/" + runtime.GOARCH,
 		Date:      time.Now().UTC(),
-		LoadStart: loadAverage(),
+		LoadStart: machinepkg.LoadAverage(),
 	}
 	if out, err := exec.Command(goBin, "env", "GOVERSION").Output(); err == nil {
 		m.GoVersion = strings.TrimSpace(string(out))
@@ -45,32 +46,4 @@ func probeMachine(goBin, repoDir string) machine {
 		m.Dirty = err == nil && len(strings.TrimSpace(string(st))) > 0
 	}
 	return m
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-// loadAverage returns the 1, 5 and 15-minute load averages, or "unknown".
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " / ")
 }

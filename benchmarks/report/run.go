@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	machinepkg "github.com/agentpreflight/preflight/benchmarks/internal/machine"
 )
 
 // Run runs every benchmark o.Count times (interleaved: the whole suite
@@ -101,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	r.machine.LoadEnd = loadAverage()
+	r.machine.LoadEnd = machinepkg.LoadAverage()
 
 	if r.check != nil {
 		r.checkChart = filepath.Join(o.ResultsDir, "check.svg")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,9 +90,7 @@ func drive(ctx context.Context, base string, cases []loadCase, o options) *resul
 	res.elapsed = time.Since(start)
 	for _, ks := range res.kinds {
 		res.all = append(res.all, ks.latencies...)
-		sortDurations(ks.latencies)
 	}
-	sortDurations(res.all)
 	return res
 }
 
@@ -143,17 +140,4 @@ func send(ctx context.Context, client *http.Client, base string, c *loadCase) (i
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
-}
-
-func sortDurations(d []time.Duration) {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-}
-
-// quantile returns the q-quantile (0..1) of sorted d, or 0 when empty.
-func quantile(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	i := int(q * float64(len(d)-1))
-	return d[i]
 }

@@ -16,7 +16,7 @@
 // on any 5xx, connection error or wrong answer. It only ever talks to
 // loopback.
 //
-//	go run ./loadtest -duration 25s -clients 16 -out loadtest/RESULTS.md
+//	cd benchmarks && go run ./cmd/loadtest -duration 25s -clients 16 -out cmd/loadtest/RESULTS.md
 package main
 
 import (
