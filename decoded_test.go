@@ -237,7 +237,7 @@ func TestInPlaceEditsOfByteFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(freshCheck(t, req), got); diff != "" {
+			if diff := cmp.Diff(fresh(t, req, checkBytes), got); diff != "" {
 				t.Errorf("edited request (-fresh decode +edited):\n%s", diff)
 			}
 			if cmp.Equal(before, got) {
@@ -275,7 +275,7 @@ func TestInPlaceEditsOfByteFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(freshDecide(t, req), got); diff != "" {
+			if diff := cmp.Diff(fresh(t, req, decideBytes), got); diff != "" {
 				t.Errorf("edited request (-fresh decode +edited):\n%s", diff)
 			}
 			if cmp.Equal(before, got) {
@@ -300,36 +300,15 @@ func TestByteFieldsDoNotShareMemory(t *testing.T) {
 	}
 }
 
-// freshCheck is the result of checking req sent anew as bytes.
-func freshCheck(t *testing.T, req *CheckRequest) *CheckResult {
+// fresh is the answer to req sent anew as bytes: encoded, then put
+// through answer (checkBytes or decideBytes).
+func fresh[R any](t *testing.T, req any, answer func([]byte) (R, error)) R {
 	t.Helper()
 	data, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := DecodeCheckRequest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Check(fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// freshDecide is the decision for req sent anew as bytes.
-func freshDecide(t *testing.T, req *ToolCallRequest) *ToolCallDecision {
-	t.Helper()
-	data, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := DecodeToolCallRequest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Decide(fresh)
+	res, err := answer(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,50 +341,41 @@ func FuzzInPlaceEdit(f *testing.F) {
 			copy(b[int(at)%len(b):], patch)
 			return string(b) != before
 		}
-		// sent is what a caller holding the edited request would send: the
-		// request as encoded, or the original bytes when nothing changed
-		// (encoding drops the unknown members a decision lists as ignored).
-		sent := func(req any, changed bool) ([]byte, error) {
-			if !changed {
-				return data, nil
-			}
-			return json.Marshal(req)
-		}
 		if req, err := DecodeCheckRequest(data); err == nil {
 			changed := edit([][]byte{req.Request.Body, req.Request.Query, req.Schema}[field%3])
 			got, gotErr := Check(req)
-			doc, err := sent(req, changed)
-			if err != nil {
-				if gotErr == nil {
-					t.Fatalf("edited request does not encode (%v), but Check answered %+v", err, got)
-				}
-				return
-			}
-			want, wantErr := checkBytes(doc)
-			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-				t.Fatalf("errors differ: edited %v, fresh %v", gotErr, wantErr)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
-			}
+			sameAnswer(t, data, req, changed, got, gotErr, checkBytes)
 		}
 		if req, err := DecodeToolCallRequest(data); err == nil {
 			changed := edit(req.Tool.Request)
 			got, gotErr := Decide(req)
-			doc, err := sent(req, changed)
-			if err != nil {
-				if gotErr == nil {
-					t.Fatalf("edited request does not encode (%v), but Decide answered %+v", err, got)
-				}
-				return
-			}
-			want, wantErr := decideBytes(doc)
-			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-				t.Fatalf("errors differ: edited %v, fresh %v", gotErr, wantErr)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
-			}
+			sameAnswer(t, data, req, changed, got, gotErr, decideBytes)
 		}
 	})
+}
+
+// sameAnswer fails t unless got and gotErr, the answer to req decoded from
+// data and then edited, are what answer gives for the bytes a caller
+// holding req would send: req encoded, or data itself when the edit
+// changed nothing (encoding drops the unknown members a decision lists as
+// ignored). When req cannot be encoded, the answer must be an error.
+func sameAnswer[R any](t *testing.T, data []byte, req any, changed bool, got R, gotErr error, answer func([]byte) (R, error)) {
+	t.Helper()
+	doc := data
+	if changed {
+		var err error
+		if doc, err = json.Marshal(req); err != nil {
+			if gotErr == nil {
+				t.Fatalf("edited request does not encode (%v), but got an answer: %+v", err, got)
+			}
+			return
+		}
+	}
+	want, wantErr := answer(doc)
+	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+		t.Fatalf("errors differ: edited %v, fresh %v", gotErr, wantErr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
+	}
 }
