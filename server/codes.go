@@ -1,13 +1,12 @@
 package server
 
-import (
-	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/server/internal/x402"
-)
+import "github.com/agentpreflight/preflight"
 
 // Error codes only the server returns, in the same error envelope as the
 // library's [preflight.ErrorCode] values (which all answer 400). Each maps to
-// one HTTP status.
+// one HTTP status. The paywall (server/internal/x402, which cannot import
+// this package) writes the two payment codes itself; TestPaymentCodes keeps
+// its copies equal to these.
 const (
 	CodeUnsupportedMediaType  preflight.ErrorCode = "unsupported_media_type" // 400: Content-Type is not JSON
 	CodePayloadTooLarge       preflight.ErrorCode = "payload_too_large"      // 413: body over MaxBodyBytes
@@ -17,6 +16,6 @@ const (
 	CodeCapabilityUnavailable preflight.ErrorCode = "capability_unavailable" // 503: the reserved usage-dump route
 	CodeInternalError         preflight.ErrorCode = "internal_error"         // 500: a bug in the server; never expected
 
-	CodePaymentRequired    = x402.CodePaymentRequired    // 402: pay, then retry with PAYMENT-SIGNATURE
-	CodePaymentUnavailable = x402.CodePaymentUnavailable // 503: payment misconfigured, or the facilitator failed
+	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
+	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed
 )
