@@ -2,10 +2,11 @@ package x402
 
 import (
 	"fmt"
-	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 )
 
 // BenchmarkHandleChallenge measures the unpaid path: building and encoding
