@@ -150,7 +150,8 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Provider, r.Tool.Operation = "email", "send"
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{{Path: "/tool/provider", Code: IssueUnknownOperation, Message: `the catalog has no operation "send" for provider "email"; it has "search/web_search", "browse/fetch"`}}},
 		},
 		{
 			name: "operation of another provider",
@@ -160,7 +161,8 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Operation = "browse:fetch"
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{{Path: "/tool/operation", Code: IssueUnknownOperation, Message: `the catalog has no operation "browse:fetch" for provider "search"; it has "search/web_search", "browse/fetch"; "browse:fetch" is an operation of provider "browse"`}}},
 		},
 		{
 			name: "unsupported beats invalid",
@@ -171,7 +173,11 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Request = json.RawMessage(`{}`)
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{
+					{Path: "/tool/provider", Code: IssueUnknownOperation, Message: `the catalog has no operation "web_search" for provider "Search"; it has "search/web_search", "browse/fetch"; "web_search" is an operation of provider "search"`},
+					{Path: "/tool/provider", Code: IssueSimilarOperation, Message: `did you mean "search/web_search"? (one edit away; the call is not decided as that operation)`},
+				}},
 		},
 		{
 			name: "missing query",
