@@ -61,6 +61,21 @@ type ToolAnnotations struct {
 	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
 }
 
+// clone returns a deep copy of a (nil for nil).
+func (a *ToolAnnotations) clone() *ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	b := func(p *bool) *bool {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	return &ToolAnnotations{b(a.ReadOnlyHint), b(a.DestructiveHint), b(a.IdempotentHint), b(a.OpenWorldHint)}
+}
+
 // Effects is what running an operation does to the world. It decides two
 // rules: only a read-only operation may have a prior success stand in for
 // a call (reuse), and a destructive one is blocked after its first terminal
@@ -159,10 +174,7 @@ func newCatalog(ops []Operation, base string) (*Catalog, *Error) {
 		op := ops[i]
 		op.Aliases = slices.Clone(op.Aliases)
 		op.Schema = slices.Clone(op.Schema)
-		if op.Annotations != nil {
-			a := *op.Annotations
-			op.Annotations = &a
-		}
+		op.Annotations = op.Annotations.clone()
 		if op.Provider == "" {
 			fail(at+"/provider", IssueRequired, "expected a non-empty provider")
 		}
@@ -205,6 +217,12 @@ func newCatalog(ops []Operation, base string) (*Catalog, *Error) {
 	}
 	if len(issues) > 0 {
 		e := issuesError(issues)
+		for _, is := range issues {
+			switch is.Code {
+			case IssueInvalidJSON, IssueInvalidUTF8, IssueDuplicateKey:
+				e.Code, e.Message = CodeInvalidJSON, "a schema is not valid JSON"
+			}
+		}
 		if e.Code == CodeInvalidRequest {
 			e.Message = "the catalog is not valid"
 			if len(issues) > 1 {
@@ -250,10 +268,7 @@ func (c *Catalog) Operations() []Operation {
 		out[i] = e.op
 		out[i].Aliases = slices.Clone(e.op.Aliases)
 		out[i].Schema = slices.Clone(e.op.Schema)
-		if e.op.Annotations != nil {
-			a := *e.op.Annotations
-			out[i].Annotations = &a
-		}
+		out[i].Annotations = e.op.Annotations.clone()
 	}
 	return out
 }

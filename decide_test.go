@@ -553,15 +553,27 @@ func TestDecideRules(t *testing.T) {
 			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded, ReasonReuseStale}, confidence: "1"},
 		},
 	}
+	// Every case is decided by Decide, by the default catalog and by a
+	// catalog rebuilt from the default one's operations: all three agree.
+	rebuilt, err := NewCatalog(DefaultCatalog().Operations()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deciders := []struct {
+		name   string
+		decide func(*ToolCallRequest) (*ToolCallDecision, error)
+	}{{"Decide", Decide}, {"DefaultCatalog", DefaultCatalog().Decide}, {"rebuilt catalog", rebuilt.Decide}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := tc.build(t)
-			got, err := Decide(req)
-			if err != nil {
-				t.Fatalf("Decide: %v", err)
-			}
-			if diff := cmp.Diff(tc.want.decisionFor(got.RequestFingerprint), got); diff != "" {
-				t.Errorf("%s (%s): decision mismatch (-want +got):\n%s", tc.name, tc.why, diff)
+			for _, d := range deciders {
+				req := tc.build(t)
+				got, err := d.decide(req)
+				if err != nil {
+					t.Fatalf("%s: %v", d.name, err)
+				}
+				if diff := cmp.Diff(tc.want.decisionFor(got.RequestFingerprint), got); diff != "" {
+					t.Errorf("%s (%s), %s: decision mismatch (-want +got):\n%s", tc.name, tc.why, d.name, diff)
+				}
 			}
 		})
 	}
