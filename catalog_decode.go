@@ -28,10 +28,11 @@ var (
 // "effects" is "read_only", "side_effecting" or "destructive" (see
 // [Effects]); absent means from the annotations. "annotations" takes the
 // MCP hint names and an ignored "title". A top-level "$schema" string (for
-// editors) is ignored. Decoding is strict: malformed JSON, duplicate
-// member names, unknown members, ill-typed values and everything
-// [NewCatalog] rejects are reported at once in an *Error whose details
-// carry JSON Pointers into the file, such as "/operations/1/schema/format".
+// editors) is ignored. Decoding is strict: malformed JSON and duplicate
+// member names (invalid_json), then unknown members and ill-typed values
+// (invalid_request, all at once), then everything [NewCatalog] rejects
+// (with its codes) are reported in an *Error whose details carry JSON
+// Pointers into the file, such as "/operations/1/schema/format".
 //
 // The file lists every operation of the catalog: the built-in ones are
 // included only when it names them.
