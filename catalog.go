@@ -156,21 +156,24 @@ type opKey struct{ provider, name string }
 // To add operations to the built-in ones, pass
 // DefaultCatalog().Operations() first.
 func NewCatalog(ops ...Operation) (*Catalog, error) {
-	c, err := newCatalog(ops, "")
+	c, err := newCatalog(ops, "", 0)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-func newCatalog(ops []Operation, base string) (*Catalog, *Error) {
+// newCatalog builds a catalog of ops, whose first builtins entries are
+// built-in operations (trusted, and left out of pointers); the others are
+// reported under base, counted from 0.
+func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 	c := &Catalog{ops: make([]catalogEntry, 0, len(ops)), byKey: make(map[opKey]int, 2*len(ops))}
 	var issues []Issue
 	fail := func(path string, code IssueCode, msg string) {
 		issues = append(issues, Issue{Path: path, Code: code, Message: msg})
 	}
 	for i := range ops {
-		at := base + "/" + strconv.Itoa(i)
+		at := base + "/" + strconv.Itoa(i-builtins)
 		op := ops[i]
 		op.Aliases = slices.Clone(op.Aliases)
 		op.Schema = slices.Clone(op.Schema)
@@ -207,8 +210,11 @@ func newCatalog(ops []Operation, base string) (*Catalog, *Error) {
 			}
 			k := opKey{op.Provider, name}
 			if prev, dup := c.byKey[k]; dup {
-				fail(path, IssueDuplicateOperation, "operation "+strconv.Quote(op.Provider+"/"+name)+
-					" is already declared by entry "+strconv.Itoa(prev))
+				where := "is a built-in operation"
+				if prev >= builtins {
+					where = "is already declared at " + base + "/" + strconv.Itoa(prev-builtins)
+				}
+				fail(path, IssueDuplicateOperation, "operation "+strconv.Quote(op.Provider+"/"+name)+" "+where)
 				continue
 			}
 			c.byKey[k] = len(c.ops)

@@ -31,7 +31,7 @@ var builtinOperations = []Operation{
 var defaultCatalog = mustCatalog(builtinOperations)
 
 func mustCatalog(ops []Operation) *Catalog {
-	c, err := newCatalog(ops, "")
+	c, err := newCatalog(ops, "", 0)
 	if err != nil {
 		panic("preflight: built-in catalog: " + err.Error())
 	}

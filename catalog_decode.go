@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	catalogTopMembers   = []string{"$schema", "operations"}
+	catalogTopMembers   = []string{"$schema", "builtins", "operations"}
 	operationMembers    = []string{"provider", "name", "aliases", "schema", "effects", "annotations"}
 	annotationsMembers  = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 	effectsFileNames    = effectsNames[1:]
@@ -27,15 +27,14 @@ var (
 //
 // "effects" is "read_only", "side_effecting" or "destructive" (see
 // [Effects]); absent means from the annotations. "annotations" takes the
-// MCP hint names and an ignored "title". A top-level "$schema" string (for
-// editors) is ignored. Decoding is strict: malformed JSON and duplicate
+// MCP hint names and an ignored "title". The catalog holds the built-in
+// operations (see [DefaultCatalog]) followed by the file's, unless the file
+// says "builtins": false; a file operation that repeats a built-in name is
+// a duplicate. A top-level "$schema" string (for editors) is ignored. Decoding is strict: malformed JSON and duplicate
 // member names (invalid_json), then unknown members and ill-typed values
 // (invalid_request, all at once), then everything [NewCatalog] rejects
 // (with its codes) are reported in an *Error whose details carry JSON
 // Pointers into the file, such as "/operations/1/schema/format".
-//
-// The file lists every operation of the catalog: the built-in ones are
-// included only when it names them.
 func DecodeCatalog(data []byte) (*Catalog, error) {
 	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth})
 	if perr != nil {
@@ -46,7 +45,15 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	if v := d.member(root, "", "$schema", false); v.IsValid() {
 		d.str(v, memberPath{"", "$schema"}, 0)
 	}
+	builtins := true
+	if v := d.member(root, "", "builtins", false); v.IsValid() {
+		builtins = d.boolean(v, memberPath{"", "builtins"})
+	}
 	var ops []Operation
+	if builtins {
+		ops = append(ops, builtinOperations...)
+	}
+	n := len(ops)
 	if v := d.member(root, "", "operations", true); v.IsValid() {
 		if v.Kind() != jsonv.Array {
 			d.add("/operations", IssueType, "expected an array of operations, found "+kindName(v))
@@ -59,7 +66,7 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	c, cerr := newCatalog(ops, "/operations")
+	c, cerr := newCatalog(ops, "/operations", n)
 	if cerr != nil {
 		return nil, cerr
 	}

@@ -22,10 +22,22 @@ func TestDecodeCatalogFile(t *testing.T) {
 		e, _ := c.EffectsOf(op.Provider, op.Name)
 		got = append(got, op.Provider+"/"+op.Name+" "+e.String())
 	}
-	want := []string{"search/web_search read_only", "marketdata/get_quote read_only",
+	want := []string{"search/web_search read_only", "browse/fetch read_only", "marketdata/get_quote read_only",
 		"email/send_email side_effecting", "github/delete_branch destructive"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)
+	}
+	if d, err := c.Decide(customCall("browse", "fetch", `{"url":"/relative"}`)); err != nil || d.Decision != Block ||
+		d.Issues[0].Code != IssueAbsoluteURL {
+		t.Errorf("browse rule lost in a decoded catalog: %+v %v", d, err)
+	}
+	// Without the built-ins, a file may define search/web_search itself.
+	own, err := DecodeCatalog([]byte(`{"builtins": false, "operations": [{"provider": "search", "name": "web_search"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops := own.Operations(); len(ops) != 1 || ops[0].Schema != nil {
+		t.Errorf("builtins false: %+v", ops)
 	}
 	d, err := c.Decide(customCall("marketdata", "quote", `{"symbol":"ACME","fields":["bid"]}`))
 	if err != nil || d.Decision != Allow {
@@ -47,7 +59,7 @@ func TestDecodeCatalogErrors(t *testing.T) {
 		{"unknown members and bad values", `{"operationz": 1, "operations": [
 			{"provider": "a", "name": "", "inputSchema": {}, "aliases": "x", "effects": "readonly",
 			 "annotations": {"readOnlyHint": "yes", "note": 1}}]}`, CodeInvalidRequest, []Issue{
-			{Path: "/operationz", Code: IssueUnknownField, Message: `unknown member "operationz"; expected one of "$schema", "operations"`},
+			{Path: "/operationz", Code: IssueUnknownField, Message: `unknown member "operationz"; expected one of "$schema", "builtins", "operations"`},
 			{Path: "/operations/0/inputSchema", Code: IssueUnknownField, Message: `unknown member "inputSchema"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations"`},
 			{Path: "/operations/0/name", Code: IssueMinLength, Message: "expected a non-empty string"},
 			{Path: "/operations/0/aliases", Code: IssueType, Message: "expected an array of operation names, found string"},
@@ -60,9 +72,13 @@ func TestDecodeCatalogErrors(t *testing.T) {
 			CodeUnsupportedSchemaKeyword, []Issue{
 				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueUnsupportedKeyword, Message: `keyword "oneOf" is not supported (supported: ` + schemaKeywordList + ")"},
 			}},
+		{"a built-in repeated", `{"operations": [{"provider": "search", "name": "web_search"}]}`,
+			CodeInvalidRequest, []Issue{
+				{Path: "/operations/0/name", Code: IssueDuplicateOperation, Message: `operation "search/web_search" is a built-in operation`},
+			}},
 		{"duplicate operation", `{"operations": [{"provider": "a", "name": "b"}, {"provider": "a", "name": "c", "aliases": ["b"]}]}`,
 			CodeInvalidRequest, []Issue{
-				{Path: "/operations/1/aliases/0", Code: IssueDuplicateOperation, Message: `operation "a/b" is already declared by entry 0`},
+				{Path: "/operations/1/aliases/0", Code: IssueDuplicateOperation, Message: `operation "a/b" is already declared at /operations/0`},
 			}},
 	}
 	for _, tc := range tests {

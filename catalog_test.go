@@ -303,8 +303,8 @@ func TestNewCatalogErrors(t *testing.T) {
 			{Provider: "p", Name: "b", Aliases: []string{"c", "a", ""}},
 			{Provider: "q", Name: "a"}, // another provider: fine
 		}, CodeInvalidRequest, []Issue{
-			{Path: "/1/name", Code: IssueDuplicateOperation, Message: `operation "p/b" is already declared by entry 0`},
-			{Path: "/1/aliases/1", Code: IssueDuplicateOperation, Message: `operation "p/a" is already declared by entry 0`},
+			{Path: "/1/name", Code: IssueDuplicateOperation, Message: `operation "p/b" is already declared at /0`},
+			{Path: "/1/aliases/1", Code: IssueDuplicateOperation, Message: `operation "p/a" is already declared at /0`},
 			{Path: "/1/aliases/2", Code: IssueRequired, Message: "expected a non-empty alias"},
 		}},
 		{"effects out of range", []Operation{{Provider: "p", Name: "a", Effects: 9}}, CodeInvalidRequest, []Issue{
