@@ -90,6 +90,11 @@ func oneEditApart(a, b string) bool {
 	if a == b {
 		return false
 	}
+	// A rune is at most 4 bytes, so one edit changes the length by at most
+	// 4 bytes: long input is rejected without looking at it.
+	if d := len(a) - len(b); d > 4 || d < -4 {
+		return false
+	}
 	if strings.EqualFold(a, b) {
 		return true
 	}
