@@ -276,6 +276,7 @@ func TestOneEditApart(t *testing.T) {
 		{"", "a", true},
 		{"ab", "ba", true},
 		{"abc", "ca", false},
+		{strings.Repeat("web_search", 10000), "web_search", false},
 	}
 	for _, tc := range tests {
 		if got := oneEditApart(tc.a, tc.b); got != tc.want {
