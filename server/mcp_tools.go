@@ -92,7 +92,7 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 		Name:         mcpToolToolCall,
 		Title:        "Decide whether a search or fetch tool call is worth making",
 		Description:  mcpToolCallDescription + operationsDescription(catalog),
-		InputSchema:  json.RawMessage(mcpToolCallInputSchema),
+		InputSchema:  toolCallInputSchema(catalog),
 		OutputSchema: json.RawMessage(mcpToolCallOutputSchema),
 		Annotations: &mcp.ToolAnnotations{
 			Title: "Preflight a tool call", ReadOnlyHint: true, IdempotentHint: true,

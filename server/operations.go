@@ -93,12 +93,7 @@ func openAPIFor(c *preflight.Catalog) []byte {
 	if c == nil {
 		return openAPIDocument
 	}
-	dec := json.NewDecoder(bytes.NewReader(openAPIDocument))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		panic("server: the embedded OpenAPI document is not JSON: " + err.Error())
-	}
+	doc := decodeDocument(openAPIDocument)
 	type listed struct {
 		Provider      string          `json:"provider"`
 		Operation     string          `json:"operation"`
@@ -107,9 +102,37 @@ func openAPIFor(c *preflight.Catalog) []byte {
 		PayloadSchema json.RawMessage `json:"payloadSchema,omitempty"`
 	}
 	var ops []listed
-	var providers, names []string
 	for _, op := range c.Operations() {
 		ops = append(ops, listed{op.Provider, op.Name, op.Aliases, effectsOf(c, op), op.Schema})
+	}
+	doc["x-preflight-operations"] = ops
+	if props, ok := dig(doc, "components", "schemas", "ToolCall", "properties"); ok {
+		describeOperations(props, c, "each operation's payload schema is in x-preflight-operations")
+	}
+	return encodeDocument(doc)
+}
+
+// toolCallInputSchema is the input schema of preflight_tool_call: as
+// written for the built-in catalog; for a configured one, with the tool's
+// descriptions naming its operations and no built-in payload members.
+func toolCallInputSchema(c *preflight.Catalog) json.RawMessage {
+	if c == nil {
+		return mcpToolCallInputSchema
+	}
+	doc := decodeDocument(mcpToolCallInputSchema)
+	if props, ok := dig(doc, "properties", "tool", "properties"); ok {
+		describeOperations(props, c, "each operation's payload schema is in this tool's description")
+	}
+	return encodeDocument(doc)
+}
+
+// describeOperations rewrites the provider, operation and request members
+// of a ToolCall schema's properties for catalog c. The request becomes any
+// object: the payload members of search and browse do not apply to the
+// other operations.
+func describeOperations(props map[string]any, c *preflight.Catalog, where string) {
+	var providers, names []string
+	for _, op := range c.Operations() {
 		if !slices.Contains(providers, "`"+op.Provider+"`") {
 			providers = append(providers, "`"+op.Provider+"`")
 		}
@@ -119,25 +142,38 @@ func openAPIFor(c *preflight.Catalog) []byte {
 		}
 		names = append(names, n+" ("+op.Provider+")")
 	}
-	doc["x-preflight-operations"] = ops
-	if tc, ok := dig(doc, "components", "schemas", "ToolCall", "properties"); ok {
-		if p, ok := tc["provider"].(map[string]any); ok {
-			p["description"] = "Configured on this server: " + strings.Join(providers, ", ") + ". Others are answered with advise/UNSUPPORTED_OPERATION."
-		}
-		if p, ok := tc["operation"].(map[string]any); ok {
-			p["description"] = "Configured on this server: " + strings.Join(names, "; ") + "."
-		}
-		if p, ok := tc["request"].(map[string]any); ok {
-			p["description"] = "Provider payload; each operation's payload schema is in x-preflight-operations. " +
-				"A payload that breaks its schema is a 200 block with INVALID_PAYLOAD, not a 400."
-		}
+	if p, ok := props["provider"].(map[string]any); ok {
+		p["description"] = "Configured on this server: " + strings.Join(providers, ", ") + ". Others are answered with advise/UNSUPPORTED_OPERATION."
 	}
+	if p, ok := props["operation"].(map[string]any); ok {
+		p["description"] = "Configured on this server: " + strings.Join(names, "; ") + "."
+	}
+	props["request"] = map[string]any{
+		"type": "object",
+		"description": "The provider payload, exactly as you would send it; " + where +
+			". A payload that breaks its schema gets decision block with INVALID_PAYLOAD and issues under /tool/request, not an error.",
+	}
+}
+
+// decodeDocument decodes one of the embedded JSON documents, numbers kept
+// as written.
+func decodeDocument(data []byte) map[string]any {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		panic("server: an embedded document is not JSON: " + err.Error())
+	}
+	return doc
+}
+
+func encodeDocument(doc map[string]any) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		panic("server: the OpenAPI document cannot be encoded: " + err.Error())
+		panic("server: a document cannot be encoded: " + err.Error())
 	}
 	return out.Bytes()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -140,5 +141,50 @@ func TestConfiguredCatalogDocuments(t *testing.T) {
 	}
 	if html := get("/docs"); !strings.Contains(html, "<h2 id=\"operations-decided-by-this-server\">") {
 		t.Error("/docs does not render the operations section")
+	}
+}
+
+// TestMCPToolsListWithCatalog: with a catalog, tools/list (through the
+// official SDK client) describes its operations, and the input schema no
+// longer imposes the search/browse payload members on other operations.
+func TestMCPToolsListWithCatalog(t *testing.T) {
+	ts := mcpTestServer(t, Config{Catalog: testCatalog(t)})
+	cs := mcpConnect(t, ts, "")
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, tool := range res.Tools {
+		if tool.Name != mcpToolToolCall {
+			continue
+		}
+		found = true
+		if !strings.HasPrefix(tool.Description, mcpToolCallDescription) ||
+			!strings.Contains(tool.Description, "\n- email/send_email, side_effecting: {\"type\":\"object\"") ||
+			!strings.Contains(tool.Description, "\n- browse/fetch (also browse:fetch), read_only: ") {
+			t.Errorf("description:\n%s", tool.Description)
+		}
+		schema := mustJSON(t, tool.InputSchema)
+		var doc struct {
+			Properties struct {
+				Tool struct {
+					Properties map[string]map[string]any `json:"properties"`
+				} `json:"tool"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal([]byte(schema), &doc); err != nil {
+			t.Fatal(err)
+		}
+		props := doc.Properties.Tool.Properties
+		if _, has := props["request"]["properties"]; has || props["request"]["type"] != "object" {
+			t.Errorf("tool.request schema %v; want any object", props["request"])
+		}
+		if !strings.Contains(props["provider"]["description"].(string), "`marketdata`") {
+			t.Errorf("tool.provider description %v", props["provider"]["description"])
+		}
+	}
+	if !found {
+		t.Fatal("preflight_tool_call is not listed")
 	}
 }
