@@ -17,11 +17,13 @@ const (
 	confidenceAllow   = "0.5"
 )
 
-// Decide returns the decision for a proposed tool call. Rules are tried in
+// Decide returns the decision for a proposed tool call, with the operations
+// of [DefaultCatalog] ([Catalog.Decide] uses others). Rules are tried in
 // order and the first that applies decides:
 //
-//  1. unsupported operation: advise / advisory, UNSUPPORTED_OPERATION
-//  2. payload breaks its rules: block / safe_to_skip, INVALID_PAYLOAD
+//  1. operation not in the catalog: advise / advisory, UNSUPPORTED_OPERATION
+//     (issues say what the catalog has, and which operation is one edit away)
+//  2. payload breaks its schema: block / safe_to_skip, INVALID_PAYLOAD
 //  3. a fresh reusable success in history: reuse / safe_to_skip, REUSE_FRESH_RESULT
 //  4. terminal failures of this call reached retryCap: block / safe_to_skip, RETRY_CAP_REACHED
 //  5. maxToolCallsRemaining is 0: defer / safe_to_skip, CALL_LIMIT_REACHED
@@ -29,10 +31,11 @@ const (
 //  7. canReduceScope and estimate over half of it: advise / advisory, REDUCE_SCOPE
 //  8. otherwise: allow / execute, NO_PROVEN_WASTE
 //
-// Reuse needs all of: capabilities.canReusePriorResult, a positive
+// Reuse needs all of: a read-only operation, capabilities.canReusePriorResult, a positive
 // freshnessTtlSeconds, a success entry with this fingerprint, a non-empty
 // resultReference, a non-empty task.goalHash equal to the entry's, and an
-// age no greater than the TTL. Codes after the first explain why cheaper
+// age no greater than the TTL. For a destructive operation the retry cap is
+// 1 whatever retryCap says (see [Effects]). Codes after the first explain why cheaper
 // paths were not taken. Decide executes nothing and keeps no state.
 //
 // A request from DecodeToolCallRequest is decided from its parsed form; one
