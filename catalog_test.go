@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -277,6 +278,7 @@ func TestOneEditApart(t *testing.T) {
 		{"ab", "ba", true},
 		{"abc", "ca", false},
 		{strings.Repeat("web_search", 10000), "web_search", false},
+		{"\u212a\u212a\u212a", "kkk", true}, // Kelvin signs fold to k
 	}
 	for _, tc := range tests {
 		if got := oneEditApart(tc.a, tc.b); got != tc.want {
@@ -433,4 +435,51 @@ func TestEffectsResolve(t *testing.T) {
 			t.Errorf("%v.resolve(%+v) = %v, want %v", tc.effects, tc.a, got, tc.want)
 		}
 	}
+}
+
+// osaDistance is the optimal-string-alignment distance (insert, delete,
+// replace, swap of adjacent runes), computed the slow way.
+func osaDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// FuzzOneEditApart checks the fast comparison against the distance.
+func FuzzOneEditApart(f *testing.F) {
+	for _, s := range [][2]string{{"websearch", "web_search"}, {"fetch", "fecth"}, {"Fetch", "fetch"}, {"ab", "ba"}, {"fétch", "fetch"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > 64 || len(b) > 64 {
+			return
+		}
+		got := oneEditApart(a, b)
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return // operation names are decoded JSON strings: valid UTF-8
+		}
+		want := a != b && (osaDistance(a, b) == 1 || strings.EqualFold(a, b))
+		if got != want {
+			t.Fatalf("oneEditApart(%q, %q) = %v, distance %d", a, b, got, osaDistance(a, b))
+		}
+	})
 }

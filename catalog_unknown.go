@@ -90,13 +90,13 @@ func oneEditApart(a, b string) bool {
 	if a == b {
 		return false
 	}
+	if strings.EqualFold(a, b) { // stops at the first difference
+		return true
+	}
 	// A rune is at most 4 bytes, so one edit changes the length by at most
-	// 4 bytes: long input is rejected without looking at it.
+	// 4 bytes: long input is rejected without looking further.
 	if d := len(a) - len(b); d > 4 || d < -4 {
 		return false
-	}
-	if strings.EqualFold(a, b) {
-		return true
 	}
 	x, y := []rune(a), []rune(b)
 	if len(x) > len(y) {
