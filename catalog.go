@@ -28,7 +28,7 @@ type Operation struct {
 	// readOnly and writeOnly, and a $schema naming JSON Schema 2020-12, are
 	// accepted here and ignored, so tool schemas from MCP servers, OpenAPI
 	// documents and LLM function definitions can be used as they are. Nil
-	// means any JSON object.
+	// (or empty) means any JSON object.
 	Schema json.RawMessage
 	// Effects says what a call does to the world. Zero means: read it from
 	// Annotations. An explicit value wins over the annotations.
@@ -130,7 +130,8 @@ func (e Effects) resolve(a *ToolAnnotations) Effects {
 
 // Catalog is the set of operations Decide knows. Build one with
 // [NewCatalog] or [DecodeCatalog]; it cannot change afterwards and is safe
-// for concurrent use. A nil *Catalog is the default catalog.
+// for concurrent use. A nil *Catalog is the default catalog; the zero
+// Catalog has no operations.
 type Catalog struct {
 	ops   []catalogEntry
 	byKey map[opKey]int // provider and name or alias → index in ops
@@ -177,6 +178,9 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		op := ops[i]
 		op.Aliases = slices.Clone(op.Aliases)
 		op.Schema = slices.Clone(op.Schema)
+		if len(op.Schema) == 0 {
+			op.Schema = nil // empty is absent: any object
+		}
 		op.Annotations = op.Annotations.clone()
 		if op.Provider == "" {
 			fail(at+"/provider", IssueRequired, "expected a non-empty provider")
