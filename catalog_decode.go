@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
@@ -36,17 +37,18 @@ var (
 // (with its codes) are reported in an *Error whose details carry JSON
 // Pointers into the file, such as "/operations/1/schema/format".
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	root, data, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth})
+	root, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth})
 	if perr != nil {
 		return nil, perr
 	}
 	var d decoder
-	d.object(root, "", catalogTopMembers, nil)
-	if v := d.member(root, "", "$schema", false); v.IsValid() {
+	var f [3]jsonv.Value // catalogTopMembers
+	d.fields(root, "", catalogTopMembers, f[:])
+	if v := f[0]; v.IsValid() {
 		d.str(v, memberPath{"", "$schema"}, 0)
 	}
 	builtins := true
-	if v := d.member(root, "", "builtins", false); v.IsValid() {
+	if v := f[1]; v.IsValid() {
 		builtins = d.boolean(v, memberPath{"", "builtins"})
 	}
 	var ops []Operation
@@ -54,12 +56,12 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 		ops = append(ops, builtinOperations...)
 	}
 	n := len(ops)
-	if v := d.member(root, "", "operations", true); v.IsValid() {
+	if v := d.need(f[2], "", "operations"); v.IsValid() {
 		if v.Kind() != jsonv.Array {
 			d.add("/operations", IssueType, "expected an array of operations, found "+kindName(v))
 		} else {
 			for it := v.Iter(); it.Next(); {
-				ops = append(ops, d.operation(it.Value(), "/operations/"+strconv.Itoa(it.Index()), data))
+				ops = append(ops, d.operation(it.Value(), "/operations/"+strconv.Itoa(it.Index())))
 			}
 		}
 	}
@@ -73,18 +75,19 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-func (d *decoder) operation(v jsonv.Value, path string, data []byte) Operation {
+func (d *decoder) operation(v jsonv.Value, path string) Operation {
 	var op Operation
-	if !d.object(v, path, operationMembers, nil) {
+	var f [6]jsonv.Value // operationMembers
+	if !d.fields(v, path, operationMembers, f[:]) {
 		return op
 	}
-	if m := d.member(v, path, "provider", true); m.IsValid() {
+	if m := d.need(f[0], path, "provider"); m.IsValid() {
 		op.Provider, _ = d.str(m, memberPath{path, "provider"}, 1)
 	}
-	if m := d.member(v, path, "name", true); m.IsValid() {
+	if m := d.need(f[1], path, "name"); m.IsValid() {
 		op.Name, _ = d.str(m, memberPath{path, "name"}, 1)
 	}
-	if m := d.member(v, path, "aliases", false); m.IsValid() {
+	if m := f[2]; m.IsValid() {
 		if m.Kind() != jsonv.Array {
 			d.add(path+"/aliases", IssueType, "expected an array of operation names, found "+kindName(m))
 		} else {
@@ -94,11 +97,11 @@ func (d *decoder) operation(v jsonv.Value, path string, data []byte) Operation {
 			}
 		}
 	}
-	if m := d.member(v, path, "schema", false); m.IsValid() {
+	if m := f[3]; m.IsValid() {
 		// Any JSON value: NewCatalog says what is wrong with a non-object.
-		op.Schema = json.RawMessage(data[m.Start():m.End()])
+		op.Schema = json.RawMessage(m.Raw())
 	}
-	if m := d.member(v, path, "effects", false); m.IsValid() {
+	if m := f[4]; m.IsValid() {
 		if s, ok := d.str(m, memberPath{path, "effects"}, 0); ok {
 			op.Effects = EffectsFromAnnotations
 			for i, name := range effectsFileNames {
@@ -107,26 +110,30 @@ func (d *decoder) operation(v jsonv.Value, path string, data []byte) Operation {
 				}
 			}
 			if op.Effects == EffectsFromAnnotations {
-				d.add(path+"/effects", IssueEnum, "expected one of "+quoteList(effectsFileNames)+", found "+strconv.Quote(clip(s)))
+				d.add(path+"/effects", IssueEnum, "expected one of "+quoteList(effectsFileNames)+", found "+strconv.Quote(clip.String(s)))
 			}
 		}
 	}
-	if m := d.member(v, path, "annotations", false); m.IsValid() && d.object(m, path+"/annotations", annotationsMembers, nil) {
-		a := &ToolAnnotations{}
-		hint := func(name string, dst **bool) {
-			if h := d.member(m, path+"/annotations", name, false); h.IsValid() {
-				b := d.boolean(h, memberPath{path + "/annotations", name})
-				*dst = &b
+	if m := f[5]; m.IsValid() {
+		at := path + "/annotations"
+		var h [5]jsonv.Value // annotationsMembers
+		if d.fields(m, at, annotationsMembers, h[:]) {
+			a := &ToolAnnotations{}
+			hint := func(i int, dst **bool) {
+				if h[i].IsValid() {
+					b := d.boolean(h[i], memberPath{at, annotationsMembers[i]})
+					*dst = &b
+				}
 			}
+			if t := h[0]; t.IsValid() {
+				d.str(t, memberPath{at, "title"}, 0)
+			}
+			hint(1, &a.ReadOnlyHint)
+			hint(2, &a.DestructiveHint)
+			hint(3, &a.IdempotentHint)
+			hint(4, &a.OpenWorldHint)
+			op.Annotations = a
 		}
-		if t := d.member(m, path+"/annotations", "title", false); t.IsValid() {
-			d.str(t, memberPath{path + "/annotations", "title"}, 0)
-		}
-		hint("readOnlyHint", &a.ReadOnlyHint)
-		hint("destructiveHint", &a.DestructiveHint)
-		hint("idempotentHint", &a.IdempotentHint)
-		hint("openWorldHint", &a.OpenWorldHint)
-		op.Annotations = a
 	}
 	return op
 }

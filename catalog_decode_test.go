@@ -27,7 +27,7 @@ func TestDecodeCatalogFile(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)
 	}
-	if d, err := c.Decide(customCall("browse", "fetch", `{"url":"/relative"}`)); err != nil || d.Decision != Block ||
+	if d, err := c.Decide(customCall("browse", "fetch", `{"url":"/relative"}`)); err != nil || d.Verdict != VerdictBlock ||
 		d.Issues[0].Code != IssueAbsoluteURL {
 		t.Errorf("browse rule lost in a decoded catalog: %+v %v", d, err)
 	}
@@ -40,7 +40,7 @@ func TestDecodeCatalogFile(t *testing.T) {
 		t.Errorf("builtins false: %+v", ops)
 	}
 	d, err := c.Decide(customCall("marketdata", "quote", `{"symbol":"ACME","fields":["bid"]}`))
-	if err != nil || d.Decision != Allow {
+	if err != nil || d.Verdict != VerdictAllow {
 		t.Errorf("quote: %+v %v", d, err)
 	}
 }
@@ -70,7 +70,7 @@ func TestDecodeCatalogErrors(t *testing.T) {
 		{"bad schema", `{"operations": [{"provider": "a", "name": "b"},
 			{"provider": "a", "name": "c", "schema": {"type": "object", "properties": {"x": {"oneOf": []}}}}]}`,
 			CodeUnsupportedSchemaKeyword, []Issue{
-				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueUnsupportedKeyword, Message: `keyword "oneOf" is not supported (supported: ` + schemaKeywordList + ")"},
+				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "oneOf" is not supported (supported: ` + schemaKeywordList + ")"},
 			}},
 		{"a built-in repeated", `{"operations": [{"provider": "search", "name": "web_search"}]}`,
 			CodeInvalidRequest, []Issue{

@@ -46,7 +46,7 @@ func ExampleNewCatalog() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(provider+"/"+operation, d.Decision, d.ReasonCodes)
+		fmt.Println(provider+"/"+operation, d.Verdict, d.ReasonCodes)
 		for _, is := range d.Issues {
 			fmt.Printf("  %s %s: %s\n", is.Path, is.Code, is.Message)
 		}

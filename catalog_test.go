@@ -59,7 +59,7 @@ func reusableIn(t *testing.T, c *Catalog, req *ToolCallRequest) *ToolCallRequest
 	req.FreshnessTTLSeconds = "3600"
 	req.Task = &Task{GoalHash: "goal-a"}
 	req.History = append(req.History, HistoryEntry{ToolCallID: "call-ok", Fingerprint: d.RequestFingerprint,
-		Outcome: Success, ResultReference: "results/ok.json", AgeSeconds: "60", GoalHash: "goal-a"})
+		Outcome: OutcomeSuccess, ResultReference: "results/ok.json", AgeSeconds: "60", GoalHash: "goal-a"})
 	return req
 }
 
@@ -80,10 +80,10 @@ func withTerminal(t *testing.T, c *Catalog, req *ToolCallRequest, n int, retryCa
 func TestCatalogRules(t *testing.T) {
 	c := testCatalog(t)
 	quote := func() *ToolCallRequest { return customCall("marketdata", "get_quote", `{"symbol":"ACME","depth":5}`) }
-	reuse := want{decision: Reuse, enforcement: SafeToSkip, codes: []ReasonCode{ReuseFreshResult}, matched: "call-ok",
-		recommendation: &Recommendation{Action: ReuseResult, ResultReference: "results/ok.json"}, confidence: "0.9",
+	reuse := want{decision: VerdictReuse, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonReuseFreshResult}, matched: "call-ok",
+		recommendation: &Recommendation{Action: ActionReuseResult, ResultReference: "results/ok.json"}, confidence: "0.9",
 		avoidable: "0.01", net: "0.008"}
-	allowNotReused := want{decision: Allow, enforcement: Execute, codes: []ReasonCode{NoProvenWaste, ReuseNotPermitted}, confidence: "0.5"}
+	allowNotReused := want{decision: VerdictAllow, enforcement: EnforcementExecute, codes: []ReasonCode{ReasonNoProvenWaste, ReasonReuseNotPermitted}, confidence: "0.5"}
 	tests := []struct {
 		name  string
 		build func(t *testing.T) *ToolCallRequest
@@ -113,34 +113,34 @@ func TestCatalogRules(t *testing.T) {
 			return reusableIn(t, c, customCall("crm", "lookup", `{"id":1}`))
 		}, allowNotReused},
 		{"retry cap reached", func(t *testing.T) *ToolCallRequest { return withTerminal(t, c, quote(), 2, "2") },
-			want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{RetryCapReached}, matched: "call-t1", confidence: "0.9"}},
+			want{decision: VerdictBlock, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonRetryCapReached}, matched: "call-t1", confidence: "0.9"}},
 		{"below the retry cap", func(t *testing.T) *ToolCallRequest { return withTerminal(t, c, quote(), 1, "2") },
-			want{decision: Allow, enforcement: Execute, codes: []ReasonCode{NoProvenWaste, PriorTerminalFailure}, confidence: "0.5"}},
+			want{decision: VerdictAllow, enforcement: EnforcementExecute, codes: []ReasonCode{ReasonNoProvenWaste, ReasonPriorTerminalFailure}, confidence: "0.5"}},
 		{"side-effecting operation keeps the caller's retry cap", func(t *testing.T) *ToolCallRequest {
 			return withTerminal(t, c, customCall("email", "send_email", `{"to":"a","subject":"s"}`), 1, "3")
-		}, want{decision: Allow, enforcement: Execute, codes: []ReasonCode{NoProvenWaste, PriorTerminalFailure}, confidence: "0.5"}},
+		}, want{decision: VerdictAllow, enforcement: EnforcementExecute, codes: []ReasonCode{ReasonNoProvenWaste, ReasonPriorTerminalFailure}, confidence: "0.5"}},
 		{"destructive operation is not retried after a terminal failure", func(t *testing.T) *ToolCallRequest {
 			return withTerminal(t, c, customCall("fs", "delete_file", `{"path":"/tmp/x"}`), 1, "3")
-		}, want{decision: Block, enforcement: SafeToSkip, codes: []ReasonCode{RetryCapReached}, matched: "call-t0", confidence: "0.9"}},
+		}, want{decision: VerdictBlock, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonRetryCapReached}, matched: "call-t0", confidence: "0.9"}},
 		{"call limit", func(t *testing.T) *ToolCallRequest {
 			r := quote()
 			r.Budget.MaxToolCallsRemaining = "0"
 			return r
-		}, want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{CallLimitReached}, confidence: "1"}},
+		}, want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonCallLimitReached}, confidence: "1"}},
 		{"budget", func(t *testing.T) *ToolCallRequest {
 			r := quote()
 			r.Budget.RemainingUSD = "0.009"
 			return r
-		}, want{decision: Defer, enforcement: SafeToSkip, codes: []ReasonCode{BudgetExceeded}, confidence: "1"}},
+		}, want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded}, confidence: "1"}},
 		{"reduce scope", func(t *testing.T) *ToolCallRequest {
 			r := quote()
 			r.Budget.RemainingUSD = "0.015"
 			r.Capabilities = &Capabilities{CanReduceScope: true}
 			return r
-		}, want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{ReduceScopeAdvised},
-			recommendation: &Recommendation{Action: ReduceScope}, confidence: "0.6"}},
+		}, want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonReduceScope},
+			recommendation: &Recommendation{Action: ActionReduceScope}, confidence: "0.6"}},
 		{"built-in operations are not in a custom catalog", func(t *testing.T) *ToolCallRequest { return baseCall() },
-			want{decision: Advise, enforcement: Advisory, codes: []ReasonCode{UnsupportedOperation}, confidence: "1",
+			want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
 				issues: []Issue{{Path: "/tool/provider", Code: IssueUnknownOperation, Message: `the catalog has no operation "web_search" for provider "search"; it has "marketdata/get_quote", "email/send_email", "fs/delete_file", "crm/lookup", "notes/read"`}}}},
 	}
 	for _, tc := range tests {
@@ -186,8 +186,8 @@ func TestCatalogPayloadIssuesMatchCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Decision != Block || got.ReasonCodes[0] != InvalidPayload {
-			t.Errorf("%s: decision %s %v, want block INVALID_PAYLOAD", p, got.Decision, got.ReasonCodes)
+		if got.Verdict != VerdictBlock || got.ReasonCodes[0] != ReasonInvalidPayload {
+			t.Errorf("%s: decision %s %v, want block INVALID_PAYLOAD", p, got.Verdict, got.ReasonCodes)
 		}
 		if diff := cmp.Diff(want, got.Issues); diff != "" {
 			t.Errorf("%s: issues differ from Check's (-check +decide):\n%s", p, diff)
@@ -219,8 +219,8 @@ func TestCatalogAliasFingerprints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Decision != Allow {
-		t.Errorf("alias with history under the name: %s %v, want allow", d.Decision, d.ReasonCodes)
+	if d.Verdict != VerdictAllow {
+		t.Errorf("alias with history under the name: %s %v, want allow", d.Verdict, d.ReasonCodes)
 	}
 }
 
@@ -250,8 +250,8 @@ func TestCatalogUnknownOperation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Decision != Advise || d.Enforcement != Advisory || d.ReasonCodes[0] != UnsupportedOperation {
-			t.Errorf("%s/%s: %s %s %v, want advise advisory UNSUPPORTED_OPERATION", tc.provider, tc.operation, d.Decision, d.Enforcement, d.ReasonCodes)
+		if d.Verdict != VerdictAdvise || d.Enforcement != EnforcementAdvisory || d.ReasonCodes[0] != ReasonUnsupportedOperation {
+			t.Errorf("%s/%s: %s %s %v, want advise advisory UNSUPPORTED_OPERATION", tc.provider, tc.operation, d.Verdict, d.Enforcement, d.ReasonCodes)
 		}
 		if diff := cmp.Diff(tc.want, d.Issues); diff != "" {
 			t.Errorf("%s/%s: issues (-want +got):\n%s", tc.provider, tc.operation, diff)
@@ -317,11 +317,11 @@ func TestNewCatalogErrors(t *testing.T) {
 			{Provider: "p", Name: "ok", Schema: json.RawMessage(`{"type":"object"}`)},
 			{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","description":"d","properties":{"u":{"type":"string","format":"uri","title":"U"}}}`)},
 		}, CodeUnsupportedSchemaKeyword, []Issue{
-			{Path: "/1/schema/properties/u/format", Code: IssueUnsupportedKeyword, Message: `keyword "format" is not supported (supported: ` + schemaKeywordList + ")"},
+			{Path: "/1/schema/properties/u/format", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "format" is not supported (supported: ` + schemaKeywordList + ")"},
 		}},
 		{"another dialect", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)}},
 			CodeUnsupportedSchemaKeyword, []Issue{
-				{Path: "/0/schema/$schema", Code: IssueUnsupportedKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), found "http://json-schema.org/draft-07/schema#"`},
+				{Path: "/0/schema/$schema", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), found "http://json-schema.org/draft-07/schema#"`},
 			}},
 		{"ill-formed keyword", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","minLength":-1}`)}},
 			CodeInvalidSchema, []Issue{
@@ -408,7 +408,7 @@ func TestCatalogImmutable(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			d, err := c.Decide(customCall("m", "quote", `{"symbol":"S`+string(rune('A'+i))+`"}`))
-			if err != nil || d.Decision != Allow {
+			if err != nil || d.Verdict != VerdictAllow {
 				t.Errorf("concurrent decide: %v %v", d, err)
 			}
 		}()

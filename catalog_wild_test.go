@@ -106,19 +106,19 @@ func TestCatalogFromRealToolSchemas(t *testing.T) {
 		}
 		return d
 	}
-	if d := decide("github", "create_issue", `{"owner":"o","repo":"r"}`); d.Decision != Block ||
+	if d := decide("github", "create_issue", `{"owner":"o","repo":"r"}`); d.Verdict != VerdictBlock ||
 		len(d.Issues) != 1 || d.Issues[0].Path != "/tool/request/title" {
-		t.Errorf("create_issue without a title: %s %v %v", d.Decision, d.ReasonCodes, d.Issues)
+		t.Errorf("create_issue without a title: %s %v %v", d.Verdict, d.ReasonCodes, d.Issues)
 	}
-	if d := decide("github", "merge_pull_request", `{"owner":"o","repo":"r","pullNumber":1,"merge_method":"fast-forward"}`); d.Decision != Block ||
+	if d := decide("github", "merge_pull_request", `{"owner":"o","repo":"r","pullNumber":1,"merge_method":"fast-forward"}`); d.Verdict != VerdictBlock ||
 		d.Issues[0].Code != IssueEnum {
-		t.Errorf("merge with an unknown method: %s %v %v", d.Decision, d.ReasonCodes, d.Issues)
+		t.Errorf("merge with an unknown method: %s %v %v", d.Verdict, d.ReasonCodes, d.Issues)
 	}
-	if d := decide("brave-search", "brave_web_search", `{"query":"mcp","count":5}`); d.Decision != Allow {
-		t.Errorf("brave_web_search: %s %v %v", d.Decision, d.ReasonCodes, d.Issues)
+	if d := decide("brave-search", "brave_web_search", `{"query":"mcp","count":5}`); d.Verdict != VerdictAllow {
+		t.Errorf("brave_web_search: %s %v %v", d.Verdict, d.ReasonCodes, d.Issues)
 	}
-	if d := decide("preflight", "check_request", `{"request":{"method":"GET","url":"https://example.com/"},"schema":{}}`); d.Decision != Allow {
-		t.Errorf("check_request: %s %v %v", d.Decision, d.ReasonCodes, d.Issues)
+	if d := decide("preflight", "check_request", `{"request":{"method":"GET","url":"https://example.com/"},"schema":{}}`); d.Verdict != VerdictAllow {
+		t.Errorf("check_request: %s %v %v", d.Verdict, d.ReasonCodes, d.Issues)
 	}
 	effects := map[string]Effects{
 		"github/get_issue":              EffectsReadOnly,

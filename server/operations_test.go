@@ -62,7 +62,7 @@ func TestOperationsSchemaChecksFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := check(data); d.Decision != preflight.Allow {
+		if d := check(data); d.Verdict != preflight.VerdictAllow {
 			t.Errorf("%s does not satisfy the schema: %v", name, d.Issues)
 		}
 		if _, err := preflight.DecodeCatalog(data); err != nil {
@@ -78,8 +78,8 @@ func TestOperationsSchemaChecksFiles(t *testing.T) {
 	}
 	for file, path := range bad {
 		d := check([]byte(file))
-		if d.Decision != preflight.Block || !strings.Contains(mustJSON(t, d.Issues), `"/tool/request`+path) {
-			t.Errorf("%s: %s %v, want a block pointing at %s", file, d.Decision, d.Issues, path)
+		if d.Verdict != preflight.VerdictBlock || !strings.Contains(mustJSON(t, d.Issues), `"/tool/request`+path) {
+			t.Errorf("%s: %s %v, want a block pointing at %s", file, d.Verdict, d.Issues, path)
 		}
 		if _, err := preflight.DecodeCatalog([]byte(file)); err == nil {
 			t.Errorf("%s: DecodeCatalog accepts what the schema refuses", file)
