@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
 // Confidence constants of the rules. They are fixed per rule, not
@@ -18,32 +17,13 @@ const (
 	confidenceAllow   = "0.5"
 )
 
-// The built-in payload schemas, run by the same validator as Check.
-var (
-	searchPayloadSchema = mustCompileSchema(`{"type":"object","required":["query"],
-		"properties":{"query":{"type":"string","minLength":1,"maxLength":500},
-		"max_results":{"type":"integer","minimum":1,"maximum":10}},
-		"additionalProperties":false}`)
-	browsePayloadSchema = mustCompileSchema(`{"type":"object","required":["url"],
-		"properties":{"url":{"type":"string"}},"additionalProperties":false}`)
-)
-
-// operationKind names the supported operations; "" is unsupported.
-func operationKind(provider, operation string) string {
-	switch {
-	case provider == "search" && (operation == "web_search" || operation == "search:web_search"):
-		return "search"
-	case provider == "browse" && (operation == "fetch" || operation == "browse:fetch"):
-		return "browse"
-	}
-	return ""
-}
-
-// Decide returns the decision for a proposed tool call. Rules are tried in
+// Decide returns the decision for a proposed tool call, with the operations
+// of [DefaultCatalog] ([Catalog.Decide] uses others). Rules are tried in
 // order and the first that applies decides:
 //
-//  1. unsupported operation: advise / advisory, UNSUPPORTED_OPERATION
-//  2. payload breaks its rules: block / safe_to_skip, INVALID_PAYLOAD
+//  1. operation not in the catalog: advise / advisory, UNSUPPORTED_OPERATION
+//     (issues say what the catalog has, and which operation is one edit away)
+//  2. payload breaks its schema: block / safe_to_skip, INVALID_PAYLOAD
 //  3. a fresh reusable success in history: reuse / safe_to_skip, REUSE_FRESH_RESULT
 //  4. terminal failures of this call reached retryCap: block / safe_to_skip, RETRY_CAP_REACHED
 //  5. maxToolCallsRemaining is 0: defer / safe_to_skip, CALL_LIMIT_REACHED
@@ -51,15 +31,20 @@ func operationKind(provider, operation string) string {
 //  7. canReduceScope and estimate over half of it: advise / advisory, REDUCE_SCOPE
 //  8. otherwise: allow / execute, NO_PROVEN_WASTE
 //
-// Reuse needs all of: capabilities.canReusePriorResult, a positive
+// Reuse needs all of: a read-only operation, capabilities.canReusePriorResult, a positive
 // freshnessTtlSeconds, a success entry with this fingerprint, a non-empty
 // resultReference, a non-empty task.goalHash equal to the entry's, and an
-// age no greater than the TTL. Codes after the first explain why cheaper
+// age no greater than the TTL. For a destructive operation the retry cap is
+// 1 whatever retryCap says (see [Effects]). Codes after the first explain why cheaper
 // paths were not taken. Decide executes nothing and keeps no state.
 //
 // A request from DecodeToolCallRequest is decided from its parsed form; one
 // built in Go is first encoded and put through the same decoder.
 func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
+	return defaultCatalog.decide(req)
+}
+
+func (c *Catalog) decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	req, p, err := parsedToolCallFor(req)
 	if err != nil {
 		return nil, err
@@ -84,18 +69,19 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	defer func() { out.Issues = append(out.Issues, req.ignoredMembers...) }()
 
 	// Rule 1.
-	kind := operationKind(t.Provider, t.Operation)
-	if kind == "" {
+	op := c.lookup(t.Provider, t.Operation)
+	if op == nil {
 		out.set(VerdictAdvise, EnforcementAdvisory, confidenceCertain, ReasonUnsupportedOperation)
+		out.Issues = append(out.Issues, c.unknownIssues(t)...)
 		return out, nil
 	}
 	// Rule 2.
-	if issues := payloadIssues(kind, p.payload); len(issues) > 0 {
+	if issues := op.payloadIssues(p.payload); len(issues) > 0 {
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceCertain, ReasonInvalidPayload)
 		out.Issues = append(out.Issues, issues...)
 		return out, nil
 	}
-	h := examineHistory(req, fp)
+	h := examineHistory(req, op, fp)
 	// Rule 3.
 	if h.reuse != nil {
 		out.set(VerdictReuse, EnforcementSafeToSkip, confidenceReuse, ReasonReuseFreshResult)
@@ -109,7 +95,7 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	estimate := decimal.Add(orDefault(t.EstimatedExternalCostUSD, "0"), orDefault(t.EstimatedModelCostUSD, "0"))
 	free := decimal.Sub(orDefault(req.Budget.RemainingUSD, "0"), orDefault(req.Budget.ReservedUSD, "0"))
 	switch {
-	case h.terminal > 0 && decimal.Compare(strconv.Itoa(h.terminal), retryCap(req)) >= 0: // Rule 4.
+	case h.terminal > 0 && decimal.Compare(strconv.Itoa(h.terminal), retryCap(req, op)) >= 0: // Rule 4.
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceRetry, ReasonRetryCapReached)
 		out.MatchedCallID = h.youngestTerminal.ToolCallID
 	case req.Budget.MaxToolCallsRemaining != "" && decimal.Compare(string(req.Budget.MaxToolCallsRemaining), "0") == 0: // Rule 5.
@@ -123,7 +109,7 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	default: // Rule 8.
 		out.set(VerdictAllow, EnforcementExecute, confidenceAllow, ReasonNoProvenWaste)
 	}
-	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req)...)
+	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req, op)...)
 	return out, nil
 }
 
@@ -133,29 +119,13 @@ func (d *ToolCallDecision) set(v Verdict, e Enforcement, confidence string, firs
 	d.ReasonCodes = []ReasonCode{first}
 }
 
-// retryCap returns the retry cap as number text (default 1).
-func retryCap(req *ToolCallRequest) string {
-	if req.RetryCap == "" {
+// retryCap returns the retry cap as number text: the default 1, and always
+// 1 for a destructive operation.
+func retryCap(req *ToolCallRequest, op *catalogEntry) string {
+	if req.RetryCap == "" || op.effects == EffectsDestructive {
 		return "1"
 	}
 	return string(req.RetryCap)
-}
-
-// payloadIssues checks a supported operation's payload against its rules.
-func payloadIssues(kind string, payload jsonv.Value) []Issue {
-	errs := issueList{max: maxCheckErrors}
-	switch kind {
-	case "search":
-		searchPayloadSchema.validate(payload, "/tool/request", &errs)
-	case "browse":
-		browsePayloadSchema.validate(payload, "/tool/request", &errs)
-		if u, ok := payload.Get("url"); ok && u.Kind() == jsonv.String {
-			if msg := checkAbsoluteURL(u.Str()); msg != "" {
-				errs.add(Issue{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg})
-			}
-		}
-	}
-	return errs.issues
 }
 
 // historyFacts is what the history says about one proposal.
@@ -173,7 +143,7 @@ func younger(a, b *HistoryEntry) bool {
 	return b == nil || decimal.Compare(string(a.AgeSeconds), string(b.AgeSeconds)) <= 0
 }
 
-func examineHistory(req *ToolCallRequest, fp string) historyFacts {
+func examineHistory(req *ToolCallRequest, op *catalogEntry, fp string) historyFacts {
 	var f historyFacts
 	for i := range req.History {
 		e := &req.History[i]
@@ -189,7 +159,7 @@ func examineHistory(req *ToolCallRequest, fp string) historyFacts {
 		case OutcomeTransientFailure:
 			f.transient = true
 		case OutcomeSuccess:
-			if reuseBlocker(req, e) == "" {
+			if reuseBlocker(req, op, e) == "" {
 				if younger(e, f.reuse) {
 					f.reuse = e
 				}
@@ -202,14 +172,15 @@ func examineHistory(req *ToolCallRequest, fp string) historyFacts {
 }
 
 // reuseBlocker returns the first reuse condition a matching success entry
-// fails, or "" when it can be reused.
-func reuseBlocker(req *ToolCallRequest, e *HistoryEntry) ReasonCode {
+// fails, or "" when it can be reused. An operation that is not read-only
+// is never reused: REUSE_NOT_PERMITTED, whatever the caller allows.
+func reuseBlocker(req *ToolCallRequest, op *catalogEntry, e *HistoryEntry) ReasonCode {
 	goal := ""
 	if req.Task != nil {
 		goal = req.Task.GoalHash
 	}
 	switch {
-	case req.Capabilities == nil || !req.Capabilities.CanReusePriorResult:
+	case !op.reusable() || req.Capabilities == nil || !req.Capabilities.CanReusePriorResult:
 		return ReasonReuseNotPermitted
 	case req.FreshnessTTLSeconds == "" || decimal.Compare(string(req.FreshnessTTLSeconds), "0") <= 0:
 		return ReasonReuseTTLMissing
@@ -224,16 +195,16 @@ func reuseBlocker(req *ToolCallRequest, e *HistoryEntry) ReasonCode {
 }
 
 // explanations lists the codes that follow the deciding one.
-func (f historyFacts) explanations(req *ToolCallRequest) []ReasonCode {
+func (f historyFacts) explanations(req *ToolCallRequest, op *catalogEntry) []ReasonCode {
 	var out []ReasonCode
 	if f.transient {
 		out = append(out, ReasonPriorTransientFailure)
 	}
-	if f.terminal > 0 && decimal.Compare(strconv.Itoa(f.terminal), retryCap(req)) < 0 {
+	if f.terminal > 0 && decimal.Compare(strconv.Itoa(f.terminal), retryCap(req, op)) < 0 {
 		out = append(out, ReasonPriorTerminalFailure)
 	}
 	if f.success != nil {
-		out = append(out, reuseBlocker(req, f.success))
+		out = append(out, reuseBlocker(req, op, f.success))
 	}
 	return out
 }

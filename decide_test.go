@@ -150,7 +150,8 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Provider, r.Tool.Operation = "email", "send"
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{{Path: "/tool/provider", Code: IssueUnknownOperation, Message: `the catalog has no operation "send" for provider "email"; it has "search/web_search", "browse/fetch"`}}},
 		},
 		{
 			name: "operation of another provider",
@@ -160,7 +161,8 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Operation = "browse:fetch"
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{{Path: "/tool/operation", Code: IssueUnknownOperation, Message: `the catalog has no operation "browse:fetch" for provider "search"; it has "search/web_search", "browse/fetch"; "browse:fetch" is an operation of provider "browse"`}}},
 		},
 		{
 			name: "unsupported beats invalid",
@@ -171,7 +173,11 @@ func TestDecideRules(t *testing.T) {
 				r.Tool.Request = json.RawMessage(`{}`)
 				return r
 			},
-			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1"},
+			want: want{decision: VerdictAdvise, enforcement: EnforcementAdvisory, codes: []ReasonCode{ReasonUnsupportedOperation}, confidence: "1",
+				issues: []Issue{
+					{Path: "/tool/provider", Code: IssueUnknownOperation, Message: `the catalog has no operation "web_search" for provider "Search"; it has "search/web_search", "browse/fetch"; "web_search" is an operation of provider "search"`},
+					{Path: "/tool/provider", Code: IssueSimilarOperation, Message: `did you mean "search/web_search"? (one edit away; the call is not decided as that operation)`},
+				}},
 		},
 		{
 			name: "missing query",
@@ -547,15 +553,27 @@ func TestDecideRules(t *testing.T) {
 			want: want{decision: VerdictDefer, enforcement: EnforcementSafeToSkip, codes: []ReasonCode{ReasonBudgetExceeded, ReasonReuseStale}, confidence: "1"},
 		},
 	}
+	// Every case is decided by Decide, by the default catalog and by a
+	// catalog rebuilt from the default one's operations: all three agree.
+	rebuilt, err := NewCatalog(DefaultCatalog().Operations()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deciders := []struct {
+		name   string
+		decide func(*ToolCallRequest) (*ToolCallDecision, error)
+	}{{"Decide", Decide}, {"DefaultCatalog", DefaultCatalog().Decide}, {"rebuilt catalog", rebuilt.Decide}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := tc.build(t)
-			got, err := Decide(req)
-			if err != nil {
-				t.Fatalf("Decide: %v", err)
-			}
-			if diff := cmp.Diff(tc.want.decisionFor(got.RequestFingerprint), got); diff != "" {
-				t.Errorf("%s (%s): decision mismatch (-want +got):\n%s", tc.name, tc.why, diff)
+			for _, d := range deciders {
+				req := tc.build(t)
+				got, err := d.decide(req)
+				if err != nil {
+					t.Fatalf("%s: %v", d.name, err)
+				}
+				if diff := cmp.Diff(tc.want.decisionFor(got.RequestFingerprint), got); diff != "" {
+					t.Errorf("%s (%s), %s: decision mismatch (-want +got):\n%s", tc.name, tc.why, d.name, diff)
+				}
 			}
 		})
 	}

@@ -6,9 +6,10 @@
 //   - [Check] validates the JSON body of a proposed HTTP request against a
 //     caller-supplied JSON Schema (a 12-keyword subset) and, given cost
 //     context, says whether sending it is worth it.
-//   - [Decide] looks at a proposed web-search or page-fetch tool call, the
-//     caller's budget, history and capabilities, and returns one decision:
-//     allow, block, reuse, defer or advise.
+//   - [Decide] looks at a proposed tool call, the caller's budget, history
+//     and capabilities, and returns one decision: allow, block, reuse, defer
+//     or advise. It knows web search and page fetch; a [Catalog] adds the
+//     caller's own tools, each with a payload schema and its effects.
 //
 // Each capability has a decoder ([DecodeCheckRequest], [DecodeToolCallRequest])
 // that turns request bytes into a typed request, enforcing every input rule and
@@ -198,14 +199,15 @@ type ToolCallRequest struct {
 
 // ToolCall is the proposed tool call.
 type ToolCall struct {
-	// Provider is "search" or "browse"; others are answered with advise.
-	Provider string `json:"provider"`
-	// Operation is "web_search" or "search:web_search" for search, "fetch" or
-	// "browse:fetch" for browse.
+	// Provider and Operation name the tool. The default catalog knows
+	// provider "search" with "web_search" or "search:web_search", and
+	// "browse" with "fetch" or "browse:fetch"; a [Catalog] may know more.
+	// Others are answered with advise / UNSUPPORTED_OPERATION.
+	Provider  string `json:"provider"`
 	Operation string `json:"operation"`
-	// Request is the provider-specific payload, a JSON object:
-	// search {"query": 1..500 chars, "max_results"?: 1..10};
-	// browse {"url": absolute http(s) URL}.
+	// Request is the provider-specific payload, a JSON object, checked
+	// against the operation's schema: search {"query": 1..500 chars,
+	// "max_results"?: 1..10}; browse {"url": absolute http(s) URL}.
 	Request json.RawMessage `json:"request"`
 	// EstimatedExternalCostUSD is the caller's estimate of the provider cost.
 	EstimatedExternalCostUSD json.Number `json:"estimatedExternalCostUsd"`

@@ -28,6 +28,11 @@ import (
 // concurrent use.
 func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
 	c := schemaCompiler{base: base}
+	return c.compile(v)
+}
+
+// compile does the work of compileSchema with c's settings.
+func (c *schemaCompiler) compile(v jsonv.Value) (*schema, *Error) {
 	c.count = countSchemas(v)
 	c.slab = make([]schema, c.count.schemas)
 	var s *schema
@@ -59,6 +64,7 @@ func mustCompileSchema(src string) *schema {
 // schemaCompiler collects every problem of one schema document.
 type schemaCompiler struct {
 	base         string // the JSON Pointer of the schema document
+	annotations  bool   // ignore annotation keywords (catalog schemas; see ignoredAnnotation)
 	issues       []Issue
 	slab         []schema // preallocated object schemas, handed out in order
 	boundSlab    []schemaBounds
@@ -246,6 +252,14 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				s.pattern = re
 			}
 		default:
+			if c.annotations {
+				if ok, msg := ignoredAnnotation(m.Key, val); ok {
+					continue
+				} else if msg != "" {
+					c.fail(kw, IssueUnsupportedSchemaKeyword, msg)
+					continue
+				}
+			}
 			c.fail(kw, IssueUnsupportedSchemaKeyword, "keyword "+echoQuote(m.Key)+" is not supported (supported: "+schemaKeywordList+")")
 		}
 	}

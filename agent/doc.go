@@ -1,7 +1,8 @@
 // Package agent keeps the caller's side of preflight's tool-call contract for
 // Go agent runtimes, in process: a [Ledger] of what really happened and a
-// [Guard] that asks [preflight.Decide] before every tool call and applies
-// the decision.
+// [Guard] that asks preflight to decide before every tool call, against the
+// default catalog or the caller's own [preflight.Catalog]
+// (GuardOptions.Catalog), and applies the decision.
 //
 // preflight's Decide is stateless: the caller keeps the history
 // (fingerprints, outcomes, ages, result references, goal hashes), records an

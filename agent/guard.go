@@ -11,18 +11,14 @@ import (
 	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
-// AdvisePolicy says what [Guard.Call] does with an advise decision
-// (enforcement advisory): optional reduce-scope advice, or an operation
-// preflight does not model.
+// AdvisePolicy says what [Guard.Call] does with optional reduce-scope
+// advice (advise / REDUCE_SCOPE). Operations the catalog lacks have their
+// own policy, [UnsupportedPolicy].
 type AdvisePolicy int
 
 // The advise policies.
 const (
-	// RunAdvised runs the call anyway, if its estimate fits the free budget
-	// (RemainingUSD minus ReservedUSD, in-flight calls included): Decide
-	// applies that rule only to the operations it models, and an
-	// unsupported operation is advised whatever it costs. It is the zero
-	// value, so tools that preflight does not model keep working.
+	// RunAdvised runs the call anyway. It is the zero value.
 	RunAdvised AdvisePolicy = iota
 	// SkipAdvised does not run the call; the caller sees the decision and
 	// its recommendation and may propose a narrower call.
@@ -31,8 +27,14 @@ const (
 
 // GuardOptions configures a [Guard]. The zero value and nil both work.
 type GuardOptions struct {
-	// Advise is the policy for advise decisions. Zero means RunAdvised.
+	// Advise is the policy for reduce-scope advice. Zero means RunAdvised.
 	Advise AdvisePolicy
+	// Unsupported is the policy for operations the catalog lacks. Zero
+	// means RunUnsupportedUnlessSimilar.
+	Unsupported UnsupportedPolicy
+	// Catalog is the set of operations decided; nil means
+	// preflight.DefaultCatalog().
+	Catalog *preflight.Catalog
 	// BudgetUSD, when non-empty, makes the Guard own the run's money: each
 	// request's Budget.RemainingUSD is replaced by BudgetUSD minus what the
 	// calls that ran through this Guard cost (Result.CostUSD, or the
@@ -74,14 +76,15 @@ type Report struct {
 	// ReuseReference is the prior result's reference on a reuse decision:
 	// use the result saved there instead of calling.
 	ReuseReference string
-	// OverBudget is true when an advise decision was not run under
-	// RunAdvised because the estimate exceeds the free budget.
+	// OverBudget is true when an operation the catalog lacks was not run,
+	// under a policy that runs it, because the estimate exceeds the free
+	// budget.
 	OverBudget bool
 }
 
 // Guard runs tool calls through preflight with a [Ledger]: it fills the
-// history, asks [preflight.Decide], runs the call only when the decision
-// allows it, and records the outcome. A Guard is safe for concurrent use;
+// history, asks its catalog (GuardOptions.Catalog) to decide, runs the call
+// only when the decision allows it, and records the outcome. A Guard is safe for concurrent use;
 // use one per customer and run, like its Ledger.
 //
 // The Guard never retries, never runs a call that Decide says to skip, and
@@ -102,9 +105,11 @@ type Report struct {
 // a request built from a balance read before another call finished still
 // counts that call's money as free.
 type Guard struct {
-	ledger *Ledger
-	advise AdvisePolicy
-	budget *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
+	ledger      *Ledger
+	advise      AdvisePolicy
+	unsupported UnsupportedPolicy
+	catalog     *preflight.Catalog
+	budget      *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
 
 	mu       sync.Mutex
 	inFlight decimal.Dec
@@ -124,7 +129,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	}
 	g := &Guard{ledger: ledger}
 	if opts != nil {
-		g.advise = opts.Advise
+		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
 		if opts.BudgetUSD != "" {
 			b, err := parseUSD(opts.BudgetUSD)
 			if err != nil || b.Sign() < 0 {
@@ -155,9 +160,11 @@ func (g *Guard) SpentUSD() json.Number {
 //     req.Budget.ReservedUSD.
 //  2. preflight.Decide decides. An error from Decide (a malformed request)
 //     is returned as is, a *preflight.Error.
-//  3. allow (execute) runs call; advise (advisory) runs it only under
-//     RunAdvised and within the free budget (else Report.OverBudget); reuse, block and defer (safe_to_skip) never run it. On
-//     reuse Report.ReuseReference is the prior result's reference.
+//  3. allow (execute) runs call; reduce-scope advice runs it under
+//     RunAdvised; an operation the catalog lacks runs as the
+//     UnsupportedPolicy says, and only within the free budget (else
+//     Report.OverBudget); reuse, block and defer (safe_to_skip) never run
+//     it. On reuse Report.ReuseReference is the prior result's reference.
 //  4. After call returns, its outcome is recorded under the decision's
 //     RequestFingerprint, req.Task.GoalHash and the Result's reference, and
 //     call's error is returned unchanged (joined with a recording error if
@@ -189,7 +196,7 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 			req.Budget.ReservedUSD = formatUSD(decimal.Add(r, g.inFlight))
 		}
 	}
-	dec, err := preflight.Decide(&req)
+	dec, err := g.catalog.Decide(&req)
 	if err != nil {
 		g.mu.Unlock()
 		return Report{}, err
@@ -202,8 +209,12 @@ func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call Ca
 		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
 	}
 	run := dec.Enforcement == preflight.EnforcementExecute
-	if dec.Enforcement == preflight.EnforcementAdvisory && g.advise == RunAdvised {
-		// Decide checks the budget only for operations it models; an
+	switch {
+	case dec.Enforcement != preflight.EnforcementAdvisory:
+	case !isUnsupported(dec):
+		run = g.advise == RunAdvised
+	case g.unsupported.runs(dec):
+		// Decide checks the budget only for operations in its catalog; an
 		// unsupported one is advised whatever it costs.
 		rep.OverBudget = !fits(req.Budget, estimate)
 		run = !rep.OverBudget

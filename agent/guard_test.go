@@ -136,8 +136,8 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 			want: summary{Decision: preflight.VerdictReuse, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonReuseFreshResult}, ReuseReference: "store:1"},
 		},
 		{
-			name: "skip advice under SkipAdvised",
-			opts: &GuardOptions{Advise: SkipAdvised},
+			name: "skip an unsupported operation under SkipUnsupported",
+			opts: &GuardOptions{Unsupported: SkipUnsupported},
 			req: func() preflight.ToolCallRequest {
 				r := searchReq("x", "0.01")
 				r.Tool.Provider = "maps"
@@ -294,7 +294,7 @@ func TestGuardAdvisePolicy(t *testing.T) {
 		over   bool
 	}{
 		{"unsupported operation runs by default", RunAdvised, unsupported, preflight.ReasonUnsupportedOperation, true, false},
-		{"unsupported operation skipped", SkipAdvised, unsupported, preflight.ReasonUnsupportedOperation, false, false},
+		{"unsupported operation is not skipped by SkipAdvised", SkipAdvised, unsupported, preflight.ReasonUnsupportedOperation, true, false},
 		{"reduce-scope advice runs by default", RunAdvised, scoped, preflight.ReasonReduceScope, true, false},
 		{"reduce-scope advice skipped", SkipAdvised, scoped, preflight.ReasonReduceScope, false, false},
 		{"unsupported operation over the free budget is not run", RunAdvised, pricey, preflight.ReasonUnsupportedOperation, false, true},

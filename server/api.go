@@ -46,7 +46,7 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		h.writeLibraryError(w, r, err)
 		return
 	}
-	dec, err := preflight.Decide(req)
+	dec, err := h.cfg.Catalog.Decide(req)
 	if err != nil {
 		h.writeLibraryError(w, r, err)
 		return

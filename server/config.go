@@ -1,6 +1,10 @@
 package server
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/agentpreflight/preflight"
+)
 
 // Config configures the handler returned by [New]. The zero value serves
 // every route, with the tool-call route unpaid, and derives its own address
@@ -31,6 +35,13 @@ type Config struct {
 	// behind a reverse proxy. False keeps the transport's protection against
 	// DNS rebinding on.
 	MCPTrustProxyHost bool
+
+	// Catalog is the set of operations the tool-call route and the
+	// preflight_tool_call MCP tool decide. Nil means
+	// preflight.DefaultCatalog() and leaves every document as written;
+	// otherwise /openapi.json, the MCP tool description, /docs and the
+	// llms.txt files list the catalog's operations.
+	Catalog *preflight.Catalog
 
 	// Logger receives the handler's own error reports (a misconfigured
 	// paywall, a recovered panic). It never receives request bodies or

@@ -27,6 +27,7 @@ type handler struct {
 	paywall    *x402.Paywall // nil when unpaid or misconfigured
 	paywallErr error         // why the configured paywall could not be built
 	site       *site
+	openAPI    []byte // the OpenAPI document, with the configured operations
 }
 
 // New returns the handler that serves every route of the service as
@@ -36,7 +37,7 @@ type handler struct {
 func New(cfg Config) http.Handler {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	cfg.SiteURL = strings.TrimRight(cfg.SiteURL, "/")
-	h := &handler{cfg: cfg, log: cfg.Logger, site: newSite()}
+	h := &handler{cfg: cfg, log: cfg.Logger, site: newSite(cfg.Catalog), openAPI: openAPIFor(cfg.Catalog)}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -56,6 +57,7 @@ func New(cfg Config) http.Handler {
 	h.handle("/v0.2/usage/dump", post, serveUsageDump)
 	h.handle("/health", http.MethodGet, serveHealth)
 	h.handle("/openapi.json", http.MethodGet, h.serveOpenAPI)
+	h.handle(pathOperationsSchema, http.MethodGet, serveOperationsSchema)
 	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg)}
 	for _, p := range sitePaths {
 		h.handle(p, http.MethodGet, h.serveSite)

@@ -61,7 +61,7 @@ const mcpServerVersion = "0.3.0"
 // the safer default. Connections that do not arrive on a loopback address are
 // never subject to it.
 func newMCPHandler(cfg Config) http.Handler {
-	srv := newMCPServer()
+	srv := newMCPServer(cfg.Catalog)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{
 			Stateless:                  true,

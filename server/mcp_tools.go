@@ -66,7 +66,10 @@ const mcpToolCallDescription = "Decide whether a proposed web search or page fet
 
 // newMCPServer returns the MCP server with both tools. It keeps no state
 // between calls and is safe for concurrent use by many sessions.
-func newMCPServer() *mcp.Server {
+//
+// catalog is the set of operations preflight_tool_call decides; nil means
+// the built-in ones, and the tool descriptions are then exactly as written.
+func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "preflight", Title: "preflight", Version: mcpServerVersion},
 		&mcp.ServerOptions{
 			Instructions: mcpServerInstructions,
@@ -88,14 +91,14 @@ func newMCPServer() *mcp.Server {
 	s.AddTool(&mcp.Tool{
 		Name:         mcpToolToolCall,
 		Title:        "Decide whether a search or fetch tool call is worth making",
-		Description:  mcpToolCallDescription,
-		InputSchema:  json.RawMessage(mcpToolCallInputSchema),
+		Description:  mcpToolCallDescription + operationsDescription(catalog),
+		InputSchema:  toolCallInputSchema(catalog),
 		OutputSchema: json.RawMessage(mcpToolCallOutputSchema),
 		Annotations: &mcp.ToolAnnotations{
 			Title: "Preflight a tool call", ReadOnlyHint: true, IdempotentHint: true,
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
-	}, mcpToolCallHandler)
+	}, mcpToolCallHandler(catalog))
 	return s
 }
 
@@ -120,20 +123,22 @@ func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.C
 // mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
 // unchanged, through the same decoder and function as
 // POST /v0.2/preflight/tool-call. The tool is free: no paywall applies.
-func mcpToolCallHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args, err := mcpArguments(req)
-	if err != nil {
-		return mcpErrorResult(err)
+func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := mcpArguments(req)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		in, err := preflight.DecodeToolCallRequest(args)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		out, err := catalog.Decide(in)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		return mcpResult(out, false)
 	}
-	in, err := preflight.DecodeToolCallRequest(args)
-	if err != nil {
-		return mcpErrorResult(err)
-	}
-	out, err := preflight.Decide(in)
-	if err != nil {
-		return mcpErrorResult(err)
-	}
-	return mcpResult(out, false)
 }
 
 // mcpArguments returns the exact bytes the client sent as params.arguments.

@@ -17,5 +17,5 @@ var openAPIDocument []byte
 // set to the base URL.
 func (h *handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	url, _ := json.Marshal(h.baseURL(r)) // a string always marshals
-	writeJSON(w, http.StatusOK, bytes.Replace(openAPIDocument, []byte(`"{base_url}"`), url, 1))
+	writeJSON(w, http.StatusOK, bytes.Replace(h.openAPI, []byte(`"{base_url}"`), url, 1))
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -61,7 +62,8 @@ type site struct {
 }
 
 // newSite loads the embedded documents. A missing file is served empty.
-func newSite() *site {
+// A non-nil catalog is listed at the end of the guide and the llms files.
+func newSite(catalog *preflight.Catalog) *site {
 	read := func(name string) string {
 		b, _ := siteFiles.ReadFile("site/" + name)
 		return string(b)
@@ -77,6 +79,12 @@ func newSite() *site {
 		),
 	}
 	s.pages = map[[2]string][]byte{}
+	if catalog != nil {
+		list := operationsMarkdown(catalog)
+		s.index += list
+		s.llms += list
+		s.llmsFull += list
+	}
 	return s
 }
 

@@ -13,7 +13,7 @@ import (
 func TestSiteDocuments(t *testing.T) {
 	c := newAPIClient(t, New(testConfig))
 	sub := strings.NewReplacer("{base_url}", testConfig.BaseURL, "{site_url}", testConfig.SiteURL)
-	s := newSite()
+	s := newSite(nil)
 	tests := []struct {
 		path, contentType, want string
 	}{
@@ -52,7 +52,7 @@ func TestDocsHTML(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if strings.Contains(newSite().index, "\n# ") || strings.HasPrefix(newSite().index, "# ") {
+	if strings.Contains(newSite(nil).index, "\n# ") || strings.HasPrefix(newSite(nil).index, "# ") {
 		if !strings.Contains(page, "<h1") {
 			t.Error("the guide's title heading was not rendered")
 		}
@@ -62,7 +62,7 @@ func TestDocsHTML(t *testing.T) {
 	}
 	// The page is cached; the cached copy must equal a fresh rendering of
 	// the substituted guide.
-	s := newSite()
+	s := newSite(nil)
 	sub := strings.NewReplacer("{base_url}", testConfig.BaseURL, "{site_url}", testConfig.SiteURL)
 	direct, err := s.renderHTML(sub.Replace(s.index))
 	if err != nil {

@@ -1,5 +1,5 @@
 // Command agentloop plays one research-agent session against a SIMULATED
-// search/browse provider twice, once calling every tool directly and once
+// search/browse/market-data provider twice, once calling every tool directly and once
 // through an agent.Guard, and prints what preflight changed.
 //
 //	go run ./examples/agentloop [-v]
@@ -38,6 +38,7 @@ func main() {
 // tally is what one run did.
 type tally struct {
 	made, reused, blocked, deferred int
+	skipped                         int // advised and not run: an unknown tool one edit from a known one
 	spentMicros                     int64
 	avoidedMicros                   map[preflight.Verdict]int64 // price of calls not made, by decision
 }
@@ -75,7 +76,12 @@ func runWithout(steps []toolCall) tally {
 func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool) (tally, error) {
 	now := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	ledger := agent.NewLedger(&agent.LedgerOptions{Now: func() time.Time { return now }})
-	guard, err := agent.NewGuard(ledger, &agent.GuardOptions{BudgetUSD: usd(budgetMicros)})
+	// The catalog: the built-in search and fetch, plus the market-data API.
+	catalog, err := preflight.NewCatalog(append(preflight.DefaultCatalog().Operations(), marketData)...)
+	if err != nil {
+		return tally{}, err
+	}
+	guard, err := agent.NewGuard(ledger, &agent.GuardOptions{BudgetUSD: usd(budgetMicros), Catalog: catalog})
 	if err != nil {
 		return tally{}, err
 	}
@@ -126,6 +132,8 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 			t.blocked++
 		case d.Verdict == preflight.VerdictDefer:
 			t.deferred++
+		case d.Verdict == preflight.VerdictAdvise:
+			t.skipped++
 		}
 		if !rep.Called {
 			t.avoidedMicros[d.Verdict] += price(c)
@@ -135,7 +143,7 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 			for j, r := range d.ReasonCodes {
 				codes[j] = string(r)
 			}
-			fmt.Fprintf(out, "%s %-7s %-6s %-45s %s\n", req.StepID, c.Provider, d.Verdict, strings.Join(codes, ","), c.Why)
+			fmt.Fprintf(out, "%s %-10s %-6s %-45s %s\n", req.StepID, c.Provider, d.Verdict, strings.Join(codes, ","), c.Why)
 		}
 	}
 	t.spentMicros = p.spentMicros
@@ -147,21 +155,24 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 
 func printTable(out io.Writer, proposed int, without, with tally) {
 	fmt.Fprintf(out, "Research session: %d proposed tool calls against a SIMULATED provider\n", proposed)
-	fmt.Fprintf(out, "(simulated prices: search $%s per requested result, fetch $%s; budget $%s)\n\n",
-		usd(searchPricePerResult), usd(fetchPrice), usd(budgetMicros))
+	fmt.Fprintf(out, "(simulated prices: search $%s per requested result, fetch $%s, quote $%s; budget $%s)\n\n",
+		usd(searchPricePerResult), usd(fetchPrice), usd(quotePrice), usd(budgetMicros))
 	row := func(name string, a, b any) { fmt.Fprintf(out, "%-16s %18v %15v\n", name, a, b) }
 	row("", "without preflight", "with preflight")
 	row("calls made", without.made, with.made)
 	row("calls reused", without.reused, with.reused)
 	row("calls blocked", without.blocked, with.blocked)
 	row("calls deferred", without.deferred, with.deferred)
+	row("calls skipped", without.skipped, with.skipped)
 	row("dollars spent", usd(without.spentMicros), usd(with.spentMicros))
 	row("over budget by", usd(max(0, without.spentMicros-budgetMicros)), usd(max(0, with.spentMicros-budgetMicros)))
 	row("dollars avoided", "-", usd(without.spentMicros-with.spentMicros))
-	fmt.Fprintf(out, "\nNot spent with preflight, by decision: reuse $%s, block $%s, defer $%s.\n",
-		usd(with.avoidedMicros[preflight.VerdictReuse]), usd(with.avoidedMicros[preflight.VerdictBlock]), usd(with.avoidedMicros[preflight.VerdictDefer]))
+	fmt.Fprintf(out, "\nNot spent with preflight, by decision: reuse $%s, block $%s, defer $%s, advise $%s.\n",
+		usd(with.avoidedMicros[preflight.VerdictReuse]), usd(with.avoidedMicros[preflight.VerdictBlock]), usd(with.avoidedMicros[preflight.VerdictDefer]),
+		usd(with.avoidedMicros[preflight.VerdictAdvise]))
 	fmt.Fprintln(out, "Only reuse is saved work; a blocked call would have failed anyway, and a deferred one")
-	fmt.Fprintln(out, "did not fit the budget (the agent may still need it later).")
+	fmt.Fprintln(out, "did not fit the budget (the agent may still need it later). A skipped call named an")
+	fmt.Fprintln(out, "operation one edit from a known one (a typo); the Guard does not run it by default.")
 }
 
 // usd writes micro-dollars as exact decimal dollars: 5000 → "0.005".

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// This file is a SIMULATED search/browse provider. No network is used and
+// This file is a SIMULATED search/browse/market-data provider. No network is used and
 // no real vendor's prices are implied; the prices below are made up to look
 // like a typical metered search API.
 
@@ -15,6 +15,7 @@ const (
 	searchPricePerResult = 1_000 // $0.001 per requested search result
 	defaultMaxResults    = 5     // a search without max_results asks for 5
 	fetchPrice           = 2_000 // $0.002 per page fetch
+	quotePrice           = 3_000 // $0.003 per market-data quote
 )
 
 // simulatedProvider answers tool calls from canned rules. It charges for
@@ -32,8 +33,11 @@ func newSimulatedProvider() *simulatedProvider {
 
 // price is what a call costs at the simulated provider.
 func price(c toolCall) int64 {
-	if c.Provider == "browse" {
+	switch c.Provider {
+	case "browse":
 		return fetchPrice
+	case "marketdata":
+		return quotePrice
 	}
 	var p struct {
 		MaxResults int `json:"max_results"`
@@ -58,8 +62,9 @@ func (s *simulatedProvider) do(c toolCall) (string, error) {
 	s.calls++
 	s.spentMicros += price(c)
 	var p struct {
-		Query string `json:"query"`
-		URL   string `json:"url"`
+		Query  string `json:"query"`
+		URL    string `json:"url"`
+		Symbol string `json:"symbol"`
 	}
 	_ = json.Unmarshal(c.Request, &p)
 	switch c.Provider {
@@ -72,10 +77,31 @@ func (s *simulatedProvider) do(c toolCall) (string, error) {
 			return "", &callError{status: 503, transient: true}
 		}
 		return "results for " + p.Query, nil
+	case "marketdata":
+		switch {
+		case c.Operation != "get_quote":
+			return "", &callError{status: 404}
+		case !validSymbol(p.Symbol):
+			return "", &callError{status: 400}
+		}
+		return "quote for " + p.Symbol, nil
 	default:
 		if !strings.HasPrefix(p.URL, "https://") || strings.Contains(p.URL, "/gone") {
 			return "", &callError{status: 404}
 		}
 		return "page " + p.URL, nil
 	}
+}
+
+// validSymbol is the simulated API's own rule: 1 to 5 upper-case letters.
+func validSymbol(s string) bool {
+	if len(s) < 1 || len(s) > 5 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
 }

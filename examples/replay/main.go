@@ -4,7 +4,12 @@
 // dollars involved. Operators use it to decide whether to switch preflight on.
 //
 //	go run ./examples/replay -f examples/replay/testdata/run.jsonl [-budget 0.05] [-ttl 600]
-//	    [-retry-cap 1] [-reuse=true] [-reduce-scope=false] [-advise run|skip] [-v]
+//	    [-retry-cap 1] [-reuse=true] [-reduce-scope=false] [-advise run|skip]
+//	    [-unsupported similar|run|skip] [-operations catalog.json] [-v]
+//
+// -operations names a catalog file (the format preflightd --operations
+// reads, see preflight.DecodeCatalog): the run's own tools are then
+// decided with their schemas and effects instead of as unsupported.
 //
 // # Input: JSON Lines
 //
@@ -78,6 +83,8 @@ type settings struct {
 	reuse       bool
 	reduceScope bool
 	advise      string
+	unsupported string
+	operations  string
 	verbose     bool
 }
 
@@ -92,6 +99,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	fs.BoolVar(&s.reuse, "reuse", true, "the agent can reuse saved results (canReusePriorResult)")
 	fs.BoolVar(&s.reduceScope, "reduce-scope", false, "the agent can narrow a call (canReduceScope)")
 	fs.StringVar(&s.advise, "advise", "run", "what to do with advice: run or skip")
+	fs.StringVar(&s.unsupported, "unsupported", "similar",
+		"what to do with operations the catalog lacks: similar (run unless one edit from a known one), run or skip")
+	fs.StringVar(&s.operations, "operations", "", "catalog file of the operations to decide; empty means the built-in ones")
 	fs.BoolVar(&s.verbose, "v", false, "print the decision for every line")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +123,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 		opts.Advise = agent.SkipAdvised
 	default:
 		return fmt.Errorf("-advise is %q; want run or skip", s.advise)
+	}
+	switch s.unsupported {
+	case "similar":
+		opts.Unsupported = agent.RunUnsupportedUnlessSimilar
+	case "run":
+		opts.Unsupported = agent.RunUnsupported
+	case "skip":
+		opts.Unsupported = agent.SkipUnsupported
+	default:
+		return fmt.Errorf("-unsupported is %q; want similar, run or skip", s.unsupported)
+	}
+	if s.operations != "" {
+		data, err := os.ReadFile(s.operations)
+		if err != nil {
+			return fmt.Errorf("-operations: %v", err)
+		}
+		if opts.Catalog, err = preflight.DecodeCatalog(data); err != nil {
+			return fmt.Errorf("-operations %s: %v", s.operations, err)
+		}
 	}
 
 	in, name := stdin, "stdin"

@@ -21,7 +21,8 @@ func TestReplayGolden(t *testing.T) {
 	}{
 		{"defaults, every line", []string{"-v"}, "run.golden"},
 		{"a budget that runs out", []string{"-budget", "0.06", "-v"}, "run-budget.golden"},
-		{"advice skipped, no reuse", []string{"-advise", "skip", "-reuse=false"}, "run-strict.golden"},
+		{"advice skipped, no reuse", []string{"-advise", "skip", "-unsupported", "skip", "-reuse=false"}, "run-strict.golden"},
+		{"the run's own tool in a catalog", []string{"-operations", filepath.Join("testdata", "operations.json"), "-unsupported", "skip", "-v"}, "run-catalog.golden"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +78,9 @@ func TestReplayBadFlags(t *testing.T) {
 		{"bad retry cap", []string{"-f", "-", "-retry-cap", "0"}, "-retry-cap is 0; want 1 or more"},
 		{"bad ttl", []string{"-f", "-", "-ttl", "soon"}, `-ttl: "soon" is not a JSON number`},
 		{"missing file", []string{"-f", "testdata/nope.jsonl"}, "open testdata/nope.jsonl"},
+		{"bad unsupported", []string{"-f", "-", "-unsupported", "maybe"}, `-unsupported is "maybe"; want similar, run or skip`},
+		{"missing catalog", []string{"-f", "-", "-operations", "testdata/nope.json"}, "-operations: open testdata/nope.json"},
+		{"bad catalog", []string{"-f", "-", "-operations", "testdata/run.jsonl"}, "-operations testdata/run.jsonl: invalid_json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ type options struct {
 	facilitatorURL    string
 	maxTimeoutSeconds int
 	mcpTrustProxyHost bool
+	operations        string // catalog file; empty means the built-in operations
 }
 
 // parseFlags parses args, with environment variables (read through getenv)
@@ -44,6 +45,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	trust := env("PREFLIGHT_MCP_TRUST_PROXY_HOST", "false")
 	fs.IntVar(&o.maxTimeoutSeconds, "max-timeout-seconds", 0, "x402 authorization window in `seconds` (env PREFLIGHT_MAX_TIMEOUT_SECONDS); 0 means 60")
 	fs.BoolVar(&o.mcpTrustProxyHost, "mcp-trust-proxy-host", false, "accept a non-loopback Host header on /mcp, as behind a reverse proxy (env PREFLIGHT_MCP_TRUST_PROXY_HOST)")
+	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
 	var err error
 	if o.maxTimeoutSeconds, err = strconv.Atoi(maxTimeout); err != nil {
 		return o, fmt.Errorf("PREFLIGHT_MAX_TIMEOUT_SECONDS=%q is not an integer", maxTimeout)
@@ -68,6 +70,9 @@ func (o options) serverConfig() (server.Config, error) {
 		return cfg, err
 	}
 	if cfg.SiteURL, err = checkBaseURL("--site-url", o.siteURL); err != nil {
+		return cfg, err
+	}
+	if cfg.Catalog, err = loadCatalog(o.operations); err != nil {
 		return cfg, err
 	}
 	if o.payTo == "" {

@@ -15,9 +15,11 @@
 //	--facilitator-url       PREFLIGHT_FACILITATOR_URL       x402 facilitator base URL (required with --pay-to)
 //	--max-timeout-seconds   PREFLIGHT_MAX_TIMEOUT_SECONDS   x402 authorization window (default 60)
 //	--mcp-trust-proxy-host  PREFLIGHT_MCP_TRUST_PROXY_HOST  accept a non-loopback Host on /mcp behind a reverse proxy
+//	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide (default: the built-in two)
 //
-// An invalid payment configuration stops the program at start with a
-// message saying what is wrong. The line with "msg":"listening" carries the
+// An invalid payment configuration or catalog file stops the program at
+// start with a message saying what is wrong (for a catalog file, every
+// problem with its JSON Pointer). The line with "msg":"listening" carries the
 // address actually bound in its "addr" field.
 package main
 

@@ -1,0 +1,341 @@
+package preflight
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
+
+// Operation describes one tool a [Catalog] decides: who provides it, what
+// its payload must look like and what running it does to the world. The
+// rules of [Decide] are the same for every operation; only these facts
+// differ.
+type Operation struct {
+	// Provider and Name identify the tool as ToolCall.Provider and
+	// ToolCall.Operation name it, for example "github" and "create_issue".
+	// Both are required.
+	Provider string
+	Name     string
+	// Aliases are other operation names, of the same provider, decided as
+	// this operation. A fingerprint covers the name as sent, so history
+	// recorded under one name never matches a call made under another.
+	Aliases []string
+	// Schema is the JSON Schema the payload (ToolCall.Request) must satisfy,
+	// in the subset Check supports, at most 32,768 bytes. The annotation
+	// keywords title, description, default, examples, $comment, deprecated,
+	// readOnly and writeOnly, and a $schema naming JSON Schema 2020-12, are
+	// accepted here and ignored, so tool schemas from MCP servers, OpenAPI
+	// documents and LLM function definitions can be used as they are. Nil
+	// (or empty) means any JSON object.
+	Schema json.RawMessage
+	// Effects says what a call does to the world. Zero means: read it from
+	// Annotations. An explicit value wins over the annotations.
+	Effects Effects
+	// Annotations are the tool's MCP annotations, as its author published
+	// them. They are the author's claims; preflight does not verify them.
+	// Nil means the tool published none.
+	Annotations *ToolAnnotations
+
+	// urlMember names a payload member that must hold an absolute http(s)
+	// URL (the built-in browse rule); empty means none.
+	urlMember string
+}
+
+// ToolAnnotations are the behaviour hints of an MCP tool description
+// (the "annotations" member of a tool in tools/list). A nil field was not
+// given. The JSON names are MCP's, so the annotations of a tool can be
+// unmarshaled into this type directly.
+type ToolAnnotations struct {
+	// ReadOnlyHint: the tool does not change its environment.
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint: the tool may destroy or overwrite (MCP's default
+	// is true for a tool that is not read-only).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint: repeating a call with the same arguments has no
+	// further effect. Listed, not used by the rules.
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: the tool reaches outside entities (the web, other
+	// people). Listed, not used by the rules.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// clone returns a deep copy of a (nil for nil).
+func (a *ToolAnnotations) clone() *ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	b := func(p *bool) *bool {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	return &ToolAnnotations{b(a.ReadOnlyHint), b(a.DestructiveHint), b(a.IdempotentHint), b(a.OpenWorldHint)}
+}
+
+// Effects is what running an operation does to the world. It decides two
+// rules: only a read-only operation may have a prior success stand in for
+// a call (reuse), and a destructive one is blocked after its first terminal
+// failure, whatever retryCap the caller asks for.
+type Effects uint8
+
+// The effects of an operation.
+const (
+	// EffectsFromAnnotations (the zero value) reads the effects from
+	// Operation.Annotations: readOnlyHint true is EffectsReadOnly; otherwise
+	// destructiveHint true or absent (MCP's default) is EffectsDestructive,
+	// false is EffectsSideEffecting. Without annotations the operation is
+	// EffectsSideEffecting.
+	EffectsFromAnnotations Effects = iota
+	// EffectsReadOnly: the call changes nothing; a fresh prior result may
+	// be reused when the caller allows it.
+	EffectsReadOnly
+	// EffectsSideEffecting: the call changes something (sends a message,
+	// creates a record); it is never reused. retryCap applies.
+	EffectsSideEffecting
+	// EffectsDestructive: the call may destroy or overwrite; it is never
+	// reused and never retried after a terminal failure.
+	EffectsDestructive
+)
+
+var effectsNames = [...]string{"", "read_only", "side_effecting", "destructive"}
+
+// String returns the name of e used in catalog files: "read_only",
+// "side_effecting", "destructive", or "" for EffectsFromAnnotations.
+func (e Effects) String() string {
+	if int(e) < len(effectsNames) {
+		return effectsNames[e]
+	}
+	return "Effects(" + strconv.Itoa(int(e)) + ")"
+}
+
+// resolve returns the effects that apply: the explicit setting, or what
+// the annotations say.
+func (e Effects) resolve(a *ToolAnnotations) Effects {
+	switch {
+	case e != EffectsFromAnnotations:
+		return e
+	case a == nil:
+		return EffectsSideEffecting
+	case a.ReadOnlyHint != nil && *a.ReadOnlyHint:
+		return EffectsReadOnly
+	case a.DestructiveHint != nil && !*a.DestructiveHint:
+		return EffectsSideEffecting
+	}
+	return EffectsDestructive
+}
+
+// Catalog is the set of operations Decide knows. Build one with
+// [NewCatalog] or [DecodeCatalog]; it cannot change afterwards and is safe
+// for concurrent use. A nil *Catalog is the default catalog; the zero
+// Catalog has no operations.
+type Catalog struct {
+	ops   []catalogEntry
+	byKey map[opKey]int // provider and name or alias → index in ops
+}
+
+// catalogEntry is one compiled operation.
+type catalogEntry struct {
+	op      Operation // a copy the caller cannot reach
+	schema  *schema   // nil: any object
+	effects Effects   // resolved
+}
+
+type opKey struct{ provider, name string }
+
+// NewCatalog returns a catalog of ops. Every problem is reported at once in
+// an *Error whose details point into ops as if it were a JSON array, for
+// example "/2/schema/properties/id/format" or "/0/aliases/1": a missing
+// provider or name, a name or alias used twice for one provider
+// (duplicate_operation), an Effects value out of range, and every schema
+// problem Check would report, with Check's codes. Annotation keywords in a
+// schema are ignored (see Operation.Schema).
+//
+// To add operations to the built-in ones, pass
+// DefaultCatalog().Operations() first.
+func NewCatalog(ops ...Operation) (*Catalog, error) {
+	c, err := newCatalog(ops, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newCatalog builds a catalog of ops, whose first builtins entries are
+// built-in operations (trusted, and left out of pointers); the others are
+// reported under base, counted from 0.
+func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
+	c := &Catalog{ops: make([]catalogEntry, 0, len(ops)), byKey: make(map[opKey]int, 2*len(ops))}
+	var issues []Issue
+	fail := func(path string, code IssueCode, msg string) {
+		issues = append(issues, Issue{Path: path, Code: code, Message: msg})
+	}
+	for i := range ops {
+		at := base + "/" + strconv.Itoa(i-builtins)
+		op := ops[i]
+		op.Aliases = slices.Clone(op.Aliases)
+		op.Schema = slices.Clone(op.Schema)
+		if len(op.Schema) == 0 {
+			op.Schema = nil // empty is absent: any object
+		}
+		op.Annotations = op.Annotations.clone()
+		if op.Provider == "" {
+			fail(at+"/provider", IssueRequired, "expected a non-empty provider")
+		}
+		if op.Name == "" {
+			fail(at+"/name", IssueRequired, "expected a non-empty operation name")
+		}
+		if op.Effects > EffectsDestructive {
+			fail(at+"/effects", IssueEnum, "expected one of the Effects constants, found "+op.Effects.String())
+		}
+		e := catalogEntry{op: op, effects: op.Effects.resolve(op.Annotations)}
+		if op.Schema != nil {
+			s, serr := compileOperationSchema(op.Schema, at+"/schema")
+			if serr != nil {
+				issues = append(issues, serr.Details...)
+			}
+			e.schema = s
+		}
+		names := append([]string{op.Name}, op.Aliases...)
+		for j, name := range names {
+			path := at + "/name"
+			if j > 0 {
+				path = at + "/aliases/" + strconv.Itoa(j-1)
+				if name == "" {
+					fail(path, IssueRequired, "expected a non-empty alias")
+					continue
+				}
+			}
+			if name == "" {
+				continue
+			}
+			k := opKey{op.Provider, name}
+			if prev, dup := c.byKey[k]; dup {
+				where := "is a built-in operation"
+				if prev >= builtins {
+					where = "is already declared at " + base + "/" + strconv.Itoa(prev-builtins)
+				}
+				fail(path, IssueDuplicateOperation, "operation "+strconv.Quote(op.Provider+"/"+name)+" "+where)
+				continue
+			}
+			c.byKey[k] = len(c.ops)
+		}
+		c.ops = append(c.ops, e)
+	}
+	if len(issues) > 0 {
+		e := issuesError(issues)
+		for _, is := range issues {
+			switch is.Code {
+			case IssueInvalidJSON, IssueInvalidUTF8, IssueDuplicateKey:
+				e.Code, e.Message = CodeInvalidJSON, "a schema is not valid JSON"
+			}
+		}
+		if e.Code == CodeInvalidRequest {
+			e.Message = "the catalog is not valid"
+			if len(issues) > 1 {
+				e.Message += " (" + strconv.Itoa(len(issues)) + " problems)"
+			}
+		}
+		return nil, e
+	}
+	return c, nil
+}
+
+// compileOperationSchema compiles an operation's payload schema, ignoring
+// annotation keywords. Problems are reported under base.
+func compileOperationSchema(text []byte, base string) (*schema, *Error) {
+	if len(text) > maxSchemaBytes {
+		return nil, &Error{Code: CodeSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
+			Details: []Issue{{Path: base, Code: IssueSchemaTooLarge,
+				Message: "expected at most 32768 bytes, found " + strconv.Itoa(len(text))}}}
+	}
+	v, err := jsonv.Parse(text, jsonv.Limits{MaxDepth: maxCheckDepth})
+	if err != nil {
+		pe := parseError(err)
+		for i := range pe.Details {
+			pe.Details[i].Path = base + pe.Details[i].Path
+		}
+		if len(pe.Details) == 0 {
+			pe.Details = []Issue{{Path: base, Code: IssueInvalidJSON, Message: pe.Message}}
+		}
+		return nil, pe
+	}
+	c := schemaCompiler{base: base, annotations: true}
+	return c.compile(v)
+}
+
+// Operations returns the catalog's operations in the order they were
+// given. The result is a copy; changing it does not change the catalog.
+// Effects hold what was given, not what the annotations resolved to (see
+// [Catalog.EffectsOf]).
+func (c *Catalog) Operations() []Operation {
+	c = c.orDefault()
+	out := make([]Operation, len(c.ops))
+	for i, e := range c.ops {
+		out[i] = e.op
+		out[i].Aliases = slices.Clone(e.op.Aliases)
+		out[i].Schema = slices.Clone(e.op.Schema)
+		out[i].Annotations = e.op.Annotations.clone()
+	}
+	return out
+}
+
+// EffectsOf returns the effects the rules apply to the operation that
+// provider and operation (a name or an alias) name, with annotations
+// resolved, and false when the catalog has no such operation.
+func (c *Catalog) EffectsOf(provider, operation string) (Effects, bool) {
+	e := c.orDefault().lookup(provider, operation)
+	if e == nil {
+		return 0, false
+	}
+	return e.effects, true
+}
+
+// Decide is [Decide] with the operations of c instead of the default
+// catalog's.
+func (c *Catalog) Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
+	return c.orDefault().decide(req)
+}
+
+func (c *Catalog) orDefault() *Catalog {
+	if c == nil {
+		return defaultCatalog
+	}
+	return c
+}
+
+func (c *Catalog) lookup(provider, operation string) *catalogEntry {
+	if i, ok := c.byKey[opKey{provider, operation}]; ok {
+		return &c.ops[i]
+	}
+	return nil
+}
+
+// payloadIssues checks a payload against the operation's rules.
+func (e *catalogEntry) payloadIssues(payload jsonv.Value) []Issue {
+	errs := issueList{max: maxCheckErrors}
+	if e.schema != nil {
+		e.schema.validate(payload, "/tool/request", &errs)
+	}
+	if m := e.op.urlMember; m != "" {
+		if u, ok := payload.Get(m); ok && u.Kind() == jsonv.String {
+			if msg := checkAbsoluteURL(u.Str()); msg != "" {
+				errs.add(Issue{Path: child("/tool/request", m), Code: IssueAbsoluteURL, Message: msg})
+			}
+		}
+	}
+	return errs.issues
+}
+
+// reusable reports whether a prior success may stand in for a call.
+func (e *catalogEntry) reusable() bool { return e.effects == EffectsReadOnly }
+
+// Issue codes of catalogs and unsupported operations.
+const (
+	IssueDuplicateOperation IssueCode = "duplicate_operation" // a catalog names one operation twice
+	IssueUnknownOperation   IssueCode = "unknown_operation"   // a decided call names an operation the catalog lacks
+	IssueSimilarOperation   IssueCode = "similar_operation"   // ... and one in the catalog is one edit away
+)
