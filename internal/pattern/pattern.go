@@ -30,6 +30,14 @@ type Pattern struct {
 	runes       []rune // the ranges of opClass instructions
 	start       uint32
 	anchorStart bool // the program can only match at the start of the text
+	// midEmpty: the program matches the empty string between two non-word
+	// characters that are neither the first nor the last. V8 tries such
+	// an empty match between the two halves of a surrogate pair too,
+	// so a text with a character beyond U+FFFF contains one.
+	midEmpty bool
+
+	dfaOnce sync.Once
+	dfa     *dfa
 }
 
 // opcode is an instruction's operation.
@@ -60,15 +68,13 @@ type inst struct {
 	end uint32 // opRange: the last rune; opClass: where its ranges end
 }
 
-// Compile parses src with Go's RE2 syntax (the flags regexp.Compile uses)
-// and compiles it when its program needs at most limit instructions. It
-// returns the estimated program size too; a nil Pattern with a nil error
-// means the pattern is over the limit.
+// Compile parses src as an ECMA-262 pattern under the u flag (what
+// JavaScript's RegExp(src, "u") accepts) and compiles it when its program
+// needs at most limit instructions. It returns the estimated program size
+// too; a nil Pattern with a nil error means the pattern is over the limit.
+// A pattern that cannot be compiled gets an *Error.
 func Compile(src string, limit int) (*Pattern, int, error) {
-	if p, size, ok := compileDirect(src, limit); ok {
-		return p, size, nil
-	}
-	tree, err := syntax.Parse(src, syntax.Perl)
+	tree, err := parseECMA(src)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,7 +84,7 @@ func Compile(src string, limit int) (*Pattern, int, error) {
 	}
 	prog, err := syntax.Compile(tree.Simplify())
 	if err != nil {
-		return nil, size, err
+		return nil, size, &Error{Piece: src, Reason: err.Error()}
 	}
 	return fromProg(src, prog), size, nil
 }
@@ -135,6 +141,12 @@ func fromProg(src string, prog *syntax.Prog) *Pattern {
 		}
 	}
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
+	var m machine
+	m.cur.reset(len(p.insts))
+	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
+	for _, pc := range m.cur.dense {
+		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
+	}
 	return p
 }
 
@@ -232,8 +244,21 @@ type machine struct {
 
 var machines = sync.Pool{New: func() any { return new(machine) }}
 
-// MatchString reports whether s contains a match of p.
+// MatchString reports whether s contains a match of p, as JavaScript's
+// RegExp(p, "u").test(s) does.
 func (p *Pattern) MatchString(s string) bool {
+	p.dfaOnce.Do(func() { p.dfa = newDFA(p) })
+	d := p.dfa
+	if !d.mu.TryLock() {
+		return p.pikeMatch(s) // another goroutine is using the cache
+	}
+	defer d.mu.Unlock()
+	return d.match(s)
+}
+
+// pikeMatch reports whether s contains a match of p, running the program
+// as a Pike VM: one step of every live thread per character.
+func (p *Pattern) pikeMatch(s string) bool {
 	m := machines.Get().(*machine)
 	defer machines.Put(m)
 	n := len(p.insts)
@@ -250,6 +275,9 @@ func (p *Pattern) MatchString(s string) bool {
 		}
 		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
 			return false
+		}
+		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
+			return true
 		}
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.

@@ -1,0 +1,361 @@
+package pattern
+
+import (
+	"regexp/syntax"
+	"slices"
+	"sort"
+	"sync"
+	"unicode/utf8"
+)
+
+// The lazy DFA. A state is the set of program counters the NFA can be at
+// just after consuming a character (its kernel), plus two flags: the text
+// is at its beginning, and the last character was an ASCII word character
+// (kept only when the program tests \b or \B). Empty-width conditions are
+// resolved on the transition, once the next character is known, as RE2
+// does: the transition on c follows the kernel's empty moves under the
+// conditions between the previous character and c, then steps over c.
+//
+// States are built on demand and cached per pattern. ASCII bytes index a
+// table of transitions through byte classes; other characters go through
+// a map keyed by the state and their rune class. The cache is bounded:
+// when it fills up it is cleared and the search goes on from the state it
+// is in, so a pattern whose states thrash costs one NFA step per character
+// (the Pike VM's bound) and never more memory.
+//
+// A search answers only whether the text contains a match, so it stops at
+// the first state whose closure reaches the match instruction; unanchored
+// patterns add the start to every state's closure.
+
+// Special transition targets; states proper are numbered from firstState.
+const (
+	unknownState int32 = iota // not computed yet
+	matchState                // the text contains a match
+	deadState                 // no match can start or go on
+	firstState
+)
+
+// Cache bounds of one pattern's DFA: states, and kernel entries across them.
+const (
+	maxDFAStates  = 4096
+	maxDFAKernels = 1 << 18
+)
+
+const (
+	flagBegin = 1 << iota // at the beginning of the text
+	flagWord              // the last character was an ASCII word character
+)
+
+type dstate struct {
+	kstart, kend uint32 // the kernel, d.kernels[kstart:kend]
+	flags        uint8
+	end          int8 // at the end of the text: 0 not known, 1 match, -1 not
+}
+
+// dfa is a pattern's lazily built DFA.
+type dfa struct {
+	mu      sync.Mutex
+	p       *Pattern
+	classes [128]uint8 // the class of each ASCII byte
+	stride  int        // the number of ASCII classes
+	bounds  []rune     // where non-ASCII rune classes change, sorted
+	useWord bool       // the program tests \b or \B
+
+	trans   []int32 // state*stride + class → next
+	other   map[uint64]int32
+	states  []dstate
+	kernels []uint32
+	index   map[string]int32
+	start   int32 // the state at the beginning of the text, or unknownState
+
+	// scratch
+	closure, next sparseSet
+	stack         []uint32
+	key           []byte
+
+	work int // NFA instructions visited while building states, for the caller's budget
+}
+
+// sparseSet is a set of program counters in insertion order.
+type sparseSet struct {
+	sparse []uint32
+	dense  []uint32
+}
+
+func (s *sparseSet) init(n int) {
+	s.sparse = make([]uint32, n)
+	s.dense = make([]uint32, 0, n)
+}
+
+func (s *sparseSet) has(pc uint32) bool {
+	i := s.sparse[pc]
+	return int(i) < len(s.dense) && s.dense[i] == pc
+}
+
+func (s *sparseSet) add(pc uint32) {
+	s.sparse[pc] = uint32(len(s.dense))
+	s.dense = append(s.dense, pc)
+}
+
+// newDFA prepares the byte and rune classes of p's program.
+func newDFA(p *Pattern) *dfa {
+	d := &dfa{p: p}
+	var ascii [129]bool // a class starts at this byte
+	var bounds []rune
+	mark := func(lo, hi rune) {
+		for _, b := range [2]rune{lo, hi + 1} {
+			if b < 128 {
+				ascii[b] = true
+			} else if b <= utf8.MaxRune {
+				bounds = append(bounds, b)
+			}
+		}
+	}
+	for i := range p.insts {
+		in := &p.insts[i]
+		switch in.op {
+		case opRune1:
+			mark(rune(in.arg), rune(in.arg))
+		case opRange:
+			mark(rune(in.arg), rune(in.end))
+		case opClass:
+			rs := p.runes[in.arg:in.end]
+			for j := 0; j+1 < len(rs); j += 2 {
+				mark(rs[j], rs[j+1])
+			}
+		case opAnyNotNL:
+			mark('\n', '\n')
+		case opEmpty:
+			if syntax.EmptyOp(in.arg)&(syntax.EmptyWordBoundary|syntax.EmptyNoWordBoundary) != 0 {
+				d.useWord = true
+			}
+		}
+	}
+	if d.useWord {
+		for i := 0; i < len(wordRanges); i += 2 {
+			mark(wordRanges[i], wordRanges[i+1])
+		}
+	}
+	c := 0
+	for b := range 128 {
+		if b > 0 && ascii[b] {
+			c++
+		}
+		d.classes[b] = uint8(c)
+	}
+	d.stride = c + 1
+	slices.Sort(bounds)
+	d.bounds = slices.Compact(bounds)
+	n := len(p.insts)
+	d.closure.init(n)
+	d.next.init(n)
+	d.reset()
+	return d
+}
+
+// reset empties the cache, keeping its buffers.
+func (d *dfa) reset() {
+	if d.index == nil || len(d.index) > 0 {
+		d.index = make(map[string]int32)
+		d.other = make(map[uint64]int32)
+	}
+	d.states = append(d.states[:0], dstate{}, dstate{}, dstate{})
+	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
+	d.kernels = d.kernels[:0]
+	d.start = unknownState
+}
+
+// intern returns the state of the kernel in d.next.dense with flags,
+// adding it when new. It clears the cache first when it is full; the
+// caller's state numbers are then stale (cleared reports it).
+func (d *dfa) intern(flags uint8) (id int32, cleared bool) {
+	k := d.next.dense
+	slices.Sort(k)
+	d.key = append(d.key[:0], flags)
+	for _, pc := range k {
+		d.key = append(d.key, byte(pc), byte(pc>>8), byte(pc>>16))
+	}
+	if id, ok := d.index[string(d.key)]; ok {
+		return id, false
+	}
+	if len(d.states) >= maxDFAStates || len(d.kernels)+len(k) > maxDFAKernels {
+		d.reset()
+		cleared = true
+	}
+	id = int32(len(d.states))
+	start := uint32(len(d.kernels))
+	d.kernels = append(d.kernels, k...)
+	d.states = append(d.states, dstate{kstart: start, kend: uint32(len(d.kernels)), flags: flags})
+	d.trans = append(d.trans, make([]int32, d.stride)...)
+	d.index[string(d.key)] = id
+	return id, cleared
+}
+
+// startState returns the state at the beginning of the text.
+func (d *dfa) startState() int32 {
+	if d.start == unknownState {
+		d.next.dense = d.next.dense[:0]
+		d.start, _ = d.intern(flagBegin)
+	}
+	return d.start
+}
+
+// step computes the transition of state id on r (-1: the end of the
+// text) without caching it.
+func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
+	st := d.states[id]
+	var ctx syntax.EmptyOp
+	if st.flags&flagBegin != 0 {
+		ctx |= syntax.EmptyBeginText | syntax.EmptyBeginLine
+	}
+	if r < 0 {
+		ctx |= syntax.EmptyEndText | syntax.EmptyEndLine
+	}
+	if (st.flags&flagWord != 0) != (r >= 0 && syntax.IsWordChar(r)) {
+		ctx |= syntax.EmptyWordBoundary
+	} else {
+		ctx |= syntax.EmptyNoWordBoundary
+	}
+	p := d.p
+	d.closure.dense = d.closure.dense[:0]
+	for _, pc := range d.kernels[st.kstart:st.kend] {
+		d.follow(pc, ctx)
+	}
+	if !p.anchorStart || st.flags&flagBegin != 0 {
+		d.follow(p.start, ctx)
+	}
+	d.work += len(d.closure.dense)
+	if r < 0 {
+		for _, pc := range d.closure.dense {
+			if p.insts[pc].op == opMatch {
+				return matchState, false
+			}
+		}
+		return deadState, false
+	}
+	d.next.dense = d.next.dense[:0]
+	for _, pc := range d.closure.dense {
+		in := &p.insts[pc]
+		var ok bool
+		switch in.op {
+		case opMatch:
+			return matchState, false
+		case opRune1:
+			ok = r == rune(in.arg)
+		case opRange:
+			ok = rune(in.arg) <= r && r <= rune(in.end)
+		case opClass:
+			ok = inClass(p.runes[in.arg:in.end], r)
+		case opFold:
+			ok = foldsTo(rune(in.arg), r)
+		case opAny:
+			ok = true
+		case opAnyNotNL:
+			ok = r != '\n'
+		}
+		if ok && !d.next.has(in.out) {
+			d.next.add(in.out)
+		}
+	}
+	if len(d.next.dense) == 0 && p.anchorStart {
+		return deadState, false
+	}
+	var flags uint8
+	if d.useWord && syntax.IsWordChar(r) {
+		flags = flagWord
+	}
+	return d.intern(flags)
+}
+
+// follow adds to d.closure the instructions reachable from pc without
+// consuming input under the conditions ctx.
+func (d *dfa) follow(pc uint32, ctx syntax.EmptyOp) {
+	insts := d.p.insts
+	d.stack = append(d.stack[:0], pc)
+	for len(d.stack) > 0 {
+		pc := d.stack[len(d.stack)-1]
+		d.stack = d.stack[:len(d.stack)-1]
+		if d.closure.has(pc) {
+			continue
+		}
+		d.closure.add(pc)
+		in := &insts[pc]
+		switch in.op {
+		case opAlt:
+			d.stack = append(d.stack, in.arg, in.out)
+		case opNop:
+			d.stack = append(d.stack, in.out)
+		case opEmpty:
+			if syntax.EmptyOp(in.arg)&^ctx == 0 {
+				d.stack = append(d.stack, in.out)
+			}
+		}
+	}
+}
+
+// runeClass returns the class of a non-ASCII rune.
+func (d *dfa) runeClass(r rune) uint64 {
+	return uint64(sort.Search(len(d.bounds), func(i int) bool { return d.bounds[i] > r }))
+}
+
+// match reports whether s contains a match.
+func (d *dfa) match(s string) bool {
+	cur := d.startState()
+	trans, stride, classes := d.trans, d.stride, &d.classes
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			next := trans[int(cur)*stride+int(classes[b])]
+			if next < firstState {
+				if next == unknownState {
+					var cleared bool
+					next, cleared = d.step(cur, rune(b))
+					if !cleared {
+						d.trans[int(cur)*stride+int(classes[b])] = next
+					}
+					trans = d.trans
+				}
+				switch next {
+				case matchState:
+					return true
+				case deadState:
+					return false
+				}
+			}
+			cur = next
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 && d.p.midEmpty {
+			return true
+		}
+		key := uint64(cur)<<32 | d.runeClass(r)
+		next, ok := d.other[key]
+		if !ok {
+			var cleared bool
+			next, cleared = d.step(cur, r)
+			if !cleared {
+				d.other[key] = next
+			}
+			trans = d.trans
+		}
+		switch next {
+		case matchState:
+			return true
+		case deadState:
+			return false
+		}
+		cur = next
+		i += n
+	}
+	st := &d.states[cur]
+	if st.end == 0 {
+		next, _ := d.step(cur, -1)
+		st = &d.states[cur] // step may not clear the cache at the end, but be safe
+		st.end = -1
+		if next == matchState {
+			st.end = 1
+		}
+	}
+	return st.end == 1
+}
