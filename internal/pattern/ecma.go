@@ -20,8 +20,14 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Unsupported {
+		return e.Reason + " " + strconv.Quote(e.Piece) + " at offset " + strconv.Itoa(e.Offset) + " is not supported: " + NotRegular
+	}
 	return e.Reason + ": " + strconv.Quote(e.Piece) + " at offset " + strconv.Itoa(e.Offset)
 }
+
+// NotRegular says why lookaround and back-references are refused.
+const NotRegular = "lookaround and back-references are not regular, and patterns here are matched in linear time by a DFA"
 
 // maxCount is where a {n,m} bound saturates. Any repetition this large is
 // over every program size limit, so the exact number never matters.
@@ -29,7 +35,7 @@ const maxCount = 100000
 
 // maxDepth bounds the nesting of groups, so that parsing cannot exhaust
 // the stack.
-const maxDepth = 1000
+const maxDepth = 1000 // as RE2 allows
 
 // parser reads an ECMA-262 pattern with the u flag (and no others) into a
 // regexp/syntax tree, which then compiles to the program the matcher runs.
@@ -75,7 +81,7 @@ func (p *parser) errAt(from, to int, reason string) *Error {
 // unsupported builds the error for a construct ECMA-262 defines that a
 // regular-language matcher cannot run.
 func (p *parser) unsupported(from, to int, what string) *Error {
-	e := p.errAt(from, to, what+" is not supported: lookaround and back-references are not regular, and this validator only runs patterns it can match in linear time")
+	e := p.errAt(from, to, what)
 	e.Unsupported = true
 	return e
 }
@@ -90,7 +96,7 @@ func (p *parser) lookingAt(s string) bool {
 
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
-	if depth > maxDepth {
+	if depth >= maxDepth {
 		return nil, p.errAt(p.pos, p.pos+1, "groups are nested too deeply")
 	}
 	var alts []*syntax.Regexp
