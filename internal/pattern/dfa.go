@@ -56,12 +56,18 @@ type dstate struct {
 type dfa struct {
 	mu      sync.Mutex
 	p       *Pattern
-	classes [128]uint8 // the class of each ASCII byte
-	stride  int        // the number of ASCII classes
-	bounds  []rune     // where non-ASCII rune classes change, sorted
-	useWord bool       // the program tests \b or \B
+	classes [256]uint8 // the class of each byte; every non-ASCII byte is class nonASCII
+	// A state's row in trans has a column per ASCII class, one for the
+	// bytes that start a non-ASCII character (always unknown: they take
+	// the rune path) and one that says whether the state has an
+	// acceleration table (0 not built, k: accels[k-1]).
+	nonASCII int
+	stride   int
+	bounds   []rune // where non-ASCII rune classes change, sorted
+	useWord  bool   // the program tests \b or \B
 
-	trans   []int32 // state*stride + class → next
+	trans   []int32     // state*stride + class → next state*stride (ids premultiplied)
+	accels  [][256]bool // per accelerated state: the bytes on which it stays where it is
 	other   map[uint64]int32
 	states  []dstate
 	kernels []uint32
@@ -143,7 +149,11 @@ func newDFA(p *Pattern) *dfa {
 		}
 		d.classes[b] = uint8(c)
 	}
-	d.stride = c + 1
+	d.nonASCII = c + 1
+	for b := 128; b < 256; b++ {
+		d.classes[b] = uint8(d.nonASCII)
+	}
+	d.stride = d.nonASCII + 2
 	slices.Sort(bounds)
 	d.bounds = slices.Compact(bounds)
 	n := len(p.insts)
@@ -162,6 +172,7 @@ func (d *dfa) reset() {
 	d.states = append(d.states[:0], dstate{}, dstate{}, dstate{})
 	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
 	d.kernels = d.kernels[:0]
+	d.accels = d.accels[:0]
 	d.start = unknownState
 }
 
@@ -202,6 +213,8 @@ func (d *dfa) startState() int32 {
 
 // step computes the transition of state id on r (-1: the end of the
 // text) without caching it.
+// A state it reaches is returned premultiplied by the stride, as the
+// transition table holds it.
 func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
 	st := d.states[id]
 	var ctx syntax.EmptyOp
@@ -264,7 +277,8 @@ func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
 	if d.useWord && syntax.IsWordChar(r) {
 		flags = flagWord
 	}
-	return d.intern(flags)
+	id, cleared = d.intern(flags)
+	return id * int32(d.stride), cleared
 }
 
 // follow adds to d.closure the instructions reachable from pc without
@@ -300,44 +314,55 @@ func (d *dfa) runeClass(r rune) uint64 {
 
 // match reports whether s contains a match.
 func (d *dfa) match(s string) bool {
-	cur := d.startState()
-	trans, stride, classes := d.trans, d.stride, &d.classes
+	stride := d.stride
+	meta := stride - 1
+	first := int32(firstState) * int32(stride)
+	cur := d.startState() * int32(stride) // states are premultiplied here
+	trans, classes := d.trans, &d.classes
 	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			next := trans[int(cur)*stride+int(classes[b])]
-			if next < firstState {
-				if next == unknownState {
-					var cleared bool
-					next, cleared = d.step(cur, rune(b))
-					if !cleared {
-						d.trans[int(cur)*stride+int(classes[b])] = next
-					}
-					trans = d.trans
+		next := trans[int(cur)+int(classes[s[i]])]
+		if next >= first {
+			if next == cur {
+				// A self-loop: skip the run of bytes the state stays on.
+				k := trans[int(cur)+meta]
+				if k == 0 {
+					k = d.accelerate(cur)
 				}
-				switch next {
-				case matchState:
-					return true
-				case deadState:
-					return false
+				acc := &d.accels[k-1]
+				i++
+				for i < len(s) && acc[s[i]] {
+					i++
 				}
+				continue
 			}
 			cur = next
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 && d.p.midEmpty {
-			return true
-		}
-		key := uint64(cur)<<32 | d.runeClass(r)
-		next, ok := d.other[key]
-		if !ok {
+		var n int
+		if b := s[i]; b < utf8.RuneSelf {
 			var cleared bool
-			next, cleared = d.step(cur, r)
-			if !cleared {
-				d.other[key] = next
+			next, cleared = d.step(cur/int32(stride), rune(b))
+			if !cleared && next >= first {
+				d.trans[int(cur)+int(classes[b])] = next
+				d.trans[int(cur)+meta] = 0 // its acceleration table is stale
 			}
-			trans = d.trans
+			n = 1
+		} else {
+			var r rune
+			r, n = utf8.DecodeRuneInString(s[i:])
+			if r >= 0x10000 && d.p.midEmpty {
+				return true
+			}
+			key := uint64(cur)<<32 | d.runeClass(r)
+			var ok bool
+			if next, ok = d.other[key]; !ok {
+				var cleared bool
+				next, cleared = d.step(cur/int32(stride), r)
+				if !cleared {
+					d.other[key] = next
+				}
+			}
 		}
 		switch next {
 		case matchState:
@@ -345,17 +370,30 @@ func (d *dfa) match(s string) bool {
 		case deadState:
 			return false
 		}
+		trans = d.trans
 		cur = next
 		i += n
 	}
-	st := &d.states[cur]
+	st := &d.states[cur/int32(stride)]
 	if st.end == 0 {
-		next, _ := d.step(cur, -1)
-		st = &d.states[cur] // step may not clear the cache at the end, but be safe
 		st.end = -1
-		if next == matchState {
+		if next, _ := d.step(cur/int32(stride), -1); next == matchState {
 			st.end = 1
 		}
 	}
 	return st.end == 1
+}
+
+// accelerate builds the table of the ASCII bytes on which the state at
+// row cur stays, from the transitions known so far, and returns its
+// number (1-based).
+func (d *dfa) accelerate(cur int32) int32 {
+	var acc [256]bool
+	for b := range 128 {
+		acc[b] = d.trans[int(cur)+int(d.classes[b])] == cur
+	}
+	d.accels = append(d.accels, acc)
+	k := int32(len(d.accels))
+	d.trans[int(cur)+d.stride-1] = k
+	return k
 }

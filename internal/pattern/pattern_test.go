@@ -55,6 +55,11 @@ func sharedDialect(src string) bool {
 			return false
 		case c >= 0x80 || c < ' ':
 			return false
+		case c == '{' || c == ',':
+			// RE2 reads {0n} and {n,0m} as literal text; ECMA-262 as counts.
+			if i+2 < len(src) && src[i+1] == '0' && '0' <= src[i+2] && src[i+2] <= '9' {
+				return false
+			}
 		}
 	}
 	return true
