@@ -60,7 +60,8 @@ type dfa struct {
 	// A state's row in trans has a column per ASCII class, one for the
 	// bytes that start a non-ASCII character (always unknown: they take
 	// the rune path) and one that says whether the state has an
-	// acceleration table (0 not built, k: accels[k-1]).
+	// acceleration table (k > 0: accels[k-1]; 0 or less: none yet, minus
+	// the bytes it stayed on).
 	nonASCII int
 	stride   int
 	bounds   []rune // where non-ASCII rune classes change, sorted
@@ -325,7 +326,12 @@ func (d *dfa) match(s string) bool {
 			if next == cur {
 				// A self-loop: skip the run of bytes the state stays on.
 				k := trans[int(cur)+meta]
-				if k == 0 {
+				if k <= 0 {
+					if k > -accelAfter { // not worth a table yet
+						d.trans[int(cur)+meta]--
+						i++
+						continue
+					}
 					k = d.accelerate(cur)
 				}
 				acc := &d.accels[k-1]
@@ -383,6 +389,10 @@ func (d *dfa) match(s string) bool {
 	}
 	return st.end == 1
 }
+
+// accelAfter is how many bytes a state must stay on before it gets an
+// acceleration table: short strings never pay for one.
+const accelAfter = 8
 
 // accelerate builds the table of the ASCII bytes on which the state at
 // row cur stays, from the transitions known so far, and returns its

@@ -82,64 +82,15 @@ func Compile(src string, limit int) (*Pattern, int, error) {
 	if size > limit {
 		return nil, size, nil
 	}
-	prog, err := syntax.Compile(tree.Simplify())
-	if err != nil {
-		return nil, size, &Error{Piece: src, Reason: err.Error()}
+	p := compileTree(src, tree, limit)
+	if p == nil {
+		return nil, limit + 1, nil
 	}
-	return fromProg(src, prog), size, nil
+	return p, len(p.insts), nil
 }
 
-// fromProg converts a regexp/syntax program, keeping the answers of
-// syntax.Inst.MatchRune: a single rune matches itself and, with FoldCase,
-// its simple folds; a pair is a range; more are sorted ranges.
-func fromProg(src string, prog *syntax.Prog) *Pattern {
-	n := 0
-	for i := range prog.Inst {
-		if in := &prog.Inst[i]; isRune(in.Op) && len(in.Rune) > 2 {
-			n += len(in.Rune) &^ 1 // MatchRune looks only at whole pairs
-		}
-	}
-	p := &Pattern{src: src, insts: make([]inst, len(prog.Inst)), start: uint32(prog.Start)}
-	if n > 0 {
-		p.runes = make([]rune, 0, n)
-	}
-	for i := range prog.Inst {
-		from, to := &prog.Inst[i], &p.insts[i]
-		to.out, to.arg = from.Out, from.Arg
-		switch from.Op {
-		case syntax.InstMatch:
-			to.op = opMatch
-		case syntax.InstAlt, syntax.InstAltMatch:
-			to.op = opAlt
-		case syntax.InstNop, syntax.InstCapture:
-			to.op = opNop
-		case syntax.InstEmptyWidth:
-			to.op = opEmpty
-		case syntax.InstRuneAny:
-			to.op = opAny
-		case syntax.InstRuneAnyNotNL:
-			to.op = opAnyNotNL
-		case syntax.InstRune, syntax.InstRune1:
-			rs := from.Rune
-			switch {
-			case len(rs) == 0:
-				to.op = opFail
-			case len(rs) == 1:
-				to.op, to.arg = opRune1, uint32(rs[0])
-				if syntax.Flags(from.Arg)&syntax.FoldCase != 0 && unicode.SimpleFold(rs[0]) != rs[0] {
-					to.op = opFold
-				}
-			case len(rs) == 2:
-				to.op, to.arg, to.end = opRange, uint32(rs[0]), uint32(rs[1])
-			default:
-				to.op, to.arg = opClass, uint32(len(p.runes))
-				p.runes = append(p.runes, rs[:len(rs)&^1]...)
-				to.end = uint32(len(p.runes))
-			}
-		default:
-			to.op = opFail
-		}
-	}
+// analyze sets what the matchers need to know of the program as a whole.
+func (p *Pattern) analyze() {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
 	var m machine
 	m.cur.reset(len(p.insts))
@@ -147,12 +98,7 @@ func fromProg(src string, prog *syntax.Prog) *Pattern {
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
-	return p
 }
-
-// isRune reports whether op is one of regexp/syntax's rune-matching
-// instructions that hold runes.
-func isRune(op syntax.InstOp) bool { return op == syntax.InstRune || op == syntax.InstRune1 }
 
 // startCond returns the empty-width conditions every match must begin
 // with, as syntax.Prog.StartCond does.
