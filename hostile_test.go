@@ -359,22 +359,47 @@ func BenchmarkHostile(b *testing.B) {
 }
 
 // BenchmarkPatternMatchWorst measures the slowest matching this package
-// allows: a pattern just under the per-pattern cap whose every step keeps
-// the whole program alive, against the longest string that fits beside it
-// in a 64 KiB body. Its time per op is the bound stated in the report.
+// allows, each case a pattern near the per-pattern cap against the
+// longest string that fits beside it in a 64 KiB body:
+//   - nullable_chain keeps the whole program alive on every byte (the
+//     Pike VM's worst case; the DFA caches its few states);
+//   - dfa_thrash needs a new DFA state on nearly every byte (the n-th
+//     character from the end is an 'a': 2^n states), so the cache fills,
+//     is cleared and refills, and each byte costs an NFA step over about
+//     half the program;
+//   - unicode_thrash is the same over \p{L} and non-ASCII text, which
+//     takes the rune path.
+//
+// Its time per op is the bound stated in the report.
 func BenchmarkPatternMatchWorst(b *testing.B) {
-	pattern := `(?:a?){1000}(?:b?){480}x` // just under maxPatternInsts; never matches a run of 'a'
-	body := hostileCheck(`"`+strings.Repeat("a", 65536-200)+`"`, `{"pattern":"`+pattern+`"}`)
-	data := []byte(body)
-	if len(data) > 65536 {
-		b.Fatalf("document of %d bytes does not fit the body limit", len(data))
+	ab := make([]byte, 65536-300)
+	letters := make([]rune, 0, 65536/2)
+	x := uint32(1)
+	for i := range ab {
+		x = x*1103515245 + 12345
+		ab[i] = "ab"[x>>16&1]
+		if len(letters) < (65536-300)/2 {
+			letters = append(letters, []rune("aé")[x>>17&1])
+		}
 	}
-	r, err := checkBytes(data)
-	if err != nil || r.Valid {
-		b.Fatalf("setup: %v, %+v", err, r)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		checkBytes(data)
+	for _, c := range []struct{ name, pattern, text string }{
+		{"nullable_chain", `(?:a?){1000}(?:b?){480}x`, strings.Repeat("a", 65536-200)},
+		{"dfa_thrash", `[ab]*a[ab]{1000}[ab]{1000}[ab]{990}c`, string(ab)},
+		{"unicode_thrash", `\\p{L}*a\\p{L}{1000}\\p{L}{1000}\\p{L}{990}c`, string(letters)},
+	} {
+		data := []byte(hostileCheck(`"`+c.text+`"`, `{"pattern":"`+c.pattern+`"}`))
+		if len(data) > 65536 {
+			b.Fatalf("%s: document of %d bytes does not fit the body limit", c.name, len(data))
+		}
+		r, err := checkBytes(data)
+		if err != nil || r.Valid {
+			b.Fatalf("%s: setup: %v, %+v", c.name, err, r)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				checkBytes(data)
+			}
+		})
 	}
 }

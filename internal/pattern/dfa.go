@@ -32,11 +32,13 @@ const (
 	unknownState int32 = iota // not computed yet
 	matchState                // the text contains a match
 	deadState                 // no match can start or go on
+	outOfBudget               // the search spent its budget
 	firstState
 )
 
-// Cache bounds of one pattern's DFA: states, and kernel entries across them.
-const (
+// Cache bounds of one pattern's DFA: states, and kernel entries across
+// them. Variables so that tests can make the cache thrash.
+var (
 	maxDFAStates  = 4096
 	maxDFAKernels = 1 << 18
 )
@@ -80,7 +82,13 @@ type dfa struct {
 	stack         []uint32
 	key           []byte
 
-	work int // NFA instructions visited while building states, for the caller's budget
+	nextFlags uint8 // the flags of the kernel in next
+
+	// work counts the units a search spent: a byte scanned is one, and
+	// so is each NFA instruction visited while building a state. It
+	// stops at budget.
+	work, budget int
+	clears       int // cache clears during this search
 }
 
 // sparseSet is a set of program counters in insertion order.
@@ -170,7 +178,7 @@ func (d *dfa) reset() {
 		d.index = make(map[string]int32)
 		d.other = make(map[uint64]int32)
 	}
-	d.states = append(d.states[:0], dstate{}, dstate{}, dstate{})
+	d.states = append(d.states[:0], make([]dstate, firstState)...)
 	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
 	d.kernels = d.kernels[:0]
 	d.accels = d.accels[:0]
@@ -213,39 +221,52 @@ func (d *dfa) startState() int32 {
 }
 
 // step computes the transition of state id on r (-1: the end of the
-// text) without caching it.
-// A state it reaches is returned premultiplied by the stride, as the
-// transition table holds it.
+// text) without caching it. A state it reaches is returned premultiplied
+// by the stride, as the transition table holds it.
 func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
 	st := d.states[id]
+	if res := d.advance(d.kernels[st.kstart:st.kend], st.flags, r); res != unknownState {
+		return res, false
+	}
+	id, cleared = d.intern(d.nextFlags)
+	return id * int32(d.stride), cleared
+}
+
+// advance runs the NFA one character r (-1: the end of the text) from
+// kernel with flags. It returns matchState, deadState or outOfBudget, or
+// unknownState with the new kernel in d.next and its flags in d.nextFlags.
+func (d *dfa) advance(kernel []uint32, flags uint8, r rune) int32 {
 	var ctx syntax.EmptyOp
-	if st.flags&flagBegin != 0 {
+	if flags&flagBegin != 0 {
 		ctx |= syntax.EmptyBeginText | syntax.EmptyBeginLine
 	}
 	if r < 0 {
 		ctx |= syntax.EmptyEndText | syntax.EmptyEndLine
 	}
-	if (st.flags&flagWord != 0) != (r >= 0 && syntax.IsWordChar(r)) {
+	if (flags&flagWord != 0) != (r >= 0 && syntax.IsWordChar(r)) {
 		ctx |= syntax.EmptyWordBoundary
 	} else {
 		ctx |= syntax.EmptyNoWordBoundary
 	}
 	p := d.p
 	d.closure.dense = d.closure.dense[:0]
-	for _, pc := range d.kernels[st.kstart:st.kend] {
+	for _, pc := range kernel {
 		d.follow(pc, ctx)
 	}
-	if !p.anchorStart || st.flags&flagBegin != 0 {
+	if !p.anchorStart || flags&flagBegin != 0 {
 		d.follow(p.start, ctx)
 	}
-	d.work += len(d.closure.dense)
+	d.work += len(d.closure.dense) + len(kernel)
+	if d.work > d.budget {
+		return outOfBudget
+	}
 	if r < 0 {
 		for _, pc := range d.closure.dense {
 			if p.insts[pc].op == opMatch {
-				return matchState, false
+				return matchState
 			}
 		}
-		return deadState, false
+		return deadState
 	}
 	d.next.dense = d.next.dense[:0]
 	for _, pc := range d.closure.dense {
@@ -253,7 +274,7 @@ func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
 		var ok bool
 		switch in.op {
 		case opMatch:
-			return matchState, false
+			return matchState
 		case opRune1:
 			ok = r == rune(in.arg)
 		case opRange:
@@ -272,14 +293,36 @@ func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
 		}
 	}
 	if len(d.next.dense) == 0 && p.anchorStart {
-		return deadState, false
+		return deadState
 	}
-	var flags uint8
+	d.nextFlags = 0
 	if d.useWord && syntax.IsWordChar(r) {
-		flags = flagWord
+		d.nextFlags = flagWord
 	}
-	id, cleared = d.intern(flags)
-	return id * int32(d.stride), cleared
+	return unknownState
+}
+
+// thrash finishes a search whose cache keeps filling up: it runs the NFA
+// from the state at row cur over s without building states, which costs
+// the same steps and none of the interning.
+func (d *dfa) thrash(cur int32, s string) int32 {
+	st := d.states[cur/int32(d.stride)]
+	kernel := append([]uint32(nil), d.kernels[st.kstart:st.kend]...)
+	flags := st.flags
+	for i := 0; ; {
+		r, n := rune(-1), 0
+		if i < len(s) {
+			r, n = utf8.DecodeRuneInString(s[i:])
+			if r >= 0x10000 && d.p.midEmpty {
+				return matchState
+			}
+		}
+		if res := d.advance(kernel, flags, r); res != unknownState {
+			return res
+		}
+		kernel, flags = append(kernel[:0], d.next.dense...), d.nextFlags
+		i += n
+	}
 }
 
 // follow adds to d.closure the instructions reachable from pc without
@@ -313,8 +356,24 @@ func (d *dfa) runeClass(r rune) uint64 {
 	return uint64(sort.Search(len(d.bounds), func(i int) bool { return d.bounds[i] > r }))
 }
 
-// match reports whether s contains a match.
-func (d *dfa) match(s string) bool {
+// maxClears is how many times one search may clear a full cache before it
+// stops building states (see thrash).
+const maxClears = 2
+
+// match reports whether s contains a match, spending at most budget units
+// of work; ok is false when it ran out first.
+func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
+	d.work, d.budget, d.clears = len(s), budget, 0
+	if d.work > d.budget {
+		return false, d.work, false
+	}
+	res := d.search(s)
+	return res == matchState, d.work, res != outOfBudget
+}
+
+// search runs the DFA over s and returns matchState, deadState or
+// outOfBudget.
+func (d *dfa) search(s string) int32 {
 	stride := d.stride
 	meta := stride - 1
 	first := int32(firstState) * int32(stride)
@@ -353,12 +412,15 @@ func (d *dfa) match(s string) bool {
 				d.trans[int(cur)+int(classes[b])] = next
 				d.trans[int(cur)+meta] = 0 // its acceleration table is stale
 			}
+			if cleared {
+				d.clears++
+			}
 			n = 1
 		} else {
 			var r rune
 			r, n = utf8.DecodeRuneInString(s[i:])
 			if r >= 0x10000 && d.p.midEmpty {
-				return true
+				return matchState
 			}
 			key := uint64(cur)<<32 | d.runeClass(r)
 			var ok bool
@@ -368,13 +430,16 @@ func (d *dfa) match(s string) bool {
 				if !cleared {
 					d.other[key] = next
 				}
+				if cleared {
+					d.clears++
+				}
 			}
 		}
-		switch next {
-		case matchState:
-			return true
-		case deadState:
-			return false
+		if next < first {
+			return next // matchState, deadState or outOfBudget
+		}
+		if d.clears >= maxClears {
+			return d.thrash(next, s[i+n:])
 		}
 		trans = d.trans
 		cur = next
@@ -382,12 +447,19 @@ func (d *dfa) match(s string) bool {
 	}
 	st := &d.states[cur/int32(stride)]
 	if st.end == 0 {
+		next, _ := d.step(cur/int32(stride), -1)
+		if next == outOfBudget {
+			return next
+		}
 		st.end = -1
-		if next, _ := d.step(cur/int32(stride), -1); next == matchState {
+		if next == matchState {
 			st.end = 1
 		}
 	}
-	return st.end == 1
+	if st.end == 1 {
+		return matchState
+	}
+	return deadState
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an

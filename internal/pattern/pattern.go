@@ -12,6 +12,7 @@
 package pattern
 
 import (
+	"math"
 	"regexp/syntax"
 	"sync"
 	"unicode"
@@ -193,13 +194,26 @@ var machines = sync.Pool{New: func() any { return new(machine) }}
 // MatchString reports whether s contains a match of p, as JavaScript's
 // RegExp(p, "u").test(s) does.
 func (p *Pattern) MatchString(s string) bool {
+	matched, _, _ := p.MatchBudget(s, math.MaxInt)
+	return matched
+}
+
+// MatchBudget is MatchString with a bound on the work it may do, for a
+// caller that bounds the CPU time of a request. Work is counted in units:
+// one per byte of s, plus one per program instruction visited while the
+// lazy DFA builds a state it has not cached (at most the program's size
+// per character, so the total is at most len(s) times the program size).
+// It returns the work spent; ok is false, and matched meaningless, when
+// the search stopped because it would have spent more than budget.
+func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
 	p.dfaOnce.Do(func() { p.dfa = newDFA(p) })
 	d := p.dfa
 	if !d.mu.TryLock() {
-		return p.pikeMatch(s) // another goroutine is using the cache
+		d = newDFA(p) // another goroutine is using the cache: search with a cache of our own
+	} else {
+		defer d.mu.Unlock()
 	}
-	defer d.mu.Unlock()
-	return d.match(s)
+	return d.match(s, budget)
 }
 
 // pikeMatch reports whether s contains a match of p, running the program
