@@ -13,10 +13,20 @@ import (
 // the Pattern, its instructions and, when it has classes of more than one
 // range, one array of their ranges.
 type compiler struct {
-	insts []inst
-	runes []rune
-	limit int
-	over  bool // the program grew past limit
+	insts   []inst
+	runes   []rune
+	classes []classAt // the classes in runes, so that copies share ranges
+	limit   int
+	over    bool // the program grew past limit
+}
+
+// classAt says where a parsed class's ranges are in the program's runes:
+// the copies x{n,m} makes of a class, and repeated escapes like \d, share
+// them rather than repeating hundreds of ranges (\p{L}) per copy.
+type classAt struct {
+	first    *rune
+	n        int
+	from, to uint32
 }
 
 var compilers = sync.Pool{New: func() any { return new(compiler) }}
@@ -37,7 +47,7 @@ type frag struct {
 // compileTree compiles re, whose size EstimateSize put within limit.
 func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 	c := compilers.Get().(*compiler)
-	c.insts, c.runes, c.limit, c.over = c.insts[:0], c.runes[:0], limit, false
+	c.insts, c.runes, c.classes, c.limit, c.over = c.insts[:0], c.runes[:0], c.classes[:0], limit, false
 	c.emit(inst{op: opFail})
 	f := c.compile(re)
 	m := c.emit(inst{op: opMatch})
@@ -50,7 +60,8 @@ func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 		}
 		p.analyze()
 	}
-	if cap(c.insts) <= 1<<12 && cap(c.runes) <= 1<<12 {
+	if cap(c.insts) <= 1<<12 && cap(c.runes) <= 1<<12 && cap(c.classes) <= 1<<8 {
+		clear(c.classes[:cap(c.classes)]) // drop the pointers into the parse tree
 		compilers.Put(c)
 	}
 	return p
@@ -255,7 +266,13 @@ func (c *compiler) class(rs []rune) frag {
 	case len(rs) == 2:
 		return c.single(inst{op: opRange, arg: uint32(rs[0]), end: uint32(rs[1])})
 	}
+	for _, k := range c.classes {
+		if k.first == &rs[0] && k.n == len(rs) {
+			return c.single(inst{op: opClass, arg: k.from, end: k.to})
+		}
+	}
 	at := uint32(len(c.runes))
 	c.runes = append(c.runes, rs...)
+	c.classes = append(c.classes, classAt{&rs[0], len(rs), at, uint32(len(c.runes))})
 	return c.single(inst{op: opClass, arg: at, end: uint32(len(c.runes))})
 }

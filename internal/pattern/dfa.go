@@ -269,6 +269,7 @@ func (d *dfa) advance(kernel []uint32, flags uint8, r rune) int32 {
 		return deadState
 	}
 	d.next.dense = d.next.dense[:0]
+	lastClass, lastOK := ^uint32(0), false // copies of a class share its ranges: test them once
 	for _, pc := range d.closure.dense {
 		in := &p.insts[pc]
 		var ok bool
@@ -280,7 +281,10 @@ func (d *dfa) advance(kernel []uint32, flags uint8, r rune) int32 {
 		case opRange:
 			ok = rune(in.arg) <= r && r <= rune(in.end)
 		case opClass:
-			ok = inClass(p.runes[in.arg:in.end], r)
+			if in.arg != lastClass {
+				lastClass, lastOK = in.arg, inClass(p.runes[in.arg:in.end], r)
+			}
+			ok = lastOK
 		case opFold:
 			ok = foldsTo(rune(in.arg), r)
 		case opAny:
@@ -329,6 +333,12 @@ func (d *dfa) thrash(cur int32, s string) int32 {
 // consuming input under the conditions ctx.
 func (d *dfa) follow(pc uint32, ctx syntax.EmptyOp) {
 	insts := d.p.insts
+	if op := insts[pc].op; op >= opRune1 || op == opMatch || op == opFail {
+		if !d.closure.has(pc) { // most kernel entries: no empty moves to follow
+			d.closure.add(pc)
+		}
+		return
+	}
 	d.stack = append(d.stack[:0], pc)
 	for len(d.stack) > 0 {
 		pc := d.stack[len(d.stack)-1]
