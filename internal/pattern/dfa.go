@@ -77,10 +77,7 @@ type dfa struct {
 	index   map[string]int32
 	start   int32 // the state at the beginning of the text, or unknownState
 
-	// scratch
-	closure, next sparseSet
-	stack         []uint32
-	key           []byte
+	*dfaScratch // held only during a search that builds states
 
 	nextFlags uint8 // the flags of the kernel in next
 
@@ -89,6 +86,40 @@ type dfa struct {
 	// stops at budget.
 	work, budget int
 	clears       int // cache clears during this search
+}
+
+// dfaScratch is the working memory of building states, pooled across
+// patterns: most searches build none.
+type dfaScratch struct {
+	closure, next sparseSet
+	stack         []uint32
+	key           []byte
+}
+
+var scratches = sync.Pool{New: func() any { return new(dfaScratch) }}
+
+// acquire gives d scratch space for a program of n instructions.
+func (d *dfa) acquire() {
+	if d.dfaScratch != nil {
+		return
+	}
+	d.dfaScratch = scratches.Get().(*dfaScratch)
+	n := len(d.p.insts)
+	if len(d.closure.sparse) < n {
+		d.closure.init(n)
+		d.next.init(n)
+	}
+}
+
+// release returns the scratch space, unless a large program grew it.
+func (d *dfa) release() {
+	if d.dfaScratch == nil {
+		return
+	}
+	if len(d.closure.sparse) <= 1<<12 {
+		scratches.Put(d.dfaScratch)
+	}
+	d.dfaScratch = nil
 }
 
 // sparseSet is a set of program counters in insertion order.
@@ -165,9 +196,6 @@ func newDFA(p *Pattern) *dfa {
 	d.stride = d.nonASCII + 2
 	slices.Sort(bounds)
 	d.bounds = slices.Compact(bounds)
-	n := len(p.insts)
-	d.closure.init(n)
-	d.next.init(n)
 	d.reset()
 	return d
 }
@@ -214,6 +242,7 @@ func (d *dfa) intern(flags uint8) (id int32, cleared bool) {
 // startState returns the state at the beginning of the text.
 func (d *dfa) startState() int32 {
 	if d.start == unknownState {
+		d.acquire()
 		d.next.dense = d.next.dense[:0]
 		d.start, _ = d.intern(flagBegin)
 	}
@@ -224,6 +253,7 @@ func (d *dfa) startState() int32 {
 // text) without caching it. A state it reaches is returned premultiplied
 // by the stride, as the transition table holds it.
 func (d *dfa) step(id int32, r rune) (next int32, cleared bool) {
+	d.acquire()
 	st := d.states[id]
 	if res := d.advance(d.kernels[st.kstart:st.kend], st.flags, r); res != unknownState {
 		return res, false
@@ -378,6 +408,7 @@ func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
 		return false, d.work, false
 	}
 	res := d.search(s)
+	d.release()
 	return res == matchState, d.work, res != outOfBudget
 }
 

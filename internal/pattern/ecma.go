@@ -3,6 +3,7 @@ package pattern
 import (
 	"regexp/syntax"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -43,11 +44,74 @@ type parser struct {
 	src   string
 	pos   int
 	names map[string]bool // named groups seen, to refuse duplicates as V8 does
+
+	// The tree lives only until it is compiled, so its nodes, their
+	// child lists and class ranges come from buffers reused across
+	// parses (parsers are pooled). Nodes are allocated in chunks that
+	// never move; the other two are slices of arrays that may be
+	// replaced as they grow, which leaves earlier slices intact.
+	chunks [][]syntax.Regexp
+	used   int // nodes taken from the last chunk
+	subs   []*syntax.Regexp
+	ranges []rune
+	spans  []span
+	stack  []*syntax.Regexp // terms and alternatives being collected
 }
 
-// parseECMA parses src as RegExp(src, "u") would.
-func parseECMA(src string) (*syntax.Regexp, error) {
-	p := &parser{src: src}
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+const chunkSize = 64
+
+// node returns a zeroed node with op.
+func (p *parser) node(op syntax.Op) *syntax.Regexp {
+	if len(p.chunks) == 0 || p.used == chunkSize {
+		p.chunks = append(p.chunks, make([]syntax.Regexp, chunkSize))
+		p.used = 0
+	}
+	re := &p.chunks[len(p.chunks)-1][p.used]
+	p.used++
+	*re = syntax.Regexp{Op: op}
+	return re
+}
+
+// keepSubs copies list into the parser's child lists.
+func (p *parser) keepSubs(list []*syntax.Regexp) []*syntax.Regexp {
+	at := len(p.subs)
+	p.subs = append(p.subs, list...)
+	return p.subs[at:len(p.subs):len(p.subs)]
+}
+
+// release returns p to the pool unless a large pattern grew its buffers.
+func (p *parser) release() {
+	if len(p.chunks) > 16 || cap(p.subs) > 1<<12 || cap(p.ranges) > 1<<14 || cap(p.stack) > 1<<10 {
+		return
+	}
+	for _, c := range p.chunks {
+		clear(c)
+	}
+	p.chunks = p.chunks[:min(len(p.chunks), 1)]
+	p.used = 0
+	clear(p.subs[:cap(p.subs)])
+	clear(p.stack[:cap(p.stack)])
+	p.subs, p.ranges, p.stack, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], nil, ""
+	parsers.Put(p)
+}
+
+// parseECMA parses src as RegExp(src, "u") would. The tree is valid until
+// p.release; callers compile it first.
+func parseECMA(src string) (*syntax.Regexp, *parser, error) {
+	p := parsers.Get().(*parser)
+	p.src, p.pos = src, 0
+	re, err := p.parse()
+	if err != nil {
+		p.release()
+		return nil, nil, err
+	}
+	return re, p, nil
+}
+
+func (p *parser) parse() (*syntax.Regexp, error) {
+	src := p.src
 	if !utf8.ValidString(src) {
 		i := 0
 		for i < len(src) {
@@ -99,41 +163,47 @@ func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
 	if depth >= maxDepth {
 		return nil, p.errAt(p.pos, p.pos+1, "groups are nested too deeply")
 	}
-	var alts []*syntax.Regexp
+	base := len(p.stack)
+	defer func() { p.stack = p.stack[:base] }()
 	for {
 		a, err := p.alternative(depth)
 		if err != nil {
 			return nil, err
 		}
-		alts = append(alts, a)
+		p.stack = append(p.stack, a)
 		if !p.peekIs('|') {
 			break
 		}
 		p.pos++
 	}
-	if len(alts) == 1 {
-		return alts[0], nil
+	if len(p.stack)-base == 1 {
+		return p.stack[base], nil
 	}
-	return &syntax.Regexp{Op: syntax.OpAlternate, Sub: alts}, nil
+	re := p.node(syntax.OpAlternate)
+	re.Sub = p.keepSubs(p.stack[base:])
+	return re, nil
 }
 
 // alternative parses Term*.
 func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
-	var terms []*syntax.Regexp
+	base := len(p.stack)
+	defer func() { p.stack = p.stack[:base] }()
 	for p.more() && !p.peekIs('|') && !p.peekIs(')') {
 		t, err := p.term(depth)
 		if err != nil {
 			return nil, err
 		}
-		terms = append(terms, t)
+		p.stack = append(p.stack, t)
 	}
-	switch len(terms) {
+	switch len(p.stack) - base {
 	case 0:
-		return &syntax.Regexp{Op: syntax.OpEmptyMatch}, nil
+		return p.node(syntax.OpEmptyMatch), nil
 	case 1:
-		return terms[0], nil
+		return p.stack[base], nil
 	}
-	return &syntax.Regexp{Op: syntax.OpConcat, Sub: terms}, nil
+	re := p.node(syntax.OpConcat)
+	re.Sub = p.keepSubs(p.stack[base:])
+	return re, nil
 }
 
 // term parses an assertion, or an atom and its quantifier.
@@ -175,15 +245,21 @@ func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	if p.peekIs('?') { // lazy: the same strings match
 		p.pos++
 	}
+	var re *syntax.Regexp
 	switch {
 	case lo == 0 && hi == -1:
-		return &syntax.Regexp{Op: syntax.OpStar, Sub: []*syntax.Regexp{atom}}, nil
+		re = p.node(syntax.OpStar)
 	case lo == 1 && hi == -1:
-		return &syntax.Regexp{Op: syntax.OpPlus, Sub: []*syntax.Regexp{atom}}, nil
+		re = p.node(syntax.OpPlus)
 	case lo == 0 && hi == 1:
-		return &syntax.Regexp{Op: syntax.OpQuest, Sub: []*syntax.Regexp{atom}}, nil
+		re = p.node(syntax.OpQuest)
+	default:
+		re = p.node(syntax.OpRepeat)
+		re.Min, re.Max = lo, hi
 	}
-	return &syntax.Regexp{Op: syntax.OpRepeat, Min: lo, Max: hi, Sub: []*syntax.Regexp{atom}}, nil
+	re.Sub0[0] = atom
+	re.Sub = re.Sub0[:1]
+	return re, nil
 }
 
 // braces parses {n}, {n,} or {n,m} at p.pos, saturating numbers at
@@ -225,13 +301,13 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 	switch c := p.src[p.pos]; c {
 	case '^':
 		p.pos++
-		return &syntax.Regexp{Op: syntax.OpBeginText}, true, nil
+		return p.node(syntax.OpBeginText), true, nil
 	case '$':
 		p.pos++
-		return &syntax.Regexp{Op: syntax.OpEndText}, true, nil
+		return p.node(syntax.OpEndText), true, nil
 	case '.':
 		p.pos++
-		return charClass(dotRanges), false, nil
+		return p.charClass(dotRanges), false, nil
 	case '(':
 		return p.group(depth)
 	case '[':
@@ -251,7 +327,7 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 	}
 	r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	p.pos += n
-	return literal(r), false, nil
+	return p.literal(r), false, nil
 }
 
 // group parses a parenthesized group, after refusing lookaround.
@@ -345,10 +421,10 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 	switch c := p.src[p.pos]; c {
 	case 'b':
 		p.pos++
-		return &syntax.Regexp{Op: syntax.OpWordBoundary}, true, nil
+		return p.node(syntax.OpWordBoundary), true, nil
 	case 'B':
 		p.pos++
-		return &syntax.Regexp{Op: syntax.OpNoWordBoundary}, true, nil
+		return p.node(syntax.OpNoWordBoundary), true, nil
 	case 'k':
 		p.pos++
 		end := p.pos
@@ -373,9 +449,9 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 		return nil, false, err
 	}
 	if ranges != nil {
-		return charClass(ranges), false, nil
+		return p.charClass(ranges), false, nil
 	}
-	return literal(r), false, nil
+	return p.literal(r), false, nil
 }
 
 // escape parses the escape after a backslash that means a character or a
@@ -518,7 +594,8 @@ func (p *parser) class() (*syntax.Regexp, error) {
 		neg = true
 		p.pos++
 	}
-	var spans []span
+	spans := p.spans[:0]
+	defer func() { p.spans = spans[:0] }()
 	for {
 		if !p.more() {
 			return nil, p.errAt(start, start+1, "unterminated character class")
@@ -555,16 +632,16 @@ func (p *parser) class() (*syntax.Regexp, error) {
 		}
 		spans = append(spans, span{lo, lo})
 	}
-	spans = merge(spans)
-	var rs []rune
+	merged := merge(spans)
+	at := len(p.ranges)
 	if neg {
-		rs = appendNegated(nil, spans)
+		p.ranges = appendNegated(p.ranges, merged)
 	} else {
-		for _, s := range spans {
-			rs = append(rs, s.lo, s.hi)
+		for _, s := range merged {
+			p.ranges = append(p.ranges, s.lo, s.hi)
 		}
 	}
-	return charClass(rs), nil
+	return p.charClass(p.ranges[at:len(p.ranges):len(p.ranges)]), nil
 }
 
 // classAtom parses one character or class escape inside [...].
@@ -590,17 +667,22 @@ func (p *parser) classAtom() (set []rune, r rune, err error) {
 	return p.escape(true)
 }
 
-func literal(r rune) *syntax.Regexp {
-	return &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{r}}
+func (p *parser) literal(r rune) *syntax.Regexp {
+	re := p.node(syntax.OpLiteral)
+	re.Rune0[0] = r
+	re.Rune = re.Rune0[:1]
+	return re
 }
 
 // charClass is a class of sorted, merged range pairs; an empty one never
 // matches.
-func charClass(ranges []rune) *syntax.Regexp {
+func (p *parser) charClass(ranges []rune) *syntax.Regexp {
 	if len(ranges) == 0 {
-		return &syntax.Regexp{Op: syntax.OpNoMatch}
+		return p.node(syntax.OpNoMatch)
 	}
-	return &syntax.Regexp{Op: syntax.OpCharClass, Rune: ranges}
+	re := p.node(syntax.OpCharClass)
+	re.Rune = ranges
+	return re
 }
 
 func isASCIILetter(b byte) bool { return 'a' <= b|0x20 && b|0x20 <= 'z' }

@@ -75,10 +75,11 @@ type inst struct {
 // too; a nil Pattern with a nil error means the pattern is over the limit.
 // A pattern that cannot be compiled gets an *Error.
 func Compile(src string, limit int) (*Pattern, int, error) {
-	tree, err := parseECMA(src)
+	tree, parsed, err := parseECMA(src)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer parsed.release()
 	size := EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
 		return nil, size, nil
@@ -93,7 +94,8 @@ func Compile(src string, limit int) (*Pattern, int, error) {
 // analyze sets what the matchers need to know of the program as a whole.
 func (p *Pattern) analyze() {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
-	var m machine
+	m := machines.Get().(*machine)
+	defer machines.Put(m)
 	m.cur.reset(len(p.insts))
 	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
 	for _, pc := range m.cur.dense {
