@@ -306,21 +306,13 @@ func (d *dfa) advance(kernel []uint32, flags uint8, r rune) int32 {
 		switch in.op {
 		case opMatch:
 			return matchState
-		case opRune1:
-			ok = r == rune(in.arg)
-		case opRange:
-			ok = rune(in.arg) <= r && r <= rune(in.end)
 		case opClass:
 			if in.arg != lastClass {
 				lastClass, lastOK = in.arg, inClass(p.runes[in.arg:in.end], r)
 			}
 			ok = lastOK
-		case opFold:
-			ok = foldsTo(rune(in.arg), r)
-		case opAny:
-			ok = true
-		case opAnyNotNL:
-			ok = r != '\n'
+		default:
+			ok = p.accepts(in, r)
 		}
 		if ok && !d.next.has(in.out) {
 			d.next.add(in.out)

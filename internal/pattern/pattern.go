@@ -257,24 +257,10 @@ func (p *Pattern) pikeMatch(s string) bool {
 		after := syntax.EmptyOpContext(r, next)
 		for _, pc := range m.cur.dense {
 			in := &p.insts[pc]
-			var ok bool
-			switch in.op {
-			case opMatch:
+			if in.op == opMatch {
 				return true
-			case opRune1:
-				ok = r == rune(in.arg)
-			case opRange:
-				ok = rune(in.arg) <= r && r <= rune(in.end)
-			case opClass:
-				ok = inClass(p.runes[in.arg:in.end], r)
-			case opFold:
-				ok = foldsTo(rune(in.arg), r)
-			case opAny:
-				ok = true
-			case opAnyNotNL:
-				ok = r != '\n'
 			}
-			if ok {
+			if p.accepts(in, r) {
 				m.follow(p.insts, &m.next, in.out, after)
 			}
 		}
@@ -283,6 +269,26 @@ func (p *Pattern) pikeMatch(s string) bool {
 		m.cur, m.next = m.next, m.cur
 		m.next.dense = m.next.dense[:0]
 	}
+}
+
+// accepts reports whether the instruction in consumes r; only rune
+// instructions do.
+func (p *Pattern) accepts(in *inst, r rune) bool {
+	switch in.op {
+	case opRune1:
+		return r == rune(in.arg)
+	case opRange:
+		return rune(in.arg) <= r && r <= rune(in.end)
+	case opClass:
+		return inClass(p.runes[in.arg:in.end], r)
+	case opFold:
+		return foldsTo(rune(in.arg), r)
+	case opAny:
+		return true
+	case opAnyNotNL:
+		return r != '\n'
+	}
+	return false
 }
 
 // inClass reports whether r is in one of the sorted ranges rs, searching
