@@ -1,14 +1,17 @@
-// Package pattern compiles JSON Schema "pattern" regular expressions (Go's
-// RE2 syntax) and matches them, for a validator that compiles a fresh schema
-// on every call.
+// Package pattern compiles JSON Schema "pattern" regular expressions, which
+// are ECMA-262 patterns read with JavaScript's u flag, and answers whether a
+// string contains a match, as RegExp(p, "u").test(s) does, for a validator
+// that compiles a fresh schema on every call.
 //
-// It parses a pattern once, bounds the size of its program before building
-// it, and matches with a small Pike VM over a compact, pointer-free form of
-// the program. It
-// answers only whether a string contains a match, which needs no capture
-// tracking and none of the one-pass analysis that regexp.Compile does.
-// Matching takes time linear in the input times the program size, never
-// backtracking.
+// The front end is its own ECMA-262 parser (ecma.go; Unicode property data
+// in props.go and the generated unicode_tables.go): syntax JavaScript
+// rejects is refused with the piece and its offset, and so are lookaround
+// and back-references, which are not regular. The tree compiles straight
+// into a compact, pointer-free Thompson program (compile.go), bounded in
+// size before it is built. Matching runs a lazily built DFA over that
+// program (dfa.go): time linear in the input, a bounded state cache, and a
+// mode that stops building states when the cache thrashes. A Pike VM over
+// the same program is kept as the reference the DFA is tested against.
 package pattern
 
 import (
@@ -125,8 +128,9 @@ func (p *Pattern) startCond() syntax.EmptyOp {
 // String returns the source text of the pattern.
 func (p *Pattern) String() string { return p.src }
 
-// EstimateSize estimates how many instructions re compiles to, as RE2
-// expands repetitions: x{n,m} is n copies of x and m-n optional ones. It
+// EstimateSize counts how many instructions re compiles to (the compiler
+// expands repetitions as RE2 does: x{n,m} is n copies of x and m-n
+// optional ones), without the program's fail and match instructions. It
 // stops counting once the total exceeds limit, so it never overflows.
 func EstimateSize(re *syntax.Regexp, limit int) int {
 	sub := func(i int) int { return EstimateSize(re.Sub[i], limit) }

@@ -104,6 +104,28 @@ func TestCompileLimits(t *testing.T) {
 	}
 }
 
+// TestSizeEstimate checks that EstimateSize, which bounds a program before
+// it is built, counts exactly the instructions the compiler emits.
+func TestSizeEstimate(t *testing.T) {
+	for _, src := range []string{
+		`a`, `abc`, `^[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}$`, `(?:a?){1000}`, `\p{L}{1000}`, `a{2,5}`, `(a|b|c)*`,
+		`x{3,}`, `(?:ab){0,10}c`, `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`,
+		`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`, `(?:(?:a{10}){10}){10}`, `.{0,1000}`, `a{0}`,
+		`(?:)`, `a|b|`, `[]`, `\b(?<n>x+?)\B$`, `(?:a{2,}){0,3}`, `[^]*`, `x{1,1}`,
+	} {
+		tree, parsed, err := parseECMA(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := EstimateSize(tree, 1<<30) + 2
+		parsed.release()
+		p, size, err := Compile(src, 1<<20)
+		if err != nil || p == nil || size != len(p.insts) || est != size {
+			t.Errorf("%s: estimated %d instructions, compiled %d (%v)", src, est, size, err)
+		}
+	}
+}
+
 // FuzzMatch checks the DFA against the Pike VM on arbitrary patterns and
 // inputs, and both against Go's regexp where the dialects agree.
 func FuzzMatch(f *testing.F) {

@@ -29,3 +29,31 @@ func TestDFAThrash(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentMatch shares one Pattern between goroutines: a search that
+// finds the cache in use builds a cache of its own, and every answer stays
+// right (run with -race).
+func TestConcurrentMatch(t *testing.T) {
+	p, _, err := Compile(`^[a-z]+\d{2,}\b.*x$`, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]bool{"abc12 yx": true, "abc1 yx": false, "abc123x": false, "zz99-x": true}
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for range 500 {
+				for in, want := range inputs {
+					ok = ok && p.MatchString(in) == want
+				}
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a concurrent search gave a wrong answer")
+		}
+	}
+}
