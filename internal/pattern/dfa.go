@@ -50,6 +50,7 @@ const (
 
 type dstate struct {
 	kstart, kend uint32 // the kernel, d.kernels[kstart:kend]
+	hash         uint64 // of the kernel and flags
 	flags        uint8
 	end          int8 // at the end of the text: 0 not known, 1 match, -1 not
 }
@@ -74,7 +75,7 @@ type dfa struct {
 	other   map[uint64]int32
 	states  []dstate
 	kernels []uint32
-	index   map[string]int32
+	index   []int32 // open-addressing hash of the states by kernel and flags: a state number, or 0 for none
 	start   int32 // the state at the beginning of the text, or unknownState
 
 	*dfaScratch // held only during a search that builds states
@@ -93,7 +94,6 @@ type dfa struct {
 type dfaScratch struct {
 	closure, next sparseSet
 	stack         []uint32
-	key           []byte
 }
 
 var scratches = sync.Pool{New: func() any { return new(dfaScratch) }}
@@ -202,10 +202,12 @@ func newDFA(p *Pattern) *dfa {
 
 // reset empties the cache, keeping its buffers.
 func (d *dfa) reset() {
-	if d.index == nil || len(d.index) > 0 {
-		d.index = make(map[string]int32)
-		d.other = make(map[uint64]int32)
+	if d.index == nil {
+		d.index = make([]int32, 64)
+	} else {
+		clear(d.index)
 	}
+	d.other = nil // made when a non-ASCII character first comes
 	d.states = append(d.states[:0], make([]dstate, firstState)...)
 	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
 	d.kernels = d.kernels[:0]
@@ -219,12 +221,17 @@ func (d *dfa) reset() {
 func (d *dfa) intern(flags uint8) (id int32, cleared bool) {
 	k := d.next.dense
 	slices.Sort(k)
-	d.key = append(d.key[:0], flags)
+	h := uint64(flags) + 1
 	for _, pc := range k {
-		d.key = append(d.key, byte(pc), byte(pc>>8), byte(pc>>16))
+		h = (h ^ uint64(pc)) * 0x100000001b3
 	}
-	if id, ok := d.index[string(d.key)]; ok {
-		return id, false
+	mask := uint64(len(d.index) - 1)
+	i := h & mask
+	for ; d.index[i] != 0; i = (i + 1) & mask {
+		st := &d.states[d.index[i]]
+		if st.flags == flags && slices.Equal(d.kernels[st.kstart:st.kend], k) {
+			return d.index[i], false
+		}
 	}
 	if len(d.states) >= maxDFAStates || len(d.kernels)+len(k) > maxDFAKernels {
 		d.reset()
@@ -233,10 +240,27 @@ func (d *dfa) intern(flags uint8) (id int32, cleared bool) {
 	id = int32(len(d.states))
 	start := uint32(len(d.kernels))
 	d.kernels = append(d.kernels, k...)
-	d.states = append(d.states, dstate{kstart: start, kend: uint32(len(d.kernels)), flags: flags})
+	d.states = append(d.states, dstate{kstart: start, kend: uint32(len(d.kernels)), flags: flags, hash: h})
 	d.trans = append(d.trans, make([]int32, d.stride)...)
-	d.index[string(d.key)] = id
+	if 2*(len(d.states)-int(firstState)) > len(d.index) {
+		d.index = make([]int32, 2*len(d.index))
+		for id := firstState; int(id) < len(d.states); id++ {
+			d.place(id)
+		}
+	} else {
+		d.place(id)
+	}
 	return id, cleared
+}
+
+// place puts state id in the hash index.
+func (d *dfa) place(id int32) {
+	mask := uint64(len(d.index) - 1)
+	i := d.states[id].hash & mask
+	for d.index[i] != 0 {
+		i = (i + 1) & mask
+	}
+	d.index[i] = id
 }
 
 // startState returns the state at the beginning of the text.
@@ -457,6 +481,9 @@ func (d *dfa) search(s string) int32 {
 			}
 			key := uint64(cur)<<32 | d.runeClass(r)
 			var ok bool
+			if d.other == nil {
+				d.other = make(map[uint64]int32)
+			}
 			if next, ok = d.other[key]; !ok {
 				var cleared bool
 				next, cleared = d.step(cur/int32(stride), r)
