@@ -76,7 +76,7 @@ type dfa struct {
 	states  []dstate
 	kernels []uint32
 	index   []int32 // open-addressing hash of the states by kernel and flags: a state number, or 0 for none
-	start   int32 // the state at the beginning of the text, or unknownState
+	start   int32   // the state at the beginning of the text, or unknownState
 
 	*dfaScratch // held only during a search that builds states
 
