@@ -147,7 +147,8 @@ func (s *sparseSet) add(pc uint32) {
 func newDFA(p *Pattern) *dfa {
 	d := &dfa{p: p}
 	var ascii [129]bool // a class starts at this byte
-	var bounds []rune
+	var buf [128]rune
+	bounds := buf[:0]
 	mark := func(lo, hi rune) {
 		for _, b := range [2]rune{lo, hi + 1} {
 			if b < 128 {
@@ -195,7 +196,9 @@ func newDFA(p *Pattern) *dfa {
 	}
 	d.stride = d.nonASCII + 2
 	slices.Sort(bounds)
-	d.bounds = slices.Compact(bounds)
+	if bounds = slices.Compact(bounds); len(bounds) > 0 {
+		d.bounds = slices.Clone(bounds)
+	}
 	d.reset()
 	return d
 }
@@ -203,7 +206,11 @@ func newDFA(p *Pattern) *dfa {
 // reset empties the cache, keeping its buffers.
 func (d *dfa) reset() {
 	if d.index == nil {
-		d.index = make([]int32, 64)
+		// Room for the states of a typical pattern, in one allocation each.
+		d.index = make([]int32, 32)
+		d.states = make([]dstate, 0, 16)
+		d.trans = make([]int32, 0, 16*d.stride)
+		d.kernels = make([]uint32, 0, 64)
 	} else {
 		clear(d.index)
 	}

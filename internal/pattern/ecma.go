@@ -86,8 +86,11 @@ func (p *parser) release() {
 	if len(p.chunks) > 16 || cap(p.subs) > 1<<12 || cap(p.ranges) > 1<<14 || cap(p.stack) > 1<<10 {
 		return
 	}
-	for _, c := range p.chunks {
-		clear(c)
+	for i, c := range p.chunks {
+		if i == len(p.chunks)-1 {
+			c = c[:p.used]
+		}
+		clear(c) // drop the pointers into the tree
 	}
 	p.chunks = p.chunks[:min(len(p.chunks), 1)]
 	p.used = 0
