@@ -149,6 +149,8 @@ func newDFA(p *Pattern) *dfa {
 	var ascii [129]bool // a class starts at this byte
 	var buf [128]rune
 	bounds := buf[:0]
+	var seenBuf [16]uint32
+	seen := seenBuf[:0] // the classes marked
 	mark := func(lo, hi rune) {
 		for _, b := range [2]rune{lo, hi + 1} {
 			if b < 128 {
@@ -166,6 +168,10 @@ func newDFA(p *Pattern) *dfa {
 		case opRange:
 			mark(rune(in.arg), rune(in.end))
 		case opClass:
+			if slices.Contains(seen, in.arg) {
+				continue // a copy of a class already marked: copies share ranges
+			}
+			seen = append(seen, in.arg)
 			rs := p.runes[in.arg:in.end]
 			for j := 0; j+1 < len(rs); j += 2 {
 				mark(rs[j], rs[j+1])
