@@ -495,7 +495,7 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 			return nil, 0, p.errAt(start, p.pos, reason)
 		}
 		if c == 'P' {
-			set = negate(set)
+			set = cached("P"+body, func() []rune { return negate(set) })
 		}
 		return set, 0, nil
 	case 'f':
