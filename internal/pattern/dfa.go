@@ -80,6 +80,15 @@ type dfa struct {
 
 	*dfaScratch // held only during a search that builds states
 
+	// The first states of the cache and the rune bounds live here, so that
+	// a pattern's DFA is one allocation with the Pattern until it grows.
+	index0   [64]int32
+	states0  [32]dstate
+	trans0   [384]int32
+	kernels0 [192]uint32
+	bounds0  [32]rune
+	accels0  [2][256]bool
+
 	nextFlags uint8 // the flags of the kernel in next
 
 	// work counts the units a search spent: a byte scanned is one, and
@@ -145,7 +154,15 @@ func (s *sparseSet) add(pc uint32) {
 
 // newDFA prepares the byte and rune classes of p's program.
 func newDFA(p *Pattern) *dfa {
-	d := &dfa{p: p}
+	d := new(dfa)
+	d.init(p)
+	return d
+}
+
+// init prepares d for p: the byte and rune classes of its program and an
+// empty cache, whose first states fit in d's own arrays.
+func (d *dfa) init(p *Pattern) {
+	d.p = p
 	var ascii [129]bool // a class starts at this byte
 	var buf [128]rune
 	bounds := buf[:0]
@@ -203,20 +220,20 @@ func newDFA(p *Pattern) *dfa {
 	d.stride = d.nonASCII + 2
 	slices.Sort(bounds)
 	if bounds = slices.Compact(bounds); len(bounds) > 0 {
-		d.bounds = slices.Clone(bounds)
+		d.bounds = append(d.bounds0[:0:len(d.bounds0)], bounds...)
 	}
 	d.reset()
-	return d
 }
 
 // reset empties the cache, keeping its buffers.
 func (d *dfa) reset() {
 	if d.index == nil {
 		// Room for the states of a typical pattern, in one allocation each.
-		d.index = make([]int32, 32)
-		d.states = make([]dstate, 0, 16)
-		d.trans = make([]int32, 0, 16*d.stride)
-		d.kernels = make([]uint32, 0, 64)
+		// Room for the states of a typical pattern in d's own arrays.
+		d.index = d.index0[:]
+		d.states = d.states0[:0]
+		d.trans = d.trans0[:0]
+		d.kernels = d.kernels0[:0]
 	} else {
 		clear(d.index)
 	}
@@ -224,7 +241,7 @@ func (d *dfa) reset() {
 	d.states = append(d.states[:0], make([]dstate, firstState)...)
 	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
 	d.kernels = d.kernels[:0]
-	d.accels = d.accels[:0]
+	d.accels = d.accels0[:0]
 	d.start = unknownState
 }
 

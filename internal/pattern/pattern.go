@@ -40,8 +40,8 @@ type Pattern struct {
 	// so a text with a character beyond U+FFFF contains one.
 	midEmpty bool
 
-	dfaOnce sync.Once
-	dfa     *dfa
+	dfa      dfa  // its lazily built DFA, guarded by dfa.mu
+	dfaReady bool // dfa is initialized
 }
 
 // opcode is an instruction's operation.
@@ -212,12 +212,15 @@ func (p *Pattern) MatchString(s string) bool {
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
 func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
-	p.dfaOnce.Do(func() { p.dfa = newDFA(p) })
-	d := p.dfa
+	d := &p.dfa
 	if !d.mu.TryLock() {
 		d = newDFA(p) // another goroutine is using the cache: search with a cache of our own
 	} else {
 		defer d.mu.Unlock()
+		if !p.dfaReady {
+			d.init(p)
+			p.dfaReady = true
+		}
 	}
 	return d.match(s, budget)
 }
