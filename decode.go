@@ -48,7 +48,7 @@ var errorPriority = []struct {
 	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxHistory}, "the request exceeds a limit"},
 	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
 	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
-	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern Go's RE2 engine cannot compile"},
+	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
 	{CodeInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
 }
 

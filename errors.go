@@ -67,7 +67,7 @@ const (
 	CodeInvalidRequest           ErrorCode = "invalid_request"            // JSON, but an input rule is broken
 	CodeLimitExceeded            ErrorCode = "limit_exceeded"             // too deep, too many nodes or history entries
 	CodeUnsupportedSchemaKeyword ErrorCode = "unsupported_schema_keyword" // a keyword outside the subset
-	CodeUnsupportedPattern       ErrorCode = "unsupported_pattern"        // a pattern Go's RE2 cannot compile
+	CodeUnsupportedPattern       ErrorCode = "unsupported_pattern"        // a pattern that is not ECMA-262 (u flag), is not regular, or is too large
 	CodeInvalidSchema            ErrorCode = "invalid_schema"             // a keyword with an ill-formed value
 	CodeSchemaTooLarge           ErrorCode = "schema_too_large"           // schema over 32,768 bytes
 )

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"errors"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +70,7 @@ type schemaCompiler struct {
 	props        []schemaProp // backing store of every properties list
 	names        []string     // backing store of every required list
 	count        schemaCount
-	patternInsts int // estimated RE2 program size of the patterns compiled so far
+	patternInsts int // estimated program size of the patterns compiled so far
 }
 
 func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
@@ -240,13 +239,13 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			re, size, err := compilePattern(val.Str(), room)
 			switch {
 			case err != nil:
-				c.fail(kw, IssueUnsupportedPattern, "Go's RE2 cannot compile the pattern: "+re2Reason(err))
+				c.fail(kw, IssueUnsupportedPattern, patternReason(err))
 			case size > maxPatternInsts:
 				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
-					" RE2 instructions, the most allowed per pattern; use smaller repetition counts")
+					" instructions, the most allowed per pattern; use smaller repetition counts")
 			case re == nil:
 				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
-					" RE2 instructions together; use fewer or smaller patterns")
+					" instructions together; use fewer or smaller patterns")
 			default:
 				c.patternInsts += size
 				s.pattern = re
@@ -424,31 +423,37 @@ func schemaLengthLimit(v jsonv.Value) (int32, bool) {
 	return int32(f), true
 }
 
-// Bounds on the size of the RE2 programs of a schema's patterns. RE2 matches
-// in time linear in the input, but also proportional to the program, and a
-// short pattern can expand to a large program: (?:a?){1000} is 2,000
-// instructions. Unbounded, a 32 KiB schema of such repetitions compiles to
-// millions of instructions (seconds of CPU and hundreds of MB per request)
-// and then takes minutes to match one string of the body. With these caps
-// compiling one schema's patterns stays within a few MB, and matching costs
-// at most about maxPatternInsts steps per byte of the body.
+// Bounds on the size of the programs of a schema's patterns. Matching is
+// linear in the input, but building a DFA state costs up to one step per
+// instruction, and a short pattern can expand to a large program:
+// (?:a?){1000} is 2,000 instructions. Unbounded, a 32 KiB schema of such
+// repetitions compiles to millions of instructions (seconds of CPU and
+// hundreds of MB per request). With these caps compiling one schema's
+// patterns stays within a few MB, and matching costs at most about
+// maxPatternInsts steps per character of the body, far less once the
+// DFA's states are built.
 const (
 	maxPatternInsts       = 3000  // one pattern
 	maxSchemaPatternInsts = 30000 // all patterns of one schema together
 )
 
-// compilePattern compiles src with Go's RE2 syntax when its program fits in
-// limit instructions (see internal/pattern); a nil pattern with a nil error
-// means it does not.
+// compilePattern compiles src as an ECMA-262 pattern (JavaScript's u
+// flag) when its program fits in limit instructions (see
+// internal/pattern); a nil pattern with a nil error means it does not.
 func compilePattern(src string, limit int) (*pattern.Pattern, int, error) {
 	return pattern.Compile(src, limit)
 }
 
-// re2Reason shortens a regexp compile error for a message.
-func re2Reason(err error) string {
-	var se *syntax.Error
-	if errors.As(err, &se) {
-		return se.Code.String() + ": " + echoQuote(se.Expr)
+// patternReason says why a pattern was refused: the piece, its offset and
+// what is wrong, with the caller's text clipped.
+func patternReason(err error) string {
+	var pe *pattern.Error
+	if !errors.As(err, &pe) {
+		return "the pattern cannot be compiled: " + clip.String(err.Error())
 	}
-	return clip.String(err.Error())
+	piece, at := echoQuote(pe.Piece), " at offset "+strconv.Itoa(pe.Offset)
+	if pe.Unsupported {
+		return pe.Reason + " " + piece + at + " is not supported: " + pattern.NotRegular
+	}
+	return "the pattern is not valid ECMA-262 (JavaScript, u flag): " + pe.Reason + ": " + piece + at
 }

@@ -3,6 +3,7 @@ package preflight
 import (
 	"encoding/json"
 	"errors"
+	"github.com/agentpreflight/preflight/internal/pattern"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -96,19 +97,21 @@ func TestSchemaCompileErrors(t *testing.T) {
 		{"maxLength a string", `{"maxLength":"2"}`, CodeInvalidSchema, []Issue{invalid("/schema/maxLength", `expected a non-negative integer, found "2"`)}},
 		{"pattern not a string", `{"pattern":5}`, CodeInvalidSchema,
 			[]Issue{invalid("/schema/pattern", "expected a regular expression string, found number")}},
-		{"lookahead is not RE2", `{"pattern":"(?=x)"}`, CodeUnsupportedPattern, []Issue{{Path: "/schema/pattern", Code: IssueUnsupportedPattern,
-			Message: `Go's RE2 cannot compile the pattern: invalid or unsupported Perl syntax: "(?="`}}},
-		{"backreference is not RE2", `{"properties":{"p":{"pattern":"(a)\\1"}}}`, CodeUnsupportedPattern, []Issue{{Path: "/schema/properties/p/pattern",
-			Code: IssueUnsupportedPattern, Message: `Go's RE2 cannot compile the pattern: invalid escape sequence: "\\1"`}}},
+		{"lookahead is not regular", `{"pattern":"(?=x)"}`, CodeUnsupportedPattern, []Issue{{Path: "/schema/pattern", Code: IssueUnsupportedPattern,
+			Message: `lookahead "(?=" at offset 0 is not supported: ` + notRegular}}},
+		{"RE2 flags are not ECMA-262", `{"pattern":"a(?i)b"}`, CodeUnsupportedPattern, []Issue{{Path: "/schema/pattern", Code: IssueUnsupportedPattern,
+			Message: `the pattern is not valid ECMA-262 (JavaScript, u flag): invalid group (JavaScript has no inline flags such as (?i) and no (?P<name>…); use (?:…) or (?<name>…)): "(?i" at offset 1`}}},
+		{"backreference is not regular", `{"properties":{"p":{"pattern":"(a)\\1"}}}`, CodeUnsupportedPattern, []Issue{{Path: "/schema/properties/p/pattern",
+			Code: IssueUnsupportedPattern, Message: `the back-reference "\\1" at offset 3 is not supported: ` + notRegular}}},
 		{"every problem is listed, in document order; keywords win the code", `{"pattern":"(?<=a)","format":"x","type":"strnig"}`,
 			CodeUnsupportedSchemaKeyword, []Issue{
-				{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `Go's RE2 cannot compile the pattern: invalid named capture: "(?<=a)"`},
+				{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `lookbehind "(?<=" at offset 0 is not supported: ` + notRegular},
 				unsupported("/schema/format", "format"),
 				invalid("/schema/type", typeWant+`"strnig"`),
 			}},
 		{"pattern wins the code over ill-formed values", `{"minLength":-1,"pattern":"\\1"}`, CodeUnsupportedPattern, []Issue{
 			invalid("/schema/minLength", "expected a non-negative integer, found -1"),
-			{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `Go's RE2 cannot compile the pattern: invalid escape sequence: "\\1"`},
+			{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `the back-reference "\\1" at offset 0 is not supported: ` + notRegular},
 		}},
 		{"a long keyword name is clipped in the message but not in the pointer", `{"` + strings.Repeat("k", 70) + `":1}`, CodeUnsupportedSchemaKeyword,
 			[]Issue{{Path: "/schema/" + strings.Repeat("k", 70), Code: IssueUnsupportedSchemaKeyword,
@@ -719,3 +722,6 @@ func TestSchemaRequiredWithAndWithoutProperties(t *testing.T) {
 		})
 	}
 }
+
+// notRegular ends the message of a refused lookaround or back-reference.
+const notRegular = pattern.NotRegular

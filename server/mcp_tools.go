@@ -42,7 +42,9 @@ const mcpServerInstructions = "preflight checks a tool call before you spend mon
 const mcpCheckDescription = "Validate the JSON body of an HTTP request you are about to send, against the JSON Schema the target API expects, " +
 	"before you send it. Use it when a failed attempt would cost money, quota or a retry turn.\n\n" +
 	"It never sends the request and never fetches the URL. Only request.body is validated; the schema may use only " +
-	"type, required, properties, items, enum, const, minimum, maximum, minLength, maxLength, pattern and additionalProperties.\n\n" +
+	"type, required, properties, items, enum, const, minimum, maximum, minLength, maxLength, pattern and additionalProperties. " +
+	"A pattern is ECMA-262 (JavaScript, u flag) and unanchored, as in JavaScript's new RegExp(pattern, \"u\"); RE2/PCRE-only syntax " +
+	"((?i), \\A, \\z, [[:alpha:]]) and lookaround or back-references (not regular) are refused with unsupported_pattern.\n\n" +
 	"Result: valid true means the body satisfies the schema. valid false means it does not: errors lists every failure " +
 	"with a JSON Pointer path (for example /request/body/items/0/sku), a code naming the failing keyword and a message; " +
 	"fix the body and check again instead of sending it. warnings never make the body invalid (sensitive_header means you " +

@@ -1,17 +1,21 @@
-// Package pattern compiles JSON Schema "pattern" regular expressions (Go's
-// RE2 syntax) and matches them, for a validator that compiles a fresh schema
-// on every call.
+// Package pattern compiles JSON Schema "pattern" regular expressions, which
+// are ECMA-262 patterns read with JavaScript's u flag, and answers whether a
+// string contains a match, as RegExp(p, "u").test(s) does, for a validator
+// that compiles a fresh schema on every call.
 //
-// It parses a pattern once, bounds the size of its program before building
-// it, and matches with a small Pike VM over a compact, pointer-free form of
-// the program. It
-// answers only whether a string contains a match, which needs no capture
-// tracking and none of the one-pass analysis that regexp.Compile does.
-// Matching takes time linear in the input times the program size, never
-// backtracking.
+// The front end is its own ECMA-262 parser (ecma.go; Unicode property data
+// in props.go and the generated unicode_tables.go): syntax JavaScript
+// rejects is refused with the piece and its offset, and so are lookaround
+// and back-references, which are not regular. The tree compiles straight
+// into a compact, pointer-free Thompson program (compile.go), bounded in
+// size before it is built. Matching runs a lazily built DFA over that
+// program (dfa.go): time linear in the input, a bounded state cache, and a
+// mode that stops building states when the cache thrashes. A Pike VM over
+// the same program is kept as the reference the DFA is tested against.
 package pattern
 
 import (
+	"math"
 	"regexp/syntax"
 	"sync"
 	"unicode"
@@ -30,6 +34,14 @@ type Pattern struct {
 	runes       []rune // the ranges of opClass instructions
 	start       uint32
 	anchorStart bool // the program can only match at the start of the text
+	// midEmpty: the program matches the empty string between two non-word
+	// characters that are neither the first nor the last. V8 tries such
+	// an empty match between the two halves of a surrogate pair too,
+	// so a text with a character beyond U+FFFF contains one.
+	midEmpty bool
+
+	dfa      dfa  // its lazily built DFA, guarded by dfa.mu
+	dfaReady bool // dfa is initialized
 }
 
 // opcode is an instruction's operation.
@@ -60,87 +72,39 @@ type inst struct {
 	end uint32 // opRange: the last rune; opClass: where its ranges end
 }
 
-// Compile parses src with Go's RE2 syntax (the flags regexp.Compile uses)
-// and compiles it when its program needs at most limit instructions. It
-// returns the estimated program size too; a nil Pattern with a nil error
-// means the pattern is over the limit.
+// Compile parses src as an ECMA-262 pattern under the u flag (what
+// JavaScript's RegExp(src, "u") accepts) and compiles it when its program
+// needs at most limit instructions. It returns the estimated program size
+// too; a nil Pattern with a nil error means the pattern is over the limit.
+// A pattern that cannot be compiled gets an *Error.
 func Compile(src string, limit int) (*Pattern, int, error) {
-	if p, size, ok := compileDirect(src, limit); ok {
-		return p, size, nil
-	}
-	tree, err := syntax.Parse(src, syntax.Perl)
+	tree, parsed, err := parseECMA(src)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer parsed.release()
 	size := EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
 		return nil, size, nil
 	}
-	prog, err := syntax.Compile(tree.Simplify())
-	if err != nil {
-		return nil, size, err
+	p := compileTree(src, tree, limit)
+	if p == nil {
+		return nil, limit + 1, nil
 	}
-	return fromProg(src, prog), size, nil
+	return p, len(p.insts), nil
 }
 
-// fromProg converts a regexp/syntax program, keeping the answers of
-// syntax.Inst.MatchRune: a single rune matches itself and, with FoldCase,
-// its simple folds; a pair is a range; more are sorted ranges.
-func fromProg(src string, prog *syntax.Prog) *Pattern {
-	n := 0
-	for i := range prog.Inst {
-		if in := &prog.Inst[i]; isRune(in.Op) && len(in.Rune) > 2 {
-			n += len(in.Rune) &^ 1 // MatchRune looks only at whole pairs
-		}
-	}
-	p := &Pattern{src: src, insts: make([]inst, len(prog.Inst)), start: uint32(prog.Start)}
-	if n > 0 {
-		p.runes = make([]rune, 0, n)
-	}
-	for i := range prog.Inst {
-		from, to := &prog.Inst[i], &p.insts[i]
-		to.out, to.arg = from.Out, from.Arg
-		switch from.Op {
-		case syntax.InstMatch:
-			to.op = opMatch
-		case syntax.InstAlt, syntax.InstAltMatch:
-			to.op = opAlt
-		case syntax.InstNop, syntax.InstCapture:
-			to.op = opNop
-		case syntax.InstEmptyWidth:
-			to.op = opEmpty
-		case syntax.InstRuneAny:
-			to.op = opAny
-		case syntax.InstRuneAnyNotNL:
-			to.op = opAnyNotNL
-		case syntax.InstRune, syntax.InstRune1:
-			rs := from.Rune
-			switch {
-			case len(rs) == 0:
-				to.op = opFail
-			case len(rs) == 1:
-				to.op, to.arg = opRune1, uint32(rs[0])
-				if syntax.Flags(from.Arg)&syntax.FoldCase != 0 && unicode.SimpleFold(rs[0]) != rs[0] {
-					to.op = opFold
-				}
-			case len(rs) == 2:
-				to.op, to.arg, to.end = opRange, uint32(rs[0]), uint32(rs[1])
-			default:
-				to.op, to.arg = opClass, uint32(len(p.runes))
-				p.runes = append(p.runes, rs[:len(rs)&^1]...)
-				to.end = uint32(len(p.runes))
-			}
-		default:
-			to.op = opFail
-		}
-	}
+// analyze sets what the matchers need to know of the program as a whole.
+func (p *Pattern) analyze() {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
-	return p
+	m := machines.Get().(*machine)
+	defer machines.Put(m)
+	m.cur.reset(len(p.insts))
+	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
+	for _, pc := range m.cur.dense {
+		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
+	}
 }
-
-// isRune reports whether op is one of regexp/syntax's rune-matching
-// instructions that hold runes.
-func isRune(op syntax.InstOp) bool { return op == syntax.InstRune || op == syntax.InstRune1 }
 
 // startCond returns the empty-width conditions every match must begin
 // with, as syntax.Prog.StartCond does.
@@ -164,8 +128,9 @@ func (p *Pattern) startCond() syntax.EmptyOp {
 // String returns the source text of the pattern.
 func (p *Pattern) String() string { return p.src }
 
-// EstimateSize estimates how many instructions re compiles to, as RE2
-// expands repetitions: x{n,m} is n copies of x and m-n optional ones. It
+// EstimateSize counts how many instructions re compiles to (the compiler
+// expands repetitions as RE2 does: x{n,m} is n copies of x and m-n
+// optional ones), without the program's fail and match instructions. It
 // stops counting once the total exceeds limit, so it never overflows.
 func EstimateSize(re *syntax.Regexp, limit int) int {
 	sub := func(i int) int { return EstimateSize(re.Sub[i], limit) }
@@ -232,8 +197,37 @@ type machine struct {
 
 var machines = sync.Pool{New: func() any { return new(machine) }}
 
-// MatchString reports whether s contains a match of p.
+// MatchString reports whether s contains a match of p, as JavaScript's
+// RegExp(p, "u").test(s) does.
 func (p *Pattern) MatchString(s string) bool {
+	matched, _, _ := p.MatchBudget(s, math.MaxInt)
+	return matched
+}
+
+// MatchBudget is MatchString with a bound on the work it may do, for a
+// caller that bounds the CPU time of a request. Work is counted in units:
+// one per byte of s, plus one per program instruction visited while the
+// lazy DFA builds a state it has not cached (at most the program's size
+// per character, so the total is at most len(s) times the program size).
+// It returns the work spent; ok is false, and matched meaningless, when
+// the search stopped because it would have spent more than budget.
+func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
+	d := &p.dfa
+	if !d.mu.TryLock() {
+		d = newDFA(p) // another goroutine is using the cache: search with a cache of our own
+	} else {
+		defer d.mu.Unlock()
+		if !p.dfaReady {
+			d.init(p)
+			p.dfaReady = true
+		}
+	}
+	return d.match(s, budget)
+}
+
+// pikeMatch reports whether s contains a match of p, running the program
+// as a Pike VM: one step of every live thread per character.
+func (p *Pattern) pikeMatch(s string) bool {
 	m := machines.Get().(*machine)
 	defer machines.Put(m)
 	n := len(p.insts)
@@ -251,6 +245,9 @@ func (p *Pattern) MatchString(s string) bool {
 		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
 			return false
 		}
+		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
+			return true
+		}
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.
 			for _, pc := range m.cur.dense {
@@ -267,24 +264,10 @@ func (p *Pattern) MatchString(s string) bool {
 		after := syntax.EmptyOpContext(r, next)
 		for _, pc := range m.cur.dense {
 			in := &p.insts[pc]
-			var ok bool
-			switch in.op {
-			case opMatch:
+			if in.op == opMatch {
 				return true
-			case opRune1:
-				ok = r == rune(in.arg)
-			case opRange:
-				ok = rune(in.arg) <= r && r <= rune(in.end)
-			case opClass:
-				ok = inClass(p.runes[in.arg:in.end], r)
-			case opFold:
-				ok = foldsTo(rune(in.arg), r)
-			case opAny:
-				ok = true
-			case opAnyNotNL:
-				ok = r != '\n'
 			}
-			if ok {
+			if p.accepts(in, r) {
 				m.follow(p.insts, &m.next, in.out, after)
 			}
 		}
@@ -293,6 +276,26 @@ func (p *Pattern) MatchString(s string) bool {
 		m.cur, m.next = m.next, m.cur
 		m.next.dense = m.next.dense[:0]
 	}
+}
+
+// accepts reports whether the instruction in consumes r; only rune
+// instructions do.
+func (p *Pattern) accepts(in *inst, r rune) bool {
+	switch in.op {
+	case opRune1:
+		return r == rune(in.arg)
+	case opRange:
+		return rune(in.arg) <= r && r <= rune(in.end)
+	case opClass:
+		return inClass(p.runes[in.arg:in.end], r)
+	case opFold:
+		return foldsTo(rune(in.arg), r)
+	case opAny:
+		return true
+	case opAnyNotNL:
+		return r != '\n'
+	}
+	return false
 }
 
 // inClass reports whether r is in one of the sorted ranges rs, searching

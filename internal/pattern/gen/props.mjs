@@ -1,0 +1,80 @@
+// props.mjs prints, as JSON, the Unicode property data that Go's unicode
+// package lacks, read from this node's own RegExp (V8 and ICU): the short
+// aliases of Script values, and the code point ranges of every
+// Script_Extensions value and of every binary property ECMA-262 lists.
+// Run by "go generate" in internal/pattern, which feeds it Go's script
+// names on standard input (one JSON array) and writes unicode_tables.go.
+
+import { readFileSync } from 'node:fs';
+
+const scripts = JSON.parse(readFileSync(0, 'utf8'));
+
+// Every code point but the surrogates, in order, so that a run of matches
+// is a run of consecutive code points (D7FF and E000 meet; split there).
+let all = '';
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (cp === 0xd800) cp = 0xe000;
+  all += String.fromCodePoint(cp);
+}
+
+function ranges(prop) {
+  const out = [];
+  for (const m of all.matchAll(new RegExp(`\\p{${prop}}+`, 'gu'))) {
+    const cps = Array.from(m[0]);
+    const lo = cps[0].codePointAt(0), hi = cps[cps.length - 1].codePointAt(0);
+    if (lo < 0xd800 && hi >= 0xe000) out.push(lo, 0xd7ff, 0xe000, hi);
+    else out.push(lo, hi);
+  }
+  // A lone surrogate is a code point of its own in u-mode RegExp.
+  const one = new RegExp(`^\\p{${prop}}$`, 'u');
+  if (one.test('\ud800')) {
+    // Surrogates behave as one block for every property.
+    out.push(0xd800, 0xdfff);
+    out.sort((a, b) => a - b);
+  }
+  return out;
+}
+
+function valid(p) {
+  try { new RegExp(`\\p{${p}}`, 'u'); return true; } catch { return false; }
+}
+
+// Short Script aliases: every four-letter value V8 accepts, tied to the Go
+// script whose code points it matches.
+const up = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', low = 'abcdefghijklmnopqrstuvwxyz';
+const bySet = new Map();
+for (const s of scripts) if (valid(`sc=${s}`)) bySet.set(String(ranges(`sc=${s}`)), s);
+const aliases = {};
+for (const c1 of up) for (const c2 of low) for (const c3 of low) for (const c4 of low) {
+  const code = c1 + c2 + c3 + c4;
+  if (!valid(`sc=${code}`)) continue;
+  const owner = bySet.get(String(ranges(`sc=${code}`)));
+  if (owner && owner !== code) (aliases[owner] ??= []).push(code);
+}
+
+const scx = {};
+for (const s of scripts) if (valid(`scx=${s}`)) scx[s] = ranges(`scx=${s}`);
+
+// ECMA-262's table of binary Unicode properties, long name and alias.
+const binary = [
+  ['ASCII'], ['ASCII_Hex_Digit', 'AHex'], ['Alphabetic', 'Alpha'], ['Any'], ['Assigned'],
+  ['Bidi_Control', 'Bidi_C'], ['Bidi_Mirrored', 'Bidi_M'], ['Case_Ignorable', 'CI'], ['Cased'],
+  ['Changes_When_Casefolded', 'CWCF'], ['Changes_When_Casemapped', 'CWCM'],
+  ['Changes_When_Lowercased', 'CWL'], ['Changes_When_NFKC_Casefolded', 'CWKCF'],
+  ['Changes_When_Titlecased', 'CWT'], ['Changes_When_Uppercased', 'CWU'], ['Dash'],
+  ['Default_Ignorable_Code_Point', 'DI'], ['Deprecated', 'Dep'], ['Diacritic', 'Dia'], ['Emoji'],
+  ['Emoji_Component', 'EComp'], ['Emoji_Modifier', 'EMod'], ['Emoji_Modifier_Base', 'EBase'],
+  ['Emoji_Presentation', 'EPres'], ['Extended_Pictographic', 'ExtPict'], ['Extender', 'Ext'],
+  ['Grapheme_Base', 'Gr_Base'], ['Grapheme_Extend', 'Gr_Ext'], ['Hex_Digit', 'Hex'],
+  ['IDS_Binary_Operator', 'IDSB'], ['IDS_Trinary_Operator', 'IDST'], ['ID_Continue', 'IDC'],
+  ['ID_Start', 'IDS'], ['Ideographic', 'Ideo'], ['Join_Control', 'Join_C'],
+  ['Logical_Order_Exception', 'LOE'], ['Lowercase', 'Lower'], ['Math'],
+  ['Noncharacter_Code_Point', 'NChar'], ['Pattern_Syntax', 'Pat_Syn'],
+  ['Pattern_White_Space', 'Pat_WS'], ['Quotation_Mark', 'QMark'], ['Radical'],
+  ['Regional_Indicator', 'RI'], ['Sentence_Terminal', 'STerm'], ['Soft_Dotted', 'SD'],
+  ['Terminal_Punctuation', 'Term'], ['Unified_Ideograph', 'UIdeo'], ['Uppercase', 'Upper'],
+  ['Variation_Selector', 'VS'], ['White_Space', 'space'], ['XID_Continue', 'XIDC'],
+  ['XID_Start', 'XIDS'],
+].filter(([name]) => valid(name)).map(([name, alias]) => ({ name, alias: alias ?? '', ranges: ranges(name) }));
+
+process.stdout.write(JSON.stringify({ unicode: process.versions.unicode, aliases, scx, binary }));

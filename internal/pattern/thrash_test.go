@@ -1,0 +1,59 @@
+package pattern
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDFAThrash runs the DFA with a cache of a few states, so that it is
+// cleared over and over and searches end in thrash mode, and checks every
+// answer against the Pike VM, on generated patterns and inputs.
+func TestDFAThrash(t *testing.T) {
+	defer func(s, k int) { maxDFAStates, maxDFAKernels = s, k }(maxDFAStates, maxDFAKernels)
+	r := rand.New(rand.NewPCG(21, 15))
+	for _, limits := range [][2]int{{6, 1 << 18}, {1 << 12, 24}} {
+		maxDFAStates, maxDFAKernels = limits[0], limits[1]
+		for range 1500 {
+			g := gen{r: r}
+			n := g.disjunction(3)
+			p, _, err := Compile(n.src, 1<<16)
+			if err != nil {
+				continue
+			}
+			for range 8 {
+				s := n.sample(r) + mutate(r, n.sampleN(r, 3)) + n.sample(r)
+				if got, want := p.MatchString(s), p.pikeMatch(s); got != want {
+					t.Fatalf("cache %v: pattern %q on %q: DFA %v, Pike VM %v", limits, n.src, s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestConcurrentMatch shares one Pattern between goroutines: a search that
+// finds the cache in use builds a cache of its own, and every answer stays
+// right (run with -race).
+func TestConcurrentMatch(t *testing.T) {
+	p, _, err := Compile(`^[a-z]+\d{2,}\b.*x$`, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]bool{"abc12 yx": true, "abc1 yx": false, "abc123x": false, "zz99-x": true}
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for range 500 {
+				for in, want := range inputs {
+					ok = ok && p.MatchString(in) == want
+				}
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a concurrent search gave a wrong answer")
+		}
+	}
+}
