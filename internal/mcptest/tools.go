@@ -34,7 +34,7 @@ const (
 // arguments. It is safe for concurrent use.
 type Counters struct {
 	mu   sync.Mutex
-	file string // when set, every change is written there as JSON
+	file string         // when set, every change is written there as JSON
 	By   map[string]int `json:"by"`   // tool name → executions
 	Args map[string]int `json:"args"` // tool name + " " + arguments → executions
 }
