@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+)
+
+func TestReportMessage(t *testing.T) {
+	dec := func(v preflight.Verdict, code preflight.ReasonCode, issues ...preflight.Issue) *preflight.ToolCallDecision {
+		return &preflight.ToolCallDecision{Decision: v, ReasonCodes: []preflight.ReasonCode{code}, Issues: issues,
+			MatchedCallID: "call-3", Estimated: preflight.Estimate{AvoidableExternalCostUSD: "0.25"}}
+	}
+	tests := []struct {
+		name string
+		rep  Report
+		want string
+	}{
+		{"ran", Report{Decision: dec(preflight.Allow, preflight.NoProvenWaste), Called: true}, ""},
+		{"reuse", Report{Decision: dec(preflight.Reuse, preflight.ReuseFreshResult)}, ""},
+		{"invalid", Report{Decision: dec(preflight.Block, preflight.InvalidPayload,
+			preflight.Issue{Path: "/tool/request/symbol", Message: "expected at least 1 character"})},
+			`not run: the arguments of "quote" break its input schema (/symbol: expected at least 1 character); fix the arguments and call it again instead`},
+		{"retry cap", Report{Decision: dec(preflight.Block, preflight.RetryCapReached)},
+			`not run: this exact call of "quote" already failed in a way that will repeat (call "call-3"); change the arguments, use another tool, or report the failure instead`},
+		{"budget", Report{Decision: dec(preflight.Defer, preflight.BudgetExceeded)},
+			`not run: the estimated cost of "quote" ($0.25) does not fit the budget left in this session; answer with the results you already have instead`},
+		{"call limit", Report{Decision: dec(preflight.Defer, preflight.CallLimitReached)},
+			`not run: the tool-call limit of this session is reached; answer with the results you already have instead`},
+		{"typo", Report{Decision: dec(preflight.Advise, preflight.UnsupportedOperation,
+			preflight.Issue{Code: preflight.IssueUnknownOperation, Message: "no such"},
+			preflight.Issue{Code: preflight.IssueSimilarOperation, Message: `did you mean "mcp/quotes"? (one edit away; the call is not decided as that operation)`})},
+			`not run: there is no tool "quote"; did you mean "mcp/quotes"? call that tool instead`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.rep.Message("quote")
+			if got != tt.want {
+				t.Fatalf("Message:\n got %q\nwant %q", got, tt.want)
+			}
+			if got != "" && (!strings.HasPrefix(got, "not run: ") || !strings.HasSuffix(got, " instead")) {
+				t.Fatalf("%q is not of the form \"not run: …; … instead\"", got)
+			}
+		})
+	}
+}
