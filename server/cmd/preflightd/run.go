@@ -27,6 +27,9 @@ const (
 // it stops accepting connections and waits (up to 30 s) for requests in
 // flight. It returns nil after a clean shutdown. Logs go to logOut as JSON.
 func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer) error {
+	if len(args) > 0 && args[0] == "proxy" {
+		return runProxy(ctx, args[1:], logOut)
+	}
 	opts, err := parseFlags(args, getenv, logOut)
 	if err != nil {
 		return err
