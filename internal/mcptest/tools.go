@@ -21,6 +21,9 @@ const (
 	Quote  = "market_quote"
 	Ticket = "create_ticket"
 	Flaky  = "flaky_search"
+	// Countdown reports progress, and with n 0 waits for cancellation
+	// (counted as "countdown cancelled").
+	Countdown = "countdown"
 )
 
 // SlowSymbol makes market_quote take SlowFor, long enough for identical
@@ -61,6 +64,13 @@ func (c *Counters) add(tool string, args json.RawMessage) int {
 		os.WriteFile(c.file, b, 0o644)
 	}
 	return n
+}
+
+// Get returns one count.
+func (c *Counters) Get(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.By[name]
 }
 
 // ReadCounts reads the per-tool counts a server started with a counts
@@ -124,5 +134,36 @@ func NewServer(countsFile string) (*mcp.Server, *Counters) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "3 hits for " + string(req.Params.Arguments)}}}, nil
 	})
+	s.AddTool(&mcp.Tool{
+		Name:        Countdown,
+		Description: "Counts down from n, reporting progress each step; waits for cancellation when n is 0.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer","minimum":0,"maximum":10}}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ N int }
+		json.Unmarshal(req.Params.Arguments, &in)
+		c.add(Countdown, req.Params.Arguments)
+		if in.N == 0 {
+			<-ctx.Done()
+			c.add(Countdown+" cancelled", nil)
+			return nil, ctx.Err()
+		}
+		tok := req.Params.GetProgressToken()
+		for i := 1; i <= in.N; i++ {
+			if tok != nil {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.N)})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "liftoff"}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://readme", MIMEType: "text/plain", Text: "three tools for tests"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "summarize", Description: "Summarize a ticket.", Arguments: []*mcp.PromptArgument{{Name: "id", Required: true}}},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+				Content: &mcp.TextContent{Text: "Summarize ticket " + req.Params.Arguments["id"]}}}}, nil
+		})
 	return s, c
 }
