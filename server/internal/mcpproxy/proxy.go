@@ -195,4 +195,3 @@ func (p *Proxy) open() (*session, error) {
 	}()
 	return s, nil
 }
-
