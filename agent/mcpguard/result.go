@@ -3,6 +3,7 @@ package mcpguard
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
@@ -97,8 +98,11 @@ func Classify(res *mcp.CallToolResult, err error) preflight.Outcome {
 }
 
 var transientWords = []string{"timeout", "timed out", "deadline exceeded", "rate limit", "rate-limit",
-	"too many requests", "429", "500", "502", "503", "504", "temporarily", "temporary",
-	"unavailable", "try again", "overloaded"}
+	"too many requests", "temporarily", "temporary", "unavailable", "try again", "overloaded"}
+
+// transientStatus matches an HTTP status of a transient failure standing
+// alone: 408, 425, 429 or 5xx.
+var transientStatus = regexp.MustCompile(`(^|[^0-9.-])(408|425|429|5[0-9][0-9])($|[^0-9.])`)
 
 func transientText(s string) bool {
 	for _, w := range transientWords {
@@ -106,5 +110,5 @@ func transientText(s string) bool {
 			return true
 		}
 	}
-	return false
+	return transientStatus.MatchString(s)
 }

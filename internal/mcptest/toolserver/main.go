@@ -1,5 +1,5 @@
 // Command toolserver serves the tools of package mcptest over stdio, for
-// the tests of the MCP guarding proxy. With PREFLIGHT_TEST_COUNTS set it
+// the tests of the MCP guarding proxy. With MCPTEST_COUNTS set it
 // writes the execution counters there as JSON after every call.
 package main
 
@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	s, _ := mcptest.NewServer(os.Getenv("PREFLIGHT_TEST_COUNTS"))
+	s, _ := mcptest.NewServer(os.Getenv("MCPTEST_COUNTS"))
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func toolServer(t *testing.T) string {
 func TestProxyStdioUpstreamScript(t *testing.T) {
 	bin := toolServer(t)
 	countsFile := filepath.Join(t.TempDir(), "counts.json")
-	t.Setenv("PREFLIGHT_TEST_COUNTS", countsFile)
+	t.Setenv("MCPTEST_COUNTS", countsFile)
 	url, _ := startProxy(t, CommandDialer(bin), scriptGuard())
 	cs := connect(t, url, "2025-11-25")
 	t.Log(mcptest.RunScript(t, cs, func() map[string]int {
