@@ -25,7 +25,7 @@ func scriptGuard() mcpguard.Options {
 }
 
 // httpUpstream serves the test tools over Streamable HTTP.
-func httpUpstream(t *testing.T) (string, *mcptest.Counters) {
+func httpUpstream(t testing.TB) (string, *mcptest.Counters) {
 	t.Helper()
 	srv, counts := mcptest.NewServer("")
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
@@ -34,7 +34,7 @@ func httpUpstream(t *testing.T) (string, *mcptest.Counters) {
 }
 
 // startProxy serves a proxy over dial and returns its /mcp URL.
-func startProxy(t *testing.T, dial Dialer, g mcpguard.Options) (string, *Proxy) {
+func startProxy(t testing.TB, dial Dialer, g mcpguard.Options) (string, *Proxy) {
 	t.Helper()
 	p := New(Options{Dial: dial, Guard: g})
 	mux := http.NewServeMux()
