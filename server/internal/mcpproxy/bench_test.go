@@ -61,4 +61,3 @@ func BenchmarkToolCall(b *testing.B) {
 		})
 	}
 }
-
