@@ -6,23 +6,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// scriptOptions configure the guard as mcptest.RunScript expects.
-func scriptOptions() *mcpguard.Options {
-	return &mcpguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: mcptest.ScriptBudgetUSD}},
-		Specs: []agent.ToolSpec{{
-			Operation: preflight.Operation{Name: mcptest.Quote},
-			PriceUSD:  mcptest.QuotePriceUSD,
-		}},
-	}
-}
 
 var protocolVersions = []string{"2025-11-25", ""} // classic handshake, and the SDK's preferred one
 
@@ -53,7 +40,7 @@ func TestClientMiddlewareScript(t *testing.T) {
 		t.Run("version="+v, func(t *testing.T) {
 			srv, counts := mcptest.NewServer("")
 			client := newClient()
-			client.AddSendingMiddleware(mcpguard.Client(scriptOptions()))
+			client.AddSendingMiddleware(mcpguard.Client(mcptest.ScriptGuard()))
 			tally := mcptest.RunScript(t, connect(t, srv, client, v), counts.Snapshot)
 			t.Log(tally)
 		})
@@ -64,7 +51,7 @@ func TestServerMiddlewareScriptInMemory(t *testing.T) {
 	for _, v := range protocolVersions {
 		t.Run("version="+v, func(t *testing.T) {
 			srv, counts := mcptest.NewServer("")
-			srv.AddReceivingMiddleware(mcpguard.Server(scriptOptions()))
+			srv.AddReceivingMiddleware(mcpguard.Server(mcptest.ScriptGuard()))
 			tally := mcptest.RunScript(t, connect(t, srv, newClient(), v), counts.Snapshot)
 			t.Log(tally)
 		})
@@ -73,7 +60,7 @@ func TestServerMiddlewareScriptInMemory(t *testing.T) {
 
 func TestServerMiddlewareScriptStreamableHTTP(t *testing.T) {
 	srv, counts := mcptest.NewServer("")
-	srv.AddReceivingMiddleware(mcpguard.Server(scriptOptions()))
+	srv.AddReceivingMiddleware(mcpguard.Server(mcptest.ScriptGuard()))
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

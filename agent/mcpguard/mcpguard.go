@@ -77,15 +77,10 @@ func (g *guard) session(ms mcp.Session) (*session, error) {
 	if st := g.sessions[ms]; st != nil {
 		return st, nil
 	}
-	ts, err := g.toolset(nil)
+	st, err := g.newSession()
 	if err != nil {
 		return nil, err
 	}
-	s, err := agent.NewSession(ts, &g.opts.Session)
-	if err != nil {
-		return nil, err
-	}
-	st := &session{s: s, missing: make(map[string]bool)}
 	g.sessions[ms] = st
 	if w, ok := ms.(interface{ Wait() error }); ok {
 		go func() {
@@ -96,6 +91,20 @@ func (g *guard) session(ms mcp.Session) (*session, error) {
 		}()
 	}
 	return st, nil
+}
+
+// newSession returns the guard state of a new session, with the
+// configured specs until a tools/list arrives.
+func (g *guard) newSession() (*session, error) {
+	ts, err := g.toolset(nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := agent.NewSession(ts, &g.opts.Session)
+	if err != nil {
+		return nil, err
+	}
+	return &session{s: s, missing: make(map[string]bool)}, nil
 }
 
 // sawList takes in one page of a tools/list result.

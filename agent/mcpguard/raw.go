@@ -24,15 +24,11 @@ type Session struct {
 // NewSession returns the guard of one MCP session. opts may be nil.
 func NewSession(opts *Options) (*Session, error) {
 	g := newGuard(opts)
-	ts, err := g.toolset(nil)
+	st, err := g.newSession()
 	if err != nil {
 		return nil, err
 	}
-	s, err := agent.NewSession(ts, &g.opts.Session)
-	if err != nil {
-		return nil, err
-	}
-	return &Session{g: g, st: &session{s: s, missing: make(map[string]bool)}}, nil
+	return &Session{g: g, st: st}, nil
 }
 
 // Agent returns the agent.Session behind s (its Guard, ledger and money).

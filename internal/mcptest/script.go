@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,6 +20,15 @@ const (
 	ScriptBudgetUSD = "0.45"
 	QuotePriceUSD   = "0.10"
 )
+
+// ScriptGuard is the guard configuration RunScript expects: the script's
+// budget and market_quote's price.
+func ScriptGuard() *mcpguard.Options {
+	return &mcpguard.Options{
+		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: ScriptBudgetUSD}},
+		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: Quote}, PriceUSD: QuotePriceUSD}},
+	}
+}
 
 // Tally is what the scripted session observed.
 type Tally struct {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -146,25 +147,9 @@ func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
 		upstream = "stdio: " + o.command[0]
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	p.Close() // ends the long-lived streams so Shutdown can finish
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	logger.Info("stopped")
-	return nil
+	// Closing the proxy first ends the long-lived streams, so that
+	// Shutdown can finish.
+	return serve(ctx, srv, ln, logger, func() { p.Close() })
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
@@ -175,13 +160,14 @@ func describeFileError(what string, err error) error {
 	if !errors.As(err, &e) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	msg := fmt.Sprintf("%s: %s: %s", what, e.Code, e.Message)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: %s", what, e.Code, e.Message)
 	for _, d := range e.Details {
 		at := d.Path
 		if at == "" {
 			at = "(the whole file)"
 		}
-		msg += fmt.Sprintf("\n  %s: %s (%s)", at, d.Message, d.Code)
+		fmt.Fprintf(&b, "\n  %s: %s (%s)", at, d.Message, d.Code)
 	}
-	return errors.New(msg)
+	return errors.New(b.String())
 }

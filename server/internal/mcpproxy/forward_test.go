@@ -18,7 +18,7 @@ import (
 // requests the proxy only forwards.
 func TestProxyForwardsOtherMessages(t *testing.T) {
 	up, _ := httpUpstream(t)
-	url, _ := startProxy(t, HTTPDialer(up, nil), scriptGuard())
+	url, _ := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
 	direct, proxied := connect(t, up, "2025-11-25"), connect(t, url, "2025-11-25")
 	ctx := context.Background()
 	steps := []struct {
@@ -53,7 +53,7 @@ func TestProxyForwardsOtherMessages(t *testing.T) {
 
 func TestProxyForwardsProgressAndCancellation(t *testing.T) {
 	up, counts := httpUpstream(t)
-	url, _ := startProxy(t, HTTPDialer(up, nil), scriptGuard())
+	url, _ := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
 	var progress atomic.Int32
 	c := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1.0.0"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
@@ -87,7 +87,7 @@ func TestProxyForwardsProgressAndCancellation(t *testing.T) {
 
 func TestProxySessionsAreSeparate(t *testing.T) {
 	up, counts := httpUpstream(t)
-	url, p := startProxy(t, HTTPDialer(up, nil), scriptGuard())
+	url, p := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
 	a, b := connect(t, url, "2025-11-25"), connect(t, url, "2025-11-25")
 	ctx := context.Background()
 	args := map[string]any{"title": "same"}

@@ -9,20 +9,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// scriptGuard configures the guard as mcptest.RunScript expects.
-func scriptGuard() mcpguard.Options {
-	return mcpguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: mcptest.ScriptBudgetUSD}},
-		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: mcptest.Quote}, PriceUSD: mcptest.QuotePriceUSD}},
-	}
-}
 
 // httpUpstream serves the test tools over Streamable HTTP.
 func httpUpstream(t testing.TB) (string, *mcptest.Counters) {
@@ -59,7 +49,7 @@ func TestProxyHTTPUpstreamScript(t *testing.T) {
 	for _, v := range []string{"2025-11-25", ""} {
 		t.Run("version="+v, func(t *testing.T) {
 			up, counts := httpUpstream(t)
-			url, p := startProxy(t, HTTPDialer(up, nil), scriptGuard())
+			url, p := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
 			cs := connect(t, url, v)
 			t.Log(mcptest.RunScript(t, cs, counts.Snapshot))
 			if n := p.Sessions(); n != 1 {
@@ -88,7 +78,7 @@ func TestProxyStdioUpstreamScript(t *testing.T) {
 	bin := toolServer(t)
 	countsFile := filepath.Join(t.TempDir(), "counts.json")
 	t.Setenv("MCPTEST_COUNTS", countsFile)
-	url, _ := startProxy(t, CommandDialer(bin), scriptGuard())
+	url, _ := startProxy(t, CommandDialer(bin), *mcptest.ScriptGuard())
 	cs := connect(t, url, "2025-11-25")
 	t.Log(mcptest.RunScript(t, cs, func() map[string]int {
 		c, err := mcptest.ReadCounts(countsFile)
