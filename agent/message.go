@@ -49,8 +49,11 @@ func (r Report) Message(tool string) string {
 	case preflight.UnsupportedOperation:
 		for _, is := range dec.Issues {
 			if is.Code == preflight.IssueSimilarOperation {
-				return "not run: there is no tool " + name + "; " + strings.TrimSuffix(is.Message,
-					" (one edit away; the call is not decided as that operation)") + " call that tool instead"
+				near := strings.TrimSuffix(is.Message, " (one edit away; the call is not decided as that operation)")
+				// Tools named through a Toolset share one provider: name
+				// them as the model knows them.
+				near = strings.ReplaceAll(near, `"`+DefaultProvider+`/`, `"`)
+				return "not run: there is no tool " + name + "; " + near + " call that tool instead"
 			}
 		}
 		return "not run: " + name + " is not a tool this session may call unchecked; use a listed tool instead"

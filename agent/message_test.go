@@ -31,7 +31,7 @@ func TestReportMessage(t *testing.T) {
 		{"typo", Report{Decision: dec(preflight.Advise, preflight.UnsupportedOperation,
 			preflight.Issue{Code: preflight.IssueUnknownOperation, Message: "no such"},
 			preflight.Issue{Code: preflight.IssueSimilarOperation, Message: `did you mean "mcp/quotes"? (one edit away; the call is not decided as that operation)`})},
-			`not run: there is no tool "quote"; did you mean "mcp/quotes"? call that tool instead`},
+			`not run: there is no tool "quote"; did you mean "quotes"? call that tool instead`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

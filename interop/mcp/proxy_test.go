@@ -186,7 +186,7 @@ func TestProxyEverythingServer(t *testing.T) {
 
 	// A misspelled tool name is withheld with a did-you-mean.
 	typo, err := proxied.CallTool(ctx, &mcp.CallToolParams{Name: "get-summ", Arguments: map[string]any{"a": 1, "b": 2}})
-	if err != nil || !typo.IsError || !strings.Contains(typo.Content[0].(*mcp.TextContent).Text, `did you mean "mcp/get-sum"?`) {
+	if err != nil || !typo.IsError || !strings.Contains(typo.Content[0].(*mcp.TextContent).Text, `did you mean "get-sum"?`) {
 		t.Fatalf("typo: %v %+v", err, typo)
 	}
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,4 +117,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestProxyRelaysServerInitiatedMessages: a notification the upstream
+// sends outside any request (tools/list_changed when a tool is added)
+// reaches the client, and a call of the new tool is decided with its
+// annotations (read-only: the repeat is reused).
+func TestProxyRelaysServerInitiatedMessages(t *testing.T) {
+	srv, _ := mcptest.NewServer("")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	url, _ := startProxy(t, HTTPDialer(up.URL, nil), *mcptest.ScriptGuard())
+	changed := make(chan struct{}, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the proxy open the upstream's standalone stream
+	var runs atomic.Int32
+	srv.AddTool(&mcp.Tool{Name: "late_tool", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			runs.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil
+		})
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second): // a guard against a hang
+		t.Fatal("notifications/tools/list_changed did not reach the client")
+	}
+	for range 2 {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "late_tool", Arguments: map[string]any{}}); err != nil || res.IsError {
+			t.Fatalf("late_tool: %v %+v", err, res)
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("late_tool ran %d times, want 1 (the repeat reused)", n)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -195,3 +196,5 @@ func (p *Proxy) open() (*session, error) {
 	}()
 	return s, nil
 }
+
+var errClosedConn = errors.New("mcp proxy: upstream connection closed")

@@ -30,6 +30,7 @@ type session struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*waiter // requests whose response the proxy handles
 	lists   map[jsonrpc.ID]string  // the client's tools/list in flight → cursor
+	initID  jsonrpc.ID             // the client's initialize request
 }
 
 // waiter is a request forwarded upstream whose response the proxy awaits.
@@ -85,6 +86,10 @@ func (s *session) fromClient() {
 				s.mu.Lock()
 				s.lists[req.ID] = p.Cursor
 				s.mu.Unlock()
+			case req.Method == "initialize" && req.IsCall():
+				s.mu.Lock()
+				s.initID = req.ID
+				s.mu.Unlock()
 			case req.Method == "notifications/cancelled":
 				s.cancelled(req.Params)
 			}
@@ -114,7 +119,11 @@ func (s *session) fromServer() {
 			delete(s.pending, resp.ID)
 			cursor, isList := s.lists[resp.ID]
 			delete(s.lists, resp.ID)
+			isInit := s.initID.IsValid() && resp.ID == s.initID
 			s.mu.Unlock()
+			if isInit && resp.Error == nil {
+				s.initialized(resp.Result)
+			}
 			if w != nil {
 				w.resp <- resp
 				continue
@@ -126,6 +135,18 @@ func (s *session) fromServer() {
 		if err := s.dc.Write(s.ctx, msg); err != nil && s.ctx.Err() == nil {
 			s.log.Debug("mcp proxy: message to the client not delivered", "session", s.down.SessionID, "err", err)
 		}
+	}
+}
+
+// initialized tells an upstream connection that wants to know the
+// protocol version the server chose.
+func (s *session) initialized(result json.RawMessage) {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(result, &r)
+	if u, ok := s.up.(interface{ initialized(string) }); ok && r.ProtocolVersion != "" {
+		u.initialized(r.ProtocolVersion)
 	}
 }
 
