@@ -36,8 +36,9 @@
 // execution; a call that failed terminally is not retried. A call that is
 // not run is answered with an isError tool result saying why and what to
 // do instead. --operations FILE is a catalog file whose operations may
-// also carry priceUsd, ttlSeconds and retryCap. Run "preflightd proxy -h"
-// for every flag.
+// also carry priceUsd, ttlSeconds and retryCap. A session with no request
+// for --session-idle (default 30m) is ended. Run "preflightd proxy -h" for
+// every flag.
 package main
 
 import (

@@ -42,6 +42,8 @@ type proxyOptions struct {
 	budgetUSD  string
 	maxCalls   int
 	ttl        time.Duration
+	idle       time.Duration
+	trustHost  bool
 }
 
 func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
@@ -58,6 +60,8 @@ func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
 	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each MCP session may spend on priced tools; empty means no budget")
 	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each MCP session may make (`n`); 0 means no limit")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
+	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
+	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -67,6 +71,8 @@ func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
 		return o, errors.New("proxy: give --upstream URL or a command after --")
 	case o.upstream != "" && len(o.command) > 0:
 		return o, errors.New("proxy: give --upstream URL or a command after --, not both")
+	case o.idle < 0:
+		return o, errors.New("proxy: --session-idle must be 0 or more")
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
 	case o.ttl < 0 || o.ttl%time.Second != 0:
@@ -126,7 +132,8 @@ func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
 	if len(o.command) > 0 {
 		dial = mcpproxy.CommandDialer(o.command[0], o.command[1:]...)
 	}
-	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger})
+	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
+		IdleTimeout: o.idle, TrustHost: o.trustHost})
 	defer p.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", p)

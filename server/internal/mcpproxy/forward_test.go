@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,5 +161,42 @@ func TestProxyRelaysServerInitiatedMessages(t *testing.T) {
 	}
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("late_tool ran %d times, want 1 (the repeat reused)", n)
+	}
+}
+
+func TestProxyIdleSessionsEnd(t *testing.T) {
+	up, _ := httpUpstream(t)
+	p := New(Options{Dial: HTTPDialer(up, nil), IdleTimeout: 200 * time.Millisecond})
+	ts := httptest.NewServer(p)
+	defer func() { p.Close(); ts.Close() }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if p.Sessions() != 1 {
+		t.Fatalf("%d sessions", p.Sessions())
+	}
+	waitFor(t, "the idle session to end", func() bool { return p.Sessions() == 0 })
+	if err := cs.Ping(context.Background(), nil); err == nil {
+		t.Fatal("a request in the ended session succeeded")
+	}
+}
+
+func TestProxyRefusesForeignHost(t *testing.T) {
+	up, _ := httpUpstream(t)
+	url, _ := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Host = "evil.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("status %d for a foreign Host on a loopback listener, want 403", resp.StatusCode)
 	}
 }

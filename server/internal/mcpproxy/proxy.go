@@ -13,8 +13,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +37,14 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits a POST body; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// IdleTimeout ends a session (and its upstream connection) that has
+	// had no HTTP request for this long; 0 means never.
+	IdleTimeout time.Duration
+	// TrustHost accepts any Host header. By default a request that reached
+	// a loopback address with a Host that is not a loopback name is refused
+	// (403), which stops a web page from driving a local proxy through DNS
+	// rebinding; set it behind a reverse proxy that sends its own Host.
+	TrustHost bool
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
@@ -58,7 +68,38 @@ func New(opts Options) *Proxy {
 		opts.MaxBodyBytes = 4 << 20
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Proxy{opts: opts, log: opts.Logger, ctx: ctx, stop: stop, sessions: make(map[string]*session)}
+	p := &Proxy{opts: opts, log: opts.Logger, ctx: ctx, stop: stop, sessions: make(map[string]*session)}
+	if opts.IdleTimeout > 0 {
+		go p.reapIdle()
+	}
+	return p
+}
+
+// reapIdle ends the sessions idle for longer than IdleTimeout, until the
+// proxy is closed.
+func (p *Proxy) reapIdle() {
+	every := min(p.opts.IdleTimeout/4, time.Minute)
+	t := time.NewTicker(max(every, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+		}
+		var idle []*session
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			if s.idleFor() > p.opts.IdleTimeout {
+				idle = append(idle, s)
+			}
+		}
+		p.mu.Unlock()
+		for _, s := range idle {
+			p.log.Info("mcp proxy: closing an idle session", "session", s.down.SessionID, "idle", p.opts.IdleTimeout.String())
+			s.close()
+		}
+	}
 }
 
 // Close ends every session and closes their upstream connections.
@@ -97,6 +138,10 @@ const sessionHeader = "Mcp-Session-Id"
 
 // ServeHTTP serves one request of the Streamable HTTP transport.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.opts.TrustHost && !hostAllowed(r) {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
 	if id := r.Header.Get(sessionHeader); id != "" {
 		p.mu.Lock()
 		s := p.sessions[id]
@@ -105,6 +150,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
+		s.busy(1)
+		defer s.busy(-1)
 		switch r.Method {
 		case http.MethodDelete:
 			s.close()
@@ -161,7 +208,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.busy(1)
+	defer s.busy(-1)
 	s.down.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether r may be served: any Host on a non-loopback
+// listener, a loopback name on a loopback one.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	ip := net.ParseIP(hostOnly(local.String()))
+	if ip == nil || !ip.IsLoopback() {
+		return true
+	}
+	h := hostOnly(r.Host)
+	if h == "localhost" {
+		return true
+	}
+	hip := net.ParseIP(h)
+	return hip != nil && hip.IsLoopback()
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
 }
 
 // open starts a session: a downstream transport, an upstream connection
@@ -188,11 +263,13 @@ func (p *Proxy) open() (*session, error) {
 	p.mu.Lock()
 	p.sessions[down.SessionID] = s
 	p.mu.Unlock()
+	p.log.Info("mcp proxy: session started", "session", down.SessionID)
 	go func() {
 		s.run()
 		p.mu.Lock()
 		delete(p.sessions, down.SessionID)
 		p.mu.Unlock()
+		p.log.Info("mcp proxy: session ended", "session", down.SessionID, "spentUsd", string(g.Agent().Guard().SpentUSD()))
 	}()
 	return s, nil
 }

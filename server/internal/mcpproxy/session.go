@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,6 +27,8 @@ type session struct {
 	log    *slog.Logger
 	once   sync.Once
 	ids    atomic.Uint64 // the proxy's own request ids
+	active atomic.Int64  // HTTP requests of the session being served
+	last   atomic.Int64  // when the last one ended, in Unix nanoseconds
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*waiter // requests whose response the proxy handles
@@ -40,8 +43,24 @@ type waiter struct {
 }
 
 func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, g *mcpguard.Session, log *slog.Logger) *session {
-	return &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log,
+	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log,
 		pending: make(map[jsonrpc.ID]*waiter), lists: make(map[jsonrpc.ID]string)}
+	s.last.Store(time.Now().UnixNano())
+	return s
+}
+
+// busy counts an HTTP request of the session in (+1) or out (-1).
+func (s *session) busy(d int64) {
+	s.active.Add(d)
+	s.last.Store(time.Now().UnixNano())
+}
+
+// idleFor returns how long the session has had no HTTP request in flight.
+func (s *session) idleFor() time.Duration {
+	if s.active.Load() > 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, s.last.Load()))
 }
 
 func (s *session) close() {
