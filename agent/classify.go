@@ -19,18 +19,18 @@ import (
 // StatusCode() int or HTTPStatus() int.
 func ClassifyError(err error) preflight.Outcome {
 	if err == nil {
-		return preflight.Success
+		return preflight.OutcomeSuccess
 	}
 	var pe *preflight.Error
 	if errors.As(err, &pe) {
-		return preflight.TerminalFailure
+		return preflight.OutcomeTerminalFailure
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return preflight.TransientFailure
+		return preflight.OutcomeTransientFailure
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return preflight.TransientFailure
+		return preflight.OutcomeTransientFailure
 	}
 	var sc interface{ StatusCode() int }
 	if errors.As(err, &sc) {
@@ -40,7 +40,7 @@ func ClassifyError(err error) preflight.Outcome {
 	if errors.As(err, &hs) {
 		return ClassifyStatus(hs.HTTPStatus())
 	}
-	return preflight.TransientFailure
+	return preflight.OutcomeTransientFailure
 }
 
 // ClassifyStatus classifies an HTTP status: 2xx and 3xx are successes;
@@ -50,9 +50,9 @@ func ClassifyError(err error) preflight.Outcome {
 func ClassifyStatus(status int) preflight.Outcome {
 	switch {
 	case status < 400:
-		return preflight.Success
+		return preflight.OutcomeSuccess
 	case status == 408, status == 425, status == 429, status >= 500:
-		return preflight.TransientFailure
+		return preflight.OutcomeTransientFailure
 	}
-	return preflight.TerminalFailure
+	return preflight.OutcomeTerminalFailure
 }

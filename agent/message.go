@@ -31,22 +31,22 @@ func (r Report) Message(tool string) string {
 		code = dec.ReasonCodes[0]
 	}
 	switch code {
-	case preflight.ReuseFreshResult:
+	case preflight.ReasonReuseFreshResult:
 		return ""
-	case preflight.InvalidPayload:
+	case preflight.ReasonInvalidPayload:
 		return "not run: the arguments of " + name + " break its input schema (" + issueList(dec.Issues, 3) +
 			"); fix the arguments and call it again instead"
-	case preflight.RetryCapReached:
+	case preflight.ReasonRetryCapReached:
 		return "not run: this exact call of " + name + " already failed in a way that will repeat" + matched(dec) +
 			"; change the arguments, use another tool, or report the failure instead"
-	case preflight.CallLimitReached:
+	case preflight.ReasonCallLimitReached:
 		return "not run: the tool-call limit of this session is reached; answer with the results you already have instead"
-	case preflight.BudgetExceeded:
+	case preflight.ReasonBudgetExceeded:
 		return "not run: the estimated cost of " + name + " ($" + estimateOf(dec) +
 			") does not fit the budget left in this session; answer with the results you already have instead"
-	case preflight.ReduceScopeAdvised:
+	case preflight.ReasonReduceScope:
 		return "not run: " + name + " would spend more than half of the budget left; make a narrower call instead"
-	case preflight.UnsupportedOperation:
+	case preflight.ReasonUnsupportedOperation:
 		for _, is := range dec.Issues {
 			if is.Code == preflight.IssueSimilarOperation {
 				near := strings.TrimSuffix(is.Message, " (one edit away; the call is not decided as that operation)")
@@ -58,7 +58,7 @@ func (r Report) Message(tool string) string {
 		}
 		return "not run: " + name + " is not a tool this session may call unchecked; use a listed tool instead"
 	}
-	return "not run: " + name + " was withheld (" + string(dec.Decision) + "); change the call instead"
+	return "not run: " + name + " was withheld (" + string(dec.Verdict) + "); change the call instead"
 }
 
 // estimateOf is the decision's modeled avoidable cost, the call's estimate.

@@ -9,7 +9,7 @@ import (
 
 func TestReportMessage(t *testing.T) {
 	dec := func(v preflight.Verdict, code preflight.ReasonCode, issues ...preflight.Issue) *preflight.ToolCallDecision {
-		return &preflight.ToolCallDecision{Decision: v, ReasonCodes: []preflight.ReasonCode{code}, Issues: issues,
+		return &preflight.ToolCallDecision{Verdict: v, ReasonCodes: []preflight.ReasonCode{code}, Issues: issues,
 			MatchedCallID: "call-3", Estimated: preflight.Estimate{AvoidableExternalCostUSD: "0.25"}}
 	}
 	tests := []struct {
@@ -17,18 +17,18 @@ func TestReportMessage(t *testing.T) {
 		rep  Report
 		want string
 	}{
-		{"ran", Report{Decision: dec(preflight.Allow, preflight.NoProvenWaste), Called: true}, ""},
-		{"reuse", Report{Decision: dec(preflight.Reuse, preflight.ReuseFreshResult)}, ""},
-		{"invalid", Report{Decision: dec(preflight.Block, preflight.InvalidPayload,
+		{"ran", Report{Decision: dec(preflight.VerdictAllow, preflight.ReasonNoProvenWaste), Called: true}, ""},
+		{"reuse", Report{Decision: dec(preflight.VerdictReuse, preflight.ReasonReuseFreshResult)}, ""},
+		{"invalid", Report{Decision: dec(preflight.VerdictBlock, preflight.ReasonInvalidPayload,
 			preflight.Issue{Path: "/tool/request/symbol", Message: "expected at least 1 character"})},
 			`not run: the arguments of "quote" break its input schema (/symbol: expected at least 1 character); fix the arguments and call it again instead`},
-		{"retry cap", Report{Decision: dec(preflight.Block, preflight.RetryCapReached)},
+		{"retry cap", Report{Decision: dec(preflight.VerdictBlock, preflight.ReasonRetryCapReached)},
 			`not run: this exact call of "quote" already failed in a way that will repeat (call "call-3"); change the arguments, use another tool, or report the failure instead`},
-		{"budget", Report{Decision: dec(preflight.Defer, preflight.BudgetExceeded)},
+		{"budget", Report{Decision: dec(preflight.VerdictDefer, preflight.ReasonBudgetExceeded)},
 			`not run: the estimated cost of "quote" ($0.25) does not fit the budget left in this session; answer with the results you already have instead`},
-		{"call limit", Report{Decision: dec(preflight.Defer, preflight.CallLimitReached)},
+		{"call limit", Report{Decision: dec(preflight.VerdictDefer, preflight.ReasonCallLimitReached)},
 			`not run: the tool-call limit of this session is reached; answer with the results you already have instead`},
-		{"typo", Report{Decision: dec(preflight.Advise, preflight.UnsupportedOperation,
+		{"typo", Report{Decision: dec(preflight.VerdictAdvise, preflight.ReasonUnsupportedOperation,
 			preflight.Issue{Code: preflight.IssueUnknownOperation, Message: "no such"},
 			preflight.Issue{Code: preflight.IssueSimilarOperation, Message: `did you mean "mcp/quotes"? (one edit away; the call is not decided as that operation)`})},
 			`not run: there is no tool "quote"; did you mean "quotes"? call that tool instead`},

@@ -102,15 +102,15 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		return nil, Report{}, err
 	}
 	rep := Report{Decision: dec}
-	if dec.Decision == preflight.Reuse && dec.Recommendation != nil {
+	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
 		rep.ReuseReference = dec.Recommendation.ResultReference
 	}
 	if estErr != nil {
 		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
 	}
-	run := dec.Enforcement == preflight.Execute
+	run := dec.Enforcement == preflight.EnforcementExecute
 	switch {
-	case dec.Enforcement != preflight.Advisory:
+	case dec.Enforcement != preflight.EnforcementAdvisory:
 	case !isUnsupported(dec):
 		run = g.advise == RunAdvised
 	case g.unsupported.runs(dec):
@@ -185,9 +185,9 @@ func (p *Permit) End(res Result, callErr error) (Report, error) {
 	g, req, rep := p.g, p.req, p.rep
 	rep.Called = true
 	if res.Outcome == "" {
-		res.Outcome = preflight.Success
+		res.Outcome = preflight.OutcomeSuccess
 		if callErr != nil {
-			res.Outcome = preflight.TransientFailure
+			res.Outcome = preflight.OutcomeTransientFailure
 		}
 	}
 	if res.ToolCallID == "" {

@@ -15,11 +15,11 @@ func TestBeginEndRecordsAndSettles(t *testing.T) {
 		t.Fatalf("Begin: permit %v, err %v, report %+v", p, err, rep)
 	}
 	// While p is in flight, its 0.3 is reserved: 0.8 more does not fit.
-	if q, rep, _ := g.Begin(context.Background(), searchReq("rust", "0.8")); q != nil || rep.Decision.Decision != preflight.Defer {
+	if q, rep, _ := g.Begin(context.Background(), searchReq("rust", "0.8")); q != nil || rep.Decision.Verdict != preflight.VerdictDefer {
 		t.Fatalf("a call over the unreserved budget got permit %v, decision %+v", q, rep.Decision)
 	}
 	rep, err = p.End(Result{ResultReference: "r1"}, nil)
-	if err != nil || !rep.Called || !rep.Recorded || rep.Result.Outcome != preflight.Success {
+	if err != nil || !rep.Called || !rep.Recorded || rep.Result.Outcome != preflight.OutcomeSuccess {
 		t.Fatalf("End: %+v, %v", rep, err)
 	}
 	if got := g.SpentUSD(); got != "0.3" {
@@ -47,7 +47,7 @@ func TestReleaseFreesReservationAndRecordsNothing(t *testing.T) {
 	}
 	// MaxCalls counts the released permit.
 	q, rep, _ := g.Begin(context.Background(), searchReq("rust", "0.9"))
-	if q != nil || rep.Decision.ReasonCodes[0] != preflight.CallLimitReached {
+	if q != nil || rep.Decision.ReasonCodes[0] != preflight.ReasonCallLimitReached {
 		t.Fatalf("second call under MaxCalls 1: permit %v, %+v", q, rep.Decision)
 	}
 }
@@ -99,7 +99,7 @@ func TestCoalescing(t *testing.T) {
 				done <- res
 			}()
 			lead.End(Result{ResultReference: "shared"}, nil)
-			if res := <-done; res.ResultReference != "shared" || res.Outcome != preflight.Success {
+			if res := <-done; res.ResultReference != "shared" || res.Outcome != preflight.OutcomeSuccess {
 				t.Fatalf("follower got %+v", res)
 			}
 			// A released leader tells its followers it did not run.

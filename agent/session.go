@@ -160,7 +160,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, r
 		switch {
 		case rep.ReuseReference != "":
 			if b, ok := s.store.Get(ctx, rep.ReuseReference); ok {
-				return Answer{How: Reused, Result: b, Outcome: preflight.Success, Report: rep}, nil
+				return Answer{How: Reused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
 			}
 			req.Capabilities = &preflight.Capabilities{} // evicted: decide without reuse
 			continue
@@ -188,7 +188,7 @@ func (s *Session) run(ctx context.Context, p *Permit, run RunFunc) (Answer, erro
 	res := Result{Outcome: outcome}
 	if err == nil {
 		if res.Outcome == "" {
-			res.Outcome = preflight.Success
+			res.Outcome = preflight.OutcomeSuccess
 		}
 		// Saved whatever the outcome so coalesced calls get the same
 		// answer; only a success is ever reused (Decide's rule).

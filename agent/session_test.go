@@ -74,7 +74,7 @@ func TestSessionReuseCoalesceAndWithhold(t *testing.T) {
 	}
 	// Schema violation: withheld with a message, nothing runs.
 	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{}`), run); a.How != Withheld || a.Message == "" ||
-		a.Report.Decision.ReasonCodes[0] != preflight.InvalidPayload {
+		a.Report.Decision.ReasonCodes[0] != preflight.ReasonInvalidPayload {
 		t.Fatalf("bad args: %+v", a)
 	}
 	// Budget: 0.25 - 0.1 leaves 0.15: one more quote, then defer.
@@ -82,7 +82,7 @@ func TestSessionReuseCoalesceAndWithhold(t *testing.T) {
 		t.Fatalf("B: %v", a.How)
 	}
 	a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"C"}`), run)
-	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.BudgetExceeded {
+	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonBudgetExceeded {
 		t.Fatalf("C: %+v", a)
 	}
 	if runs.Load() != 2 {
@@ -112,18 +112,18 @@ func TestSessionFailures(t *testing.T) {
 	ctx := context.Background()
 	s, _ := NewSession(quoteToolset(t), nil)
 	fail := func(context.Context) ([]byte, preflight.Outcome, error) {
-		return []byte(`{"isError":true}`), preflight.TerminalFailure, nil
+		return []byte(`{"isError":true}`), preflight.OutcomeTerminalFailure, nil
 	}
-	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail); a.How != Ran || a.Outcome != preflight.TerminalFailure {
+	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail); a.How != Ran || a.Outcome != preflight.OutcomeTerminalFailure {
 		t.Fatalf("first failure: %+v", a)
 	}
 	a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail)
-	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.RetryCapReached {
+	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonRetryCapReached {
 		t.Fatalf("retry: %+v", a)
 	}
 	boom := errors.New("connection refused")
 	if _, err := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"Y"}`), func(context.Context) ([]byte, preflight.Outcome, error) {
-		return nil, preflight.TransientFailure, boom
+		return nil, preflight.OutcomeTransientFailure, boom
 	}); !errors.Is(err, boom) {
 		t.Fatalf("run error not returned: %v", err)
 	}

@@ -46,7 +46,7 @@ func TestDecodeToolSpecsErrors(t *testing.T) {
 		{"unknown member next to spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"cost":2}]}`,
 			[]preflight.Issue{{Path: "/operations/0/cost", Code: preflight.IssueUnknownField}}},
 		{"catalog problem under spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"schema":{"type":"object","format":"x"}}]}`,
-			[]preflight.Issue{{Path: "/operations/0/schema/format", Code: preflight.IssueUnsupportedKeyword}}},
+			[]preflight.Issue{{Path: "/operations/0/schema/format", Code: preflight.IssueUnsupportedSchemaKeyword}}},
 		{"duplicate member", `{"operations":[{"provider":"p","name":"a","name":"b","priceUsd":1}]}`,
 			[]preflight.Issue{{Path: "/operations/0/name", Code: preflight.IssueDuplicateKey}}},
 	}

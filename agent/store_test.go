@@ -82,18 +82,18 @@ func TestClassifyError(t *testing.T) {
 		err  error
 		want preflight.Outcome
 	}{
-		{nil, preflight.Success},
-		{context.DeadlineExceeded, preflight.TransientFailure},
-		{fmt.Errorf("call: %w", context.DeadlineExceeded), preflight.TransientFailure},
-		{timeoutErr{}, preflight.TransientFailure},
-		{statusErr(http.StatusTooManyRequests), preflight.TransientFailure},
-		{statusErr(http.StatusServiceUnavailable), preflight.TransientFailure},
-		{statusErr(http.StatusRequestTimeout), preflight.TransientFailure},
-		{fmt.Errorf("wrapped: %w", statusErr(http.StatusNotFound)), preflight.TerminalFailure},
-		{statusErr(http.StatusBadRequest), preflight.TerminalFailure},
-		{statusErr(http.StatusUnauthorized), preflight.TerminalFailure},
-		{&preflight.Error{Code: preflight.CodeInvalidRequest}, preflight.TerminalFailure},
-		{errors.New("connection reset"), preflight.TransientFailure},
+		{nil, preflight.OutcomeSuccess},
+		{context.DeadlineExceeded, preflight.OutcomeTransientFailure},
+		{fmt.Errorf("call: %w", context.DeadlineExceeded), preflight.OutcomeTransientFailure},
+		{timeoutErr{}, preflight.OutcomeTransientFailure},
+		{statusErr(http.StatusTooManyRequests), preflight.OutcomeTransientFailure},
+		{statusErr(http.StatusServiceUnavailable), preflight.OutcomeTransientFailure},
+		{statusErr(http.StatusRequestTimeout), preflight.OutcomeTransientFailure},
+		{fmt.Errorf("wrapped: %w", statusErr(http.StatusNotFound)), preflight.OutcomeTerminalFailure},
+		{statusErr(http.StatusBadRequest), preflight.OutcomeTerminalFailure},
+		{statusErr(http.StatusUnauthorized), preflight.OutcomeTerminalFailure},
+		{&preflight.Error{Code: preflight.CodeInvalidRequest}, preflight.OutcomeTerminalFailure},
+		{errors.New("connection reset"), preflight.OutcomeTransientFailure},
 	}
 	for _, tt := range tests {
 		if got := ClassifyError(tt.err); got != tt.want {

@@ -152,7 +152,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
-			return nil, preflight.TransientFailure, err
+			return nil, preflight.OutcomeTransientFailure, err
 		}
 		fresh = res
 		return b, Classify(res, nil), nil

@@ -71,7 +71,7 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 		}
 		var res mcp.CallToolResult
 		if json.Unmarshal(b, &res) != nil {
-			return b, preflight.TransientFailure, nil
+			return b, preflight.OutcomeTransientFailure, nil
 		}
 		return b, Classify(&res, nil), nil
 	})

@@ -32,10 +32,10 @@ type Withheld struct {
 // withheld is the result of a call the guard did not run.
 func withheld(ans agent.Answer) *mcp.CallToolResult {
 	d := ans.Report.Decision
-	w := Withheld{Decision: d.Decision, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
+	w := Withheld{Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
 		MatchedCallID: d.MatchedCallID, Issues: d.Issues, Message: ans.Message}
 	if ans.Report.OverBudget {
-		w.ReasonCodes = append([]preflight.ReasonCode{preflight.BudgetExceeded}, d.ReasonCodes...)
+		w.ReasonCodes = append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, d.ReasonCodes...)
 	}
 	return w.result()
 }
@@ -77,12 +77,12 @@ func Classify(res *mcp.CallToolResult, err error) preflight.Outcome {
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams {
-			return preflight.TerminalFailure
+			return preflight.OutcomeTerminalFailure
 		}
 		return agent.ClassifyError(err)
 	}
 	if res == nil || !res.IsError {
-		return preflight.Success
+		return preflight.OutcomeSuccess
 	}
 	var text strings.Builder
 	for _, c := range res.Content {
@@ -92,9 +92,9 @@ func Classify(res *mcp.CallToolResult, err error) preflight.Outcome {
 		}
 	}
 	if transientText(text.String()) {
-		return preflight.TransientFailure
+		return preflight.OutcomeTransientFailure
 	}
-	return preflight.TerminalFailure
+	return preflight.OutcomeTerminalFailure
 }
 
 var transientWords = []string{"timeout", "timed out", "deadline exceeded", "rate limit", "rate-limit",
