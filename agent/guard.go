@@ -86,6 +86,11 @@ type Report struct {
 	// under a policy that runs it, because the estimate exceeds the free
 	// budget.
 	OverBudget bool
+	// EstimateUSD is the call's estimate (external plus model cost) and
+	// FreeUSD the budget that was free for it (RemainingUSD minus
+	// ReservedUSD, calls in flight included) when it was decided; empty
+	// when Call returned before deciding.
+	EstimateUSD, FreeUSD json.Number
 	// Coalesced is non-nil when the call was not run because an identical
 	// call (same fingerprint) of a read-only operation was already in
 	// flight through this Guard and the request allows reuse: wait on it

@@ -23,8 +23,8 @@ func (r Report) Message(tool string) string {
 		return ""
 	}
 	if r.OverBudget {
-		return "not run: " + name + " is not in the catalog and its estimated cost of $" +
-			estimateOf(dec) + " does not fit the budget left; finish with what you have instead"
+		return "not run: " + name + " is not in the catalog and its estimated cost" + r.money() +
+			" does not fit the budget left; answer with the results you already have instead"
 	}
 	code := preflight.ReasonCode("")
 	if len(dec.ReasonCodes) > 0 {
@@ -42,8 +42,8 @@ func (r Report) Message(tool string) string {
 	case preflight.ReasonCallLimitReached:
 		return "not run: the tool-call limit of this session is reached; answer with the results you already have instead"
 	case preflight.ReasonBudgetExceeded:
-		return "not run: the estimated cost of " + name + " ($" + estimateOf(dec) +
-			") does not fit the budget left in this session; answer with the results you already have instead"
+		return "not run: the estimated cost of " + name + r.money() +
+			" does not fit the budget left in this session; answer with the results you already have instead"
 	case preflight.ReasonReduceScope:
 		return "not run: " + name + " would spend more than half of the budget left; make a narrower call instead"
 	case preflight.ReasonUnsupportedOperation:
@@ -61,12 +61,13 @@ func (r Report) Message(tool string) string {
 	return "not run: " + name + " was withheld (" + string(dec.Verdict) + "); change the call instead"
 }
 
-// estimateOf is the decision's modeled avoidable cost, the call's estimate.
-func estimateOf(dec *preflight.ToolCallDecision) string {
-	if ext := string(dec.Estimated.AvoidableExternalCostUSD); ext != "" {
-		return ext
+// money is " ($E; $F left)" with the report's estimate and free budget,
+// or "" when they are unknown.
+func (r Report) money() string {
+	if r.EstimateUSD == "" || r.FreeUSD == "" {
+		return ""
 	}
-	return "0"
+	return " ($" + string(r.EstimateUSD) + "; $" + string(r.FreeUSD) + " left)"
 }
 
 func matched(dec *preflight.ToolCallDecision) string {

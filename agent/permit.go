@@ -101,7 +101,12 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	if err != nil {
 		return nil, Report{}, err
 	}
-	rep := Report{Decision: dec}
+	rep := Report{Decision: dec, EstimateUSD: formatUSD(estimate)}
+	if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
+		if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
+			rep.FreeUSD = formatUSD(decimal.Sub(rem, res))
+		}
+	}
 	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
 		rep.ReuseReference = dec.Recommendation.ResultReference
 	}

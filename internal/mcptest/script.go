@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -162,7 +163,11 @@ func RunScript(t testing.TB, cs *mcp.ClientSession, counts func() map[string]int
 	call(Quote, `{"symbol":"DDD"}`)
 	ran(Quote)
 	want("spending", exec)
-	withheld("over budget", call(Quote, `{"symbol":"EEE"}`), "BUDGET_EXCEEDED")
+	over := call(Quote, `{"symbol":"EEE"}`)
+	withheld("over budget", over, "BUDGET_EXCEEDED")
+	if text := over.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "($0.1; $0.05 left)") {
+		t.Fatalf("over budget: message %q does not give the price and the money left", text)
+	}
 	withheld("over budget 2", call(Quote, `{"symbol":"FFF"}`), "BUDGET_EXCEEDED")
 	want("over budget", exec)
 
