@@ -22,8 +22,9 @@
 // A call that is not run is answered with a normal tool result, never a Go
 // or JSON-RPC error: isError true, one text block for the model ("not run:
 // …; … instead"), and the decision (verdict, reason codes, matched call)
-// in structuredContent under "preflight" and in _meta under
-// [MetaKey]. A reused or coalesced call is answered with the saved result,
+// in _meta under [MetaKey] and, unless the tool declares an outputSchema
+// (clients check structuredContent against it even on isError), in
+// structuredContent under "preflight". A reused or coalesced call is answered with the saved result,
 // unchanged.
 //
 // Outcomes are classified by [Classify]: a result with isError true is a

@@ -55,6 +55,7 @@ type session struct {
 	tools   []*mcp.Tool     // from the last complete tools/list
 	partial []*mcp.Tool     // pages of a tools/list in progress
 	missing map[string]bool // names looked for since the last list
+	typed   map[string]bool // tools with an outputSchema
 }
 
 func newGuard(opts *Options) *guard {
@@ -104,7 +105,7 @@ func (g *guard) newSession() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{s: s, missing: make(map[string]bool)}, nil
+	return &session{s: s, missing: make(map[string]bool), typed: make(map[string]bool)}, nil
 }
 
 // sawList takes in one page of a tools/list result.
@@ -120,6 +121,12 @@ func (g *guard) sawList(st *session, params *mcp.ListToolsParams, res *mcp.ListT
 	}
 	st.tools, st.partial, st.listed = st.partial, nil, true
 	clear(st.missing)
+	st.typed = make(map[string]bool)
+	for _, t := range st.tools {
+		if t != nil && t.OutputSchema != nil {
+			st.typed[t.Name] = true
+		}
+	}
 	if ts, err := g.toolset(st.tools); err == nil {
 		st.s.SetTools(ts)
 	}
@@ -141,6 +148,14 @@ func (st *session) needsList(name string) bool {
 	return true
 }
 
+// structured reports whether a withheld result for tool may carry
+// structuredContent: not when the tool declares an outputSchema.
+func (st *session) structured(tool string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return !st.typed[tool]
+}
+
 // call guards one tools/call: name and raw arguments, run forwarding it.
 // It returns the result to answer with, or run's error.
 func (g *guard) call(ctx context.Context, st *session, name string, args json.RawMessage, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
@@ -160,13 +175,13 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
-		return notEvaluated(pe), nil
+		return notEvaluated(pe, name, st.structured(name)), nil
 	case err != nil:
 		return nil, err
 	case ans.How == agent.Ran:
 		return fresh, nil
 	case ans.How == agent.Withheld:
-		return withheld(ans), nil
+		return withheld(ans, name, st.structured(name)), nil
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(ans.Result, &res); err != nil {

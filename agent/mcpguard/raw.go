@@ -78,11 +78,11 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
-		return json.Marshal(notEvaluated(pe))
+		return json.Marshal(notEvaluated(pe, p.Name, s.st.structured(p.Name)))
 	case err != nil:
 		return nil, err
 	case ans.How == agent.Withheld:
-		return json.Marshal(withheld(ans))
+		return json.Marshal(withheld(ans, p.Name, s.st.structured(p.Name)))
 	}
 	return ans.Result, nil
 }

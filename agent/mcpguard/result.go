@@ -12,8 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Withheld is the decision a withheld call's result carries, in
-// structuredContent under "preflight" and in _meta under MetaKey.
+// Withheld is the decision a withheld call's result carries, in _meta
+// under MetaKey and, unless the tool declares an outputSchema (which
+// clients check structuredContent against, even on isError), in
+// structuredContent under "preflight".
 type Withheld struct {
 	// Tool is the name of the tool that was not run.
 	Tool string `json:"tool"`
@@ -29,29 +31,28 @@ type Withheld struct {
 	Message string `json:"message"`
 }
 
-// withheld is the result of a call the guard did not run.
-func withheld(ans agent.Answer) *mcp.CallToolResult {
+// withheld is the result of a call the guard did not run. structured
+// false leaves structuredContent out, for a tool with an outputSchema
+// (clients validate structuredContent against it, even on isError).
+func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResult {
 	d := ans.Report.Decision
-	w := Withheld{Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
+	w := Withheld{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
 		MatchedCallID: d.MatchedCallID, Issues: d.Issues, Message: ans.Message}
 	if ans.Report.OverBudget {
 		w.ReasonCodes = append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, d.ReasonCodes...)
 	}
-	return w.result()
+	return w.result(structured)
 }
 
 // notEvaluated is the result of a call whose arguments preflight could not
 // evaluate (not a JSON object, over a limit).
-func notEvaluated(e *preflight.Error) *mcp.CallToolResult {
-	w := Withheld{ReasonCodes: []preflight.ReasonCode{}, Issues: e.Details,
+func notEvaluated(e *preflight.Error, tool string, structured bool) *mcp.CallToolResult {
+	w := Withheld{Tool: tool, ReasonCodes: []preflight.ReasonCode{}, Issues: e.Details,
 		Message: "not run: the arguments could not be checked (" + e.Message + "); send the arguments as one JSON object instead"}
-	if w.Issues == nil {
-		w.Issues = []preflight.Issue{}
-	}
-	return w.result()
+	return w.result(structured)
 }
 
-func (w Withheld) result() *mcp.CallToolResult {
+func (w Withheld) result(structured bool) *mcp.CallToolResult {
 	if w.Issues == nil {
 		w.Issues = []preflight.Issue{}
 	}
@@ -59,12 +60,15 @@ func (w Withheld) result() *mcp.CallToolResult {
 	b, _ := json.Marshal(w)
 	var v map[string]any
 	json.Unmarshal(b, &v)
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: w.Message}},
-		StructuredContent: map[string]any{"preflight": v},
-		Meta:              mcp.Meta{MetaKey: v},
+	res := &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: w.Message}},
+		Meta:    mcp.Meta{MetaKey: v},
 	}
+	if structured {
+		res.StructuredContent = map[string]any{"preflight": v}
+	}
+	return res
 }
 
 // Classify is the default outcome classifier of an MCP tool call: err, when

@@ -88,6 +88,11 @@ func RunScript(t testing.TB, cs *mcp.ClientSession, counts func() map[string]int
 		if m, ok := res.Meta["io.agentpreflight/decision"].(map[string]any); !ok || m["message"] != text {
 			t.Fatalf("%s: _meta lacks the decision: %v", step, res.Meta)
 		}
+		// structuredContent repeats the decision, except for a tool with an
+		// outputSchema, which clients would check it against.
+		if hasSC := res.StructuredContent != nil; hasSC == (tool(res) == Ticket) {
+			t.Fatalf("%s: structuredContent %v for %s", step, res.StructuredContent, tool(res))
+		}
 		tally.Withheld[code]++
 	}
 	same := func(step string, a, b *mcp.CallToolResult) {
@@ -222,24 +227,26 @@ func parallel(t testing.TB, cs *mcp.ClientSession, tally *Tally, n int, tool, ar
 	return out
 }
 
-// reasonCodes reads structuredContent.preflight.reasonCodes (nil when
+// reasonCodes reads the reason codes of the decision in _meta (nil when
 // absent: a result the guard did not write).
 func reasonCodes(t testing.TB, res *mcp.CallToolResult) []string {
 	t.Helper()
-	b, err := json.Marshal(res.StructuredContent)
+	b, err := json.Marshal(res.Meta["io.agentpreflight/decision"])
 	if err != nil {
-		t.Fatalf("structuredContent: %v", err)
+		t.Fatalf("_meta: %v", err)
 	}
-	var sc struct {
-		Preflight *struct {
-			ReasonCodes []string `json:"reasonCodes"`
-		} `json:"preflight"`
+	var d struct {
+		ReasonCodes []string `json:"reasonCodes"`
 	}
-	json.Unmarshal(b, &sc)
-	if sc.Preflight == nil {
-		return nil
-	}
-	return sc.Preflight.ReasonCodes
+	json.Unmarshal(b, &d)
+	return d.ReasonCodes
+}
+
+// tool names the tool of a withheld result, from its decision in _meta.
+func tool(res *mcp.CallToolResult) string {
+	m, _ := res.Meta["io.agentpreflight/decision"].(map[string]any)
+	name, _ := m["tool"].(string)
+	return name
 }
 
 // String summarises the tally for test logs and reports.

@@ -116,7 +116,10 @@ func NewServer(countsFile string) (*mcp.Server, *Counters) {
 		Name:        Ticket,
 		Description: "Create a ticket in the tracker project.",
 		InputSchema: json.RawMessage(`{"type":"object","required":["title"],"properties":{"title":{"type":"string"}}}`),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+		// An outputSchema: a withheld call must not carry structuredContent
+		// that clients would check against it.
+		OutputSchema: json.RawMessage(`{"type":"object","required":["id"],"properties":{"id":{"type":"integer"}}}`),
+		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &no},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c.add(Ticket, req.Params.Arguments)
 		return &mcp.CallToolResult{IsError: true,

@@ -25,12 +25,21 @@ await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 
 const call = (name, args) => client.callTool({ name, arguments: args });
 
-function withheld(res, code) {
+// A withheld call: one text block for the model, the decision in _meta,
+// and in structuredContent unless the tool declares an outputSchema (this
+// client checks structuredContent against it, even on isError).
+function withheld(res, code, typed) {
   assert.equal(res.isError, true, 'a withheld call is an isError result');
   assert.equal(res.content.length, 1);
   assert.match(res.content[0].text, /^not run: .*instead$/);
-  assert.equal(res.structuredContent.preflight.reasonCodes[0], code);
-  assert.equal(res._meta['io.agentpreflight/decision'].message, res.content[0].text);
+  const decision = res._meta['io.agentpreflight/decision'];
+  assert.equal(decision.reasonCodes[0], code);
+  assert.equal(decision.message, res.content[0].text);
+  if (typed) {
+    assert.equal(res.structuredContent, undefined);
+  } else {
+    assert.deepEqual(res.structuredContent.preflight, decision);
+  }
 }
 
 let failures = 0;
@@ -68,11 +77,11 @@ await check('a terminal failure is not retried', async () => {
   const first = await call('create_ticket', { title: 'disk full' });
   assert.equal(first.isError, true);
   assert.equal(first.structuredContent, undefined, 'the first failure is the tool\'s own');
-  withheld(await call('create_ticket', { title: 'disk full' }), 'RETRY_CAP_REACHED');
+  withheld(await call('create_ticket', { title: 'disk full' }), 'RETRY_CAP_REACHED', true);
 });
 
 await check('arguments that break the schema never reach the tool', async () => {
-  withheld(await call('market_quote', { symbol: '' }), 'INVALID_PAYLOAD');
+  withheld(await call('market_quote', { symbol: '' }), 'INVALID_PAYLOAD', false);
 });
 
 await check('the session still works', async () => {

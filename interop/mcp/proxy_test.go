@@ -215,17 +215,15 @@ func TestProxyEverythingServer(t *testing.T) {
 }
 
 func reasonCode(r *mcp.CallToolResult) string {
-	b, _ := json.Marshal(r.StructuredContent)
-	var sc struct {
-		Preflight struct {
-			ReasonCodes []string `json:"reasonCodes"`
-		} `json:"preflight"`
+	b, _ := json.Marshal(r.Meta["io.agentpreflight/decision"])
+	var d struct {
+		ReasonCodes []string `json:"reasonCodes"`
 	}
-	json.Unmarshal(b, &sc)
-	if len(sc.Preflight.ReasonCodes) == 0 {
+	json.Unmarshal(b, &d)
+	if len(d.ReasonCodes) == 0 {
 		return ""
 	}
-	return sc.Preflight.ReasonCodes[0]
+	return d.ReasonCodes[0]
 }
 
 func waitProgress(t *testing.T, ch chan float64, n int) {
