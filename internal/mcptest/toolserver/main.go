@@ -1,7 +1,7 @@
 // Command toolserver serves the tools of package mcptest, for the tests
 // and benchmarks of the MCP guarding proxy: over stdio, or with
-// -http ADDR over Streamable HTTP at /mcp (it then prints the address it
-// bound). With MCPTEST_COUNTS set it writes the execution counters there
+// -http ADDR over Streamable HTTP at /mcp (it then logs
+// {"msg":"listening","addr":ADDR} on standard error, as preflightd does). With MCPTEST_COUNTS set it writes the execution counters there
 // as JSON after every call.
 package main
 
@@ -32,7 +32,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("listening on", ln.Addr())
+	fmt.Fprintf(os.Stderr, "{\"msg\":\"listening\",\"addr\":%q}\n", ln.Addr().String())
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	log.Fatal(http.Serve(ln, mux))
