@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -81,19 +80,6 @@ func (t *Toolset) Spec(name string) (ToolSpec, bool) {
 	return s, false
 }
 
-// Specs returns the toolset's specs in the order they were given.
-func (t *Toolset) Specs() []ToolSpec {
-	seen := make(map[*ToolSpec]bool)
-	var out []ToolSpec
-	for _, op := range t.catalog.Operations() {
-		if s := t.byName[op.Name]; s != nil && !seen[s] {
-			seen[s] = true
-			out = append(out, *s)
-		}
-	}
-	return out
-}
-
 // Proposal returns the tool-call request for a call of name with raw JSON
 // arguments args (nil or JSON null mean {}). The caller fills RunID,
 // StepID, Budget, Task and Capabilities.
@@ -117,6 +103,3 @@ func (t *Toolset) Proposal(name string, args json.RawMessage) preflight.ToolCall
 		RetryCap:            s.RetryCap,
 	}
 }
-
-// ttlFromSeconds writes a whole number of seconds as a TTL.
-func ttlFromSeconds(s int64) json.Number { return json.Number(strconv.FormatInt(s, 10)) }
