@@ -137,7 +137,7 @@ func (c *httpConn) listen() {
 // readEvents delivers the JSON-RPC messages of an SSE stream.
 func (c *httpConn) readEvents(ctx context.Context, resp *http.Response) {
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	sc.Buffer(nil, 16<<20) // grows from 4 KiB as events need: one stream per session
 	var data bytes.Buffer
 	for sc.Scan() {
 		line := sc.Bytes()
