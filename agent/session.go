@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -166,11 +165,13 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, r
 			continue
 		case rep.Coalesced != nil:
 			res, err := rep.Coalesced.Wait(ctx)
-			if errors.Is(err, ErrNotRun) {
-				continue // the leader gave up: decide again
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return Answer{Report: rep}, ctxErr
 			}
 			if err != nil {
-				return Answer{Report: rep}, err
+				// The leader gave up, was cancelled by its own caller or
+				// got no result: decide again (and maybe run) for this one.
+				continue
 			}
 			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
 				return Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -130,5 +131,39 @@ func TestSessionFailures(t *testing.T) {
 	// An unknown tool name close to a known one is withheld (did you mean).
 	if a, _ := s.Call(ctx, "quotes", nil, fail); a.How != Withheld {
 		t.Fatalf("typo ran: %+v", a)
+	}
+}
+
+// A follower does not inherit its leader's error (the leader's caller may
+// have cancelled it): it decides again and runs the call itself.
+func TestSessionFollowerOfFailedLeaderRuns(t *testing.T) {
+	s, _ := NewSession(quoteToolset(t), nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	leaderErr := errors.New("the leader's client went away")
+	var runs atomic.Int32
+	go func() {
+		s.Call(context.Background(), "quote", json.RawMessage(`{"symbol":"A"}`), func(context.Context) ([]byte, preflight.Outcome, error) {
+			runs.Add(1)
+			close(started)
+			<-release
+			return nil, preflight.OutcomeTransientFailure, leaderErr
+		})
+	}()
+	<-started
+	done := make(chan Answer)
+	go func() {
+		a, err := s.Call(context.Background(), "quote", json.RawMessage(`{"symbol":"A"}`), func(context.Context) ([]byte, preflight.Outcome, error) {
+			runs.Add(1)
+			return []byte("mine"), "", nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- a
+	}()
+	time.Sleep(50 * time.Millisecond) // let the follower start waiting on the leader (it also passes if not)
+	close(release)
+	if a := <-done; a.How != Ran || string(a.Result) != "mine" || runs.Load() != 2 {
+		t.Fatalf("follower: %v %q, %d runs", a.How, a.Result, runs.Load())
 	}
 }
