@@ -38,6 +38,16 @@
 //		}
 //	}
 //
+// # Two phases, sessions and MCP
+//
+// [Guard.Begin] and [Permit.End] split a call for runtimes with before and
+// after hooks; identical read-only calls in flight are coalesced. A
+// [Session] guards calls named by a tool name and raw JSON arguments: a
+// [Toolset] gives each tool's catalog entry, price, TTL and retry cap, a
+// [ResultStore] keeps results so that reuse hands back the saved bytes, and
+// [Report.Message] is the sentence a model reads when a call was not run.
+// Package agent/mcpguard builds MCP client and server middleware on it.
+//
 // # Parallel calls and the budget
 //
 // A stateless budget check cannot stop two parallel calls from both seeing

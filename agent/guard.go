@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -40,6 +39,13 @@ type GuardOptions struct {
 	// calls that ran through this Guard cost (Result.CostUSD, or the
 	// request's estimate). Empty means the caller supplies RemainingUSD.
 	BudgetUSD json.Number
+	// MaxCalls, when positive, makes the Guard own the run's call limit:
+	// each request's Budget.MaxToolCallsRemaining is replaced by MaxCalls
+	// minus the calls begun through this Guard (in flight or done).
+	MaxCalls int
+	// NoCoalesce turns off coalescing of identical calls in flight (see
+	// [Guard.Begin]).
+	NoCoalesce bool
 }
 
 // Result is what the caller's tool function reports about the real call.
@@ -80,6 +86,17 @@ type Report struct {
 	// under a policy that runs it, because the estimate exceeds the free
 	// budget.
 	OverBudget bool
+	// EstimateUSD is the call's estimate (external plus model cost) and
+	// FreeUSD the budget that was free for it (RemainingUSD minus
+	// ReservedUSD, calls in flight included) when it was decided; empty
+	// when Call returned before deciding.
+	EstimateUSD, FreeUSD json.Number
+	// Coalesced is non-nil when the call was not run because an identical
+	// call (same fingerprint) of a read-only operation was already in
+	// flight through this Guard and the request allows reuse: wait on it
+	// for the leader's result instead of calling. The decision is the one
+	// Decide gave; the call is not recorded.
+	Coalesced *Flight
 }
 
 // Guard runs tool calls through preflight with a [Ledger]: it fills the
@@ -111,9 +128,14 @@ type Guard struct {
 	catalog     *preflight.Catalog
 	budget      *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
 
+	maxCalls int
+	coalesce bool
+
 	mu       sync.Mutex
 	inFlight decimal.Dec
 	spent    decimal.Dec
+	begun    int                // calls begun (with MaxCalls)
+	flights  map[string]*Flight // read-only calls in flight, by fingerprint
 }
 
 // CallFunc makes the real tool call. It should save the result where it can
@@ -127,9 +149,10 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if ledger == nil {
 		ledger = NewLedger(nil)
 	}
-	g := &Guard{ledger: ledger}
+	g := &Guard{ledger: ledger, coalesce: true, flights: make(map[string]*Flight)}
 	if opts != nil {
 		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
+		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {
 			b, err := parseUSD(opts.BudgetUSD)
 			if err != nil || b.Sign() < 0 {
@@ -176,116 +199,11 @@ func (g *Guard) SpentUSD() json.Number {
 // cancelled while call runs is call's business: its Result is recorded as
 // it classified it. Call never retries.
 func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call CallFunc) (Report, error) {
-	if err := ctx.Err(); err != nil {
-		return Report{}, err
+	p, rep, err := g.Begin(ctx, req)
+	if p == nil {
+		return rep, err
 	}
-	estimate, estErr := requestEstimate(req.Tool)
-
-	g.mu.Lock()
-	req.History = g.ledger.History()
-	if g.budget != nil {
-		left := decimal.Sub(*g.budget, g.spent)
-		if left.Sign() < 0 {
-			left = decimal.Dec{}
-		}
-		req.Budget.RemainingUSD = formatUSD(left)
-	}
-	if g.inFlight.Sign() > 0 {
-		// A malformed ReservedUSD is left alone for Decide to report.
-		if r, err := parseUSD(req.Budget.ReservedUSD); err == nil {
-			req.Budget.ReservedUSD = formatUSD(decimal.Add(r, g.inFlight))
-		}
-	}
-	dec, err := g.catalog.Decide(&req)
-	if err != nil {
-		g.mu.Unlock()
-		return Report{}, err
-	}
-	rep := Report{Decision: dec}
-	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
-		rep.ReuseReference = dec.Recommendation.ResultReference
-	}
-	if estErr != nil {
-		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
-	}
-	run := dec.Enforcement == preflight.EnforcementExecute
-	switch {
-	case dec.Enforcement != preflight.EnforcementAdvisory:
-	case !isUnsupported(dec):
-		run = g.advise == RunAdvised
-	case g.unsupported.runs(dec):
-		// Decide checks the budget only for operations in its catalog; an
-		// unsupported one is advised whatever it costs.
-		rep.OverBudget = !fits(req.Budget, estimate)
-		run = !rep.OverBudget
-	}
-	if run {
-		if err := ctx.Err(); err != nil {
-			g.mu.Unlock()
-			return rep, err
-		}
-		g.inFlight = decimal.Add(g.inFlight, estimate)
-	}
-	g.mu.Unlock()
-	if !run {
-		return rep, nil
-	}
-
-	released := false
-	defer func() {
-		if !released { // call panicked: free its reservation, record nothing
-			g.mu.Lock()
-			g.inFlight = decimal.Sub(g.inFlight, estimate)
-			g.mu.Unlock()
-		}
-	}()
-	res, callErr := call(ctx)
-	rep.Called = true
-	if res.Outcome == "" {
-		res.Outcome = preflight.OutcomeSuccess
-		if callErr != nil {
-			res.Outcome = preflight.OutcomeTransientFailure
-		}
-	}
-	if res.ToolCallID == "" {
-		res.ToolCallID = req.StepID
-	}
-	cost, costErr := estimate, error(nil)
-	if res.CostUSD != "" {
-		if c, err := parseUSD(res.CostUSD); err == nil && c.Sign() >= 0 {
-			cost = c
-		} else {
-			// Count the estimate rather than nothing; record nothing.
-			costErr = fmt.Errorf("agent: Result.CostUSD %q must be a non-negative decimal; outcome not recorded", string(res.CostUSD))
-		}
-	}
-	rep.Result = res
-
-	g.mu.Lock()
-	g.inFlight = decimal.Sub(g.inFlight, estimate)
-	released = true
-	g.spent = decimal.Add(g.spent, cost)
-	g.mu.Unlock()
-
-	if costErr != nil {
-		return rep, errors.Join(callErr, costErr)
-	}
-	var goal string
-	if req.Task != nil {
-		goal = req.Task.GoalHash
-	}
-	recErr := g.ledger.Record(Entry{
-		ToolCallID:      res.ToolCallID,
-		Fingerprint:     dec.RequestFingerprint,
-		Outcome:         res.Outcome,
-		ResultReference: res.ResultReference,
-		GoalHash:        goal,
-	})
-	rep.Recorded = recErr == nil
-	if recErr != nil {
-		return rep, errors.Join(callErr, recErr)
-	}
-	return rep, callErr
+	return p.run(ctx, call)
 }
 
 // requestEstimate is the external plus model estimate of a tool call.

@@ -73,12 +73,16 @@ func TestTypeScriptClient(t *testing.T) {
 // whatever its format (text or JSON slog, or plain).
 var listenAddr = regexp.MustCompile(`(127\.0\.0\.1|\[::1\]):[1-9][0-9]*`)
 
-// startServer runs bin on a free loopback port and returns the address it
+// startServer runs bin (with args; none means the reference server on a free
+// loopback port) and returns the address it
 // logged and a function that returns everything it logged so far. The
 // server is interrupted, and waited for, when the test ends.
-func startServer(ctx context.Context, t *testing.T, bin string) (string, func() string) {
+func startServer(ctx context.Context, t *testing.T, bin string, args ...string) (string, func() string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0")
+	if len(args) == 0 {
+		args = []string{"--addr", "127.0.0.1:0"}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	// Flags only: no PREFLIGHT_* setting of the environment (a payment
 	// recipient, say) may change what is tested.
 	for _, kv := range os.Environ() {

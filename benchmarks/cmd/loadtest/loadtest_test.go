@@ -63,3 +63,21 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestShortProxyRun runs the -mcp-proxy mode for about four seconds with
+// three clients: no 5xx, no connection errors, no wrong answers, a clean
+// proxy shutdown, and every kind of call in the report.
+func TestShortProxyRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries")
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"-mcp-proxy", "-duration", "4s", "-clients", "3"}, &stdout); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	for _, want := range []string{"| **direct, all** |", "| **proxied, all** |", "| proxied withheld |", "| proxied reuse (saved result) |", "Proxy shutdown: clean"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -47,6 +47,7 @@ type options struct {
 	warmup   time.Duration
 	bin      string
 	out      string
+	mcpProxy bool
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -59,6 +60,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 0, "when to take the warm-up memory sample; 0 means a fifth of -duration")
 	fs.StringVar(&o.bin, "bin", "", "a prebuilt preflightd binary; empty builds one with go build")
 	fs.StringVar(&o.out, "out", "", "also write the report as Markdown to this file")
+	fs.BoolVar(&o.mcpProxy, "mcp-proxy", false, "measure `preflightd proxy` in front of the MCP test tools instead of the reference server")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -83,6 +85,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	o, err := parseFlags(args, out)
 	if err != nil {
 		return err
+	}
+	if o.mcpProxy {
+		return runProxyLoad(ctx, o, out)
 	}
 	cases, err := buildCases()
 	if err != nil {

@@ -37,10 +37,14 @@ type server struct {
 	logs int // log lines seen
 }
 
-// startServer runs bin on a free loopback port and waits (at most 30 s)
-// for its "listening" line.
-func startServer(ctx context.Context, bin string) (*server, error) {
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0")
+// startServer runs bin on a free loopback port (with args; none means
+// preflightd's --addr 127.0.0.1:0) and waits (at most 30 s) for its
+// "listening" line.
+func startServer(ctx context.Context, bin string, args ...string) (*server, error) {
+	if len(args) == 0 {
+		args = []string{"--addr", "127.0.0.1:0"}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // no PREFLIGHT_* settings from the environment
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -21,6 +21,24 @@
 // start with a message saying what is wrong (for a catalog file, every
 // problem with its JSON Pointer). The line with "msg":"listening" carries the
 // address actually bound in its "addr" field.
+//
+// # The guarding MCP proxy
+//
+//	preflightd proxy --listen ADDR --upstream URL [flags]
+//	preflightd proxy --listen ADDR [flags] -- COMMAND [ARG...]
+//
+// serves MCP Streamable HTTP at /mcp in front of an MCP server (Streamable
+// HTTP at URL, or COMMAND over stdio, one process per session). Every
+// message is forwarded unchanged except tools/call, which is decided by
+// preflight first: each MCP session has its own ledger, budget
+// (--budget-usd) and call limit (--max-calls); a read-only tool's result is
+// reused within --ttl (default 5m) and identical calls in flight share one
+// execution; a call that failed terminally is not retried. A call that is
+// not run is answered with an isError tool result saying why and what to
+// do instead. --operations FILE is a catalog file whose operations may
+// also carry priceUsd, ttlSeconds and retryCap. A session with no request
+// for --session-idle (default 30m) is ended. Run "preflightd proxy -h" for
+// every flag.
 package main
 
 import (

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -21,21 +19,8 @@ func loadCatalog(file string) (*preflight.Catalog, error) {
 		return nil, fmt.Errorf("--operations: %w", err)
 	}
 	c, err := preflight.DecodeCatalog(data)
-	if err == nil {
-		return c, nil
+	if err != nil {
+		return nil, describeFileError("--operations "+file, err)
 	}
-	var e *preflight.Error
-	if !errors.As(err, &e) {
-		return nil, fmt.Errorf("--operations %s: %w", file, err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "--operations %s: %s: %s", file, e.Code, e.Message)
-	for _, d := range e.Details {
-		at := d.Path
-		if at == "" {
-			at = "(the whole file)"
-		}
-		fmt.Fprintf(&b, "\n  %s: %s (%s)", at, d.Message, d.Code)
-	}
-	return nil, errors.New(b.String())
+	return c, nil
 }

@@ -27,6 +27,9 @@ const (
 // it stops accepting connections and waits (up to 30 s) for requests in
 // flight. It returns nil after a clean shutdown. Logs go to logOut as JSON.
 func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer) error {
+	if len(args) > 0 && args[0] == "proxy" {
+		return runProxy(ctx, args[1:], logOut)
+	}
 	opts, err := parseFlags(args, getenv, logOut)
 	if err != nil {
 		return err
@@ -57,6 +60,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")
 	}
 
+	return serve(ctx, srv, ln, logger, nil)
+}
+
+// serve runs srv on ln until ctx is done, then shuts it down gracefully:
+// beforeShutdown (if not nil) runs first, then srv stops accepting
+// connections and waits (up to 30 s) for requests in flight.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, beforeShutdown func()) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -67,6 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	logger.Info("shutting down", "timeout", shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	if beforeShutdown != nil {
+		beforeShutdown()
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return err
 	}

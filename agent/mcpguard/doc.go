@@ -1,0 +1,35 @@
+// Package mcpguard puts preflight in front of the tool calls of an MCP
+// session, as middleware of the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk/mcp). One line guards the calls a
+// client makes:
+//
+//	client.AddSendingMiddleware(mcpguard.Client(nil))
+//
+// and one line the calls a server receives:
+//
+//	server.AddReceivingMiddleware(mcpguard.Server(nil))
+//
+// Each MCP session gets its own [agent.Session]: a ledger, a budget and a
+// call limit of its own. The catalog is built from the session's tools/list
+// (each tool's inputSchema and annotations) merged with Options.Specs,
+// which win. A tool's inputSchema is used as its payload schema when it
+// compiles in preflight's subset; otherwise the tool takes any object. The
+// annotations are the tool author's claims and are not verified: by
+// default only a tool annotated readOnlyHint is ever reused or coalesced,
+// and one that is not read-only and not marked destructiveHint false is
+// never retried after a terminal failure.
+//
+// A call that is not run is answered with a normal tool result, never a Go
+// or JSON-RPC error: isError true, one text block for the model ("not run:
+// …; … instead"), and the decision (verdict, reason codes, matched call)
+// in _meta under [MetaKey] and, unless the tool declares an outputSchema
+// (clients check structuredContent against it even on isError), in
+// structuredContent under "preflight". A reused or coalesced call is answered with the saved result,
+// unchanged.
+//
+// Outcomes are classified by [Classify]: a result with isError true is a
+// failure, transient when its text speaks of a timeout, a rate limit, a
+// 429 or a 5xx status, or temporary unavailability, terminal otherwise; a
+// JSON-RPC invalid-params error (schema) is terminal; other errors are
+// classified by [agent.ClassifyError].
+package mcpguard

@@ -1,0 +1,191 @@
+package mcpguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MetaKey is the _meta member of a withheld call's result that carries the
+// decision.
+const MetaKey = "io.agentpreflight/decision"
+
+// DefaultTTLSeconds is the reuse window of listed tools without a spec.
+const DefaultTTLSeconds = "300"
+
+// Options configures the middleware. The zero value and nil both work.
+type Options struct {
+	// Session configures each MCP session's agent.Session: budget
+	// (Guard.BudgetUSD), call limit (Guard.MaxCalls), policies. A Store set
+	// here is shared by every session; nil gives each session its own
+	// bounded in-memory store. A Ledger set here is ignored: every session
+	// gets its own.
+	Session agent.SessionOptions
+	// Specs set price, TTL, retry cap, schema and effects per tool name;
+	// empty PriceUSD, TTLSeconds and RetryCap are taken from Defaults.
+	// A spec's Operation.Schema and Annotations, when nil, are taken from
+	// the tool list; its Provider, when empty, is agent.DefaultProvider.
+	Specs []agent.ToolSpec
+	// Defaults gives the price, TTL and retry cap of listed tools without a
+	// spec and of names the tool list lacks. An empty TTLSeconds means
+	// DefaultTTLSeconds; "0" disables reuse.
+	Defaults agent.ToolSpec
+}
+
+// guard is the state the middleware keeps: one agent.Session per MCP
+// session.
+type guard struct {
+	opts Options
+
+	mu       sync.Mutex
+	sessions map[mcp.Session]*session
+}
+
+// session is one MCP session's guard state.
+type session struct {
+	s *agent.Session
+
+	mu      sync.Mutex
+	listed  bool            // a complete tools/list was seen
+	tools   []*mcp.Tool     // from the last complete tools/list
+	partial []*mcp.Tool     // pages of a tools/list in progress
+	missing map[string]bool // names looked for since the last list
+	typed   map[string]bool // tools with an outputSchema
+}
+
+func newGuard(opts *Options) *guard {
+	g := &guard{sessions: make(map[mcp.Session]*session)}
+	if opts != nil {
+		g.opts = *opts
+	}
+	g.opts.Session.Ledger = nil
+	if g.opts.Defaults.TTLSeconds == "" {
+		g.opts.Defaults.TTLSeconds = DefaultTTLSeconds
+	}
+	return g
+}
+
+// session returns the state of ms, creating it on first use. It is
+// dropped when the session ends.
+func (g *guard) session(ms mcp.Session) (*session, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.sessions[ms]; st != nil {
+		return st, nil
+	}
+	st, err := g.newSession()
+	if err != nil {
+		return nil, err
+	}
+	g.sessions[ms] = st
+	if w, ok := ms.(interface{ Wait() error }); ok {
+		go func() {
+			w.Wait()
+			g.mu.Lock()
+			delete(g.sessions, ms)
+			g.mu.Unlock()
+		}()
+	}
+	return st, nil
+}
+
+// newSession returns the guard state of a new session, with the
+// configured specs until a tools/list arrives.
+func (g *guard) newSession() (*session, error) {
+	ts, err := g.toolset(nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := agent.NewSession(ts, &g.opts.Session)
+	if err != nil {
+		return nil, err
+	}
+	return &session{s: s, missing: make(map[string]bool), typed: make(map[string]bool)}, nil
+}
+
+// sawList takes in one page of a tools/list result.
+func (g *guard) sawList(st *session, params *mcp.ListToolsParams, res *mcp.ListToolsResult) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if params == nil || params.Cursor == "" {
+		st.partial = nil
+	}
+	st.partial = append(st.partial, res.Tools...)
+	if res.NextCursor != "" {
+		return
+	}
+	st.tools, st.partial, st.listed = st.partial, nil, true
+	clear(st.missing)
+	st.typed = make(map[string]bool)
+	for _, t := range st.tools {
+		if t != nil && t.OutputSchema != nil {
+			st.typed[t.Name] = true
+		}
+	}
+	if ts, err := g.toolset(st.tools); err == nil {
+		st.s.SetTools(ts)
+	}
+}
+
+// needsList reports whether a call of name should first list the tools:
+// none were listed yet, or name is not among them and was not looked for
+// since the last list.
+func (st *session) needsList(name string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.listed {
+		return true
+	}
+	if _, ok := st.s.Tools().Spec(name); ok || st.missing[name] {
+		return false
+	}
+	st.missing[name] = true
+	return true
+}
+
+// structured reports whether a withheld result for tool may carry
+// structuredContent: not when the tool declares an outputSchema.
+func (st *session) structured(tool string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return !st.typed[tool]
+}
+
+// call guards one tools/call: name and raw arguments, run forwarding it.
+// It returns the result to answer with, or run's error.
+func (g *guard) call(ctx context.Context, st *session, name string, args json.RawMessage, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	var fresh *mcp.CallToolResult
+	ans, err := st.s.Call(ctx, name, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
+		res, err := run(ctx)
+		if err != nil {
+			return nil, Classify(nil, err), err
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, preflight.OutcomeTransientFailure, err
+		}
+		fresh = res
+		return b, Classify(res, nil), nil
+	})
+	var pe *preflight.Error
+	switch {
+	case errors.As(err, &pe):
+		return notEvaluated(pe, name, st.structured(name)), nil
+	case err != nil:
+		return nil, err
+	case ans.How == agent.Ran:
+		return fresh, nil
+	case ans.How == agent.Withheld:
+		return withheld(ans, name, st.structured(name)), nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(ans.Result, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

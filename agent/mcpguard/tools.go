@@ -1,0 +1,92 @@
+package mcpguard
+
+import (
+	"encoding/json"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolset builds the toolset of a session from its listed tools and the
+// configured specs. A listed tool whose inputSchema does not compile in
+// preflight's subset takes any object.
+func (g *guard) toolset(listed []*mcp.Tool) (*agent.Toolset, error) {
+	byName := make(map[string]*mcp.Tool, len(listed))
+	for _, t := range listed {
+		if t != nil && byName[t.Name] == nil {
+			byName[t.Name] = t
+		}
+	}
+	var specs []agent.ToolSpec
+	configured := make(map[string]bool, len(g.opts.Specs))
+	for _, s := range g.opts.Specs {
+		configured[s.Operation.Name] = true
+		for _, a := range s.Operation.Aliases {
+			configured[a] = true
+		}
+		if s.PriceUSD == "" {
+			s.PriceUSD = g.opts.Defaults.PriceUSD
+		}
+		if s.TTLSeconds == "" {
+			s.TTLSeconds = g.opts.Defaults.TTLSeconds
+		}
+		if s.RetryCap == "" {
+			s.RetryCap = g.opts.Defaults.RetryCap
+		}
+		if s.Operation.Provider == "" {
+			s.Operation.Provider = agent.DefaultProvider
+		}
+		if t := byName[s.Operation.Name]; t != nil {
+			if s.Operation.Schema == nil {
+				s.Operation.Schema = usableSchema(t)
+			}
+			if s.Operation.Annotations == nil {
+				s.Operation.Annotations = annotations(t)
+			}
+		}
+		specs = append(specs, s)
+	}
+	for _, t := range listed {
+		if t == nil || configured[t.Name] || byName[t.Name] != t {
+			continue
+		}
+		s := g.opts.Defaults
+		s.Operation = preflight.Operation{Provider: agent.DefaultProvider, Name: t.Name,
+			Schema: usableSchema(t), Annotations: annotations(t)}
+		specs = append(specs, s)
+	}
+	return agent.NewToolset(g.opts.Defaults, specs...)
+}
+
+// usableSchema returns t's inputSchema when preflight can check payloads
+// with it, else nil (any object).
+func usableSchema(t *mcp.Tool) json.RawMessage {
+	if t.InputSchema == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil
+	}
+	if _, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b}); err != nil {
+		return nil
+	}
+	return b
+}
+
+// annotations converts the MCP annotations of t (nil when it has none).
+func annotations(t *mcp.Tool) *preflight.ToolAnnotations {
+	if t.Annotations == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.Annotations)
+	if err != nil {
+		return nil
+	}
+	var a preflight.ToolAnnotations
+	if json.Unmarshal(b, &a) != nil {
+		return nil
+	}
+	return &a
+}

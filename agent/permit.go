@@ -1,0 +1,250 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/decimal"
+)
+
+// Permit is the right to make one tool call that [Guard.Begin] allowed. Its
+// estimate is held in flight (see "Budget reservation" on [Guard]) until
+// [Permit.End] or [Permit.Release]. Exactly one of them must be called,
+// once; later calls do nothing.
+type Permit struct {
+	g        *Guard
+	req      preflight.ToolCallRequest
+	rep      Report
+	estimate decimal.Dec
+	flight   *Flight // non-nil when identical calls may wait on this one
+	done     bool
+}
+
+// Decision returns the decision that allowed the call.
+func (p *Permit) Decision() *preflight.ToolCallDecision { return p.rep.Decision }
+
+// Flight is a call in flight that identical calls wait on instead of
+// running (coalescing). See Report.Coalesced.
+type Flight struct {
+	done chan struct{}
+	res  Result
+	err  error
+	ran  bool // false when the leader was released without a result
+}
+
+// Wait blocks until the leader's call ended, or ctx is done, and returns
+// the leader's Result and error as its function reported them. When the
+// leader was released without running (Permit.Release), Wait returns
+// ErrNotRun.
+func (f *Flight) Wait(ctx context.Context) (Result, error) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	if !f.ran {
+		return Result{}, ErrNotRun
+	}
+	return f.res, f.err
+}
+
+// ErrNotRun is what [Flight.Wait] returns when the call it waited on was
+// released without running.
+var ErrNotRun = errors.New("agent: the call waited on did not run")
+
+// Begin is the first half of [Guard.Call], for runtimes whose tool calls
+// have a before hook and an after hook: it fills req as Call does, decides
+// and, when the call may run, reserves its estimate and returns a Permit.
+// Run the call, then pass its outcome to [Permit.End].
+//
+// A nil Permit means do not run the call: the Report says why (its
+// Decision, ReuseReference, OverBudget, or Coalesced when an identical
+// read-only call is in flight). An error is a malformed request (a
+// *preflight.Error) or a context already done; the Permit is then nil.
+//
+// With GuardOptions.MaxCalls, every permit counts as a call, whether it
+// ends or is released.
+func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Permit, Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Report{}, err
+	}
+	estimate, estErr := requestEstimate(req.Tool)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	req.History = g.ledger.History()
+	if g.budget != nil {
+		left := decimal.Sub(*g.budget, g.spent)
+		if left.Sign() < 0 {
+			left = decimal.Dec{}
+		}
+		req.Budget.RemainingUSD = formatUSD(left)
+	}
+	if g.inFlight.Sign() > 0 {
+		// A malformed ReservedUSD is left alone for Decide to report.
+		if r, err := parseUSD(req.Budget.ReservedUSD); err == nil {
+			req.Budget.ReservedUSD = formatUSD(decimal.Add(r, g.inFlight))
+		}
+	}
+	if g.maxCalls > 0 {
+		left := g.maxCalls - g.begun
+		if left < 0 {
+			left = 0
+		}
+		req.Budget.MaxToolCallsRemaining = json.Number(strconv.Itoa(left))
+	}
+	dec, err := g.catalog.Decide(&req)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	rep := Report{Decision: dec, EstimateUSD: formatUSD(estimate)}
+	if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
+		if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
+			rep.FreeUSD = formatUSD(decimal.Sub(rem, res))
+		}
+	}
+	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
+		rep.ReuseReference = dec.Recommendation.ResultReference
+	}
+	if estErr != nil {
+		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
+	}
+	run := dec.Enforcement == preflight.EnforcementExecute
+	switch {
+	case dec.Enforcement != preflight.EnforcementAdvisory:
+	case !isUnsupported(dec):
+		run = g.advise == RunAdvised
+	case g.unsupported.runs(dec):
+		// Decide checks the budget only for operations in its catalog; an
+		// unsupported one is advised whatever it costs.
+		rep.OverBudget = !fits(req.Budget, estimate)
+		run = !rep.OverBudget
+	}
+	if !run {
+		return nil, rep, nil
+	}
+	shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
+	if shareable {
+		eff, ok := g.catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
+		shareable = ok && eff == preflight.EffectsReadOnly
+	}
+	if shareable {
+		if f := g.flights[dec.RequestFingerprint]; f != nil {
+			rep.Coalesced = f
+			return nil, rep, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, rep, err
+	}
+	g.inFlight = decimal.Add(g.inFlight, estimate)
+	g.begun++
+	p := &Permit{g: g, req: req, rep: rep, estimate: estimate}
+	if shareable {
+		p.flight = &Flight{done: make(chan struct{})}
+		g.flights[dec.RequestFingerprint] = p.flight
+	}
+	return p, rep, nil
+}
+
+// Release gives the permit back without running the call: the
+// reservation is freed and nothing is recorded. Calls waiting on it get
+// ErrNotRun.
+func (p *Permit) Release() {
+	if p == nil || p.done {
+		return
+	}
+	p.done = true
+	p.g.mu.Lock()
+	p.g.inFlight = decimal.Sub(p.g.inFlight, p.estimate)
+	p.g.land(p, Result{}, nil, false)
+	p.g.mu.Unlock()
+}
+
+// land ends p's flight. The caller holds g.mu.
+func (g *Guard) land(p *Permit, res Result, err error, ran bool) {
+	if p.flight == nil {
+		return
+	}
+	if g.flights[p.rep.Decision.RequestFingerprint] == p.flight {
+		delete(g.flights, p.rep.Decision.RequestFingerprint)
+	}
+	p.flight.res, p.flight.err, p.flight.ran = res, err, ran
+	close(p.flight.done)
+}
+
+// End is the second half of [Guard.Call]: it records the outcome of the
+// call the permit allowed and settles its money. res and callErr are what
+// the call reported (see [Result] for defaults); callErr is returned
+// unchanged, joined with a recording error when res is malformed (then
+// nothing is recorded). Calls coalesced onto this one get res and callErr.
+func (p *Permit) End(res Result, callErr error) (Report, error) {
+	if p == nil || p.done {
+		return Report{}, errors.New("agent: Permit.End called on a finished permit")
+	}
+	p.done = true
+	g, req, rep := p.g, p.req, p.rep
+	rep.Called = true
+	if res.Outcome == "" {
+		res.Outcome = preflight.OutcomeSuccess
+		if callErr != nil {
+			res.Outcome = preflight.OutcomeTransientFailure
+		}
+	}
+	if res.ToolCallID == "" {
+		res.ToolCallID = req.StepID
+	}
+	cost, costErr := p.estimate, error(nil)
+	if res.CostUSD != "" {
+		if c, err := parseUSD(res.CostUSD); err == nil && c.Sign() >= 0 {
+			cost = c
+		} else {
+			// Count the estimate rather than nothing; record nothing.
+			costErr = fmt.Errorf("agent: Result.CostUSD %q must be a non-negative decimal; outcome not recorded", string(res.CostUSD))
+		}
+	}
+	rep.Result = res
+
+	var recErr error
+	if costErr == nil {
+		var goal string
+		if req.Task != nil {
+			goal = req.Task.GoalHash
+		}
+		// Recorded before the flight lands, so that a call decided after
+		// the followers wake up sees this outcome in the history.
+		recErr = g.ledger.Record(Entry{
+			ToolCallID:      res.ToolCallID,
+			Fingerprint:     rep.Decision.RequestFingerprint,
+			Outcome:         res.Outcome,
+			ResultReference: res.ResultReference,
+			GoalHash:        goal,
+		})
+		rep.Recorded = recErr == nil
+	}
+
+	g.mu.Lock()
+	g.inFlight = decimal.Sub(g.inFlight, p.estimate)
+	g.spent = decimal.Add(g.spent, cost)
+	g.land(p, res, callErr, true)
+	g.mu.Unlock()
+
+	switch {
+	case costErr != nil:
+		return rep, errors.Join(callErr, costErr)
+	case recErr != nil:
+		return rep, errors.Join(callErr, recErr)
+	}
+	return rep, callErr
+}
+
+// run calls call and ends the permit; a panic in call releases it.
+func (p *Permit) run(ctx context.Context, call CallFunc) (Report, error) {
+	defer p.Release() // a no-op after End; frees the reservation on a panic
+	res, err := call(ctx)
+	return p.End(res, err)
+}

@@ -1,0 +1,205 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// SessionOptions configures a [Session]. The zero value and nil both work.
+type SessionOptions struct {
+	// Guard configures the session's Guard: its budget (BudgetUSD), call
+	// limit (MaxCalls) and policies. Its Catalog is ignored: the Toolset's
+	// is used.
+	Guard GuardOptions
+	// Store keeps results for reuse and coalescing. Nil means a
+	// NewMemoryStore(0, 0) of the session's own. Sessions may share one.
+	Store ResultStore
+	// RunID names the run in every proposal. Empty means "session".
+	RunID string
+	// Ledger is where outcomes are recorded. Nil means a new one.
+	Ledger *Ledger
+}
+
+// Session guards the tool calls of one agent session (one MCP session, one
+// run): each call, named by a tool name and raw JSON arguments, becomes a
+// proposal through the session's [Toolset], is decided by a [Guard] that
+// keeps the session's ledger, budget and call limit, and either runs, or
+// is answered with a saved result (reuse), with the result of an identical
+// call in flight (coalescing), or with a message saying why it was not run.
+// A Session is safe for concurrent use.
+type Session struct {
+	guard *Guard
+	store ResultStore
+	runID string
+	tools atomic.Pointer[Toolset]
+	steps atomic.Uint64
+	mu    sync.Mutex // serializes SetTools with the guard's catalog
+}
+
+// NewSession returns a session deciding with tools. It fails only when
+// opts.Guard.BudgetUSD is malformed.
+func NewSession(tools *Toolset, opts *SessionOptions) (*Session, error) {
+	var o SessionOptions
+	if opts != nil {
+		o = *opts
+	}
+	if tools == nil {
+		tools, _ = NewToolset(ToolSpec{})
+	}
+	o.Guard.Catalog = tools.Catalog()
+	g, err := NewGuard(o.Ledger, &o.Guard)
+	if err != nil {
+		return nil, err
+	}
+	if o.Store == nil {
+		o.Store = NewMemoryStore(0, 0)
+	}
+	if o.RunID == "" {
+		o.RunID = "session"
+	}
+	s := &Session{guard: g, store: o.Store, runID: o.RunID}
+	s.tools.Store(tools)
+	return s, nil
+}
+
+// Guard returns the session's Guard (its ledger and money).
+func (s *Session) Guard() *Guard { return s.guard }
+
+// Tools returns the toolset the session decides with.
+func (s *Session) Tools() *Toolset { return s.tools.Load() }
+
+// SetTools replaces the toolset, for example after the tool list changed.
+// The ledger and money are kept.
+func (s *Session) SetTools(t *Toolset) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guard.mu.Lock()
+	s.guard.catalog = t.Catalog()
+	s.guard.mu.Unlock()
+	s.tools.Store(t)
+}
+
+// How says how a [Session.Call] was answered.
+type How int
+
+// The ways a call is answered.
+const (
+	// Ran: the tool ran; Answer.Result is its result.
+	Ran How = iota
+	// Reused: a saved result of the same call stands in for it; Answer.Result
+	// is those bytes exactly as saved.
+	Reused
+	// Coalesced: an identical call was in flight; Answer.Result is its result.
+	Coalesced
+	// Withheld: the call was not run; Answer.Message says why and what to
+	// do instead, Answer.Report.Decision carries the reason codes.
+	Withheld
+)
+
+var howNames = [...]string{"ran", "reused", "coalesced", "withheld"}
+
+// String returns "ran", "reused", "coalesced" or "withheld".
+func (h How) String() string {
+	if int(h) < len(howNames) {
+		return howNames[h]
+	}
+	return "How(" + strconv.Itoa(int(h)) + ")"
+}
+
+// Answer is how a [Session.Call] ended.
+type Answer struct {
+	How How
+	// Result is the result bytes: as run returned them, or as saved. Nil
+	// when the call was withheld.
+	Result []byte
+	// Outcome is how the result was classified (run's, or the leader's on
+	// coalescing); empty when withheld, success on reuse.
+	Outcome preflight.Outcome
+	// Message is the sentence for the model when the call was withheld.
+	Message string
+	// Report is what the Guard did; Report.Decision has the reason codes.
+	Report Report
+}
+
+// RunFunc makes the real call. It returns the result to hand to the model
+// (opaque bytes, saved as they are) and how the call ended; a non-nil error
+// means there is no result (a transport failure), and is returned by Call.
+type RunFunc func(ctx context.Context) (result []byte, outcome preflight.Outcome, err error)
+
+// Call guards one call of the tool name with raw JSON arguments args.
+//
+// Every call is a proposal with the session's run id, a goal hash shared by
+// the whole session, and reuse permitted; the Toolset gives its operation,
+// price, TTL and retry cap. A reuse decision whose saved result the store
+// no longer has is decided again without reuse. An error is returned when
+// the proposal is malformed (a *preflight.Error, for example arguments that
+// are not a JSON object), when ctx is done, or when run failed.
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, run RunFunc) (Answer, error) {
+	req := s.tools.Load().Proposal(name, args)
+	req.RunID = s.runID
+	req.StepID = "call-" + strconv.FormatUint(s.steps.Add(1), 10)
+	req.Task = &preflight.Task{GoalHash: s.runID}
+	req.Capabilities = &preflight.Capabilities{CanReusePriorResult: true}
+	if s.guard.budget == nil {
+		req.Budget.RemainingUSD = "1000000000"
+	}
+	for {
+		p, rep, err := s.guard.Begin(ctx, req)
+		if err != nil {
+			return Answer{Report: rep}, err
+		}
+		if p != nil {
+			return s.run(ctx, p, run)
+		}
+		switch {
+		case rep.ReuseReference != "":
+			if b, ok := s.store.Get(ctx, rep.ReuseReference); ok {
+				return Answer{How: Reused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
+			}
+			req.Capabilities = &preflight.Capabilities{} // evicted: decide without reuse
+			continue
+		case rep.Coalesced != nil:
+			res, err := rep.Coalesced.Wait(ctx)
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return Answer{Report: rep}, ctxErr
+			}
+			if err != nil {
+				// The leader gave up, was cancelled by its own caller or
+				// got no result: decide again (and maybe run) for this one.
+				continue
+			}
+			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
+				return Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
+			}
+			req.Capabilities = &preflight.Capabilities{} // not saved: decide without reuse
+			continue
+		}
+		return Answer{How: Withheld, Message: rep.Message(name), Report: rep}, nil
+	}
+}
+
+func (s *Session) run(ctx context.Context, p *Permit, run RunFunc) (Answer, error) {
+	defer p.Release() // after End a no-op; on a panic in run it frees the reservation
+	b, outcome, err := run(ctx)
+	res := Result{Outcome: outcome}
+	if err == nil {
+		if res.Outcome == "" {
+			res.Outcome = preflight.OutcomeSuccess
+		}
+		// Saved whatever the outcome so coalesced calls get the same
+		// answer; only a success is ever reused (Decide's rule).
+		if ref, perr := s.store.Put(ctx, b); perr == nil {
+			res.ResultReference = ref
+		}
+	}
+	rep, err := p.End(res, err)
+	if err != nil {
+		return Answer{Report: rep}, err
+	}
+	return Answer{How: Ran, Result: b, Outcome: rep.Result.Outcome, Report: rep}, nil
+}

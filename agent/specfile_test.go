@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDecodeToolSpecs(t *testing.T) {
+	specs, err := DecodeToolSpecs([]byte(`{"operations":[
+		{"provider":"mcp","name":"market_quote","effects":"read_only","priceUsd":0.05,"ttlSeconds":600,"retryCap":2,
+		 "schema":{"type":"object","required":["symbol"]}},
+		{"provider":"mcp","name":"send_email","annotations":{"destructiveHint":false}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 2 {
+		t.Fatalf("%d specs, want the file's 2 (built-ins left out)", len(specs))
+	}
+	got := []string{string(specs[0].PriceUSD), string(specs[0].TTLSeconds), string(specs[0].RetryCap), specs[0].Operation.Name,
+		specs[0].Operation.Effects.String(), string(specs[1].PriceUSD), specs[1].Operation.Name}
+	want := []string{"0.05", "600", "2", "market_quote", "read_only", "", "send_email"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("specs (-want +got):\n%s", d)
+	}
+	if _, err := NewToolset(ToolSpec{}, specs...); err != nil {
+		t.Fatalf("the specs do not make a toolset: %v", err)
+	}
+}
+
+func TestDecodeToolSpecsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []preflight.Issue // path and code only
+	}{
+		{"bad spec values", `{"operations":[{"provider":"p","name":"a","priceUsd":-1,"ttlSeconds":1.5,"retryCap":0}]}`,
+			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueType},
+				{Path: "/operations/0/ttlSeconds", Code: preflight.IssueType}, {Path: "/operations/0/retryCap", Code: preflight.IssueType}}},
+		{"a string price", `{"operations":[{"provider":"p","name":"a","priceUsd":"0.1"}]}`,
+			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueType}}},
+		{"unknown member next to spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"cost":2}]}`,
+			[]preflight.Issue{{Path: "/operations/0/cost", Code: preflight.IssueUnknownField}}},
+		{"catalog problem under spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"schema":{"type":"object","format":"x"}}]}`,
+			[]preflight.Issue{{Path: "/operations/0/schema/format", Code: preflight.IssueUnsupportedSchemaKeyword}}},
+		{"duplicate member", `{"operations":[{"provider":"p","name":"a","name":"b","priceUsd":1}]}`,
+			[]preflight.Issue{{Path: "/operations/0/name", Code: preflight.IssueDuplicateKey}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeToolSpecs([]byte(tt.file))
+			var pe *preflight.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("want a *preflight.Error, got %v", err)
+			}
+			var got []preflight.Issue
+			for _, is := range pe.Details {
+				got = append(got, preflight.Issue{Path: is.Path, Code: is.Code})
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Fatalf("issues (-want +got):\n%s\n%v", d, pe.Details)
+			}
+		})
+	}
+}
+
+func TestDecodeToolSpecsCatalogFile(t *testing.T) {
+	// Every catalog file is a tool-spec file.
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "catalog", "operations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := DecodeToolSpecs(data)
+	if err != nil || len(specs) == 0 {
+		t.Fatalf("%d specs, %v", len(specs), err)
+	}
+}
+
+func FuzzDecodeToolSpecs(f *testing.F) {
+	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"q","priceUsd":0.05,"ttlSeconds":60,"retryCap":2}]}`))
+	f.Add([]byte(`{"operations":[{"provider":"p","name":"a","priceUsd":-1}]}`))
+	f.Add([]byte(`{"operations":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		specs, err := DecodeToolSpecs(data)
+		if err == nil {
+			if _, err := NewToolset(ToolSpec{}, specs...); err != nil {
+				t.Fatalf("decoded specs do not build: %v", err)
+			}
+		}
+	})
+}

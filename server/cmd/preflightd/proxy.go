@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
+)
+
+const proxyUsage = `usage:
+  preflightd proxy --listen ADDR --upstream URL [flags]        guard a Streamable HTTP MCP server
+  preflightd proxy --listen ADDR [flags] -- COMMAND [ARG...]    guard an MCP server over stdio (one process per session)
+
+The proxy serves MCP Streamable HTTP at /mcp, forwards every message both
+ways unchanged, and answers tools/call through preflight: one ledger,
+budget and call limit per MCP session.
+
+flags:
+`
+
+// proxyOptions are the parsed flags of the proxy subcommand.
+type proxyOptions struct {
+	listen     string
+	upstream   string
+	command    []string
+	operations string
+	budgetUSD  string
+	maxCalls   int
+	ttl        time.Duration
+	idle       time.Duration
+	trustHost  bool
+}
+
+func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
+	fs := flag.NewFlagSet("preflightd proxy", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(out, proxyUsage)
+		fs.PrintDefaults()
+	}
+	var o proxyOptions
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
+	fs.StringVar(&o.upstream, "upstream", "", "`URL` of the upstream Streamable HTTP MCP server (or give a command after --)")
+	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file whose operations may carry priceUsd, ttlSeconds and retryCap")
+	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each MCP session may spend on priced tools; empty means no budget")
+	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each MCP session may make (`n`); 0 means no limit")
+	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
+	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
+	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.command = fs.Args()
+	switch {
+	case o.upstream == "" && len(o.command) == 0:
+		return o, errors.New("proxy: give --upstream URL or a command after --")
+	case o.upstream != "" && len(o.command) > 0:
+		return o, errors.New("proxy: give --upstream URL or a command after --, not both")
+	case o.idle < 0:
+		return o, errors.New("proxy: --session-idle must be 0 or more")
+	case o.maxCalls < 0:
+		return o, errors.New("proxy: --max-calls must be 0 or more")
+	case o.ttl < 0 || o.ttl%time.Second != 0:
+		return o, fmt.Errorf("proxy: --ttl %s must be a non-negative whole number of seconds", o.ttl)
+	}
+	if o.upstream != "" {
+		u, err := url.Parse(o.upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return o, fmt.Errorf("proxy: --upstream %q must be an absolute http(s) URL", o.upstream)
+		}
+	}
+	if o.budgetUSD != "" {
+		if f, err := strconv.ParseFloat(o.budgetUSD, 64); err != nil || f < 0 {
+			return o, fmt.Errorf("proxy: --budget-usd %q must be a non-negative decimal", o.budgetUSD)
+		}
+	}
+	return o, nil
+}
+
+// guardOptions turns the flags (and the spec file) into the options of
+// every session's guard.
+func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
+	g := mcpguard.Options{
+		Session: agent.SessionOptions{
+			Guard: agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD), MaxCalls: o.maxCalls},
+			// One store for every session; references never collide.
+			Store: agent.NewMemoryStore(4096, 64<<20),
+		},
+		Defaults: agent.ToolSpec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
+	}
+	if o.operations != "" {
+		data, err := os.ReadFile(o.operations)
+		if err != nil {
+			return g, fmt.Errorf("--operations: %w", err)
+		}
+		specs, err := agent.DecodeToolSpecs(data)
+		if err != nil {
+			return g, describeFileError("--operations "+o.operations, err)
+		}
+		g.Specs = specs
+	}
+	return g, nil
+}
+
+// runProxy runs the proxy subcommand until ctx is done.
+func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
+	o, err := parseProxyFlags(args, logOut)
+	if err != nil {
+		return err
+	}
+	gopts, err := o.guardOptions()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	dial := mcpproxy.HTTPDialer(o.upstream, nil)
+	if len(o.command) > 0 {
+		dial = mcpproxy.CommandDialer(o.command[0], o.command[1:]...)
+	}
+	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
+		IdleTimeout: o.idle, TrustHost: o.trustHost})
+	defer p.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p)
+
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	upstream := o.upstream
+	if upstream == "" {
+		upstream = "stdio: " + o.command[0]
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
+	// Closing the proxy first ends the long-lived streams, so that
+	// Shutdown can finish.
+	return serve(ctx, srv, ln, logger, func() { p.Close() })
+}
+
+func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// describeFileError lists every problem of a file with its JSON Pointer.
+func describeFileError(what string, err error) error {
+	var e *preflight.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: %s", what, e.Code, e.Message)
+	for _, d := range e.Details {
+		at := d.Path
+		if at == "" {
+			at = "(the whole file)"
+		}
+		fmt.Fprintf(&b, "\n  %s: %s (%s)", at, d.Message, d.Code)
+	}
+	return errors.New(b.String())
+}
