@@ -36,11 +36,15 @@ func TestOpsFlags(t *testing.T) {
 			o.shutdownTimeout, o.metricsAddr = 45*time.Second, "127.0.0.1:9464"
 		})},
 		{"environment", nil, map[string]string{"PREFLIGHT_WRITE_TIMEOUT": "75s", "PREFLIGHT_METRICS_ADDR": ":9464", "PREFLIGHT_IDLE_TIMEOUT": "500ms"},
-			withOps(func(o *opsOptions) { o.writeTimeout, o.metricsAddr, o.idleTimeout = 75*time.Second, ":9464", 500*time.Millisecond })},
+			withOps(func(o *opsOptions) {
+				o.writeTimeout, o.metricsAddr, o.idleTimeout = 75*time.Second, ":9464", 500*time.Millisecond
+			})},
 		{"flag wins over environment", []string{"--shutdown-timeout", "40s"}, map[string]string{"PREFLIGHT_SHUTDOWN_TIMEOUT": "50s"},
 			withOps(func(o *opsOptions) { o.shutdownTimeout = 40 * time.Second })},
 		{"payment timeouts", append([]string{"--verify-timeout=3s", "--settle-timeout=4s"}, paidArgs...), nil,
-			withOps(func(o *opsOptions) { o.verifyTimeout, o.settleTimeout, o.paymentTimeoutSet = 3*time.Second, 4*time.Second, true })},
+			withOps(func(o *opsOptions) {
+				o.verifyTimeout, o.settleTimeout, o.paymentTimeoutSet = 3*time.Second, 4*time.Second, true
+			})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
