@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentpreflight/preflight/server/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"

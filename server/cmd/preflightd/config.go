@@ -20,7 +20,7 @@ type options struct {
 	facilitatorURL    string
 	maxTimeoutSeconds int
 	mcpTrustProxyHost bool
-	operations        string // catalog file; empty means the built-in operations
+	operations        string     // catalog file; empty means the built-in operations
 	ops               opsOptions // timeouts and the metrics listener (opsflags.go)
 }
 

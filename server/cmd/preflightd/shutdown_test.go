@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/server/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
 // slowFacilitator stands in for an x402 facilitator (a real one needs a
