@@ -78,13 +78,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")
 	}
 
-	return serve(ctx, srv, ln, logger, nil)
+	return serve(ctx, srv, ln, logger, opts.ops.shutdownTimeout, nil)
 }
 
 // serve runs srv on ln until ctx is done, then shuts it down gracefully:
 // beforeShutdown (if not nil) runs first, then srv stops accepting
-// connections and waits (up to 30 s) for requests in flight.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, beforeShutdown func()) error {
+// connections and waits (up to grace) for requests in flight.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func()) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -92,8 +92,8 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", opts.ops.shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), opts.ops.shutdownTimeout)
+	logger.Info("shutting down", "timeout", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if beforeShutdown != nil {
 		beforeShutdown()
