@@ -24,6 +24,7 @@ func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		h.writeLibraryError(w, r, err)
 		return
 	}
+	noteCheck(r.Context(), res)
 	h.writeResult(w, r, res)
 }
 
@@ -51,6 +52,7 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		h.writeLibraryError(w, r, err)
 		return
 	}
+	noteDecision(r.Context(), dec)
 	body, err := json.Marshal(dec)
 	if err != nil {
 		h.writeLibraryError(w, r, err)

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures the handler returned by [New]. The zero value serves
@@ -44,7 +46,22 @@ type Config struct {
 	Catalog *preflight.Catalog
 
 	// Logger receives the handler's own error reports (a misconfigured
-	// paywall, a recovered panic). It never receives request bodies or
-	// header values. Nil means discard.
+	// paywall, a recovered panic) and, unless Payment.Logger is set, the
+	// paywall's lines. It never receives request bodies or header values.
+	// Lines logged for a request carry its request_id (and trace_id and
+	// span_id when traced). Nil means discard.
 	Logger *slog.Logger
+
+	// Metrics, when non-nil, receives the service's Prometheus collectors
+	// (requests, latency, decisions, checks, payment outcomes, facilitator
+	// latency, MCP sessions and tool calls). Nil means no metrics. The
+	// handler does not serve them: expose the registry where you choose.
+	Metrics prometheus.Registerer
+
+	// TracerProvider, when non-nil, gives every request a server span (an
+	// incoming W3C traceparent is its parent), facilitator calls client
+	// spans whose traceparent is sent on, and MCP tool calls spans of their
+	// own. Nil means no tracing. Every response carries X-Request-Id either
+	// way (a sane incoming one is kept).
+	TracerProvider trace.TracerProvider
 }

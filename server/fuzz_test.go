@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +39,23 @@ func FuzzHandler(f *testing.F) {
 		}
 		if a.Code != b.Code || !bytes.Equal(a.Body.Bytes(), b.Body.Bytes()) {
 			t.Fatalf("answers differ: %d %s / %d %s", a.Code, a.Body, b.Code, b.Body)
+		}
+	})
+}
+
+// FuzzRequestID: whatever a client sends as X-Request-Id, the id used is
+// sane (safe in a header and a log line), and a sane one is kept.
+func FuzzRequestID(f *testing.F) {
+	for _, s := range []string{"", "req-1", "3f1c2a4e-9d7b-4c1e-8a2f-5b6c7d8e9f00", "a b", "x\n{", strings.Repeat("z", 200)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := requestID(in)
+		if !saneRequestID(got) {
+			t.Fatalf("requestID(%q) = %q, not sane", in, got)
+		}
+		if saneRequestID(in) && got != in {
+			t.Fatalf("requestID(%q) = %q, want the sane input kept", in, got)
 		}
 	})
 }

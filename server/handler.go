@@ -37,12 +37,15 @@ type handler struct {
 func New(cfg Config) http.Handler {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	cfg.SiteURL = strings.TrimRight(cfg.SiteURL, "/")
-	h := &handler{cfg: cfg, log: cfg.Logger, site: newSite(cfg.Catalog), openAPI: openAPIFor(cfg.Catalog)}
+	h := &handler{cfg: cfg, log: withRequestIDs(cfg.Logger), site: newSite(cfg.Catalog), openAPI: openAPIFor(cfg.Catalog)}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	in := newInstrumentation(cfg, h.log)
 	if cfg.Payment != nil {
-		pw, err := x402.New(cfg.Payment.config(cfg.Logger))
+		pc := cfg.Payment.config(withRequestIDs(cfg.Logger))
+		in.instrumentPayment(&pc)
+		pw, err := x402.New(pc)
 		if err != nil {
 			h.paywallErr = err
 			h.log.Error("payment is configured but invalid; the paid route will answer 503", "error", err.Error())
@@ -58,11 +61,11 @@ func New(cfg Config) http.Handler {
 	h.handle("/health", http.MethodGet, serveHealth)
 	h.handle("/openapi.json", http.MethodGet, h.serveOpenAPI)
 	h.handle(pathOperationsSchema, http.MethodGet, serveOperationsSchema)
-	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg)}
+	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg, in)}
 	for _, p := range sitePaths {
 		h.handle(p, http.MethodGet, h.serveSite)
 	}
-	return h
+	return in.wrap(h)
 }
 
 // handle registers fn for method on path. A GET route also answers HEAD.

@@ -60,8 +60,9 @@ const mcpServerVersion = "0.3.0"
 // exposes only two free, read-only tools that keep no state, but the check is
 // the safer default. Connections that do not arrive on a loopback address are
 // never subject to it.
-func newMCPHandler(cfg Config) http.Handler {
+func newMCPHandler(cfg Config, in *instrumentation) http.Handler {
 	srv := newMCPServer(cfg.Catalog)
+	in.attachMCP(srv)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{
 			Stateless:                  true,

@@ -13,7 +13,7 @@ import (
 // document with the same methods, and the document lists nothing else.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	c := newAPIClient(t, New(testConfig))
-	h := New(testConfig).(*handler)
+	h := New(testConfig).(*observer).next.(*handler)
 	served := map[string][]string{}
 	for path, rt := range h.routes {
 		var methods []string

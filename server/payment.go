@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/agentpreflight/preflight/server/internal/x402"
 )
@@ -22,8 +23,13 @@ type Payment struct {
 	// loopback host only (payloads are signed authorizations).
 	FacilitatorURL string
 	// MaxTimeoutSeconds is the authorization window offered to clients,
-	// 35..3600; 0 means 60.
+	// 35..3600; 0 means 60. It must cover VerifyTimeout + SettleTimeout
+	// + 10 s.
 	MaxTimeoutSeconds int
+	// VerifyTimeout bounds one /verify call; 0 means 10 s.
+	VerifyTimeout time.Duration
+	// SettleTimeout bounds one /settle call; 0 means 15 s.
+	SettleTimeout time.Duration
 }
 
 // Validate reports the first misconfiguration with a message saying what
@@ -39,6 +45,8 @@ func (p Payment) config(log *slog.Logger) x402.Config {
 		Network:           p.Network,
 		FacilitatorURL:    p.FacilitatorURL,
 		MaxTimeoutSeconds: p.MaxTimeoutSeconds,
+		VerifyTimeout:     p.VerifyTimeout,
+		SettleTimeout:     p.SettleTimeout,
 		Logger:            log,
 	}
 }

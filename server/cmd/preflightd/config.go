@@ -20,7 +20,8 @@ type options struct {
 	facilitatorURL    string
 	maxTimeoutSeconds int
 	mcpTrustProxyHost bool
-	operations        string // catalog file; empty means the built-in operations
+	operations        string     // catalog file; empty means the built-in operations
+	ops               opsOptions // timeouts and the metrics listener (opsflags.go)
 }
 
 // parseFlags parses args, with environment variables (read through getenv)
@@ -46,6 +47,9 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.IntVar(&o.maxTimeoutSeconds, "max-timeout-seconds", 0, "x402 authorization window in `seconds` (env PREFLIGHT_MAX_TIMEOUT_SECONDS); 0 means 60")
 	fs.BoolVar(&o.mcpTrustProxyHost, "mcp-trust-proxy-host", false, "accept a non-loopback Host header on /mcp, as behind a reverse proxy (env PREFLIGHT_MCP_TRUST_PROXY_HOST)")
 	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
+	if err := o.ops.register(fs, getenv); err != nil {
+		return o, err
+	}
 	var err error
 	if o.maxTimeoutSeconds, err = strconv.Atoi(maxTimeout); err != nil {
 		return o, fmt.Errorf("PREFLIGHT_MAX_TIMEOUT_SECONDS=%q is not an integer", maxTimeout)
@@ -65,6 +69,9 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 // serverConfig validates o and turns it into the handler's configuration.
 func (o options) serverConfig() (server.Config, error) {
 	cfg := server.Config{MCPTrustProxyHost: o.mcpTrustProxyHost}
+	if err := o.ops.validate(o.payTo != "", o.addr); err != nil {
+		return cfg, err
+	}
 	var err error
 	if cfg.BaseURL, err = checkBaseURL("--base-url", o.baseURL); err != nil {
 		return cfg, err
@@ -86,6 +93,8 @@ func (o options) serverConfig() (server.Config, error) {
 		Network:           o.network,
 		FacilitatorURL:    o.facilitatorURL,
 		MaxTimeoutSeconds: o.maxTimeoutSeconds,
+		VerifyTimeout:     o.ops.verifyTimeout,
+		SettleTimeout:     o.ops.settleTimeout,
 	}
 	if err := pc.Validate(); err != nil {
 		return cfg, fmt.Errorf("invalid payment configuration: %w", err)

@@ -15,14 +15,14 @@ func TestParseFlags(t *testing.T) {
 		env  map[string]string
 		want options
 	}{
-		{"defaults", nil, nil, options{addr: "127.0.0.1:8080"}},
+		{"defaults", nil, nil, options{addr: "127.0.0.1:8080", ops: defaultOps()}},
 		{"environment fallback", nil, map[string]string{
 			"PREFLIGHT_ADDR": "127.0.0.1:0", "PREFLIGHT_BASE_URL": "https://api.example.com",
 			"PREFLIGHT_MCP_TRUST_PROXY_HOST": "true", "PREFLIGHT_MAX_TIMEOUT_SECONDS": "90",
-		}, options{addr: "127.0.0.1:0", baseURL: "https://api.example.com", mcpTrustProxyHost: true, maxTimeoutSeconds: 90}},
+		}, options{addr: "127.0.0.1:0", baseURL: "https://api.example.com", mcpTrustProxyHost: true, maxTimeoutSeconds: 90, ops: defaultOps()}},
 		{"flag wins over environment", []string{"--addr", "127.0.0.1:9", "--max-timeout-seconds=120"},
 			map[string]string{"PREFLIGHT_ADDR": "127.0.0.1:0", "PREFLIGHT_MAX_TIMEOUT_SECONDS": "90"},
-			options{addr: "127.0.0.1:9", maxTimeoutSeconds: 120}},
+			options{addr: "127.0.0.1:9", maxTimeoutSeconds: 120, ops: defaultOps()}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -30,7 +30,7 @@ func TestParseFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(options{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(options{}, opsOptions{})); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -46,8 +46,15 @@ func buildBinary(t *testing.T) string {
 // "listening" log line.
 func startDaemon(t *testing.T, bin string, args ...string) *daemon {
 	t.Helper()
+	return startDaemonEnv(t, bin, nil, args...)
+}
+
+// startDaemonEnv is startDaemon with env ("NAME=value") added to a clean
+// environment.
+func startDaemonEnv(t *testing.T, bin string, env []string, args ...string) *daemon {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // no PREFLIGHT_* from the test's environment
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...) // no PREFLIGHT_* or OTEL_* from the test's environment
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,18 @@
 //	--max-timeout-seconds   PREFLIGHT_MAX_TIMEOUT_SECONDS   x402 authorization window (default 60)
 //	--mcp-trust-proxy-host  PREFLIGHT_MCP_TRUST_PROXY_HOST  accept a non-loopback Host on /mcp behind a reverse proxy
 //	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide (default: the built-in two)
+//	--metrics-addr          PREFLIGHT_METRICS_ADDR          serve Prometheus metrics at /metrics on this address (default: none)
+//	--read-header-timeout   PREFLIGHT_READ_HEADER_TIMEOUT   default 5s
+//	--read-timeout          PREFLIGHT_READ_TIMEOUT          default 30s
+//	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: longer than verify + settle
+//	--idle-timeout          PREFLIGHT_IDLE_TIMEOUT          default 120s
+//	--verify-timeout        PREFLIGHT_VERIFY_TIMEOUT        facilitator /verify, default 10s, at most 20s
+//	--settle-timeout        PREFLIGHT_SETTLE_TIMEOUT        facilitator /settle, default 15s, at most 20s
+//	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle
+//
+// Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp;
+// the other standard OTEL_* variables configure the exporter.
 //
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every

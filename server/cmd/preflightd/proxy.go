@@ -142,10 +142,11 @@ func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ops := defaultOps()
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: ops.readHeaderTimeout,
+		IdleTimeout:       ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -156,7 +157,7 @@ func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
 	// Closing the proxy first ends the long-lived streams, so that
 	// Shutdown can finish.
-	return serve(ctx, srv, ln, logger, func() { p.Close() })
+	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() })
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }

@@ -12,20 +12,15 @@ import (
 	"github.com/agentpreflight/preflight/server"
 )
 
-// Server timeouts. Bodies are at most 64 KiB, so generous read and write
+// maxHeaderBytes bounds a request's headers. The timeouts are flags
+// (opsflags.go); bodies are at most 64 KiB, so generous read and write
 // limits still bound a slow client.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 60 * time.Second // covers facilitator verify + settle on the paid route
-	idleTimeout       = 120 * time.Second
-	maxHeaderBytes    = 32 << 10
-	shutdownTimeout   = 30 * time.Second
-)
+const maxHeaderBytes = 32 << 10
 
 // run parses args, serves until ctx is done, then shuts down gracefully:
-// it stops accepting connections and waits (up to 30 s) for requests in
-// flight. It returns nil after a clean shutdown. Logs go to logOut as JSON.
+// it stops accepting connections and waits (up to --shutdown-timeout) for
+// requests in flight, a paid one's settlement included, then flushes traces.
+// It returns nil after a clean shutdown. Logs go to logOut as JSON.
 func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer) error {
 	if len(args) > 0 && args[0] == "proxy" {
 		return runProxy(ctx, args[1:], logOut)
@@ -40,6 +35,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
 	cfg.Logger = logger
+	tp, err := startTracing(ctx, getenv, logger)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		cfg.TracerProvider = tp
+		defer func() {
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(fctx); err != nil {
+				logger.Warn("traces could not all be flushed", "error", err.Error())
+			}
+		}()
+	}
+	var metrics *metricsServer
+	if opts.ops.metricsAddr != "" {
+		reg := newMetricsRegistry()
+		cfg.Metrics = reg
+		if metrics, err = startMetrics(opts.ops.metricsAddr, reg, logger); err != nil {
+			return err
+		}
+		defer metrics.stop()
+	}
 
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
@@ -47,26 +65,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	}
 	srv := &http.Server{
 		Handler:           accessLog(logger, server.New(cfg)),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: opts.ops.readHeaderTimeout,
+		ReadTimeout:       opts.ops.readTimeout,
+		WriteTimeout:      opts.ops.writeTimeout,
+		IdleTimeout:       opts.ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil)
+	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && cfg.BaseURL == "" {
 		logger.Warn("--base-url is not set on a non-loopback listener: documents and payment resource URLs " +
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")
 	}
 
-	return serve(ctx, srv, ln, logger, nil)
+	return serve(ctx, srv, ln, logger, opts.ops.shutdownTimeout, nil)
 }
 
 // serve runs srv on ln until ctx is done, then shuts it down gracefully:
 // beforeShutdown (if not nil) runs first, then srv stops accepting
-// connections and waits (up to 30 s) for requests in flight.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, beforeShutdown func()) error {
+// connections and waits (up to grace) for requests in flight.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func()) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -74,8 +92,8 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	logger.Info("shutting down", "timeout", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if beforeShutdown != nil {
 		beforeShutdown()

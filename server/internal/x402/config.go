@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -75,8 +76,13 @@ type Config struct {
 	// SettleTimeout bounds one /settle call; 0 means 15 s.
 	SettleTimeout time.Duration
 	// Logger receives one line per facilitator failure, never with header
-	// values, signatures or payloads; nil means no logging.
+	// values, signatures or payloads; nil means no logging. Lines are logged
+	// with the request's context, so a handler can add a request id.
 	Logger *slog.Logger
+	// Observe, when non-nil, is called with the request's context at every
+	// payment step (see [Outcome]), for metrics and traces. It must be safe
+	// for concurrent use and return quickly.
+	Observe func(ctx context.Context, o Outcome)
 }
 
 // Validate reports the first misconfiguration with a clear message. It does

@@ -35,12 +35,15 @@ type Facilitator struct {
 // does no I/O; Config.Validate checks a URL before it gets here.
 func NewFacilitator(baseURL string, client *http.Client) *Facilitator {
 	if client == nil {
-		client = defaultHTTPClient()
+		client = DefaultHTTPClient()
 	}
 	return &Facilitator{base: strings.TrimRight(baseURL, "/"), client: client}
 }
 
-func defaultHTTPClient() *http.Client {
+// DefaultHTTPClient returns a new client as used when [Config.HTTPClient]
+// is nil: a 30 s overall timeout, bounded dial, TLS and header waits, and no
+// redirects followed. Wrap its Transport to instrument facilitator calls.
+func DefaultHTTPClient() *http.Client {
 	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{

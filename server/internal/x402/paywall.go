@@ -99,23 +99,27 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 
 	sig := r.Header.Get(HeaderPaymentSignature)
 	if sig == "" {
+		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonPaymentRequired,
 			"this route costs $"+PriceUSD+" USDC per settled request; pay with x402 version 2 as described in the PAYMENT-REQUIRED header and retry with PAYMENT-SIGNATURE")
 		return
 	}
 	payload, err := decodePayload(sig)
 	if err != nil {
+		p.observe(r.Context(), OutcomeMalformed)
 		writeError(w, http.StatusBadRequest, preflight.CodeInvalidRequest,
 			"the PAYMENT-SIGNATURE header is malformed: "+err.Error()+"; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object")
 		return
 	}
 	if field := p.mismatch(payload.Accepted); field != "" {
+		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonNoMatch,
 			"the payment's accepted."+field+" does not match this route's offer; pay the requirements in the PAYMENT-REQUIRED header")
 		return
 	}
 	key := sha256.Sum256([]byte(sig))
 	if !p.claim(key) {
+		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonInFlight,
 			"this payment is already being processed by another request; it is never used twice")
 		return
@@ -127,6 +131,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	cancel()
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 verify failed", slog.String("error", err.Error()))
+		p.observe(r.Context(), OutcomeFacilitatorError)
 		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator could not verify the payment (unreachable, too slow or an unreadable answer); nothing was charged; try again later")
 		return
@@ -136,10 +141,12 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		if reason == "" {
 			reason = "invalid_payment"
 		}
+		p.observe(r.Context(), OutcomeVerifyFailed)
 		p.challenge(w, resourceURL, reason, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
 		return
 	}
 
+	p.observe(r.Context(), OutcomeVerified)
 	status, body := produce()
 	if status != http.StatusOK {
 		if h.Get("Content-Type") == "" {
@@ -155,6 +162,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	cancel()
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settle failed, outcome unknown", slog.String("error", err.Error()))
+		p.observe(r.Context(), OutcomeUnknown)
 		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
 		return
@@ -164,6 +172,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		// neither a charge we can confirm nor a refusal. Pass the receipt on
 		// (it names the transaction) and withhold the decision.
 		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settlement pending, outcome unknown")
+		p.observe(r.Context(), OutcomeUnknown)
 		if sr.Network == "" {
 			sr.Network = p.offer.Network
 		}
@@ -187,6 +196,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			sr.ErrorReason = "settlement_failed"
 		}
 		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 settlement refused", slog.String("reason", sr.ErrorReason))
+		p.observe(r.Context(), OutcomeSettleFailed)
 		if enc, err := EncodeHeader(sr); err == nil {
 			h.Set(HeaderPaymentResponse, enc)
 		}
@@ -200,6 +210,8 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	h.Set(HeaderPaymentResponse, enc)
+	p.logger.LogAttrs(r.Context(), slog.LevelInfo, "x402 settled", slog.String("transaction", sr.Transaction), slog.String("network", sr.Network))
+	p.observe(r.Context(), OutcomeSettled)
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}

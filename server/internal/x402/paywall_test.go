@@ -1,6 +1,7 @@
 package x402
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -487,7 +488,18 @@ type result struct {
 // serve runs one request through p.Handle and decodes the x402 headers.
 func serve(t *testing.T, p *Paywall, sig string, produce func() (int, []byte)) result {
 	t.Helper()
+	return serveRequest(t, p, httptest.NewRequest(http.MethodPost, testResource, strings.NewReader(`{}`)), sig, produce)
+}
+
+// requestWithValue is a test request whose context holds key: value.
+func requestWithValue(key, value any) *http.Request {
 	req := httptest.NewRequest(http.MethodPost, testResource, strings.NewReader(`{}`))
+	return req.WithContext(context.WithValue(req.Context(), key, value))
+}
+
+// serveRequest is serve with the caller's request.
+func serveRequest(t *testing.T, p *Paywall, req *http.Request, sig string, produce func() (int, []byte)) result {
+	t.Helper()
 	if sig != "" {
 		req.Header.Set("Payment-Signature", sig) // any letter case works
 	}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testPayTo = "0x1111111111111111111111111111111111111111"
+
+var paidArgs = []string{"--pay-to", testPayTo, "--facilitator-url", "https://x402.example/facilitator"}
+
+func TestOpsFlags(t *testing.T) {
+	withOps := func(f func(*opsOptions)) opsOptions {
+		o := defaultOps()
+		f(&o)
+		return o
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want opsOptions
+	}{
+		{"defaults are the historical constants", nil, nil, opsOptions{
+			readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 60 * time.Second,
+			idleTimeout: 120 * time.Second, verifyTimeout: 10 * time.Second, settleTimeout: 15 * time.Second,
+			shutdownTimeout: 30 * time.Second,
+		}},
+		{"flags", []string{"--read-header-timeout=2s", "--read-timeout", "10s", "--write-timeout=90s", "--idle-timeout=1m",
+			"--shutdown-timeout=45s", "--metrics-addr", "127.0.0.1:9464"}, nil, withOps(func(o *opsOptions) {
+			o.readHeaderTimeout, o.readTimeout, o.writeTimeout, o.idleTimeout = 2*time.Second, 10*time.Second, 90*time.Second, time.Minute
+			o.shutdownTimeout, o.metricsAddr = 45*time.Second, "127.0.0.1:9464"
+		})},
+		{"environment", nil, map[string]string{"PREFLIGHT_WRITE_TIMEOUT": "75s", "PREFLIGHT_METRICS_ADDR": ":9464", "PREFLIGHT_IDLE_TIMEOUT": "500ms"},
+			withOps(func(o *opsOptions) {
+				o.writeTimeout, o.metricsAddr, o.idleTimeout = 75*time.Second, ":9464", 500*time.Millisecond
+			})},
+		{"flag wins over environment", []string{"--shutdown-timeout", "40s"}, map[string]string{"PREFLIGHT_SHUTDOWN_TIMEOUT": "50s"},
+			withOps(func(o *opsOptions) { o.shutdownTimeout = 40 * time.Second })},
+		{"payment timeouts", append([]string{"--verify-timeout=3s", "--settle-timeout=4s"}, paidArgs...), nil,
+			withOps(func(o *opsOptions) {
+				o.verifyTimeout, o.settleTimeout, o.paymentTimeoutSet = 3*time.Second, 4*time.Second, true
+			})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.serverConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, o.ops, cmp.AllowUnexported(opsOptions{})); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			if cfg.Payment != nil && (cfg.Payment.VerifyTimeout != o.ops.verifyTimeout || cfg.Payment.SettleTimeout != o.ops.settleTimeout) {
+				t.Errorf("payment timeouts %v/%v, want %v/%v", cfg.Payment.VerifyTimeout, cfg.Payment.SettleTimeout, o.ops.verifyTimeout, o.ops.settleTimeout)
+			}
+		})
+	}
+}
+
+func TestOpsFlagErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{"not a duration", []string{"--write-timeout", "60"}, nil, `"60" is not a duration such as 500ms, 30s or 2m`},
+		{"env not a duration", nil, map[string]string{"PREFLIGHT_READ_TIMEOUT": "soon"}, `PREFLIGHT_READ_TIMEOUT="soon" is not a duration`},
+		{"zero", []string{"--idle-timeout=0s"}, nil, "--idle-timeout 0s is out of range: want a duration above 0 and at most 1h0m0s"},
+		{"negative", []string{"--read-header-timeout=-1s"}, nil, "--read-header-timeout -1s is out of range"},
+		{"too long", []string{"--shutdown-timeout=2h"}, nil, "--shutdown-timeout 2h0m0s is out of range"},
+		{"facilitator timeout over its client's limit", append([]string{"--settle-timeout=30s", "--write-timeout=2m", "--shutdown-timeout=1m"}, paidArgs...), nil,
+			"--settle-timeout 30s is out of range: want a duration above 0 and at most 20s"},
+		{"header timeout over read timeout", []string{"--read-header-timeout=40s"}, nil, "--read-header-timeout 40s is longer than --read-timeout 30s"},
+		{"write timeout shorter than payment", append([]string{"--write-timeout=20s"}, paidArgs...), nil,
+			"--write-timeout 20s must be longer than --verify-timeout + --settle-timeout (25s)"},
+		{"unpaid write timeout may be short", []string{"--write-timeout=20s", "--metrics-addr", "nonsense"}, nil, `--metrics-addr "nonsense" is not a host:port`},
+		{"shutdown shorter than payment", append([]string{"--shutdown-timeout=10s"}, paidArgs...), nil,
+			"--shutdown-timeout 10s must be at least --verify-timeout + --settle-timeout (25s)"},
+		{"payment timeout without pay-to", []string{"--verify-timeout=5s"}, nil, "--verify-timeout or --settle-timeout is set but --pay-to is empty"},
+		{"payment timeout env without pay-to", nil, map[string]string{"PREFLIGHT_SETTLE_TIMEOUT": "5s"}, "--pay-to is empty"},
+		{"metrics on the API address", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "is the API's own --addr"},
+		{"authorization window too short for the timeouts", append([]string{"--max-timeout-seconds=30"}, paidArgs...), nil, "MaxTimeoutSeconds 30 is too short"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			if err == nil {
+				_, err = o.serverConfig()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

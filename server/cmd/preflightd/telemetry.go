@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
+
+// serviceVersion is reported as service.version in traces: the published
+// interface version.
+const serviceVersion = "0.3.0"
+
+// tracingWanted reports whether the standard OpenTelemetry variables ask for
+// traces: OTEL_TRACES_EXPORTER set to anything but none, or an OTLP endpoint
+// set. It refuses exporters and protocols preflightd does not ship.
+func tracingWanted(getenv func(string) string) (bool, error) {
+	exporter := getenv("OTEL_TRACES_EXPORTER")
+	switch exporter {
+	case "none":
+		return false, nil
+	case "", "otlp":
+	default:
+		return false, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported: preflightd exports traces with otlp (OTLP over HTTP) or none", exporter)
+	}
+	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if protocol != "" && protocol != "http/protobuf" {
+		return false, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported: preflightd sends OTLP as http/protobuf (collector port 4318)", protocol)
+	}
+	endpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return exporter == "otlp" || endpoint, nil
+}
+
+// startTracing returns a tracer provider exporting over OTLP/HTTP as the
+// OTEL_* variables configure it (endpoint, headers, timeout, compression,
+// sampler, resource attributes, batch delays), or nil when tracing is off.
+// Export errors are logged as warnings; they never stop the server.
+func startTracing(ctx context.Context, getenv func(string) string, logger *slog.Logger) (*sdktrace.TracerProvider, error) {
+	on, err := tracingWanted(getenv)
+	if err != nil || !on {
+		return nil, err
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconv.ServiceName("preflightd"), semconv.ServiceVersion(serviceVersion)),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
+		resource.WithTelemetrySDK(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("trace resource: %w", err)
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		logger.Warn("opentelemetry error", "error", err.Error())
+	}))
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// newMetricsRegistry returns a registry holding the Go runtime and process
+// collectors; the server adds its own.
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// metricsServer serves reg at /metrics on a listener of its own.
+type metricsServer struct {
+	srv    *http.Server
+	ln     net.Listener
+	served chan error
+}
+
+func startMetrics(addr string, reg *prometheus.Registry, logger *slog.Logger) (*metricsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Registry:          reg, // promhttp_metric_handler_* count scrapes
+		EnableOpenMetrics: true,
+	}))
+	m := &metricsServer{
+		srv: &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 5 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+		ln:     ln,
+		served: make(chan error, 1),
+	}
+	go func() { m.served <- m.srv.Serve(ln) }()
+	logger.Info("metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
+	return m, nil
+}
+
+// stop closes the metrics listener; a scrape in flight is cut short.
+func (m *metricsServer) stop() error {
+	if m == nil {
+		return nil
+	}
+	m.srv.Close()
+	if err := <-m.served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package x402
+
+import "context"
+
+// Outcome names one step of a payment's life on the paid route, as reported
+// to [Config.Observe]. A request that pays reports OutcomeVerified, then
+// exactly one settlement outcome.
+type Outcome string
+
+// The outcomes, one per branch of [Paywall.Handle].
+const (
+	// OutcomeChallengeSent: a 402 with a fresh challenge, because the request
+	// carried no payment, a payment for other terms, or one already in flight.
+	OutcomeChallengeSent Outcome = "challenge_sent"
+	// OutcomeMalformed: PAYMENT-SIGNATURE could not be decoded (400).
+	OutcomeMalformed Outcome = "malformed"
+	// OutcomeVerified: the facilitator accepted the payment.
+	OutcomeVerified Outcome = "verified"
+	// OutcomeVerifyFailed: the facilitator rejected the payment (402).
+	OutcomeVerifyFailed Outcome = "verify_failed"
+	// OutcomeFacilitatorError: /verify gave no usable answer (503); nothing
+	// was charged.
+	OutcomeFacilitatorError Outcome = "facilitator_error"
+	// OutcomeSettled: the payment settled and the decision was released.
+	OutcomeSettled Outcome = "settled"
+	// OutcomeSettleFailed: the facilitator definitely did not settle (402).
+	OutcomeSettleFailed Outcome = "settle_failed"
+	// OutcomeUnknown: /settle gave no usable answer, or the settlement is
+	// pending (503); the payment may or may not land.
+	OutcomeUnknown Outcome = "outcome_unknown"
+)
+
+// Outcomes lists every Outcome, for initializing counters.
+var Outcomes = []Outcome{
+	OutcomeChallengeSent, OutcomeMalformed, OutcomeVerified, OutcomeVerifyFailed,
+	OutcomeFacilitatorError, OutcomeSettled, OutcomeSettleFailed, OutcomeUnknown,
+}
+
+// observe reports o to the configured observer, if any.
+func (p *Paywall) observe(ctx context.Context, o Outcome) {
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(ctx, o)
+	}
+}

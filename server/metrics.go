@@ -1,0 +1,148 @@
+package server
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Buckets of the latency histograms, in seconds. A free request takes well
+// under a millisecond; a paid one waits for the facilitator, which may take
+// seconds (verify and settle are bounded by their timeouts).
+var (
+	requestBuckets     = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+	facilitatorBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30}
+)
+
+// metrics are the service's Prometheus collectors. Every label has a bounded
+// set of values: routes are the registered paths (or "unmatched"), codes are
+// statuses the server writes, decisions, reasons and outcomes are the
+// library's and the paywall's own constants.
+type metrics struct {
+	requests    *prometheus.CounterVec   // route, code
+	duration    *prometheus.HistogramVec // route
+	inFlight    prometheus.Gauge
+	tooLarge    *prometheus.CounterVec   // route
+	decisions   *prometheus.CounterVec   // decision, reason
+	checks      *prometheus.CounterVec   // valid, economics
+	payments    *prometheus.CounterVec   // outcome
+	facilitator *prometheus.HistogramVec // endpoint, result
+	toolCalls   *prometheus.CounterVec   // tool, result
+}
+
+// unmatchedRoute labels requests to a path the service does not serve.
+const unmatchedRoute = "unmatched"
+
+// newMetrics creates the collectors and registers them with reg. A
+// collector that reg already holds (New called twice with one registry) is
+// shared.
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_http_requests_total",
+			Help: "HTTP requests answered, by route (the registered path, or unmatched) and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "preflight_http_request_duration_seconds",
+			Help:    "Time from the start of the handler to its end, by route; payment time included.",
+			Buckets: requestBuckets,
+		}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "preflight_http_requests_in_flight",
+			Help: "HTTP requests being handled now.",
+		}),
+		tooLarge: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_http_request_bodies_too_large_total",
+			Help: "Requests refused with 413 because the body is over 65536 bytes, by route.",
+		}, []string{"route"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_decisions_total",
+			Help: "Decisions returned by POST /v0.2/preflight/tool-call (status 200), by decision and first reason code.",
+		}, []string{"decision", "reason"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_checks_total",
+			Help: "Checks returned by POST /check-request (status 200), by validity and economics decision (none without economics).",
+		}, []string{"valid", "economics"}),
+		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_payment_outcomes_total",
+			Help: "x402 payment steps on the paid route, by outcome.",
+		}, []string{"outcome"}),
+		facilitator: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "preflight_facilitator_request_duration_seconds",
+			Help:    "Duration of calls to the x402 facilitator, by endpoint and result (answered: an HTTP answer came back; error: none did).",
+			Buckets: facilitatorBuckets,
+		}, []string{"endpoint", "result"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "preflight_mcp_tool_calls_total",
+			Help: "MCP tools/call requests, by tool and result (ok, tool_error: an isError result, protocol_error: a JSON-RPC error).",
+		}, []string{"tool", "result"}),
+	}
+	var err error
+	register := func(c prometheus.Collector) prometheus.Collector {
+		if rerr := reg.Register(c); rerr != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(rerr, &are) {
+				return are.ExistingCollector
+			}
+			err = errors.Join(err, rerr)
+		}
+		return c
+	}
+	m.requests = register(m.requests).(*prometheus.CounterVec)
+	m.duration = register(m.duration).(*prometheus.HistogramVec)
+	m.inFlight = register(m.inFlight).(prometheus.Gauge)
+	m.tooLarge = register(m.tooLarge).(*prometheus.CounterVec)
+	m.decisions = register(m.decisions).(*prometheus.CounterVec)
+	m.checks = register(m.checks).(*prometheus.CounterVec)
+	m.payments = register(m.payments).(*prometheus.CounterVec)
+	m.facilitator = register(m.facilitator).(*prometheus.HistogramVec)
+	m.toolCalls = register(m.toolCalls).(*prometheus.CounterVec)
+	return m, err
+}
+
+// registerSessions registers a gauge of the MCP sessions srv holds open.
+func registerSessions(reg prometheus.Registerer, srv *mcp.Server) error {
+	err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "preflight_mcp_sessions_open",
+		Help: "MCP sessions open now. The endpoint is stateless: each POST /mcp opens a session that closes with its answer.",
+	}, func() float64 {
+		n := 0
+		for range srv.Sessions() {
+			n++
+		}
+		return float64(n)
+	}))
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		return nil // the first handler's server keeps being counted
+	}
+	return err
+}
+
+// observeRequest records one finished request.
+func (m *metrics) observeRequest(route string, status int, d time.Duration, ob *observation) {
+	if route == "" {
+		route = unmatchedRoute
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	if status == 413 {
+		m.tooLarge.WithLabelValues(route).Inc()
+	}
+	if status != 200 {
+		return
+	}
+	if ob.decision != "" {
+		m.decisions.WithLabelValues(ob.decision, ob.reason).Inc()
+	}
+	if ob.checked {
+		econ := ob.economics
+		if econ == "" {
+			econ = "none"
+		}
+		m.checks.WithLabelValues(strconv.FormatBool(ob.valid), econ).Inc()
+	}
+}
