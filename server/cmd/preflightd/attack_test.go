@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -111,4 +115,51 @@ func vmHWM(t *testing.T, pid int) int {
 	}
 	t.Skip("no VmHWM line in /proc status")
 	return 0
+}
+
+// TestAccessLogUndeliveredResponse: a response finished after the write
+// timeout never reaches the client; the access log must say so instead of
+// recording the status the handler chose.
+func TestAccessLogUndeliveredResponse(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(requestIDHandler{slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, nil)})
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+		w.Header().Set("Content-Length", "2")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("{}"))
+	})
+	ts := httptest.NewUnstartedServer(accessLog(logger, slow))
+	ts.Config.WriteTimeout = 100 * time.Millisecond
+	ts.Start()
+	defer ts.Close()
+	if resp, err := http.Get(ts.URL); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the client got status %d past the write timeout", resp.StatusCode)
+	}
+	var line map[string]any
+	for range 50 {
+		mu.Lock()
+		json.Unmarshal(bytes.TrimSpace(logs.Bytes()), &line)
+		mu.Unlock()
+		if line != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if line["status"] != float64(0) || line["delivered"] != false || line["intended_status"] != float64(200) {
+		t.Errorf("access log line %v; want status 0, delivered false, intended_status 200", line)
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

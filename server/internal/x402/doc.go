@@ -26,6 +26,20 @@
 //     decodable answer: 503 payment_unavailable (with the facilitator's
 //     PAYMENT-RESPONSE when there is one), and the produced body is dropped.
 //
+// Settlement does not depend on the client staying: once /settle is sent the
+// transfer may land on chain, so the call runs on a context the client's
+// disconnect does not cancel (context.WithoutCancel), bounded by
+// Config.SettleTimeout. Its outcome is always logged (msg "x402 settled",
+// "x402 settlement refused", "x402 settlement pending, outcome unknown" or
+// "x402 settle failed, outcome unknown") with the transaction, payer,
+// network, whether the client had gone, the facilitator's full reason and
+// message, and the request id when the server's logger takes it from the
+// context. A client that stayed gets the receipt in PAYMENT-RESPONSE.
+//
+// PAYMENT-RESPONSE is built from facilitator data, so its value is clipped
+// to [MaxResponseHeaderBytes] (4,096 bytes) for every outcome; the log line
+// carries what was clipped.
+//
 // Every error body is the service's error envelope ([preflight.Error]) with
 // code payment_required (402), invalid_request (400) or payment_unavailable
 // (503).
