@@ -65,7 +65,7 @@ const mcpServerVersion = "0.3.0"
 // exposes only two free, read-only tools that keep no state, but the check is
 // the safer default. Connections that do not arrive on a loopback address are
 // never subject to it.
-func newMCPHandler(cfg Config, in *instrumentation) http.Handler {
+func newMCPHandler(cfg Config, in *instrumentation, g *gate) http.Handler {
 	srv := newMCPServer(cfg.Catalog)
 	in.attachMCP(srv)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
@@ -75,12 +75,13 @@ func newMCPHandler(cfg Config, in *instrumentation) http.Handler {
 			MaxRequestBodyBytes:        MaxBodyBytes, // a second guard; the body is already bounded below
 			DisableLocalhostProtection: cfg.MCPTrustProxyHost,
 		})
-	return &mcpHandler{sdk: sdk}
+	return &mcpHandler{sdk: sdk, gate: g}
 }
 
 // mcpHandler puts the service's error rules in front of the SDK transport.
 type mcpHandler struct {
-	sdk http.Handler
+	sdk  http.Handler
+	gate *gate // nil: no bound on concurrent messages (tests)
 }
 
 // ServeHTTP checks the method and the body, then hands the request to the SDK
@@ -103,6 +104,15 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if perr != nil {
 		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
+	}
+	if h.gate != nil {
+		release := h.gate.enter(r.Context())
+		if release == nil {
+			w.Header().Set("Retry-After", strconv.Itoa(gateRetryAfter))
+			mcpWriteError(w, http.StatusServiceUnavailable, h.gate.busy())
+			return
+		}
+		defer release()
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))

@@ -21,7 +21,7 @@ func statusOf(code preflight.ErrorCode) int {
 		return http.StatusMethodNotAllowed
 	case CodePaymentRequired:
 		return http.StatusPaymentRequired
-	case CodePaymentUnavailable, CodeCapabilityUnavailable:
+	case CodePaymentUnavailable, CodeCapabilityUnavailable, CodeServerBusy:
 		return http.StatusServiceUnavailable
 	case CodeInternalError:
 		return http.StatusInternalServerError

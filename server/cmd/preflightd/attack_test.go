@@ -60,6 +60,72 @@ func TestBinaryUnderAttack(t *testing.T) {
 			t.Errorf("peak RSS grew by %d kB under 16 concurrent batches; want under 32 MB", after-before)
 		}
 	})
+
+	t.Run("64 concurrent worst-case patterns all get a status", func(t *testing.T) {
+		d := startDaemon(t, bin)
+		base := "http://" + d.addr
+		pat, _ := json.Marshal(`[ab]*a[ab]{1000}[ab]{1000}[ab]{990}c`)
+		body := `{"request":{"method":"POST","url":"https://api.example.com/x","headers":{},"body":"` +
+			strings.Repeat("ab", 30000) + `"},"schema":{"type":"string","pattern":` + string(pat) + `}}`
+		pid := d.cmd.Process.Pid
+		cpuBefore := processCPU(t, pid)
+		start := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		counts := map[int]int{}
+		var slowest time.Duration
+		for range 64 {
+			wg.Go(func() {
+				t0 := time.Now()
+				// The client waits past the server's write timeout, so a
+				// connection closed without a status shows as an error.
+				c := &http.Client{Timeout: writeTimeout + 10*time.Second}
+				resp, err := c.Post(base+"/check-request", "application/json", strings.NewReader(body))
+				status := 0
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					status = resp.StatusCode
+					if status == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+						t.Errorf("503 without Retry-After")
+					}
+				}
+				mu.Lock()
+				counts[status]++
+				slowest = max(slowest, time.Since(t0))
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		wall := time.Since(start)
+		cpu := processCPU(t, pid) - cpuBefore
+		t.Logf("64 requests: statuses %v, slowest %v, wall %v, server CPU %v (%.1f ms per request), VmHWM %d kB",
+			counts, slowest.Round(time.Millisecond), wall.Round(time.Millisecond), cpu, float64(cpu.Microseconds())/64000, vmHWM(t, pid))
+		for status, n := range counts {
+			if status != 200 && status != 400 && status != 503 {
+				t.Errorf("%d requests got status %d (0: no status at all); want 200, 400 or 503", n, status)
+			}
+		}
+		if slowest > writeTimeout {
+			t.Errorf("the slowest answer took %v, past the %v write timeout", slowest, writeTimeout)
+		}
+	})
+}
+
+// processCPU reads the user+system CPU time of process pid from /proc.
+func processCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("cannot read CPU time from /proc: %v", err)
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields, in clock ticks (100 per second on Linux).
+	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+	f := strings.Fields(rest)
+	ut, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // toolsListBatch is a JSON-RPC batch of n tools/list calls.
