@@ -239,3 +239,83 @@ req.end('{}');`
 		t.Errorf("Node client: %+v; want status %d and a PAYMENT-RESPONSE of 1..%d bytes", got, status, MaxResponseHeaderBytes)
 	}
 }
+
+// TestReencodedPaymentsReachFacilitatorOnce sends one payment five times
+// at once, each header spelling its JSON differently (whitespace, member
+// order, letter case of hex digits): one request is verified and settled,
+// the others are refused as already in progress.
+func TestReencodedPaymentsReachFacilitatorOnce(t *testing.T) {
+	fac := x402test.New(t, "", "")
+	fac.VerifyDelay = 500 * time.Millisecond
+	p, err := New(testConfig(fac.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := paidServer(t, p)
+
+	nonce := "0x" + strings.Repeat("ab", 32)
+	auth := func(from, nonce string) string {
+		return `"authorization":{"from":"` + from + `","to":"` + testPayTo + `","value":"2000","validAfter":"0","validBefore":"9999999999","nonce":"` + nonce + `"}`
+	}
+	sigField := `"signature":"0x` + strings.Repeat("cd", 65) + `"`
+	accepted, _ := json.Marshal(offer)
+	encodings := []string{
+		`{"x402Version":2,"accepted":` + string(accepted) + `,"payload":{` + sigField + `,` + auth(testPayer, nonce) + `}}`,
+		"{ \"x402Version\" : 2 ,\n \"accepted\" : " + string(accepted) + " , \"payload\" : { " + sigField + " , " + auth(testPayer, nonce) + " } }",
+		`{"payload":{` + auth(testPayer, nonce) + `,` + sigField + `},"accepted":` + string(accepted) + `,"x402Version":2}`,
+		`{"x402Version":2,"accepted":` + string(accepted) + `,"payload":{` + sigField + `,` + auth("0x"+strings.ToUpper(testPayer[2:]), "0x"+strings.ToUpper(nonce[2:])) + `}}`,
+		"{\n  \"x402Version\": 2,\n  \"resource\": {\"url\": \"" + testResource + "\"},\n  \"accepted\": " + string(accepted) + ",\n  \"payload\": {" + auth(testPayer, nonce) + ", " + sigField + "}\n}",
+	}
+
+	var wg sync.WaitGroup
+	statuses := make([]int, len(encodings))
+	for i, enc := range encodings {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{}`))
+			req.Header.Set(HeaderPaymentSignature, b64(enc))
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	verifies, settles := fac.Counts()
+	ok := 0
+	for _, s := range statuses {
+		if s == 200 {
+			ok++
+		} else if s != 402 {
+			t.Errorf("status %d; want 200 or 402", s)
+		}
+	}
+	if verifies != 1 || settles != 1 || ok != 1 {
+		t.Errorf("statuses %v: %d verify and %d settle calls reached the facilitator; want one paid answer, 1 and 1", statuses, verifies, settles)
+	}
+}
+
+// TestPaymentHeaderStrictJSON: the payment header's JSON follows the rules
+// of request bodies.
+func TestPaymentHeaderStrictJSON(t *testing.T) {
+	accepted, _ := json.Marshal(offer)
+	payload := `{"signature":"0x01","authorization":{"from":"` + testPayer + `","nonce":"0x01"}}`
+	for name, doc := range map[string]string{
+		"duplicate member":        `{"x402Version":2,"x402Version":2,"accepted":` + string(accepted) + `,"payload":` + payload + `}`,
+		"case-differing member":   `{"X402VERSION":2,"accepted":` + string(accepted) + `,"payload":` + payload + `}`,
+		"case-differing nested":   `{"x402Version":2,"accepted":` + strings.Replace(string(accepted), `"payTo"`, `"PayTo"`, 1) + `,"payload":` + payload + `}`,
+		"invalid UTF-8":           `{"x402Version":2,"accepted":` + string(accepted) + `,"payload":` + payload + `,"extensions":{"x":"` + "\xff" + `"}}`,
+		"duplicate in extensions": `{"x402Version":2,"accepted":` + string(accepted) + `,"payload":` + payload + `,"extensions":{"a":1,"a":2}}`,
+		"data after the object":   `{"x402Version":2,"accepted":` + string(accepted) + `,"payload":` + payload + `} {}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var p PaymentPayload
+			if err := DecodeHeader(b64(doc), &p); err == nil {
+				t.Errorf("accepted %s", doc)
+			}
+		})
+	}
+}

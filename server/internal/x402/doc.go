@@ -47,8 +47,14 @@
 // # What it never does
 //
 // It never retries or replays a payment: each PAYMENT-SIGNATURE is sent to
-// /verify at most once and to /settle at most once per request, and a payload
-// already in flight in another request of the same Paywall is refused. It
+// /verify at most once and to /settle at most once per request, and a payment
+// already in flight in another request of the same Paywall is refused (402
+// payment_already_in_progress). A payment is recognised by what it pays,
+// not by its header's bytes: the same payer and nonce (for EVM exact
+// payloads), however the header spells its JSON. The header's JSON follows
+// the rules of request bodies: duplicate member names, invalid UTF-8 and
+// member names that differ from a field's only in letter case are refused
+// as malformed. It
 // never settles a response other than a 200, never returns the produced body
 // unless settlement succeeded, never logs header values, signatures or
 // payloads, and never sets CORS headers (a browser client that needs

@@ -2,7 +2,6 @@ package x402
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +39,8 @@ const ReasonSettlementPending = "settlement_pending"
 
 // Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
 // settled request. It is safe for concurrent use; its only state is the set
-// of payloads being processed right now.
+// of payments being processed right now, keyed by payment identity (see
+// paymentKey).
 type Paywall struct {
 	cfg    Config
 	offer  PaymentRequirements
@@ -118,7 +118,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			"the payment's accepted."+field+" does not match this route's offer; pay the requirements in the PAYMENT-REQUIRED header")
 		return
 	}
-	key := sha256.Sum256([]byte(sig))
+	key := paymentKey(payload)
 	if !p.claim(key) {
 		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonInFlight,
