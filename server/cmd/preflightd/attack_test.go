@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,4 +230,46 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestBinaryProtocolErrorsUseEnvelope sends requests net/http refuses
+// before any handler runs: each answer keeps its status and carries the
+// error envelope instead of plain text.
+func TestBinaryProtocolErrorsUseEnvelope(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	d := startDaemon(t, buildBinary(t))
+	for _, tc := range []struct {
+		name, request string
+		status        int
+		code          string
+	}{
+		{"header section over the limit", "GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 40<<10) + "\r\n\r\n", 431, "limit_exceeded"},
+		{"malformed request line", "GARBAGE\r\n\r\n", 400, "invalid_request"},
+		{"missing Host", "GET /health HTTP/1.1\r\n\r\n", 400, "invalid_request"},
+		{"unknown Transfer-Encoding", "POST /check-request HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "invalid_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", d.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(30 * time.Second))
+			io.WriteString(conn, tc.request)
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no readable answer: %v", err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var env struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &env) != nil || env.Error.Code != tc.code {
+				t.Errorf("status %d, Content-Type %q, body %s; want %d with the envelope, code %s", resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status, tc.code)
+			}
+		})
+	}
 }
