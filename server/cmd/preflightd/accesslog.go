@@ -1,20 +1,16 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"time"
 )
 
 // accessLog wraps next with one log line per request: method, path, status,
-// response bytes, duration and a random request id, which is also sent back
-// in the X-Request-Id header and put in the request's context, so that every
-// line the handler logs for the request carries it too (see
-// requestIDHandler). Bodies, query strings and header values are never
-// logged.
+// response bytes, duration and the request id that the server's handler
+// chose (a sane incoming X-Request-Id, else a random one) and sent back in
+// the X-Request-Id header; the handler's own log lines carry the same id.
+// Bodies, query strings and header values are never logged.
 //
 // A response the server could not deliver (the client left, or the write
 // timeout passed) is logged with "delivered": false, the status the handler
@@ -25,12 +21,8 @@ import (
 func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		var idb [8]byte
-		rand.Read(idb[:])
-		id := hex.EncodeToString(idb[:])
-		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		next.ServeHTTP(rec, r)
 		status := rec.status
 		if status == 0 {
 			status = http.StatusOK
@@ -45,7 +37,7 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Int("status", status),
 			slog.Int64("bytes", rec.bytes),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("request_id", id),
+			slog.String("request_id", w.Header().Get("X-Request-Id")),
 		}
 		level := slog.LevelInfo
 		if writeErr != nil {
@@ -58,28 +50,6 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		}
 		logger.LogAttrs(r.Context(), level, "request", attrs...)
 	})
-}
-
-// requestIDKey is the context key of the request id set by accessLog.
-type requestIDKey struct{}
-
-// requestIDHandler adds the request id found in a record's context to every
-// line logged with that context, such as the paywall's settlement outcome.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
-		r.AddAttrs(slog.String("request_id", id))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
 }
 
 // statusRecorder remembers the status and size of a response and the first

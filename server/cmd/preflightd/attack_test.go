@@ -69,6 +69,7 @@ func TestBinaryUnderAttack(t *testing.T) {
 		pat, _ := json.Marshal(`[ab]*a[ab]{1000}[ab]{1000}[ab]{990}c`)
 		body := `{"request":{"method":"POST","url":"https://api.example.com/x","headers":{},"body":"` +
 			strings.Repeat("ab", 30000) + `"},"schema":{"type":"string","pattern":` + string(pat) + `}}`
+		writeTimeout := defaultOps().writeTimeout // startDaemon sets no timeout flag
 		pid := d.cmd.Process.Pid
 		cpuBefore := processCPU(t, pid)
 		start := time.Now()
@@ -191,7 +192,7 @@ func vmHWM(t *testing.T, pid int) int {
 func TestAccessLogUndeliveredResponse(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	logger := slog.New(requestIDHandler{slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, nil)})
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(400 * time.Millisecond)
 		w.Header().Set("Content-Length", "2")

@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	if err != nil {
 		return err
 	}
-	logger := slog.New(requestIDHandler{slog.NewJSONHandler(logOut, nil)})
+	logger := slog.New(slog.NewJSONHandler(logOut, nil))
 	cfg.Logger = logger
 	tp, err := startTracing(ctx, getenv, logger)
 	if err != nil {
