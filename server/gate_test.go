@@ -13,7 +13,7 @@ import (
 // route answers 503 server_busy with Retry-After once its short wait is
 // over, and evaluates again when a slot is free.
 func TestGateBusy(t *testing.T) {
-	h := New(Config{}).(*handler)
+	h := New(Config{}).(*observer).next.(*handler)
 	h.gate.wait = 50 * time.Millisecond
 	ts := httptest.NewServer(h)
 	defer ts.Close()
