@@ -260,6 +260,17 @@ func plainHTTPURL(s string) bool {
 // A request from DecodeCheckRequest is checked from its parsed form. A
 // request built in Go is first encoded and put through the same decoder, so
 // both paths apply the same rules and report the same errors.
+//
+// Validation counts its work and stops at a fixed ceiling of 3,000,000
+// steps: a step is a body value visited, an enum member compared, a byte of
+// a string matched against a pattern, or a pattern instruction visited
+// while the matcher builds a state it has not built before. A request
+// that needs more gets no verdict but an *Error with code limit_exceeded
+// and one detail, max_work, whose path is the schema's pattern or enum
+// keyword that needed the work (or the body value reached). The ceiling
+// keeps one call within tens of milliseconds of CPU for any request within
+// the size limits, so a caller that checks untrusted schemas need not run
+// its own timer.
 func Check(req *CheckRequest) (*CheckResult, error) {
 	p, err := parsedFor(req)
 	if err != nil {
@@ -279,7 +290,9 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
 		}
 	} else {
-		p.schema.validate(p.parts.body, "/request/body", &errs)
+		if err := p.schema.validateAt(p.parts.body, "/request/body", &errs, "/schema"); err != nil {
+			return nil, err
+		}
 	}
 	if errs.issues != nil {
 		res.Errors = errs.issues

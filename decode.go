@@ -45,7 +45,7 @@ var errorPriority = []struct {
 	kinds []IssueCode
 	msg   string
 }{
-	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxHistory}, "the request exceeds a limit"},
+	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
 	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
 	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
 	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},

@@ -118,6 +118,7 @@ const (
 	IssuePrecision                IssueCode = "precision"        // a money value with more than 400 digits after the point
 	IssueMaxDepth                 IssueCode = "max_depth"        // nesting deeper than the limit
 	IssueMaxNodes                 IssueCode = "max_nodes"        // more values than the limit
+	IssueMaxWork                  IssueCode = "max_work"         // validation needs more steps than the limit (see Check)
 	IssueMaxHistory               IssueCode = "max_history"      // more than 100 history entries
 	IssueSchemaTooLarge           IssueCode = "schema_too_large" // schema over 32,768 bytes
 	IssueUnsupportedSchemaKeyword IssueCode = "unsupported_schema_keyword"

@@ -261,3 +261,36 @@ func schemaEqual(a, b jsonv.Value) bool {
 	}
 	return false
 }
+
+// pointerTo appends to dst the JSON Pointer, relative to s, of the
+// subschema target, and reports whether target is below s. Only a limit
+// error needs it, so schemas do not carry their own location.
+func (s *schema) pointerTo(dst []byte, target *schema) ([]byte, bool) {
+	if s == target {
+		return dst, true
+	}
+	for i := range s.props {
+		if s.props[i].schema == nil {
+			continue
+		}
+		mark := len(dst)
+		d := append(append(dst, "/properties/"...), jsonv.EscapePointerToken(s.props[i].name)...)
+		if d, ok := s.props[i].schema.pointerTo(d, target); ok {
+			return d, true
+		}
+		dst = dst[:mark]
+	}
+	if s.items != nil {
+		if d, ok := s.items.pointerTo(append(dst, "/items"...), target); ok {
+			return d, true
+		}
+		dst = dst[:len(dst)-len("/items")]
+	}
+	if s.additional != nil {
+		if d, ok := s.additional.pointerTo(append(dst, "/additionalProperties"...), target); ok {
+			return d, true
+		}
+		dst = dst[:len(dst)-len("/additionalProperties")]
+	}
+	return dst, false
+}

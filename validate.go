@@ -9,19 +9,74 @@ import (
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
+// maxValidationWork bounds the work of one validation: the instance
+// values it visits, the enum members it compares, and the work of pattern
+// matching as the matcher counts it (pattern.Pattern.MatchBudget: one unit
+// per byte of the string, plus one per program instruction visited while a
+// new matcher state is built). The bound keeps the matching cost of any
+// request within the body and schema limits to tens of milliseconds of CPU
+// whatever the pattern; an ordinary schema uses a small fraction of it (a
+// 60,000-character string under ^[a-z0-9._-]+@[a-z0-9.-]+$ takes about
+// 60,000). Validation that reaches it stops and the request is refused with
+// limit_exceeded (detail max_work), never half-validated.
+const maxValidationWork = 3_000_000
+
 // validator is one walk of an instance under a compiled schema.
 type validator struct {
 	errs issueList // copied in and out, so that the caller's list does not escape
 	base string    // the JSON Pointer of the instance
+	work int       // what is left of maxValidationWork
+	over *Error    // set when the work ran out; the walk then stops
+
+	root       *schema // the schema validated against, and its JSON Pointer,
+	schemaBase string  // to name a keyword in a limit error
 }
 
 // validate appends every failure of the instance v (found at JSON Pointer
 // path) to errs, in walk order. It allocates only for failures it records
-// and stops walking once errs is full.
-func (s *schema) validate(v jsonv.Value, path string, errs *issueList) {
-	w := validator{errs: *errs, base: path}
+// and stops walking once errs is full. It returns a limit_exceeded error,
+// and no verdict, when the walk needs more than maxValidationWork.
+func (s *schema) validate(v jsonv.Value, path string, errs *issueList) *Error {
+	return s.validateAt(v, path, errs, "")
+}
+
+// validateAt is validate for a schema found at JSON Pointer schemaBase in
+// the request, which names the keyword in a limit error.
+func (s *schema) validateAt(v jsonv.Value, path string, errs *issueList, schemaBase string) *Error {
+	w := validator{errs: *errs, base: path, work: maxValidationWork, root: s, schemaBase: schemaBase}
 	w.walk(s, v, nil)
 	*errs = w.errs
+	return w.over
+}
+
+// spend takes n units of work and reports whether they were there; the
+// caller records where the work ran out (exhausted) when they were not.
+func (w *validator) spend(n int) bool {
+	if w.over != nil {
+		return false
+	}
+	w.work -= n
+	return w.work >= 0
+}
+
+// keywordPointer is the JSON Pointer of keyword in the subschema s.
+func (w *validator) keywordPointer(s *schema, keyword string) string {
+	b, _ := w.root.pointerTo([]byte(w.schemaBase), s)
+	return string(append(append(b, '/'), keyword...))
+}
+
+// exhausted records that the work ran out at the JSON Pointer at: the
+// schema keyword (pattern, enum) that needed it, or the instance value the
+// walk had reached.
+func (w *validator) exhausted(at string) {
+	if w.over != nil {
+		return
+	}
+	w.work = -1
+	w.over = &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
+		Details: []Issue{{Path: at, Code: IssueMaxWork,
+			Message: "validating the body under this keyword needs more than " + strconv.Itoa(maxValidationWork) +
+				" steps, the most one request may use; use a simpler pattern, a smaller enum or a shorter value"}}}
 }
 
 // fail records a failure at f. Callers check w.errs.room() first, so that
@@ -55,7 +110,11 @@ func (w *validator) issue(f *frame, code IssueCode, text string, more []byte) Is
 // kind. For containers the children come before enum and const; for
 // scalars enum and const come before the bounds, lengths and pattern.
 func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
-	if w.errs.truncated {
+	if w.errs.truncated || w.over != nil {
+		return
+	}
+	if !w.spend(1) {
+		w.exhausted(framePointer(w.base, f))
 		return
 	}
 	switch s.kind {
@@ -110,6 +169,10 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 
 // enumConst applies enum and const to v.
 func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
+	if s.enum.IsValid() && (v.Kind() != jsonv.String || s.enumStrs == nil) && !w.spend(s.enum.Len()) {
+		w.exhausted(w.keywordPointer(s, "enum"))
+		return
+	}
 	if s.enum.IsValid() && !s.enumContains(v) && w.errs.room() {
 		var buf [256]byte
 		b := append(buf[:0], "expected one of "...)
@@ -158,7 +221,16 @@ func (w *validator) str(s *schema, text string, f *frame) {
 			w.failBytes(f, IssueMaxLength, appendLengthMessage(buf[:0], "expected at most ", s.bounds.maxLenText.Str(), n))
 		}
 	}
-	if s.pattern != nil && !s.pattern.MatchString(text) && w.errs.room() {
+	if s.pattern == nil || w.over != nil {
+		return
+	}
+	matched, spent, ok := s.pattern.MatchBudget(text, max(w.work, 0))
+	w.work -= spent
+	if !ok {
+		w.exhausted(w.keywordPointer(s, "pattern"))
+		return
+	}
+	if !matched && w.errs.room() {
 		var buf [192]byte
 		b := appendEchoQuote(append(buf[:0], "expected a value matching pattern "...), s.pattern.String())
 		w.failBytes(f, IssuePattern, appendEchoQuote(append(b, ", found "...), text))

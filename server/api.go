@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -14,6 +15,12 @@ func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		writeError(w, perr)
 		return
 	}
+	release := h.gate.enter(r.Context())
+	if release == nil {
+		h.gate.writeBusy(w)
+		return
+	}
+	defer release()
 	req, err := preflight.DecodeCheckRequest(data)
 	if err != nil {
 		h.writeLibraryError(w, r, err)
@@ -42,18 +49,11 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, perr)
 		return
 	}
-	req, err := preflight.DecodeToolCallRequest(data)
-	if err != nil {
-		h.writeLibraryError(w, r, err)
+	body, busy, err := h.decide(r.Context(), data)
+	if busy {
+		h.gate.writeBusy(w)
 		return
 	}
-	dec, err := h.cfg.Catalog.Decide(req)
-	if err != nil {
-		h.writeLibraryError(w, r, err)
-		return
-	}
-	noteDecision(r.Context(), dec)
-	body, err := json.Marshal(dec)
 	if err != nil {
 		h.writeLibraryError(w, r, err)
 		return
@@ -74,6 +74,28 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	h.paywall.Handle(w, r, h.baseURL(r)+toolCallPath, func() (int, []byte) {
 		return http.StatusOK, body
 	})
+}
+
+// decide decodes a tool-call body and encodes its decision, holding a gate
+// slot only for that work (never across the paywall's facilitator calls).
+// busy reports that no slot came free in time.
+func (h *handler) decide(ctx context.Context, data []byte) (body []byte, busy bool, err error) {
+	release := h.gate.enter(ctx)
+	if release == nil {
+		return nil, true, nil
+	}
+	defer release()
+	req, err := preflight.DecodeToolCallRequest(data)
+	if err != nil {
+		return nil, false, err
+	}
+	dec, err := h.cfg.Catalog.Decide(req)
+	if err != nil {
+		return nil, false, err
+	}
+	noteDecision(ctx, dec)
+	body, err = json.Marshal(dec)
+	return body, false, err
 }
 
 // serveUsageDump answers POST /v0.2/usage/dump: the capability is reserved

@@ -64,9 +64,12 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		if errors.As(err, &mbe) {
 			return nil, tooLarge
 		}
+		// The network error names socket addresses; the client needs only
+		// to know that its body did not arrive. Every route and /mcp answer
+		// this case alike: 400 invalid_json, a fixed message.
 		return nil, &preflight.Error{
 			Code:    preflight.CodeInvalidJSON,
-			Message: "the request body could not be read completely: " + err.Error(),
+			Message: "the request body could not be read completely: the connection failed or the body did not arrive within the server's read timeout; nothing was evaluated",
 		}
 	}
 	return data, nil

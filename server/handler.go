@@ -28,6 +28,7 @@ type handler struct {
 	paywallErr error         // why the configured paywall could not be built
 	site       *site
 	openAPI    []byte // the OpenAPI document, with the configured operations
+	gate       *gate  // bounds concurrent evaluation
 }
 
 // New returns the handler that serves every route of the service as
@@ -37,7 +38,7 @@ type handler struct {
 func New(cfg Config) http.Handler {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	cfg.SiteURL = strings.TrimRight(cfg.SiteURL, "/")
-	h := &handler{cfg: cfg, log: withRequestIDs(cfg.Logger), site: newSite(cfg.Catalog), openAPI: openAPIFor(cfg.Catalog)}
+	h := &handler{cfg: cfg, log: withRequestIDs(cfg.Logger), site: newSite(cfg.Catalog), openAPI: openAPIFor(cfg.Catalog), gate: newGate()}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -61,7 +62,7 @@ func New(cfg Config) http.Handler {
 	h.handle("/health", http.MethodGet, serveHealth)
 	h.handle("/openapi.json", http.MethodGet, h.serveOpenAPI)
 	h.handle(pathOperationsSchema, http.MethodGet, serveOperationsSchema)
-	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg, in)}
+	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg, in, h.gate)}
 	for _, p := range sitePaths {
 		h.handle(p, http.MethodGet, h.serveSite)
 	}

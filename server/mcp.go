@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
@@ -30,7 +31,8 @@ const mcpServerVersion = "0.3.0"
 // never executes a tool, never fetches anything and keeps no state; it is safe
 // for concurrent use.
 //
-// Answers that are not JSON-RPC responses use the service's error envelope:
+// No answer is larger than MaxMCPResponseBytes. Answers that are not
+// JSON-RPC responses use the service's error envelope:
 //
 //   - any method but POST (GET, DELETE, ...): 405 method_not_allowed, Allow: POST
 //   - a body over 65,536 bytes: 413 payload_too_large (read at most one byte
@@ -38,6 +40,9 @@ const mcpServerVersion = "0.3.0"
 //   - an empty or non-JSON body: 400 invalid_json
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request
+//   - a JSON-RPC batch (a top-level array), whatever MCP-Protocol-Version
+//     the client sends: 400 with one JSON-RPC error (code -32600, id null),
+//     so one request is never many answers
 //   - anything else the SDK transport refuses keeps the SDK's status (for
 //     example 400 unsupported_media_type when Content-Type is not
 //     application/json, 400 invalid_request when Accept does not list both
@@ -60,7 +65,7 @@ const mcpServerVersion = "0.3.0"
 // exposes only two free, read-only tools that keep no state, but the check is
 // the safer default. Connections that do not arrive on a loopback address are
 // never subject to it.
-func newMCPHandler(cfg Config, in *instrumentation) http.Handler {
+func newMCPHandler(cfg Config, in *instrumentation, g *gate) http.Handler {
 	srv := newMCPServer(cfg.Catalog)
 	in.attachMCP(srv)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
@@ -70,12 +75,13 @@ func newMCPHandler(cfg Config, in *instrumentation) http.Handler {
 			MaxRequestBodyBytes:        MaxBodyBytes, // a second guard; the body is already bounded below
 			DisableLocalhostProtection: cfg.MCPTrustProxyHost,
 		})
-	return &mcpHandler{sdk: sdk}
+	return &mcpHandler{sdk: sdk, gate: g}
 }
 
 // mcpHandler puts the service's error rules in front of the SDK transport.
 type mcpHandler struct {
-	sdk http.Handler
+	sdk  http.Handler
+	gate *gate // nil: no bound on concurrent messages (tests)
 }
 
 // ServeHTTP checks the method and the body, then hands the request to the SDK
@@ -90,37 +96,56 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	body, perr := mcpReadBody(w, r)
+	body, id, batch, perr := mcpReadBody(w, r)
+	if batch {
+		mcpJSONRPCError(w, http.StatusBadRequest, []byte(mcpBatchRefusal))
+		return
+	}
 	if perr != nil {
 		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
+	}
+	if h.gate != nil {
+		release := h.gate.enter(r.Context())
+		if release == nil {
+			w.Header().Set("Retry-After", strconv.Itoa(gateRetryAfter))
+			mcpWriteError(w, http.StatusServiceUnavailable, h.gate.busy())
+			return
+		}
+		defer release()
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 
 	ew := &mcpEnvelopeWriter{w: w}
 	h.sdk.ServeHTTP(ew, r)
-	ew.finish()
+	ew.finish(id)
 }
 
 // mcpReadBody reads the body as every route does (readLimited) and rejects
-// what is not a JSON-RPC message before the SDK sees it. On failure it
-// returns the envelope to send.
-func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
-	body, perr := readLimited(w, r)
+// what is not a single JSON-RPC message before the SDK sees it. On failure
+// it returns the envelope to send; a batch (a top-level array) comes back as
+// batch true, to be answered with a JSON-RPC error. id is the message's raw
+// id, if any.
+func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.RawMessage, batch bool, perr *preflight.Error) {
+	body, perr = readLimited(w, r)
 	if perr != nil {
-		return nil, perr
+		return nil, nil, false, perr
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, nil, false, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
 	}
 	if !json.Valid(body) {
-		return nil, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}
+		return nil, nil, false, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}
+	}
+	if trimmed[0] == '[' {
+		return nil, nil, true, nil
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) == nil {
 		if _, ok := members["jsonrpc"]; !ok {
-			return nil, &preflight.Error{
+			return nil, nil, false, &preflight.Error{
 				Code: preflight.CodeInvalidRequest,
 				Message: "the body is not an MCP message: send JSON-RPC 2.0 messages such as " +
 					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{...}}}; ` +
@@ -128,8 +153,24 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 				Details: []preflight.Issue{{Path: "/jsonrpc", Code: preflight.IssueRequired, Message: `expected "2.0", found no jsonrpc member`}},
 			}
 		}
+		id = members["id"]
 	}
-	return body, nil
+	return body, id, false, nil
+}
+
+// mcpBatchRefusal is the answer to a JSON-RPC batch (a top-level array):
+// one JSON-RPC error, Invalid Request, with a null id, whatever
+// MCP-Protocol-Version the client sent. Batches were removed from MCP in
+// 2025-06-18; refusing them at every version means one small request is
+// always one small answer.
+const mcpBatchRefusal = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,` +
+	`"message":"JSON-RPC batches are not accepted: send one JSON-RPC message per POST"}}`
+
+// mcpJSONRPCError writes a JSON-RPC error response with the given HTTP
+// status. id is the request's raw id, or null.
+func mcpJSONRPCError(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Del("Content-Length")
+	writeJSON(w, status, body)
 }
 
 // mcpWriteError writes err as the error envelope with the given status.
@@ -139,15 +180,27 @@ func mcpWriteError(w http.ResponseWriter, status int, err *preflight.Error) {
 	writeJSON(w, status, b)
 }
 
-// mcpEnvelopeWriter passes the SDK's responses through, except a plain-text
-// error (status >= 400, text/plain), which it holds back and rewrites as the
-// error envelope in finish. JSON-RPC responses, including JSON-RPC errors such
-// as an unknown tool, are never touched.
+// MaxMCPResponseBytes bounds the body of any /mcp response. The largest
+// legitimate answer (a check_request result listing 100 errors, carried
+// twice: as structuredContent and as its serialized text) stays well below
+// it. A response that would be larger is replaced by a JSON-RPC error
+// (code -32603) for the same id, so no request can make the server build or
+// send an answer out of proportion to what it sent.
+const MaxMCPResponseBytes = 1 << 20
+
+// mcpEnvelopeWriter holds the SDK's response and writes it in finish: a
+// JSON-RPC response (including a JSON-RPC error such as an unknown tool)
+// goes out unchanged when it fits in MaxMCPResponseBytes; a plain-text
+// transport error (status >= 400, text/plain) is rewritten as the error
+// envelope. The transport runs with JSON responses (no event stream), so
+// holding the answer until the SDK returns changes nothing for a client.
 type mcpEnvelopeWriter struct {
 	w           http.ResponseWriter
 	wroteHeader bool
-	status      int          // status of a held-back plain-text error; 0 when passing through
-	msg         bytes.Buffer // the held-back text, at most 1 KiB
+	status      int          // the status the SDK chose
+	plain       bool         // a plain-text error held back for rewriting
+	body        bytes.Buffer // the held answer, at most MaxMCPResponseBytes (1 KiB for plain text)
+	overflow    bool         // the answer outgrew its bound
 }
 
 func (e *mcpEnvelopeWriter) Header() http.Header { return e.w.Header() }
@@ -157,53 +210,58 @@ func (e *mcpEnvelopeWriter) WriteHeader(code int) {
 		return
 	}
 	e.wroteHeader = true
-	if code >= 400 && strings.HasPrefix(e.w.Header().Get("Content-Type"), "text/plain") {
-		e.status = code
-		return
-	}
-	e.w.WriteHeader(code)
+	e.status = code
+	e.plain = code >= 400 && strings.HasPrefix(e.w.Header().Get("Content-Type"), "text/plain")
 }
 
 func (e *mcpEnvelopeWriter) Write(p []byte) (int, error) {
 	if !e.wroteHeader {
 		e.WriteHeader(http.StatusOK)
 	}
-	if e.status != 0 {
-		if room := 1024 - e.msg.Len(); room > 0 {
-			e.msg.Write(p[:min(len(p), room)])
+	limit := MaxMCPResponseBytes
+	if e.plain {
+		limit = 1024
+	}
+	room := limit - e.body.Len()
+	if len(p) > room {
+		e.overflow = !e.plain
+		p = p[:max(room, 0)]
+	}
+	e.body.Write(p)
+	return len(p), nil
+}
+
+// Flush does nothing: the answer is written whole by finish.
+func (e *mcpEnvelopeWriter) Flush() {}
+
+// finish writes the held answer. id is the request's raw JSON-RPC id (nil
+// when it had none), used when an oversized answer is replaced.
+func (e *mcpEnvelopeWriter) finish(id json.RawMessage) {
+	switch {
+	case !e.wroteHeader:
+		// The SDK wrote nothing: an empty 200.
+		return
+	case e.plain:
+		status := e.status
+		if status == http.StatusUnsupportedMediaType {
+			status = http.StatusBadRequest // as on every other route
 		}
-		return len(p), nil
+		mcpWriteError(e.w, status, &preflight.Error{
+			Code:    mcpCodeForStatus(e.status),
+			Message: strings.TrimSpace(e.body.String()),
+		})
+	case e.overflow:
+		if len(id) == 0 {
+			id = json.RawMessage("null")
+		}
+		msg := `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":"the response would be larger than ` +
+			strconv.Itoa(MaxMCPResponseBytes) + ` bytes, the most /mcp sends"}}`
+		mcpJSONRPCError(e.w, http.StatusOK, []byte(msg))
+	default:
+		e.w.Header().Set("Content-Length", strconv.Itoa(e.body.Len()))
+		e.w.WriteHeader(e.status)
+		e.w.Write(e.body.Bytes())
 	}
-	return e.w.Write(p)
-}
-
-// Flush forwards to the underlying writer unless an error is held back.
-func (e *mcpEnvelopeWriter) Flush() {
-	if e.status != 0 {
-		return
-	}
-	e.wroteHeader = true
-	if f, ok := e.w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (e *mcpEnvelopeWriter) Unwrap() http.ResponseWriter { return e.w }
-
-// finish writes the envelope for a held-back plain-text error.
-func (e *mcpEnvelopeWriter) finish() {
-	if e.status == 0 {
-		return
-	}
-	status := e.status
-	if status == http.StatusUnsupportedMediaType {
-		status = http.StatusBadRequest // as on every other route
-	}
-	mcpWriteError(e.w, status, &preflight.Error{
-		Code:    mcpCodeForStatus(e.status),
-		Message: strings.TrimSpace(e.msg.String()),
-	})
 }
 
 // mcpCodeForStatus names the envelope code of a transport refusal.

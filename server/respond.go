@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -20,7 +21,7 @@ func statusOf(code preflight.ErrorCode) int {
 		return http.StatusMethodNotAllowed
 	case CodePaymentRequired:
 		return http.StatusPaymentRequired
-	case CodePaymentUnavailable, CodeCapabilityUnavailable:
+	case CodePaymentUnavailable, CodeCapabilityUnavailable, CodeServerBusy:
 		return http.StatusServiceUnavailable
 	case CodeInternalError:
 		return http.StatusInternalServerError
@@ -34,6 +35,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
 }

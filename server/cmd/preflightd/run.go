@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 // connections and waits (up to grace) for requests in flight.
 func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func()) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(envelopeListener{ln}) }()
 	select {
 	case err := <-served:
 		return err

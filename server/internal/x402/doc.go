@@ -26,6 +26,20 @@
 //     decodable answer: 503 payment_unavailable (with the facilitator's
 //     PAYMENT-RESPONSE when there is one), and the produced body is dropped.
 //
+// Settlement does not depend on the client staying: once /settle is sent the
+// transfer may land on chain, so the call runs on a context the client's
+// disconnect does not cancel (context.WithoutCancel), bounded by
+// Config.SettleTimeout. Its outcome is always logged (msg "x402 settled",
+// "x402 settlement refused", "x402 settlement pending, outcome unknown" or
+// "x402 settle failed, outcome unknown") with the transaction, payer,
+// network, whether the client had gone, the facilitator's full reason and
+// message, and the request id when the server's logger takes it from the
+// context. A client that stayed gets the receipt in PAYMENT-RESPONSE.
+//
+// PAYMENT-RESPONSE is built from facilitator data, so its value is clipped
+// to [MaxResponseHeaderBytes] (4,096 bytes) for every outcome; the log line
+// carries what was clipped.
+//
 // Every error body is the service's error envelope ([preflight.Error]) with
 // code payment_required (402), invalid_request (400) or payment_unavailable
 // (503).
@@ -33,8 +47,14 @@
 // # What it never does
 //
 // It never retries or replays a payment: each PAYMENT-SIGNATURE is sent to
-// /verify at most once and to /settle at most once per request, and a payload
-// already in flight in another request of the same Paywall is refused. It
+// /verify at most once and to /settle at most once per request, and a payment
+// already in flight in another request of the same Paywall is refused (402
+// payment_already_in_progress). A payment is recognised by what it pays,
+// not by its header's bytes: the same payer and nonce (for EVM exact
+// payloads), however the header spells its JSON. The header's JSON follows
+// the rules of request bodies: duplicate member names, invalid UTF-8 and
+// member names that differ from a field's only in letter case are refused
+// as malformed. It
 // never settles a response other than a 200, never returns the produced body
 // unless settlement succeeded, never logs header values, signatures or
 // payloads, and never sets CORS headers (a browser client that needs

@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
 // MaxHeaderBytes is the longest header value [DecodeHeader] accepts.
@@ -41,12 +45,76 @@ func DecodeHeader(s string, v any) error {
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return errors.New("x402: header does not hold a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
+	// The rules of request bodies first: no duplicate member names, valid
+	// UTF-8, nothing after the object; then no member whose name differs
+	// only in letter case from a field of v (encoding/json would take
+	// {"NONCE":...} for "nonce").
+	tree, err := jsonv.Parse(raw, jsonv.Limits{MaxDepth: maxHeaderDepth})
+	if err != nil {
+		var pe *jsonv.Error
+		if errors.As(err, &pe) {
+			if pe.Kind == jsonv.ErrSyntax && strings.HasPrefix(pe.Msg, "expected end of input") {
+				return errors.New("x402: header JSON has data after the object")
+			}
+			at := ""
+			if pe.Pointer != "" {
+				at = " at " + pe.Pointer
+			}
+			return fmt.Errorf("x402: header JSON%s: %s", at, pe.Msg)
+		}
 		return fmt.Errorf("x402: header JSON: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("x402: header JSON has data after the object")
+	if err := checkMemberCase(tree, reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("x402: header JSON: %w", err)
+	}
+	return nil
+}
+
+// maxHeaderDepth bounds the nesting of a header's JSON.
+const maxHeaderDepth = 32
+
+// checkMemberCase rejects an object member of val whose name matches a
+// field of t (a struct, through pointers) only when letter case is
+// ignored, and checks the members that match exactly against their
+// fields' types. at is the JSON Pointer of val.
+func checkMemberCase(val jsonv.Value, t reflect.Type, at string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct || val.Kind() != jsonv.Object {
+		if t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 && val.Kind() == jsonv.Array {
+			for it := val.Iter(); it.Next(); {
+				if err := checkMemberCase(it.Value(), t.Elem(), at+"/"+strconv.Itoa(it.Index())); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for it := val.Iter(); it.Next(); {
+		key := it.Key()
+		var fold *reflect.StructField
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == key {
+				fold = nil
+				if err := checkMemberCase(it.Value(), f.Type, at+"/"+jsonv.EscapePointerToken(key)); err != nil {
+					return err
+				}
+				break
+			}
+			if strings.EqualFold(name, key) {
+				fold = &f
+			}
+		}
+		if fold != nil {
+			name, _, _ := strings.Cut(fold.Tag.Get("json"), ",")
+			return fmt.Errorf("x402: header JSON at %s/%s: member name differs from %q only in letter case", at, jsonv.EscapePointerToken(key), name)
+		}
 	}
 	return nil
 }

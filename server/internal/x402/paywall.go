@@ -2,13 +2,13 @@ package x402
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -39,7 +39,8 @@ const ReasonSettlementPending = "settlement_pending"
 
 // Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
 // settled request. It is safe for concurrent use; its only state is the set
-// of payloads being processed right now.
+// of payments being processed right now, keyed by payment identity (see
+// paymentKey).
 type Paywall struct {
 	cfg    Config
 	offer  PaymentRequirements
@@ -117,7 +118,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			"the payment's accepted."+field+" does not match this route's offer; pay the requirements in the PAYMENT-REQUIRED header")
 		return
 	}
-	key := sha256.Sum256([]byte(sig))
+	key := paymentKey(payload)
 	if !p.claim(key) {
 		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonInFlight,
@@ -157,66 +158,87 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 
-	sctx, cancel := context.WithTimeout(r.Context(), p.cfg.settleTimeout())
+	// Settlement outlives the client: once /settle is sent the payment may
+	// land on chain whatever happens to the connection, so the call runs on
+	// a context that the client's disconnect does not cancel, bounded by
+	// its own deadline, and its outcome is always logged.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), p.cfg.settleTimeout())
 	sr, err := p.fac.Settle(sctx, payload, p.offer)
 	cancel()
+	logCtx := context.WithoutCancel(r.Context())
+	clientGone := slog.Bool("client_gone", r.Context().Err() != nil)
 	if err != nil {
-		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settle failed, outcome unknown", slog.String("error", err.Error()))
-		p.observe(r.Context(), OutcomeUnknown)
+		p.logger.LogAttrs(logCtx, slog.LevelError, "x402 settle failed, outcome unknown",
+			slog.String("error", err.Error()), slog.String("payer", clip.String(vr.Payer)), clientGone)
+		p.observe(logCtx, OutcomeUnknown)
 		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
 		return
+	}
+	if sr.Network == "" {
+		sr.Network = p.offer.Network
+	}
+	if sr.Payer == "" {
+		sr.Payer = vr.Payer
 	}
 	if !sr.Success && sr.ErrorReason == ReasonSettlementPending {
 		// Broadcast but unconfirmed: the payment may still land, so this is
 		// neither a charge we can confirm nor a refusal. Pass the receipt on
 		// (it names the transaction) and withhold the decision.
-		p.logger.LogAttrs(r.Context(), slog.LevelError, "x402 settlement pending, outcome unknown")
-		p.observe(r.Context(), OutcomeUnknown)
-		if sr.Network == "" {
-			sr.Network = p.offer.Network
-		}
-		if enc, err := EncodeHeader(sr); err == nil {
-			h.Set(HeaderPaymentResponse, enc)
-		}
+		p.logSettlement(logCtx, slog.LevelError, "x402 settlement pending, outcome unknown", sr, clientGone)
+		h.Set(HeaderPaymentResponse, receiptHeader(sr))
+		p.observe(logCtx, OutcomeUnknown)
 		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
 	if !sr.Success {
-		sr.ErrorReason = clip.String(sr.ErrorReason)
-		sr.Transaction = ""
-		if sr.Network == "" {
-			sr.Network = p.offer.Network
-		}
-		if sr.Payer == "" {
-			sr.Payer = vr.Payer
-		}
 		if sr.ErrorReason == "" {
 			sr.ErrorReason = "settlement_failed"
 		}
-		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 settlement refused", slog.String("reason", sr.ErrorReason))
-		p.observe(r.Context(), OutcomeSettleFailed)
-		if enc, err := EncodeHeader(sr); err == nil {
-			h.Set(HeaderPaymentResponse, enc)
-		}
+		p.logSettlement(logCtx, slog.LevelWarn, "x402 settlement refused", sr, clientGone)
+		sr.ErrorReason = clip.String(sr.ErrorReason)
+		sr.Transaction = ""
+		h.Set(HeaderPaymentResponse, receiptHeader(sr))
+		p.observe(logCtx, OutcomeSettleFailed)
 		p.challenge(w, resourceURL, sr.ErrorReason,
 			"settlement failed ("+sr.ErrorReason+"), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE")
 		return
 	}
-	enc, err := EncodeHeader(sr)
-	if err != nil { // unreachable: SettleResponse always marshals
-		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable, "the settlement receipt could not be encoded")
-		return
-	}
-	h.Set(HeaderPaymentResponse, enc)
-	p.logger.LogAttrs(r.Context(), slog.LevelInfo, "x402 settled", slog.String("transaction", sr.Transaction), slog.String("network", sr.Network))
-	p.observe(r.Context(), OutcomeSettled)
+	p.logSettlement(logCtx, slog.LevelInfo, "x402 settled", sr, clientGone)
+	h.Set(HeaderPaymentResponse, receiptHeader(sr))
+	p.observe(logCtx, OutcomeSettled)
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+}
+
+// logSettlement logs the outcome of a settle call with the facilitator's
+// full answer: transaction, payer, network, amount, and any reason, message
+// and extensions, unclipped (the PAYMENT-RESPONSE header carries a clipped
+// copy). The request id comes from ctx through the logger's handler, when
+// the server puts one there.
+func (p *Paywall) logSettlement(ctx context.Context, level slog.Level, msg string, sr SettleResponse, clientGone slog.Attr) {
+	attrs := []slog.Attr{
+		slog.String("transaction", sr.Transaction),
+		slog.String("payer", sr.Payer),
+		slog.String("network", sr.Network),
+		slog.String("amount", sr.Amount),
+		clientGone,
+	}
+	if sr.ErrorReason != "" {
+		attrs = append(attrs, slog.String("reason", sr.ErrorReason))
+	}
+	if sr.ErrorMessage != "" {
+		attrs = append(attrs, slog.String("facilitator_message", sr.ErrorMessage))
+	}
+	if len(sr.Extensions) > 0 {
+		attrs = append(attrs, slog.String("facilitator_extensions", string(sr.Extensions)))
+	}
+	p.logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
 // decodePayload decodes and checks the shape of a PAYMENT-SIGNATURE value.
@@ -323,6 +345,7 @@ func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message 
 func writeError(w http.ResponseWriter, status int, code preflight.ErrorCode, message string) {
 	body, _ := json.Marshal(&preflight.Error{Code: code, Message: message})
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
 }

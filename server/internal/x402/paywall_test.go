@@ -155,7 +155,7 @@ func TestHandle(t *testing.T) {
 			name:       "base64 of broken JSON",
 			sig:        raw("eyJ4NDAyVmVyc2lvbiI6"), // {"x402Version":
 			wantStatus: 400,
-			wantBody:   malformed("header JSON: unexpected EOF"),
+			wantBody:   malformed("header JSON at /x402Version: expected a JSON value, found end of input"),
 		},
 		{
 			name:       "trailing data after the object",

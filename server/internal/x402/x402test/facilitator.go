@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The payer and transaction the fake reports.
@@ -26,7 +27,10 @@ const (
 //	verify: "ok" (the default), "invalid200", "invalid400", "invalid500",
 //	        "valid500", "500", "garbage", "longreason", "slow"
 //	settle: "ok" (the default), "fail200", "fail400", "500", "garbage",
-//	        "nonetwork", "pending", "slow"
+//	        "nonetwork", "pending", "slow", "slowok" (settles after
+//	        SettleDelay even if the caller has gone, as a facilitator that
+//	        has broadcast the transfer does), "hugeok", "hugefail",
+//	        "hugepending" (answers carrying HugeMessage as errorMessage)
 //
 // A call whose authorization nonce reads "<verify>/<settle>-anything" uses
 // those two modes instead (an empty part keeps the default), so one fake
@@ -36,8 +40,14 @@ const (
 type Facilitator struct {
 	URL string
 
+	// VerifyDelay holds every /verify call this long before it answers.
+	VerifyDelay time.Duration
+	// SettleDelay is how long a "slowok" settle takes.
+	SettleDelay time.Duration
+
 	t                      testing.TB
 	verifyMode, settleMode string
+	settled, dropped       int // "slowok" answers to a caller still waiting / already gone
 
 	mu       sync.Mutex
 	verifies int
@@ -45,6 +55,17 @@ type Facilitator struct {
 	used     map[string]bool // settled nonces
 	reqs     []json.RawMessage
 	versions []int
+}
+
+// HugeMessage is a 60,000-byte facilitator errorMessage.
+var HugeMessage = strings.Repeat("facilitator says: ", 3333) + "end!!!"
+
+// SlowSettles returns how many "slowok" settle calls were answered to a
+// caller still waiting, and how many found their caller gone.
+func (f *Facilitator) SlowSettles() (settled, dropped int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.settled, f.dropped
 }
 
 // New starts a fake facilitator with the given default modes ("" means
@@ -154,6 +175,9 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 
+	if r.URL.Path == "/verify" {
+		time.Sleep(f.VerifyDelay)
+	}
 	reply := func(status int, body string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -178,6 +202,22 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 		reply(200, `<html>maintenance</html>`)
 	case "/verify slow", "/settle slow":
 		<-r.Context().Done() // held until the caller gives up
+	case "/settle slowok":
+		time.Sleep(f.SettleDelay)
+		f.mu.Lock()
+		if r.Context().Err() != nil {
+			f.dropped++
+		} else {
+			f.settled++
+		}
+		f.mu.Unlock()
+		reply(200, `{"success":true,"payer":"`+Payer+`","transaction":"`+Tx+`","network":"eip155:8453"}`)
+	case "/settle hugeok":
+		reply(200, `{"success":true,"payer":"`+Payer+`","transaction":"`+Tx+`","network":"eip155:8453","errorMessage":"`+HugeMessage+`","extensions":{"note":"`+strings.Repeat("e", 2000)+`"}}`)
+	case "/settle hugefail":
+		reply(200, `{"success":false,"errorReason":"`+strings.Repeat("r", 1000)+`","errorMessage":"`+HugeMessage+`","transaction":"","network":"eip155:8453"}`)
+	case "/settle hugepending":
+		reply(200, `{"success":false,"errorReason":"settlement_pending","errorMessage":"`+HugeMessage+`","transaction":"`+Tx+`","network":"eip155:8453","payer":"`+Payer+`"}`)
 	case "/settle ", "/settle ok":
 		reply(200, `{"success":true,"payer":"`+Payer+`","transaction":"`+Tx+`","network":"eip155:8453"}`)
 	case "/settle fail200":

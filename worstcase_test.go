@@ -1,0 +1,104 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// worstCaseBody is a check-request body with the given schema and request
+// body, both raw JSON.
+func worstCaseBody(schema, body string) []byte {
+	return []byte(`{"request":{"method":"POST","url":"https://api.example.com/x","headers":{},"body":` + body + `},"schema":` + schema + `}`)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// worstCases are requests within the body and schema limits built to cost
+// the most CPU: the pattern of issue 21 against 60,000 characters, classes
+// and alternations (the matcher's dearest steps), a pattern applied to many
+// strings, a numeric enum applied to many numbers, and a schema of
+// patterns that are costly to compile.
+func worstCases() []struct{ name, data string } {
+	issue := `[ab]*a[ab]{1000}[ab]{1000}[ab]{990}c`
+	nums := make([]string, 5400)
+	for i := range nums {
+		nums[i] = fmt.Sprint(i)
+	}
+	var props, classes []string
+	for i := range 10 {
+		props = append(props, fmt.Sprintf(`"p%d":{"pattern":%s}`, i, jsonString(fmt.Sprintf(`[\p{L}%d]*a[\p{L}]{999}[\p{L}]{999}[\p{L}]{990}c`, i))))
+	}
+	for i := range 1900 {
+		classes = append(classes, fmt.Sprintf(`[\p{L}\u{%x}]`, 0x2000+i))
+	}
+	return []struct{ name, data string }{
+		{"issue pattern", string(worstCaseBody(`{"type":"string","pattern":`+jsonString(issue)+`}`, jsonString(strings.Repeat("ab", 30000))))},
+		{"unicode classes", string(worstCaseBody(`{"pattern":`+jsonString(`[\p{L}\p{N}\p{M}]*x[\p{L}\p{N}\p{M}]{200}y`)+`}`, jsonString(strings.Repeat("x", 60000))))},
+		{"alternation", string(worstCaseBody(`{"pattern":`+jsonString(`(?:k|K)*k(?:k|s){200}(?:k|s){200}(?:k|s){200}c`)+`}`, jsonString(strings.Repeat("k", 60000))))},
+		{"many states", string(worstCaseBody(`{"pattern":`+jsonString(`[ab]*a[ab]{20}c`)+`}`, jsonString(strings.Repeat("ab", 30000))))},
+		{"literal", string(worstCaseBody(`{"pattern":`+jsonString(`x*x`+strings.Repeat("x?", 1400)+`!`)+`}`, jsonString(strings.Repeat("x", 60000))))},
+		{"pattern on many strings", string(worstCaseBody(`{"items":{"pattern":`+jsonString(issue)+`}}`, `[`+strings.Repeat(jsonString(strings.Repeat("ab", 3000))+",", 9)+`"ab"]`))},
+		{"numeric enum", string(worstCaseBody(`{"items":{"enum":[`+strings.Join(nums, ",")+`]}}`, `[`+strings.Repeat("9,", 14999)+`9]`))},
+		{"costly compile", string(worstCaseBody(`{"properties":{`+strings.Join(props, ",")+`}}`, `{"p0":"x"}`))},
+		{"distinct classes", string(worstCaseBody(`{"pattern":`+jsonString(strings.Join(classes, ""))+`}`, `"x"`))},
+	}
+}
+
+// TestWorkBound: the dearest requests within the limits either finish or
+// stop at the work bound with limit_exceeded naming the keyword; the
+// issue's pattern stops at its pattern keyword.
+func TestWorkBound(t *testing.T) {
+	for _, tc := range worstCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.data) > 65536 {
+				t.Fatalf("the body is %d bytes, over the limit", len(tc.data))
+			}
+			req, err := DecodeCheckRequest([]byte(tc.data))
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			_, err = Check(req)
+			if err == nil {
+				return
+			}
+			pe, ok := err.(*Error)
+			if !ok || pe.Code != CodeLimitExceeded || len(pe.Details) != 1 || pe.Details[0].Code != IssueMaxWork {
+				t.Fatalf("error %v; want limit_exceeded with one max_work detail", err)
+			}
+		})
+	}
+	req, err := DecodeCheckRequest([]byte(worstCases()[0].data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Check(req)
+	want := &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit", Details: []Issue{{
+		Path: "/schema/pattern", Code: IssueMaxWork,
+		Message: "validating the body under this keyword needs more than 3000000 steps, the most one request may use; use a simpler pattern, a smaller enum or a shorter value",
+	}}}
+	if diff := cmp.Diff(want, err); diff != "" {
+		t.Errorf("issue pattern (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkWorstCaseCheck measures decode plus Check for each worst case:
+// the CPU one request can cost (issue 21 asks for at most 50 ms).
+func BenchmarkWorstCaseCheck(b *testing.B) {
+	for _, tc := range worstCases() {
+		b.Run(tc.name, func(b *testing.B) {
+			data := []byte(tc.data)
+			for b.Loop() {
+				if req, err := DecodeCheckRequest(data); err == nil {
+					Check(req)
+				}
+			}
+		})
+	}
+}
