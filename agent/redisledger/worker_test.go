@@ -1,0 +1,3 @@
+package redisledger
+
+const workerEnv = "REDISLEDGER_TEST_WORKER"
