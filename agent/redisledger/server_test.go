@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		// Printed outside any test so that plain `go test` shows it.
 		fmt.Fprintln(os.Stderr, "redisledger: redis-server is not installed (apt-get install redis-server): the Redis tests are skipped")
 	}
+	redis.SetLogger(quiet{}) // the fault tests make the pool log every failed dial
 	os.Exit(m.Run())
 }
 
@@ -117,3 +118,7 @@ func (p *redisProc) client(t testing.TB) redis.UniversalClient {
 }
 
 func ping(ctx context.Context, c redis.UniversalClient) error { return c.Ping(ctx).Err() }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
