@@ -220,7 +220,7 @@ func TestWorker(t *testing.T) {
 func startWorker(t *testing.T, cfg workerConfig) *exec.Cmd {
 	t.Helper()
 	raw, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWorker$", "-test.count=1", "-test.timeout=10m")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorker$", "-test.count=1", "-test.timeout=2m")
 	cmd.Env = append(os.Environ(), workerEnv+"="+string(raw))
 	cmd.Stderr = os.Stderr // stdout (PASS lines) is dropped; the report is a file
 	if err := cmd.Start(); err != nil {
