@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,3 +54,41 @@ func TestMemoryLedgerStoreMoney(t *testing.T) {
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// downStore is a LedgerStore whose backend is unreachable. (The Redis
+// store's tests take a real redis-server down; this one checks the Guard's
+// side alone.)
+type downStore struct{ LedgerStore }
+
+func (downStore) State(context.Context) (LedgerState, error) {
+	return LedgerState{}, errors.New("connection refused")
+}
+
+func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := g.Call(ctx, searchReq("a", "0.3"), func(context.Context) (Result, error) {
+		return Result{CostUSD: "0.125"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Report{ReservedUSD: "0.3", SettledUSD: "0.125", Balance: &Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 0}}
+	got := Report{ReservedUSD: rep.ReservedUSD, SettledUSD: rep.SettledUSD, Balance: rep.Balance}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+
+	down, _ := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: downStore{NewMemoryLedgerStore(nil)}})
+	ran := false
+	rep, err = down.Call(ctx, searchReq("b", "0.3"), func(context.Context) (Result, error) {
+		ran = true
+		return Result{}, nil
+	})
+	if ran || rep.Called || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "call not made") {
+		t.Errorf("with the store down: ran %v, report %+v, error %v; want not run and ErrStoreUnavailable", ran, rep, err)
+	}
+}

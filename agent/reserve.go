@@ -75,7 +75,7 @@ func (g *Guard) reserve(ctx context.Context, req preflight.ToolCallRequest, rep 
 	if g.budget != nil {
 		r.LimitUSD = formatUSD(*g.budget)
 	}
-	ok, bal, err := g.store.Reserve(ctx, r)
+	ok, _, err := g.store.Reserve(ctx, r)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent: call not made: %s USD could not be reserved (%w): %w", r.AmountUSD, ErrStoreUnavailable, err)
 	}
@@ -83,7 +83,6 @@ func (g *Guard) reserve(ctx context.Context, req preflight.ToolCallRequest, rep 
 		return nil, false, nil
 	}
 	rep.ReservedUSD = r.AmountUSD
-	rep.Balance = &bal
 	return &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id}, true, nil
 }
 
