@@ -96,7 +96,8 @@ type Report struct {
 	ReuseReference string
 	// OverBudget is true when an operation the catalog lacks was not run,
 	// under a policy that runs it, because the estimate exceeds the free
-	// budget.
+	// budget; and when a store shared with other processes kept refusing
+	// the reservation the decision allowed (they spent the money first).
 	OverBudget bool
 	// EstimateUSD is the call's estimate (external plus model cost) and
 	// FreeUSD the budget that was free for it (RemainingUSD minus

@@ -63,7 +63,9 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // A nil Permit means do not run the call: the Report says why (its
 // Decision, ReuseReference, OverBudget, or Coalesced when an identical
 // read-only call is in flight). An error is a malformed request (a
-// *preflight.Error) or a context already done; the Permit is then nil.
+// *preflight.Error), a context already done, or a [LedgerStore] that could
+// not be read or could not reserve (wrapping ErrStoreUnavailable: the call
+// must not be made); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
 // ends or is released.
