@@ -119,8 +119,13 @@ type memoryLedgerStore struct {
 	held    decimal.Dec
 	calls   int
 	holds   map[string]decimal.Dec
-	settled map[string]bool
+	settled map[string]bool // the last maxSettledIDs settled ids
+	order   []string        // settled ids, oldest first
 }
+
+// maxSettledIDs bounds the settled ids the in-memory store remembers to
+// count a repeated settlement once; the Guard itself never repeats one.
+const maxSettledIDs = 4096
 
 // NewMemoryLedgerStore returns the default [LedgerStore]: history and money
 // in this process, lost with it. now is its clock; nil means time.Now.
@@ -211,6 +216,11 @@ func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Nu
 	}
 	m.spent = decimal.Add(m.spent, cost)
 	m.settled[id] = true
+	m.order = append(m.order, id)
+	if len(m.order) > maxSettledIDs {
+		delete(m.settled, m.order[0])
+		m.order = m.order[1:]
+	}
 	if record != nil {
 		m.append(*record, at)
 	}
