@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/internal/decimal"
@@ -46,6 +47,17 @@ type GuardOptions struct {
 	// NoCoalesce turns off coalescing of identical calls in flight (see
 	// [Guard.Begin]).
 	NoCoalesce bool
+	// Store keeps the Guard's money: what is spent, what calls in flight
+	// hold and how many calls began. Nil means an in-process store of the
+	// Guard's own. A store shared by processes (agent/redisledger) makes
+	// every Guard on it spend one budget; when the ledger passed to
+	// NewGuard is nil, the Guard's ledger keeps its history there too.
+	// See [LedgerStore].
+	Store LedgerStore
+	// Lease is how long a call's reservation outlives a worker that died
+	// during the call, on a store shared by processes; zero means the
+	// store's default.
+	Lease time.Duration
 }
 
 // Result is what the caller's tool function reports about the real call.
@@ -84,7 +96,8 @@ type Report struct {
 	ReuseReference string
 	// OverBudget is true when an operation the catalog lacks was not run,
 	// under a policy that runs it, because the estimate exceeds the free
-	// budget.
+	// budget; and when a store shared with other processes kept refusing
+	// the reservation the decision allowed (they spent the money first).
 	OverBudget bool
 	// EstimateUSD is the call's estimate (external plus model cost) and
 	// FreeUSD the budget that was free for it (RemainingUSD minus
@@ -97,6 +110,19 @@ type Report struct {
 	// for the leader's result instead of calling. The decision is the one
 	// Decide gave; the call is not recorded.
 	Coalesced *Flight
+	// Balance is the balance the decision saw: spent, held in flight and
+	// calls begun in the Guard's store. Nil when Begin did not get that far.
+	Balance *Balance
+	// ReservedUSD is the money the call held while it ran (its estimate);
+	// empty when it did not run.
+	ReservedUSD json.Number
+	// SettledUSD is what the call was counted as spending, once ended;
+	// empty when it did not run or its settlement failed.
+	SettledUSD json.Number
+	// LateSettlement is true when the call's lease had expired before it
+	// ended: its money had been given back, and its cost was counted as
+	// spent anyway.
+	LateSettlement bool
 }
 
 // Guard runs tool calls through preflight with a [Ledger]: it fills the
@@ -123,6 +149,8 @@ type Report struct {
 // counts that call's money as free.
 type Guard struct {
 	ledger      *Ledger
+	store       LedgerStore // the money; may be the ledger's store
+	lease       time.Duration
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
 	catalog     *preflight.Catalog
@@ -131,11 +159,8 @@ type Guard struct {
 	maxCalls int
 	coalesce bool
 
-	mu       sync.Mutex
-	inFlight decimal.Dec
-	spent    decimal.Dec
-	begun    int                // calls begun (with MaxCalls)
-	flights  map[string]*Flight // read-only calls in flight, by fingerprint
+	mu      sync.Mutex
+	flights map[string]*Flight // read-only calls in flight, by fingerprint
 }
 
 // CallFunc makes the real tool call. It should save the result where it can
@@ -146,11 +171,19 @@ type CallFunc func(ctx context.Context) (Result, error)
 // one with the system clock (see [Guard.Ledger]). opts may be nil. It fails
 // only when opts.BudgetUSD is not a non-negative decimal.
 func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
-	if ledger == nil {
-		ledger = NewLedger(nil)
-	}
-	g := &Guard{ledger: ledger, coalesce: true, flights: make(map[string]*Flight)}
+	var store LedgerStore
 	if opts != nil {
+		store = opts.Store
+	}
+	if ledger == nil {
+		ledger = NewLedger(&LedgerOptions{Store: store})
+	}
+	if store == nil {
+		store = NewMemoryLedgerStore(nil)
+	}
+	g := &Guard{ledger: ledger, store: store, coalesce: true, flights: make(map[string]*Flight)}
+	if opts != nil {
+		g.lease = opts.Lease
 		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
 		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {
@@ -168,11 +201,14 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 func (g *Guard) Ledger() *Ledger { return g.ledger }
 
 // SpentUSD returns what the calls run through this Guard cost so far, as
-// exact decimal text.
+// exact decimal text; with a store shared by processes, what all Guards on
+// the store spent. It is empty when the store cannot be read.
 func (g *Guard) SpentUSD() json.Number {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return formatUSD(g.spent)
+	st, err := g.store.State(context.Background())
+	if err != nil {
+		return ""
+	}
+	return st.Balance.SpentUSD
 }
 
 // Call proposes req and, if the decision says so, runs call.

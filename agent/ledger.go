@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -18,6 +18,10 @@ type LedgerOptions struct {
 	// Now is the clock used to stamp completed calls and to compute their
 	// ages. Nil means time.Now. Tests pass a fake clock.
 	Now func() time.Time
+	// Store keeps the history. Nil means NewMemoryLedgerStore(Now). A
+	// store shared by processes shares the history with them; Now is then
+	// unused (the store keeps its own clock).
+	Store LedgerStore
 }
 
 // Entry is the outcome of one real tool call, as given to [Ledger.Record].
@@ -64,20 +68,19 @@ type Entry struct {
 //     successes without a reference, successes with a reference, terminal
 //     failures last. The entry just recorded is never evicted.
 type Ledger struct {
-	now func() time.Time
-
-	mu      sync.Mutex
-	entries []Entry     // oldest recorded first
-	at      []time.Time // completion time of entries[i]
+	store LedgerStore
 }
 
 // NewLedger returns an empty ledger. opts may be nil.
 func NewLedger(opts *LedgerOptions) *Ledger {
-	l := &Ledger{now: time.Now}
-	if opts != nil && opts.Now != nil {
-		l.now = opts.Now
+	var now func() time.Time
+	if opts != nil {
+		if opts.Store != nil {
+			return &Ledger{store: opts.Store}
+		}
+		now = opts.Now
 	}
-	return l
+	return &Ledger{store: NewMemoryLedgerStore(now)}
 }
 
 // Record stores the outcome of a tool call that has completed, stamped with
@@ -88,16 +91,7 @@ func (l *Ledger) Record(e Entry) error {
 	if err := validateEntry(e); err != nil {
 		return err
 	}
-	at := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.dropRedundant(e)
-	l.entries = append(l.entries, e)
-	l.at = append(l.at, at)
-	for len(l.entries) > MaxEntries {
-		l.remove(l.victim())
-	}
-	return nil
+	return l.store.Append(context.Background(), e)
 }
 
 // History returns the ledger's entries as the history array of a
@@ -106,18 +100,34 @@ func (l *Ledger) Record(e Entry) error {
 // up to three fraction digits (milliseconds, truncated), written as exact
 // decimal text such as "60" or "12.25"; an entry stamped in the future of
 // the clock has age "0". The slice is a fresh copy owned by the caller.
+//
+// With a shared store (LedgerOptions.Store) that cannot be read, History
+// returns nil; use [Ledger.HistoryContext] to see the error.
 func (l *Ledger) History() []preflight.HistoryEntry {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := make([]preflight.HistoryEntry, len(l.entries))
-	for i, e := range l.entries {
+	h, _ := l.HistoryContext(context.Background())
+	return h
+}
+
+// HistoryContext is [Ledger.History] with a context, returning the
+// store's error.
+func (l *Ledger) HistoryContext(ctx context.Context) ([]preflight.HistoryEntry, error) {
+	st, err := l.store.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return historyOf(st), nil
+}
+
+// historyOf returns st's entries as a request's history.
+func historyOf(st LedgerState) []preflight.HistoryEntry {
+	h := make([]preflight.HistoryEntry, len(st.History))
+	for i, e := range st.History {
 		h[i] = preflight.HistoryEntry{
 			ToolCallID:      e.ToolCallID,
 			Fingerprint:     e.Fingerprint,
 			Outcome:         e.Outcome,
 			ResultReference: e.ResultReference,
-			AgeSeconds:      formatAge(now.Sub(l.at[i])),
+			AgeSeconds:      formatAge(st.Now.Sub(e.At)),
 			GoalHash:        e.GoalHash,
 		}
 	}
@@ -154,55 +164,4 @@ func isFingerprint(s string) bool {
 		}
 	}
 	return true
-}
-
-// dropRedundant removes the entries that e makes useless to Decide. The
-// caller holds l.mu.
-func (l *Ledger) dropRedundant(e Entry) {
-	redundant := func(old Entry) bool {
-		if old.Fingerprint != e.Fingerprint || old.Outcome != e.Outcome {
-			return false
-		}
-		switch e.Outcome {
-		case preflight.OutcomeSuccess:
-			return old.GoalHash == e.GoalHash && (e.ResultReference != "" || old.ResultReference == "")
-		case preflight.OutcomeTransientFailure:
-			return true
-		}
-		return false
-	}
-	for i := len(l.entries) - 1; i >= 0; i-- {
-		if redundant(l.entries[i]) {
-			l.remove(i)
-		}
-	}
-}
-
-// victim picks the entry to evict: the oldest of the least useful class,
-// never the newest entry. The caller holds l.mu and len(l.entries) > 1.
-func (l *Ledger) victim() int {
-	rank := func(e Entry) int {
-		switch {
-		case e.Outcome == preflight.OutcomeTransientFailure:
-			return 0
-		case e.Outcome == preflight.OutcomeSuccess && e.ResultReference == "":
-			return 1
-		case e.Outcome == preflight.OutcomeSuccess:
-			return 2
-		default:
-			return 3
-		}
-	}
-	best := 0
-	for i := 1; i < len(l.entries)-1; i++ {
-		if rank(l.entries[i]) < rank(l.entries[best]) {
-			best = i
-		}
-	}
-	return best
-}
-
-func (l *Ledger) remove(i int) {
-	l.entries = append(l.entries[:i], l.entries[i+1:]...)
-	l.at = append(l.at[:i], l.at[i+1:]...)
 }

@@ -2,10 +2,8 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/internal/decimal"
@@ -20,6 +18,7 @@ type Permit struct {
 	req      preflight.ToolCallRequest
 	rep      Report
 	estimate decimal.Dec
+	id       string  // the reservation in the Guard's store
 	flight   *Flight // non-nil when identical calls may wait on this one
 	done     bool
 }
@@ -64,7 +63,9 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // A nil Permit means do not run the call: the Report says why (its
 // Decision, ReuseReference, OverBudget, or Coalesced when an identical
 // read-only call is in flight). An error is a malformed request (a
-// *preflight.Error) or a context already done; the Permit is then nil.
+// *preflight.Error), a context already done, or a [LedgerStore] that could
+// not be read or could not reserve (wrapping ErrStoreUnavailable: the call
+// must not be made); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
 // ends or is released.
@@ -74,81 +75,81 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	}
 	estimate, estErr := requestEstimate(req.Tool)
 
+	if estErr != nil {
+		estimate = decimal.Dec{} // Decide rejects such estimates below
+	}
+
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	req.History = g.ledger.History()
-	if g.budget != nil {
-		left := decimal.Sub(*g.budget, g.spent)
-		if left.Sign() < 0 {
-			left = decimal.Dec{}
+	callerReserved := req.Budget.ReservedUSD
+	// A reservation refused by a store shared with other processes means
+	// they spent in the meantime: decide again on the fresh balance.
+	for attempt := 1; ; attempt++ {
+		st, err := g.state(ctx)
+		if err != nil {
+			return nil, Report{}, err
 		}
-		req.Budget.RemainingUSD = formatUSD(left)
-	}
-	if g.inFlight.Sign() > 0 {
-		// A malformed ReservedUSD is left alone for Decide to report.
-		if r, err := parseUSD(req.Budget.ReservedUSD); err == nil {
-			req.Budget.ReservedUSD = formatUSD(decimal.Add(r, g.inFlight))
+		req.Budget.ReservedUSD = callerReserved
+		g.fill(&req, st)
+		dec, err := g.catalog.Decide(&req)
+		if err != nil {
+			return nil, Report{}, err
 		}
-	}
-	if g.maxCalls > 0 {
-		left := g.maxCalls - g.begun
-		if left < 0 {
-			left = 0
+		bal := st.Balance
+		rep := Report{Decision: dec, Balance: &bal, EstimateUSD: formatUSD(estimate)}
+		if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
+			if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
+				rep.FreeUSD = formatUSD(decimal.Sub(rem, res))
+			}
 		}
-		req.Budget.MaxToolCallsRemaining = json.Number(strconv.Itoa(left))
-	}
-	dec, err := g.catalog.Decide(&req)
-	if err != nil {
-		return nil, Report{}, err
-	}
-	rep := Report{Decision: dec, EstimateUSD: formatUSD(estimate)}
-	if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
-		if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
-			rep.FreeUSD = formatUSD(decimal.Sub(rem, res))
+		if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
+			rep.ReuseReference = dec.Recommendation.ResultReference
 		}
-	}
-	if dec.Verdict == preflight.VerdictReuse && dec.Recommendation != nil {
-		rep.ReuseReference = dec.Recommendation.ResultReference
-	}
-	if estErr != nil {
-		estimate = decimal.Dec{} // cannot happen: Decide rejects such estimates
-	}
-	run := dec.Enforcement == preflight.EnforcementExecute
-	switch {
-	case dec.Enforcement != preflight.EnforcementAdvisory:
-	case !isUnsupported(dec):
-		run = g.advise == RunAdvised
-	case g.unsupported.runs(dec):
-		// Decide checks the budget only for operations in its catalog; an
-		// unsupported one is advised whatever it costs.
-		rep.OverBudget = !fits(req.Budget, estimate)
-		run = !rep.OverBudget
-	}
-	if !run {
-		return nil, rep, nil
-	}
-	shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
-	if shareable {
-		eff, ok := g.catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
-		shareable = ok && eff == preflight.EffectsReadOnly
-	}
-	if shareable {
-		if f := g.flights[dec.RequestFingerprint]; f != nil {
-			rep.Coalesced = f
+		run := dec.Enforcement == preflight.EnforcementExecute
+		switch {
+		case dec.Enforcement != preflight.EnforcementAdvisory:
+		case !isUnsupported(dec):
+			run = g.advise == RunAdvised
+		case g.unsupported.runs(dec):
+			// Decide checks the budget only for operations in its catalog; an
+			// unsupported one is advised whatever it costs.
+			rep.OverBudget = !fits(req.Budget, estimate)
+			run = !rep.OverBudget
+		}
+		if !run {
 			return nil, rep, nil
 		}
+		shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
+		if shareable {
+			eff, ok := g.catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
+			shareable = ok && eff == preflight.EffectsReadOnly
+		}
+		if shareable {
+			if f := g.flights[dec.RequestFingerprint]; f != nil {
+				rep.Coalesced = f
+				return nil, rep, nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, rep, err
+		}
+		p, ok, err := g.reserve(ctx, req, rep, estimate)
+		if err != nil {
+			return nil, rep, err
+		}
+		if !ok {
+			if attempt < maxReserveAttempts {
+				continue
+			}
+			rep.OverBudget = true
+			return nil, rep, nil
+		}
+		if shareable {
+			p.flight = &Flight{done: make(chan struct{})}
+			g.flights[dec.RequestFingerprint] = p.flight
+		}
+		return p, p.rep, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, rep, err
-	}
-	g.inFlight = decimal.Add(g.inFlight, estimate)
-	g.begun++
-	p := &Permit{g: g, req: req, rep: rep, estimate: estimate}
-	if shareable {
-		p.flight = &Flight{done: make(chan struct{})}
-		g.flights[dec.RequestFingerprint] = p.flight
-	}
-	return p, rep, nil
 }
 
 // Release gives the permit back without running the call: the
@@ -159,8 +160,9 @@ func (p *Permit) Release() {
 		return
 	}
 	p.done = true
+	// An error leaves the hold to its lease.
+	_ = p.g.store.Release(context.Background(), p.id)
 	p.g.mu.Lock()
-	p.g.inFlight = decimal.Sub(p.g.inFlight, p.estimate)
 	p.g.land(p, Result{}, nil, false)
 	p.g.mu.Unlock()
 }
@@ -209,27 +211,25 @@ func (p *Permit) End(res Result, callErr error) (Report, error) {
 	}
 	rep.Result = res
 
-	var recErr error
+	// Recorded and settled before the flight lands, so that a call decided
+	// after the followers wake up sees this outcome in the history.
+	var entry *Entry
 	if costErr == nil {
 		var goal string
 		if req.Task != nil {
 			goal = req.Task.GoalHash
 		}
-		// Recorded before the flight lands, so that a call decided after
-		// the followers wake up sees this outcome in the history.
-		recErr = g.ledger.Record(Entry{
+		entry = &Entry{
 			ToolCallID:      res.ToolCallID,
 			Fingerprint:     rep.Decision.RequestFingerprint,
 			Outcome:         res.Outcome,
 			ResultReference: res.ResultReference,
 			GoalHash:        goal,
-		})
-		rep.Recorded = recErr == nil
+		}
 	}
+	recErr := g.settle(p, cost, entry, &rep)
 
 	g.mu.Lock()
-	g.inFlight = decimal.Sub(g.inFlight, p.estimate)
-	g.spent = decimal.Add(g.spent, cost)
 	g.land(p, res, callErr, true)
 	g.mu.Unlock()
 

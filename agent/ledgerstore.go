@@ -1,0 +1,295 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/decimal"
+)
+
+// LedgerStore is where a [Ledger] keeps its history and a [Guard] its
+// money: the history entries of one scope (one customer's run) and the
+// reservations, settlements and call count against that scope's budget.
+//
+// The default, [NewMemoryLedgerStore], keeps everything in the process.
+// A store shared by many processes (such as the Redis store in the module
+// github.com/agentpreflight/preflight/agent/redisledger) lets a fleet of
+// workers spend one budget and reuse each other's results. Every method
+// must be atomic on its own: Reserve in particular checks the limits and
+// holds the money in one step, so that two workers can never both take the
+// last dollar. A store is bound to one scope when it is created and never
+// reads or writes another's.
+//
+// Money crosses this interface as exact decimal text; a store must never
+// round it through a binary float.
+type LedgerStore interface {
+	// Append records the outcome of a completed call in the history,
+	// stamped with the store's clock, applying the retention rules of
+	// [Ledger] (at most MaxEntries entries).
+	Append(ctx context.Context, e Entry) error
+	// State returns the history, oldest recorded first, the store's clock
+	// now (to age the entries) and the balance.
+	State(ctx context.Context) (LedgerState, error)
+	// Reserve holds r.AmountUSD and one call for r.ID if they fit, in one
+	// atomic step: spent + reserved + amount ≤ r.LimitUSD (when set and
+	// the amount is positive) and calls + 1 ≤ r.MaxCalls (when positive). ok is false, and nothing is
+	// held, when they do not fit. The balance is the one after the step.
+	Reserve(ctx context.Context, r Reservation) (ok bool, b Balance, err error)
+	// Settle ends reservation id: its hold is freed and costUSD counted as
+	// spent. When record is non-nil it is appended to the history in the
+	// same step. Settling an id whose lease expired (the money had already
+	// been given back) still counts costUSD as spent; settling an id twice
+	// counts it once.
+	Settle(ctx context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error)
+	// Release frees reservation id without spending: the call did not run.
+	// The call still counts against MaxCalls.
+	Release(ctx context.Context, id string) error
+}
+
+// LedgerState is a snapshot of a [LedgerStore].
+type LedgerState struct {
+	// History is the recorded outcomes, oldest first.
+	History []StoredEntry
+	// Now is the store's clock when the snapshot was taken.
+	Now time.Time
+	// Balance is the scope's money and calls.
+	Balance Balance
+}
+
+// StoredEntry is a history entry with its completion time.
+type StoredEntry struct {
+	Entry
+	At time.Time
+}
+
+// Balance is what a scope has spent and holds, as exact decimal text.
+type Balance struct {
+	// SpentUSD is the total of settled costs.
+	SpentUSD json.Number `json:"spentUSD"`
+	// ReservedUSD is the total held by reservations still in flight.
+	ReservedUSD json.Number `json:"reservedUSD"`
+	// Calls is the number of reservations ever made (in flight, settled,
+	// released or expired).
+	Calls int `json:"calls"`
+}
+
+// Reservation asks a [LedgerStore] to hold money and one call.
+type Reservation struct {
+	// ID names the reservation; unique per call.
+	ID string
+	// AmountUSD is the money held until Settle or Release.
+	AmountUSD json.Number
+	// LimitUSD, when non-empty, is the budget the reservation must fit.
+	LimitUSD json.Number
+	// MaxCalls, when positive, is the call limit the reservation must fit.
+	MaxCalls int
+	// Lease is how long the hold lasts if its holder disappears; zero
+	// means the store's default. A store shared by processes gives the
+	// money back when the lease expires (an in-process store has no use
+	// for leases: its holder cannot outlive it).
+	Lease time.Duration
+}
+
+// Settlement is what [LedgerStore.Settle] did.
+type Settlement struct {
+	// Late is true when the reservation's lease had expired before the
+	// settlement: its money had been given back, and the cost was counted
+	// as spent anyway.
+	Late bool
+	// Duplicate is true when the reservation had already been settled;
+	// nothing was counted again.
+	Duplicate bool
+	// Balance is the scope's balance after the settlement.
+	Balance Balance
+}
+
+// memoryLedgerStore is the in-process LedgerStore: the behaviour a Ledger
+// and a Guard had before stores existed.
+type memoryLedgerStore struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries []Entry     // oldest recorded first
+	at      []time.Time // completion time of entries[i]
+	spent   decimal.Dec
+	held    decimal.Dec
+	calls   int
+	holds   map[string]decimal.Dec
+	settled map[string]bool // the last maxSettledIDs settled ids
+	order   []string        // settled ids, oldest first
+}
+
+// maxSettledIDs bounds the settled ids the in-memory store remembers to
+// count a repeated settlement once; the Guard itself never repeats one.
+const maxSettledIDs = 4096
+
+// NewMemoryLedgerStore returns the default [LedgerStore]: history and money
+// in this process, lost with it. now is its clock; nil means time.Now.
+func NewMemoryLedgerStore(now func() time.Time) LedgerStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &memoryLedgerStore{now: now, holds: make(map[string]decimal.Dec), settled: make(map[string]bool)}
+}
+
+func (m *memoryLedgerStore) Append(_ context.Context, e Entry) error {
+	at := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.append(e, at)
+	return nil
+}
+
+// append records e at time at. The caller holds m.mu.
+func (m *memoryLedgerStore) append(e Entry, at time.Time) {
+	m.dropRedundant(e)
+	m.entries = append(m.entries, e)
+	m.at = append(m.at, at)
+	for len(m.entries) > MaxEntries {
+		m.remove(m.victim())
+	}
+}
+
+func (m *memoryLedgerStore) State(context.Context) (LedgerState, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := make([]StoredEntry, len(m.entries))
+	for i, e := range m.entries {
+		h[i] = StoredEntry{Entry: e, At: m.at[i]}
+	}
+	return LedgerState{History: h, Now: now, Balance: m.balance()}, nil
+}
+
+// balance returns the balance. The caller holds m.mu.
+func (m *memoryLedgerStore) balance() Balance {
+	return Balance{SpentUSD: formatUSD(m.spent), ReservedUSD: formatUSD(m.held), Calls: m.calls}
+}
+
+func (m *memoryLedgerStore) Reserve(_ context.Context, r Reservation) (bool, Balance, error) {
+	amount, err := parseUSD(r.AmountUSD)
+	if err != nil || amount.Sign() < 0 {
+		return false, Balance{}, fmt.Errorf("agent: reservation amount %q must be a non-negative decimal", string(r.AmountUSD))
+	}
+	var limit *decimal.Dec
+	if r.LimitUSD != "" {
+		l, err := parseUSD(r.LimitUSD)
+		if err != nil {
+			return false, Balance{}, fmt.Errorf("agent: reservation limit %q must be a decimal", string(r.LimitUSD))
+		}
+		limit = &l
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, dup := m.holds[r.ID]; dup || m.settled[r.ID] {
+		return false, m.balance(), fmt.Errorf("agent: reservation %q already exists", r.ID)
+	}
+	if amount.Sign() > 0 && limit != nil && decimal.Cmp(decimal.Add(decimal.Add(m.spent, m.held), amount), *limit) > 0 ||
+		r.MaxCalls > 0 && m.calls+1 > r.MaxCalls {
+		return false, m.balance(), nil
+	}
+	m.held = decimal.Add(m.held, amount)
+	m.calls++
+	m.holds[r.ID] = amount
+	return true, m.balance(), nil
+}
+
+func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error) {
+	cost, err := parseUSD(costUSD)
+	if err != nil || cost.Sign() < 0 {
+		return Settlement{}, fmt.Errorf("agent: settlement cost %q must be a non-negative decimal", string(costUSD))
+	}
+	at := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settled[id] {
+		return Settlement{Duplicate: true, Balance: m.balance()}, nil
+	}
+	amount, held := m.holds[id]
+	if held {
+		m.held = decimal.Sub(m.held, amount)
+		delete(m.holds, id)
+	}
+	m.spent = decimal.Add(m.spent, cost)
+	m.settled[id] = true
+	m.order = append(m.order, id)
+	if len(m.order) > maxSettledIDs {
+		delete(m.settled, m.order[0])
+		m.order = m.order[1:]
+	}
+	if record != nil {
+		m.append(*record, at)
+	}
+	return Settlement{Late: !held, Balance: m.balance()}, nil
+}
+
+func (m *memoryLedgerStore) Release(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if amount, ok := m.holds[id]; ok {
+		m.held = decimal.Sub(m.held, amount)
+		delete(m.holds, id)
+	}
+	return nil
+}
+
+// dropRedundant removes the entries that e makes useless to Decide (see
+// "Retention" on [Ledger]). The caller holds m.mu.
+func (m *memoryLedgerStore) dropRedundant(e Entry) {
+	for i := len(m.entries) - 1; i >= 0; i-- {
+		if redundant(m.entries[i], e) {
+			m.remove(i)
+		}
+	}
+}
+
+// redundant reports whether recording newer makes older useless to
+// Decide, under the retention rules of [Ledger]. Other stores mirror it.
+func redundant(older, newer Entry) bool {
+	if older.Fingerprint != newer.Fingerprint || older.Outcome != newer.Outcome {
+		return false
+	}
+	switch newer.Outcome {
+	case preflight.OutcomeSuccess:
+		return older.GoalHash == newer.GoalHash && (newer.ResultReference != "" || older.ResultReference == "")
+	case preflight.OutcomeTransientFailure:
+		return true
+	}
+	return false
+}
+
+// victim picks the entry to evict: the oldest of the least useful class,
+// never the newest entry. The caller holds m.mu and len(m.entries) > 1.
+func (m *memoryLedgerStore) victim() int {
+	best := 0
+	for i := 1; i < len(m.entries)-1; i++ {
+		if evictionRank(m.entries[i]) < evictionRank(m.entries[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// evictionRank orders entries from the first to be evicted (0) to the
+// last (3).
+func evictionRank(e Entry) int {
+	switch {
+	case e.Outcome == preflight.OutcomeTransientFailure:
+		return 0
+	case e.Outcome == preflight.OutcomeSuccess && e.ResultReference == "":
+		return 1
+	case e.Outcome == preflight.OutcomeSuccess:
+		return 2
+	default:
+		return 3
+	}
+}
+
+func (m *memoryLedgerStore) remove(i int) {
+	m.entries = append(m.entries[:i], m.entries[i+1:]...)
+	m.at = append(m.at[:i], m.at[i+1:]...)
+}

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMemoryLedgerStoreMoney(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryLedgerStore(nil)
+	reserve := func(id, amount string, want bool) {
+		t.Helper()
+		ok, _, err := s.Reserve(ctx, Reservation{ID: id, AmountUSD: jsonNumber(amount), LimitUSD: "1", MaxCalls: 4})
+		if err != nil || ok != want {
+			t.Fatalf("Reserve(%s, %s) = %v, %v; want %v", id, amount, ok, err, want)
+		}
+	}
+	reserve("a", "0.6", true)
+	reserve("b", "0.5", false) // 0.6 + 0.5 > 1
+	reserve("b", "0.4", true)
+	if _, _, err := s.Reserve(ctx, Reservation{ID: "a", AmountUSD: "0"}); err == nil {
+		t.Error("a second reservation under one id was accepted")
+	}
+	set, err := s.Settle(ctx, "a", "0.25", nil)
+	if err != nil || set.Late || set.Duplicate {
+		t.Fatalf("Settle(a) = %+v, %v", set, err)
+	}
+	if set, _ := s.Settle(ctx, "a", "0.25", nil); !set.Duplicate {
+		t.Errorf("second Settle(a) = %+v, want Duplicate", set)
+	}
+	if err := s.Release(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	// A settlement of a reservation the store no longer holds still counts.
+	if set, _ := s.Settle(ctx, "lost", "0.125", nil); !set.Late {
+		t.Errorf("Settle(lost) = %+v, want Late", set)
+	}
+	reserve("c", "0", true) // a free call fits whatever was spent
+	reserve("d", "0.01", true)
+	reserve("e", "0", false) // the fifth call exceeds MaxCalls 4
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Balance{SpentUSD: "0.375", ReservedUSD: "0.01", Calls: 4}
+	if diff := cmp.Diff(want, st.Balance); diff != "" {
+		t.Errorf("balance (-want +got):\n%s", diff)
+	}
+}
+
+func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// downStore is a LedgerStore whose backend is unreachable. (The Redis
+// store's tests take a real redis-server down; this one checks the Guard's
+// side alone.)
+type downStore struct{ LedgerStore }
+
+func (downStore) State(context.Context) (LedgerState, error) {
+	return LedgerState{}, errors.New("connection refused")
+}
+
+func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := g.Call(ctx, searchReq("a", "0.3"), func(context.Context) (Result, error) {
+		return Result{CostUSD: "0.125"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Report{ReservedUSD: "0.3", SettledUSD: "0.125", Balance: &Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 0}}
+	got := Report{ReservedUSD: rep.ReservedUSD, SettledUSD: rep.SettledUSD, Balance: rep.Balance}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+
+	down, _ := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: downStore{NewMemoryLedgerStore(nil)}})
+	ran := false
+	rep, err = down.Call(ctx, searchReq("b", "0.3"), func(context.Context) (Result, error) {
+		ran = true
+		return Result{}, nil
+	})
+	if ran || rep.Called || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "call not made") {
+		t.Errorf("with the store down: ran %v, report %+v, error %v; want not run and ErrStoreUnavailable", ran, rep, err)
+	}
+}

@@ -1,0 +1,143 @@
+package redisledger
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startCluster starts six redis-servers (three primaries, three replicas)
+// and joins them with redis-cli --cluster create.
+func startCluster(t *testing.T) []*redisProc {
+	t.Helper()
+	var nodes []*redisProc
+	var addrs []string
+	for range 6 {
+		p := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--appendonly", "no",
+			// Replicas sync at once (the default waits 5 s for more of them)
+			// and may take over however long their link was down.
+			"--repl-diskless-sync-delay", "0", "--cluster-replica-validity-factor", "0")
+		nodes = append(nodes, p)
+		addrs = append(addrs, p.addr())
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command(redisCLIPath, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, p := range nodes {
+		for {
+			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "cluster", "info").Output()
+			repl, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "info", "replication").Output()
+			synced := strings.Contains(string(repl), "role:master") || strings.Contains(string(repl), "master_link_status:up")
+			if strings.Contains(string(out), "cluster_state:ok") && synced {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster not ok on %s: %s\n%s", p.addr(), out, repl)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nodes
+}
+
+func clusterAddrs(nodes []*redisProc) []string {
+	var a []string
+	for _, p := range nodes {
+		a = append(a, p.addr())
+	}
+	return a
+}
+
+// primaryOf returns the node serving the slot of key as primary, as the
+// live node ask sees it; nil when it cannot tell.
+func primaryOf(ask *redisProc, nodes []*redisProc, key string) *redisProc {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: ask.addr()})
+	defer c.Close()
+	slot, err := c.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		return nil
+	}
+	slots, err := c.ClusterSlots(ctx).Result()
+	if err != nil {
+		return nil
+	}
+	for _, s := range slots {
+		if int64(s.Start) <= slot && slot <= int64(s.End) {
+			for _, p := range nodes {
+				if p.addr() == s.Nodes[0].Addr {
+					return p
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// TestCluster runs the multi-process test against a Redis Cluster of three
+// primaries with a replica each, and kills (SIGKILL) the primary of the
+// scope's slot during the run: its replica takes over. Replication is
+// asynchronous, so settlements the old primary acknowledged but had not
+// yet sent to its replica are lost; the test measures them and requires
+// that none is counted twice and the budget is never exceeded.
+func TestCluster(t *testing.T) {
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	addrs := clusterAddrs(nodes)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8})
+	defer c.Close()
+	const scope, budget = "cluster-run", "500.000000000000000001"
+	s, _ := New(c, scope, nil)
+	victim := primaryOf(nodes[0], nodes, s.keys[0])
+	if victim == nil {
+		t.Fatal("no primary for the scope's slot")
+	}
+	live := nodes[(indexOf(nodes, victim)+1)%6]
+	var killedAt time.Time
+	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
+		time.Sleep(2 * time.Second)
+		victim.kill()
+		killedAt = time.Now()
+		// Until a replica is primary of the slot again.
+		for {
+			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(live.port), "cluster", "info").Output()
+			if strings.Contains(string(out), "cluster_state:ok") {
+				if p := primaryOf(live, nodes, s.keys[0]); p != nil && p != victim {
+					t.Logf("primary %s killed; replica %s took over after %v", victim.addr(), p.addr(), time.Since(killedAt).Round(time.Millisecond))
+					return
+				}
+			}
+			if time.Since(killedAt) > 30*time.Second {
+				t.Error("no replica took over")
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	time.Sleep(2500 * time.Millisecond) // holds whose reply was lost expire
+	f.check(t, c, scope, budget, true)
+	if f.CrossReused == 0 {
+		t.Error("no result saved by one process was reused by another")
+	}
+	t.Logf("%d calls failed closed during the failover", f.Unavailable)
+}
+
+func indexOf(nodes []*redisProc, p *redisProc) int {
+	for i, n := range nodes {
+		if n == p {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,49 @@
+package redisledger_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/redisledger"
+	"github.com/redis/go-redis/v9"
+)
+
+// Every worker of customer 42's run opens the same scope: they spend one
+// 25 USD budget and reuse each other's saved results. (Compiled, not run:
+// it needs a Redis at 127.0.0.1:6379; the package tests start their own.)
+func ExampleNew() {
+	ctx := context.Background()
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:6379"}})
+	defer rdb.Close()
+	const scope = "customer-42/run-7"
+	store, err := redisledger.New(rdb, scope, &redisledger.Options{Lease: 15 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	results, err := redisledger.NewResultStore(rdb, scope, &redisledger.ResultOptions{TTL: time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	guard, err := agent.NewGuard(nil, &agent.GuardOptions{Store: store, BudgetUSD: "25"})
+	if err != nil {
+		panic(err)
+	}
+	req := preflight.ToolCallRequest{ /* the proposed call, as for Decide */ }
+	rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Result, error) {
+		ref, err := results.Put(ctx, []byte(`{"answer":42}`)) // the tool's result
+		return agent.Result{ResultReference: ref, CostUSD: "0.02"}, err
+	})
+	if err != nil {
+		fmt.Println(err) // wraps agent.ErrStoreUnavailable when Redis is down: not run
+		return
+	}
+	if rep.ReuseReference != "" {
+		saved, _ := results.Get(ctx, rep.ReuseReference) // another worker's bytes
+		fmt.Printf("%s\n", saved)
+	}
+	fmt.Println("reserved", rep.ReservedUSD, "settled", rep.SettledUSD, "spent before", rep.Balance.SpentUSD)
+}

@@ -1,0 +1,52 @@
+package redisledger
+
+import (
+	"context"
+	"time"
+)
+
+// hold notes that this process holds reservation id with the given lease,
+// and starts the renewer if it is not running.
+func (s *Store) hold(id string, lease time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leases[id] = lease
+	if !s.renewer {
+		s.renewer = true
+		go s.renew()
+	}
+}
+
+func (s *Store) unhold(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.leases, id)
+}
+
+// renew extends, every third of the shortest lease, the leases of the
+// reservations this process holds, until Close. A process that dies stops
+// renewing, and its holds expire.
+func (s *Store) renew() {
+	for {
+		s.mu.Lock()
+		tick := s.lease / 3
+		byLease := make(map[time.Duration][]any)
+		for id, l := range s.leases {
+			tick = min(tick, l/3)
+			byLease[l] = append(byLease[l], id)
+		}
+		s.mu.Unlock()
+		for l, ids := range byLease {
+			ctx, cancel := context.WithTimeout(context.Background(), tick)
+			// A failure is retried at the next tick; the lease is long
+			// enough for two more tries.
+			_ = renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l)}, ids...)...).Err()
+			cancel()
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(max(tick, time.Millisecond)):
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package redisledger
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// fleet is a multi-process run: its workers' reports, summed.
+type fleet struct {
+	workerReport
+	workers  int
+	duration time.Duration
+}
+
+// runFleet starts workers processes of goroutines each, calls calls per
+// goroutine, against budget in scope; during (if non-nil) runs while they
+// work. It returns when every worker exited.
+func runFleet(t *testing.T, addrs []string, cluster bool, scope, budget string, workers, goroutines, calls int, during func()) fleet {
+	return runFleetLease(t, addrs, cluster, scope, budget, workers, goroutines, calls, 0, during)
+}
+
+func runFleetLease(t *testing.T, addrs []string, cluster bool, scope, budget string, workers, goroutines, calls int, lease time.Duration, during func()) fleet {
+	t.Helper()
+	dir := t.TempDir()
+	start := time.Now()
+	var outs []string
+	var cmds = make([]interface{ Wait() error }, 0, workers)
+	for i := range workers {
+		out := filepath.Join(dir, fmt.Sprintf("worker-%d.json", i))
+		outs = append(outs, out)
+		cmds = append(cmds, startWorker(t, workerConfig{Index: i, Addrs: addrs, Cluster: cluster, Scope: scope, BudgetUSD: budget, Goroutines: goroutines, Calls: calls, Lease: lease, Out: out}))
+	}
+	if during != nil {
+		during()
+	}
+	f := fleet{workers: workers}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+		r := readReport(t, outs[i])
+		f.Ran = append(f.Ran, r.Ran...)
+		f.Deferred += r.Deferred
+		f.Reused += r.Reused
+		f.CrossReused += r.CrossReused
+		f.ReuseMissing += r.ReuseMissing
+		f.ReuseWrong += r.ReuseWrong
+		f.Coalesced += r.Coalesced
+		f.Unavailable += r.Unavailable
+		f.RanUnplanned += r.RanUnplanned
+		f.Other = append(f.Other, r.Other...)
+	}
+	f.duration = time.Since(start)
+	return f
+}
+
+// sumUSD adds decimal texts exactly.
+func sumUSD(t *testing.T, calls []ranCall) *big.Rat {
+	total := new(big.Rat)
+	for _, c := range calls {
+		r, ok := new(big.Rat).SetString(c.CostUSD)
+		if !ok {
+			t.Fatalf("cost %q", c.CostUSD)
+		}
+		total.Add(total, r)
+	}
+	return total
+}
+
+// check verifies the invariants of a run against what Redis holds. With
+// mayLose (a failover of an asynchronous replica), acknowledged
+// settlements may be missing from Redis, never counted twice; the loss is
+// logged.
+func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string, mayLose bool) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(c, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent, _ := new(big.Rat).SetString(string(st.Balance.SpentUSD))
+	limit, _ := new(big.Rat).SetString(budget)
+	ran := sumUSD(t, f.Ran)
+	total := len(f.Ran) + f.Deferred + f.Reused + f.ReuseMissing + f.ReuseWrong + f.Coalesced + f.Unavailable + len(f.Other)
+	t.Logf("%d workers, %d calls in %v (%.0f calls/s): ran %d, deferred %d, reused %d (%d from another process), coalesced %d, failed closed %d; spent %s of %s (Redis), %s reported by workers",
+		f.workers, total, f.duration.Round(time.Millisecond), float64(total)/f.duration.Seconds(), len(f.Ran), f.Deferred, f.Reused, f.CrossReused, f.Coalesced, f.Unavailable,
+		st.Balance.SpentUSD, budget, ran.FloatString(9))
+	if spent.Cmp(limit) > 0 {
+		t.Errorf("OVERSHOOT: spent %s > budget %s", st.Balance.SpentUSD, budget)
+	}
+	if ran.Cmp(limit) > 0 {
+		t.Errorf("OVERSHOOT: the workers' calls cost %s > budget %s", ran.FloatString(18), budget)
+	}
+	settled, err := c.ZCard(ctx, s.keys[3]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := len(f.Ran) - int(settled)
+	switch {
+	case !mayLose && spent.Cmp(ran) != 0:
+		t.Errorf("Redis counts %s spent, the workers' settled calls cost %s: not exact", st.Balance.SpentUSD, ran.FloatString(18))
+	case !mayLose && lost != 0:
+		t.Errorf("Redis recorded %d settlements, the workers completed %d calls", settled, len(f.Ran))
+	case lost < 0 || spent.Cmp(ran) > 0:
+		t.Errorf("Redis recorded %d settlements (%s USD) for %d completed calls (%s USD): counted twice", settled, st.Balance.SpentUSD, len(f.Ran), ran.FloatString(18))
+	case mayLose:
+		t.Logf("loss window: %d acknowledged settlements (%s USD) missing after the failover", lost, new(big.Rat).Sub(ran, spent).FloatString(9))
+	}
+	if st.Balance.ReservedUSD != "0" {
+		t.Errorf("%s USD still reserved after every worker ended", st.Balance.ReservedUSD)
+	}
+	seen := make(map[string]bool, len(f.Ran))
+	for _, r := range f.Ran {
+		if seen[r.ID] {
+			t.Errorf("call %s settled twice", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	if f.RanUnplanned > 0 || f.ReuseWrong > 0 {
+		t.Errorf("%d calls ran without a permit, %d reuses returned other bytes", f.RanUnplanned, f.ReuseWrong)
+	}
+	if len(f.Other) > 0 {
+		t.Errorf("%d unexpected outcomes, first: %s", len(f.Other), f.Other[0])
+	}
+}
+
+// TestMultiProcess: 4 processes × 16 goroutines × 160 calls spend one
+// budget that runs out half way, with random estimates and costs below
+// them, and reuse each other's results.
+func TestMultiProcess(t *testing.T) {
+	p := startRedis(t)
+	const budget = "550.123456789012345678"
+	if testing.Short() {
+		t.Skip("multi-process run skipped in -short mode")
+	}
+	f := runFleet(t, []string{p.addr()}, false, "mp", budget, 4, 16, 160, nil)
+	f.check(t, p.client(t), "mp", budget, false)
+	if f.Deferred == 0 {
+		t.Error("the budget never ran out: the cap was not tested")
+	}
+	if f.CrossReused == 0 {
+		t.Error("no result saved by one process was reused by another")
+	}
+	if f.ReuseMissing > 0 {
+		t.Errorf("%d reuse decisions found no saved result", f.ReuseMissing)
+	}
+	if f.Unavailable > 0 {
+		t.Errorf("%d calls failed closed with Redis up", f.Unavailable)
+	}
+}

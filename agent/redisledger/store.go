@@ -1,0 +1,304 @@
+// Package redisledger keeps an agent.Ledger's history and an agent.Guard's
+// budget in Redis, so that many worker processes spend one budget with no
+// overshoot and reuse each other's results. See [New] and [NewResultStore].
+package redisledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures a [Store]. The zero value and nil both work.
+type Options struct {
+	// Prefix starts every key; it must not contain '{' or '}'. Empty means
+	// "preflight".
+	Prefix string
+	// Lease is how long a reservation outlives a worker that stopped
+	// renewing it (died, or lost Redis): then its money is given back.
+	// A live worker renews its leases every Lease/3 until the call ends,
+	// so a call may run longer than Lease. Zero means 15 s.
+	Lease time.Duration
+	// SettledRetention is how long the ids of settled reservations are
+	// kept to make a repeated settlement count once. Zero means 24 h.
+	SettledRetention time.Duration
+	// IdleTTL, when positive, makes a scope's keys expire when it has not
+	// been written to for that long (its budget starts again from zero).
+	// Zero means they never expire.
+	IdleTTL time.Duration
+	// SettleTimeout is how long Settle keeps retrying while Redis is
+	// unreachable (the call already ran: its cost must be counted). Zero
+	// means 30 s.
+	SettleTimeout time.Duration
+}
+
+// Store is an agent.LedgerStore on Redis for one scope: the history and
+// money of one customer's run. It is safe for concurrent use; every
+// process that works for the scope opens its own Store on it.
+type Store struct {
+	c       redis.UniversalClient
+	keys    []string
+	lease   time.Duration
+	keep    time.Duration
+	idle    time.Duration
+	timeout time.Duration
+
+	mu      sync.Mutex
+	leases  map[string]time.Duration // reservations held by this process
+	stop    chan struct{}
+	renewer bool
+}
+
+var _ agent.LedgerStore = (*Store)(nil)
+
+// ErrScope is wrapped by the error of New for an unusable scope.
+var ErrScope = errors.New("redisledger: bad scope")
+
+// New returns the store of scope on c, a single Redis, a Cluster or a
+// failover client. Its keys are Prefix + ":{" + scope + "}:" + name: the
+// scope is the hash tag, so every key of a scope lives in one Cluster slot
+// and every script runs on one node. Two scopes share no key; give each
+// customer (and run, when runs have their own budget) its own scope. scope
+// must be 1 to 200 bytes without '{' or '}'. opts may be nil.
+//
+// Call Close when done, to stop renewing leases.
+func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
+	if scope == "" || len(scope) > 200 || strings.ContainsAny(scope, "{}") {
+		return nil, fmt.Errorf("%w: %q must be 1 to 200 bytes without '{' or '}'", ErrScope, scope)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = "preflight"
+	}
+	if strings.ContainsAny(o.Prefix, "{}") {
+		return nil, fmt.Errorf("%w: prefix %q contains '{' or '}'", ErrScope, o.Prefix)
+	}
+	if o.Lease <= 0 {
+		o.Lease = 15 * time.Second
+	}
+	if o.SettledRetention <= 0 {
+		o.SettledRetention = 24 * time.Hour
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = 30 * time.Second
+	}
+	base := o.Prefix + ":{" + scope + "}:"
+	return &Store{
+		c:       c,
+		keys:    []string{base + "money", base + "holds", base + "leases", base + "settled", base + "history"},
+		lease:   o.Lease,
+		keep:    o.SettledRetention,
+		idle:    o.IdleTTL,
+		timeout: o.SettleTimeout,
+		leases:  make(map[string]time.Duration),
+		stop:    make(chan struct{}),
+	}, nil
+}
+
+// Close stops renewing the leases of this process's reservations; those
+// still held expire. It does not close the client.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	return nil
+}
+
+// Keys returns the Redis keys of the store's scope.
+func (s *Store) Keys() []string { return append([]string(nil), s.keys...) }
+
+// storedEntry is a history entry as the scripts keep it.
+type storedEntry struct {
+	ID   string `json:"id"`
+	FP   string `json:"fp"`
+	O    string `json:"o"`
+	Ref  string `json:"ref"`
+	Goal string `json:"goal"`
+	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
+}
+
+func encodeEntry(e agent.Entry) string {
+	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
+	return string(b)
+}
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// Append records e in the scope's history, stamped with Redis's clock.
+func (s *Store) Append(ctx context.Context, e agent.Entry) error {
+	err := appendScript.Run(ctx, s.c, s.keys, encodeEntry(e), agent.MaxEntries, ms(s.idle)).Err()
+	if err != nil {
+		return fmt.Errorf("redisledger: append: %w", err)
+	}
+	return nil
+}
+
+// State returns the scope's history, Redis's clock and the balance.
+func (s *Store) State(ctx context.Context) (agent.LedgerState, error) {
+	v, err := stateScript.Run(ctx, s.c, s.keys).Slice()
+	if err != nil {
+		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
+	}
+	if len(v) < 4 {
+		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %d values from the script", len(v))
+	}
+	now, err := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	if err != nil {
+		return agent.LedgerState{}, fmt.Errorf("redisledger: state: clock %v", v[0])
+	}
+	bal, err := balance(v[1:4])
+	if err != nil {
+		return agent.LedgerState{}, err
+	}
+	st := agent.LedgerState{Now: time.UnixMilli(now), Balance: bal, History: make([]agent.StoredEntry, 0, len(v)-4)}
+	for _, raw := range v[4:] {
+		var e storedEntry
+		str, _ := raw.(string)
+		if err := json.Unmarshal([]byte(str), &e); err != nil {
+			return agent.LedgerState{}, fmt.Errorf("redisledger: history entry %q: %w", str, err)
+		}
+		at, _ := strconv.ParseInt(e.At, 10, 64)
+		st.History = append(st.History, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
+			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: agentOutcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
+		}})
+	}
+	return st, nil
+}
+
+// balance reads {spent, held, calls} as the scripts return them.
+func balance(v []any) (agent.Balance, error) {
+	spent, err := fromAtto(fmt.Sprint(v[0]))
+	if err != nil {
+		return agent.Balance{}, err
+	}
+	held, err := fromAtto(fmt.Sprint(v[1]))
+	if err != nil {
+		return agent.Balance{}, err
+	}
+	calls, err := strconv.Atoi(fmt.Sprint(v[2]))
+	if err != nil {
+		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[2])
+	}
+	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: calls}, nil
+}
+
+// Reserve holds r.AmountUSD and one call, atomically in Redis, if the
+// scope's limits hold, with a lease this process renews until Settle or
+// Release.
+func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
+	amount, err := toAtto(r.AmountUSD)
+	if err != nil {
+		return false, agent.Balance{}, err
+	}
+	limit := ""
+	if r.LimitUSD != "" {
+		if limit, err = toAtto(r.LimitUSD); err != nil {
+			return false, agent.Balance{}, err
+		}
+	}
+	if r.ID == "" {
+		return false, agent.Balance{}, errors.New("redisledger: reservation without an id")
+	}
+	lease := r.Lease
+	if lease <= 0 {
+		lease = s.lease
+	}
+	// Registered before the script runs: a reservation made by a script
+	// whose reply is lost still gets renewed, then released by Release.
+	s.hold(r.ID, lease)
+	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
+	if err != nil {
+		s.unhold(r.ID)
+		return false, agent.Balance{}, fmt.Errorf("redisledger: reserve: %w", err)
+	}
+	bal, err := balance(v[1:4])
+	ok := fmt.Sprint(v[0]) == "1"
+	if !ok {
+		s.unhold(r.ID)
+	}
+	return ok, bal, err
+}
+
+// Settle ends reservation id, counting costUSD as spent and recording
+// record (when non-nil) in one atomic step. While Redis is unreachable it
+// retries for Options.SettleTimeout, keeping the lease renewed.
+func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
+	cost, err := toAtto(costUSD)
+	if err != nil {
+		return agent.Settlement{}, err
+	}
+	entry := ""
+	if record != nil {
+		entry = encodeEntry(*record)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	var v []any
+	err = retry(ctx, func() error {
+		var err error
+		v, err = settleScript.Run(ctx, s.c, s.keys, id, cost, ms(s.keep), entry, agent.MaxEntries, ms(s.idle)).Slice()
+		return err
+	})
+	if err != nil {
+		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
+	}
+	s.unhold(id)
+	bal, err := balance(v[1:4])
+	state := fmt.Sprint(v[0])
+	return agent.Settlement{Late: state == "1", Duplicate: state == "2", Balance: bal}, err
+}
+
+// Release frees reservation id without spending.
+func (s *Store) Release(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id).Err() })
+	s.unhold(id) // on failure the lease expires
+	if err != nil {
+		return fmt.Errorf("redisledger: release %s: %w", id, err)
+	}
+	return nil
+}
+
+// retry runs f until it succeeds, returns a script error (which a retry
+// would repeat), or ctx ends.
+func retry(ctx context.Context, f func() error) error {
+	wait := 20 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || isScriptError(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// isScriptError reports whether err came from a script that ran and
+// failed, as opposed to a connection or a node that was not there.
+func isScriptError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(err.Error(), "redisledger:")
+}
+
+func agentOutcome(s string) preflight.Outcome { return preflight.Outcome(s) }

@@ -1,0 +1,252 @@
+package redisledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/google/go-cmp/cmp"
+)
+
+func newStore(t testing.TB, p *redisProc, scope string, opts *Options) *Store {
+	t.Helper()
+	s, err := New(p.client(t), scope, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestMoney(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "cust-a/run-1", nil)
+	reserve := func(id, amount string, want bool) agent.Balance {
+		t.Helper()
+		ok, b, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: json.Number(amount), LimitUSD: "1.000000000000000001", MaxCalls: 5})
+		if err != nil || ok != want {
+			t.Fatalf("Reserve(%s, %s) = %v, %v; want %v", id, amount, ok, err, want)
+		}
+		return b
+	}
+	reserve("a", "0.600000000000000001", true)
+	reserve("b", "0.400000000000000001", false) // one attodollar too many
+	if b := reserve("b", "0.4", true); b.ReservedUSD != "1.000000000000000001" {
+		t.Errorf("held %s, want 1.000000000000000001", b.ReservedUSD)
+	}
+	if _, _, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "0"}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a second reservation under one id: %v", err)
+	}
+	set, err := s.Settle(ctx, "a", "0.25", nil)
+	if err != nil || set.Late || set.Duplicate {
+		t.Fatalf("Settle(a) = %+v, %v", set, err)
+	}
+	if set, _ := s.Settle(ctx, "a", "0.25", nil); !set.Duplicate || set.Balance.SpentUSD != "0.25" {
+		t.Errorf("second Settle(a) = %+v, want Duplicate and spent 0.25", set)
+	}
+	if err := s.Release(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if set, _ := s.Settle(ctx, "never-held", "0.125", nil); !set.Late {
+		t.Errorf("Settle(never-held) = %+v, want Late", set)
+	}
+	reserve("c", "0", true)
+	reserve("d", "0.01", true)
+	reserve("e", "12345678901234567890.5", false) // over the limit, exact
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.Balance{SpentUSD: "0.375", ReservedUSD: "0.01", Calls: 4}
+	if diff := cmp.Diff(want, st.Balance); diff != "" {
+		t.Errorf("balance (-want +got):\n%s", diff)
+	}
+	// Another scope sees none of it.
+	other := newStore(t, p, "cust-b/run-1", nil)
+	if st, _ := other.State(ctx); st.Balance != (agent.Balance{SpentUSD: "0", ReservedUSD: "0"}) {
+		t.Errorf("scope cust-b sees %+v", st.Balance)
+	}
+}
+
+func TestAmountBounds(t *testing.T) {
+	for _, tt := range []struct {
+		in, atto string
+		err      error
+	}{
+		{"0", "0", nil},
+		{"", "0", nil},
+		{"1", "1000000000000000000", nil},
+		{"0.000000000000000001", "1", nil},
+		{"1e-18", "1", nil},
+		{"999999999.999999999999999999", "999999999999999999999999999", nil},
+		{"0.0000000000000000001", "", ErrPrecision},
+		{"-1", "", nil},
+		{"1e40", "", nil},
+		{"abc", "", nil},
+	} {
+		got, err := toAtto(json.Number(tt.in))
+		if tt.atto == "" {
+			if err == nil || tt.err != nil && !errors.Is(err, tt.err) {
+				t.Errorf("toAtto(%q) = %q, %v; want an error %v", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.atto {
+			t.Errorf("toAtto(%q) = %q, %v; want %q", tt.in, got, err, tt.atto)
+		}
+		back, err := fromAtto(got)
+		if err != nil || agentCmp(string(back), tt.in) != 0 {
+			t.Errorf("fromAtto(%q) = %q, %v", got, back, err)
+		}
+	}
+}
+
+func agentCmp(a, b string) int {
+	if b == "" {
+		b = "0"
+	}
+	x, _ := toAtto(json.Number(a))
+	y, _ := toAtto(json.Number(b))
+	return strings.Compare(fmt.Sprintf("%40s", x), fmt.Sprintf("%40s", y))
+}
+
+func TestLeaseExpiryAndLateSettlement(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "lease", nil)
+	// A reservation whose holder stopped renewing: Close stops this
+	// store's renewer, as a dead process would.
+	s.Close()
+	ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "x", AmountUSD: "0.5", LimitUSD: "1", Lease: 300 * time.Millisecond})
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	st, err := s.State(ctx)
+	if err != nil || st.Balance.ReservedUSD != "0" {
+		t.Fatalf("after the lease: %+v, %v; want the money back", st.Balance, err)
+	}
+	set, err := s.Settle(ctx, "x", "0.3", nil)
+	if err != nil || !set.Late || set.Balance.SpentUSD != "0.3" {
+		t.Fatalf("late Settle = %+v, %v; want Late with 0.3 spent", set, err)
+	}
+}
+
+func TestLeaseRenewedWhileAlive(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "renew", nil)
+	ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "x", AmountUSD: "0.5", Lease: 300 * time.Millisecond})
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	time.Sleep(time.Second) // three leases long
+	st, _ := s.State(ctx)
+	if st.Balance.ReservedUSD != "0.5" {
+		t.Fatalf("a renewed hold was given back: %+v", st.Balance)
+	}
+	if set, _ := s.Settle(ctx, "x", "0.5", nil); set.Late {
+		t.Errorf("renewed hold settled late")
+	}
+}
+
+// TestHistoryRetentionMatchesMemory records the same random outcomes in
+// the Redis store and the in-memory one: the Lua retention rules must keep
+// exactly the entries the Go rules keep.
+func TestHistoryRetentionMatchesMemory(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "hist", nil)
+	mem := agent.NewMemoryLedgerStore(nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	outcomes := []preflight.Outcome{preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure}
+	for i := range 600 {
+		e := agent.Entry{
+			ToolCallID:  fmt.Sprintf("c%d", i),
+			Fingerprint: strings.Repeat(fmt.Sprintf("%x", rng.IntN(12)), 64),
+			Outcome:     outcomes[rng.IntN(3)],
+			GoalHash:    []string{"", "g1", "g2"}[rng.IntN(3)],
+		}
+		if rng.IntN(2) == 0 {
+			e.ResultReference = "ref-" + e.ToolCallID
+		}
+		if i%2 == 0 {
+			if err := s.Append(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := s.Settle(ctx, "id"+e.ToolCallID, "0", &e); err != nil {
+			t.Fatal(err)
+		}
+		_ = mem.Append(ctx, e)
+	}
+	got, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := mem.State(ctx)
+	entries := func(st agent.LedgerState) []agent.Entry {
+		var out []agent.Entry
+		for _, e := range st.History {
+			out = append(out, e.Entry)
+		}
+		return out
+	}
+	if diff := cmp.Diff(entries(want), entries(got)); diff != "" {
+		t.Errorf("Redis history differs from the in-memory one (-memory +redis):\n%s", diff)
+	}
+	if len(got.History) != agent.MaxEntries {
+		t.Errorf("%d entries, want %d", len(got.History), agent.MaxEntries)
+	}
+}
+
+func TestResultStore(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	c := p.client(t)
+	a, _ := NewResultStore(c, "cust-a", &ResultOptions{MaxBytes: 64, TTL: 300 * time.Millisecond})
+	a2, _ := NewResultStore(p.client(t), "cust-a", nil) // another process, in effect
+	b, _ := NewResultStore(c, "cust-b", nil)
+	data := []byte("{\"x\":1}\x00\xff binary \r\n")
+	ref, err := a.Put(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := a2.Get(ctx, ref); !ok || !bytes.Equal(got, data) {
+		t.Errorf("Get from another client = %q, %v; want the saved bytes", got, ok)
+	}
+	if _, ok := b.Get(ctx, ref); ok {
+		t.Error("another customer's store found the result")
+	}
+	if _, err := a.Put(ctx, make([]byte, 65)); !errors.Is(err, agent.ErrResultTooLarge) {
+		t.Errorf("Put of 65 bytes: %v, want ErrResultTooLarge", err)
+	}
+	for _, bad := range []string{"", "redis:", "redis:zz", "mem:1", ref + "0"} {
+		if _, ok := a.Get(ctx, bad); ok {
+			t.Errorf("Get(%q) found something", bad)
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, ok := a.Get(ctx, ref); ok {
+		t.Error("result outlived its TTL")
+	}
+}
+
+func TestScopeValidation(t *testing.T) {
+	for _, scope := range []string{"", "a{b", "a}b", strings.Repeat("x", 201)} {
+		if _, err := New(nil, scope, nil); !errors.Is(err, ErrScope) {
+			t.Errorf("New(%q): %v, want ErrScope", scope, err)
+		}
+	}
+	if _, err := New(nil, "ok", &Options{Prefix: "{p}"}); !errors.Is(err, ErrScope) {
+		t.Errorf("prefix with a brace: %v", err)
+	}
+}
