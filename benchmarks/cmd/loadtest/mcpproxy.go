@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,9 +52,9 @@ func runProxyLoad(ctx context.Context, o options, out io.Writer) error {
 			return err
 		}
 	}
-	tools := filepath.Join(dir, "toolserver")
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", tools, "github.com/agentpreflight/preflight/internal/mcptest/toolserver").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build toolserver: %v\n%s", err, b)
+	tools, err := buildRootCommand(ctx, dir, "toolserver", "./internal/mcptest/toolserver")
+	if err != nil {
+		return err
 	}
 	up, err := startServer(ctx, tools, "-http", "127.0.0.1:0")
 	if err != nil {

@@ -20,10 +20,23 @@ import (
 
 // buildServer compiles preflightd into dir and returns the binary's path.
 func buildServer(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "preflightd")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/agentpreflight/preflight/server/cmd/preflightd")
+	return buildRootCommand(ctx, dir, "preflightd", "./server/cmd/preflightd")
+}
+
+// buildRootCommand compiles a command of the preflight module into
+// dir/name. It builds inside that module (found through this module's
+// replace directive), so the command's own dependencies resolve with the
+// preflight module's go.sum, not with this one's.
+func buildRootCommand(ctx context.Context, dir, name, pkg string) (string, error) {
+	root, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/agentpreflight/preflight").Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the preflight module: %v", err)
+	}
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	cmd.Dir = strings.TrimSpace(string(root))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build preflightd: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin, nil
 }
