@@ -21,7 +21,7 @@ import (
 // siteFiles holds the informational documents, written in Markdown and plain
 // text. "{base_url}" and "{site_url}" in them are replaced when served.
 //
-//go:embed site
+//go:embed site/index.md site/llms.txt site/llms-full.txt site/SKILL.md
 var siteFiles embed.FS
 
 // The informational routes.
