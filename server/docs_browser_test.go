@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/agentpreflight/preflight/internal/testpart"
 )
 
@@ -185,7 +186,7 @@ func TestDocsInBrowser(t *testing.T) {
 				t.Errorf("after the Top link the page is scrolled to %v, want 0", top)
 			}
 
-			if *update {
+			if golden.Updating() {
 				writeDocsScreenshot(ctx, t, vp.name)
 			}
 		})

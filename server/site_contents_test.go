@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/agentpreflight/preflight/internal/golden"
 )
 
 // contentsSectionBody matches the list under "## Contents" in index.md.
@@ -21,7 +22,7 @@ var contentsSectionBody = regexp.MustCompile(`(?s)\n## Contents\n\n(.*?)\n\n## `
 func guideContents(t *testing.T, guide string) string {
 	t.Helper()
 	src := []byte(guide)
-	doc := newSite().md.Parser().Parse(text.NewReader(src))
+	doc := newSite(nil).md.Parser().Parse(text.NewReader(src))
 	var b strings.Builder
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		h, ok := n.(*ast.Heading)
@@ -63,15 +64,6 @@ func TestGuideContents(t *testing.T) {
 	if m == nil {
 		t.Fatal(`index.md has no "## Contents" list`)
 	}
-	want := guideContents(t, guide)
-	if *update {
-		guide = guide[:m[2]] + want + guide[m[3]:]
-		if err := os.WriteFile(path, []byte(guide), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if diff := cmp.Diff(want, guide[m[2]:m[3]]); diff != "" {
-		t.Errorf("the Contents list of index.md is stale; run go test ./server -run GuideContents -update (-want +got):\n%s", diff)
-	}
+	fresh := guide[:m[2]] + guideContents(t, guide) + guide[m[3]:]
+	golden.Check(t, path, []byte(fresh)) // -update rewrites the list; then refresh llms-full.txt too
 }
