@@ -104,6 +104,12 @@ const (
 	readmeLoopBase = "http://127.0.0.1:8080"
 )
 
+// readmeNotRun are README commands no test runs as written yet.
+var readmeNotRun = []string{
+	"preflightd proxy --listen 127.0.0.1:8090 --upstream https://mcp.example.com/mcp --budget-usd 2 --max-calls 50",
+	"preflightd proxy --listen 127.0.0.1:8090 --operations tools.json -- npx -y @modelcontextprotocol/server-everything@2026.8.31",
+}
+
 // readmeExamples are the example programs the README shows; each runs and
 // must exit 0 (their output is pinned by their own golden tests).
 var readmeExamples = []string{
@@ -126,6 +132,12 @@ func TestReadmeCommands(t *testing.T) {
 		readmeGoRun: "run", readmeNPM: byCI, readmePaid: "run"}
 	for _, ex := range readmeExamples {
 		known[ex] = "run"
+	}
+	// Not run yet: they need an installed preflightd and an upstream MCP
+	// server (interop/mcp's proxy test runs the proxy itself). Listed here
+	// so that the gap is visible rather than silent.
+	for _, c := range readmeNotRun {
+		known[c] = "not run"
 	}
 	shown := map[string]bool{}
 	var quickCurl string
