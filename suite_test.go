@@ -2,9 +2,9 @@ package preflight
 
 // Conformance against the official JSON-Schema-Test-Suite: the groups of
 // draft 2020-12 that use only the supported keywords (see
-// ../shared/jsonschema-suite/README.md for how they were selected). Every
-// case runs twice: through the public path (DecodeCheckRequest, then Check)
-// and directly through compileSchema/validate.
+// testdata/jsonschema-suite/README.md for the upstream commit and how they
+// were selected). Every case runs twice: through the public path
+// (DecodeCheckRequest, then Check) and directly through compileSchema/validate.
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
-// suiteFiles are the suite files under ../shared/jsonschema-suite.
+// suiteFiles are the suite files under testdata/jsonschema-suite.
 var suiteFiles = []string{"draft2020-12.json", "boolean-schemas.json"}
 
 // suiteCase is one test of the suite, ready to run: schema and data keep the
@@ -41,7 +41,7 @@ type suiteCase struct {
 // the body {"v":D}: the verdict is the same as that of B on D.
 func loadSuite(t testing.TB, file string) []suiteCase {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "shared", "jsonschema-suite", file))
+	raw, err := os.ReadFile(filepath.Join("testdata", "jsonschema-suite", file))
 	if err != nil {
 		t.Fatalf("read suite: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -246,9 +248,22 @@ func TestMCPAbsentArguments(t *testing.T) {
 func TestMCPUnknownTool(t *testing.T) {
 	ts := mcpTestServer(t, Config{})
 	cs := mcpConnect(t, ts, "2025-11-25")
-	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{}})
-	if err == nil || !strings.Contains(err.Error(), `unknown tool "execute"`) {
-		t.Errorf("CallTool(execute) error %v, want a JSON-RPC error naming the unknown tool", err)
+	const tools = `"check_request" and "preflight_tool_call" (see tools/list)`
+	for _, tc := range []struct{ name, want string }{
+		{"execute", `unknown tool "execute": the tools are ` + tools},
+		{"check-request", `unknown tool "check-request": did you mean "check_request"? The tools are ` + tools},
+		{"PreflightToolCall", `unknown tool "PreflightToolCall": did you mean "preflight_tool_call"? The tools are ` + tools},
+		{"", `unknown tool "": the tools are ` + tools},
+	} {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.name, Arguments: map[string]any{}})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			t.Errorf("CallTool(%q) error %v, want a JSON-RPC error", tc.name, err)
+			continue
+		}
+		if rpcErr.Code != jsonrpc.CodeInvalidParams || rpcErr.Message != tc.want {
+			t.Errorf("CallTool(%q) error code %d message %q,\nwant code %d message %q", tc.name, rpcErr.Code, rpcErr.Message, jsonrpc.CodeInvalidParams, tc.want)
+		}
 	}
 	status, _, body := mcpPost(t, ts, nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{}}}`)
 	var msg struct {

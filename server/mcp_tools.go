@@ -101,6 +101,7 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
 	}, mcpToolCallHandler(catalog))
+	s.AddReceivingMiddleware(mcpUnknownToolMiddleware)
 	return s
 }
 

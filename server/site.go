@@ -21,7 +21,7 @@ import (
 // siteFiles holds the informational documents, written in Markdown and plain
 // text. "{base_url}" and "{site_url}" in them are replaced when served.
 //
-//go:embed site
+//go:embed site/index.md site/llms.txt site/llms-full.txt site/SKILL.md
 var siteFiles embed.FS
 
 // The informational routes.
@@ -150,7 +150,10 @@ func (h *handler) serveSite(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-// pageTemplate wraps the rendered guide in a small HTML page.
+// pageTemplate wraps the rendered guide in a small HTML page that reads at
+// any width: tables scroll inside their own box, code wraps, and on a wide
+// screen the contents stay in view beside the text. A "Top" link is always
+// at hand.
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -159,16 +162,48 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <title>{{.Title}}</title>
 <link rel="alternate" type="text/markdown" href="/docs/index.md">
 <style>
-body{max-width:50rem;margin:2rem auto;padding:0 1rem;font:16px/1.55 system-ui,sans-serif;color:#1b1b1b}
-pre,code{font:14px ui-monospace,monospace;background:#f4f4f4}
-pre{padding:.8rem;overflow-x:auto}
-table{border-collapse:collapse}
-th,td{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
+*,*::before,*::after{box-sizing:border-box}
+html{scroll-behavior:smooth;-webkit-text-size-adjust:100%}
+body{margin:0;font:16px/1.55 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1b1b;background:#fff}
+.page{max-width:50rem;margin:0 auto;padding:1rem 1rem 4rem}
+main{min-width:0;overflow-wrap:break-word}
+h1{font-size:1.8rem;line-height:1.25;margin:.5rem 0 1rem}
+h2{font-size:1.4rem;line-height:1.3;margin:2.5rem 0 .75rem;padding-top:.5rem;border-top:1px solid #e3e3e3}
+h3{font-size:1.1rem;margin:1.75rem 0 .5rem}
+h2,h3{scroll-margin-top:1rem}
+a{color:#0b57d0}
+code{font:.875em/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f2f2f2;border-radius:3px;padding:.05em .25em;overflow-wrap:anywhere}
+pre{background:#f2f2f2;border-radius:4px;padding:.75rem;white-space:break-spaces;overflow-wrap:anywhere;max-width:100%}
+pre code{padding:0;background:none;font-size:.8125rem}
+.table-scroll{max-width:100%;overflow-x:auto;margin:1rem 0;-webkit-overflow-scrolling:touch}
+table{border-collapse:collapse;font-size:.9375rem}
+th,td{border:1px solid #d0d0d0;padding:.35rem .6rem;text-align:left;vertical-align:top}
+th{background:#f7f7f7}
+td code{overflow-wrap:normal;white-space:nowrap}
+.side{display:none}
+.top{position:fixed;right:1rem;bottom:1rem;padding:.4rem .75rem;border:1px solid #c8c8c8;border-radius:1.2rem;background:#fff;color:#1b1b1b;text-decoration:none;font-size:.875rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+@media (min-width:75rem){
+.page{max-width:73rem;display:grid;grid-template-columns:15rem minmax(0,50rem);gap:0 3rem;justify-content:center}
+.side{display:block;position:sticky;top:0;align-self:start;max-height:100vh;overflow-y:auto;padding:1.5rem 0 2rem;font-size:.875rem;line-height:1.4}
+.side p{font-weight:600;margin:0 0 .5rem}
+.side ul{list-style:none;margin:0;padding:0}
+.side li{margin:.3rem 0}
+.side ul ul{padding-left:.9rem}
+.side a{color:#333;text-decoration:none}
+.side a:hover{text-decoration:underline}
+#contents,#contents+ul{display:none}
+}
 </style>
 </head>
-<body>
-<main>
+<body id="top">
+<div class="page">
+{{if .Contents}}<nav class="side" aria-label="Contents">
+<p><a href="#top">preflight</a></p>
+{{.Contents}}</nav>
+{{end}}<main>
 {{.Body}}</main>
+</div>
+<a class="top" href="#top">&uarr; Top</a>
 </body>
 </html>
 `))
@@ -187,12 +222,52 @@ func (s *site) renderHTML(markdown string) ([]byte, error) {
 			break
 		}
 	}
+	html := body.String()
+	// Each table scrolls sideways in its own box, so a wide table never
+	// widens the page.
+	html = strings.ReplaceAll(html, "<table>", `<div class="table-scroll"><table>`)
+	html = strings.ReplaceAll(html, "</table>", "</table></div>")
 	var page bytes.Buffer
 	err := pageTemplate.Execute(&page, struct {
-		Title string
-		Body  template.HTML
-	}{title, template.HTML(body.String())})
+		Title          string
+		Contents, Body template.HTML
+	}{title, template.HTML(contentsList(html)), template.HTML(html)})
 	return page.Bytes(), err
+}
+
+// contentsList returns the list that follows the rendered "Contents"
+// heading (nested lists included), or "" if there is none. The page repeats
+// it beside the text on wide screens.
+func contentsList(html string) string {
+	const heading = `<h2 id="contents">Contents</h2>`
+	i := strings.Index(html, heading)
+	if i < 0 {
+		return ""
+	}
+	rest := html[i+len(heading):]
+	start := strings.Index(rest, "<ul>")
+	if start < 0 || strings.TrimSpace(rest[:start]) != "" {
+		return ""
+	}
+	depth := 0
+	for pos := start; pos < len(rest); {
+		open := strings.Index(rest[pos:], "<ul>")
+		closing := strings.Index(rest[pos:], "</ul>")
+		switch {
+		case closing < 0:
+			return ""
+		case open >= 0 && open < closing:
+			depth++
+			pos += open + len("<ul>")
+		default:
+			depth--
+			pos += closing + len("</ul>")
+			if depth == 0 {
+				return rest[start:pos] + "\n"
+			}
+		}
+	}
+	return ""
 }
 
 // skillsIndex is the Agent Skills discovery index (draft v0.2.0) listing the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 const (
@@ -29,10 +30,15 @@ const (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "agentloop:", err)
-		os.Exit(1)
-	}
+	cli.Exit("agentloop", run(context.Background(), os.Args[1:], os.Stdout))
+}
+
+// command is agentloop's usage.
+var command = cli.Command{
+	Name:     "agentloop",
+	Synopsis: "[-v]",
+	Summary: "Plays one research-agent session against a simulated provider twice, without and with\n" +
+		"preflight's agent.Guard, and prints what preflight changed. No network is used.",
 }
 
 // tally is what one run did.
@@ -45,10 +51,12 @@ type tally struct {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("agentloop", flag.ContinueOnError)
-	fs.SetOutput(out)
 	verbose := fs.Bool("v", false, "print every step of the run with preflight")
-	if err := fs.Parse(args); err != nil {
+	if err := command.Parse(fs, args, out); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	steps := session()
 	without := runWithout(steps)

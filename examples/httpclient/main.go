@@ -23,17 +23,35 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
-	base := flag.String("base-url", "http://127.0.0.1:8080", "base URL of the preflight server")
-	flag.Parse()
+	cli.Exit("httpclient", runArgs(os.Args[1:], os.Stdout))
+}
+
+// command is httpclient's usage.
+var command = cli.Command{
+	Name:     "httpclient",
+	Synopsis: "[--base-url URL]",
+	Summary: "Calls POST /check-request and POST /v0.2/preflight/tool-call on a running preflight\n" +
+		"server and prints the answers.",
+}
+
+// runArgs parses args and runs against the server they name, giving up
+// after 30 seconds.
+func runArgs(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("httpclient", flag.ContinueOnError)
+	base := fs.String("base-url", "http://127.0.0.1:8080", "base `URL` of the preflight server")
+	if err := command.Parse(fs, args, out); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return command.Usagef("unexpected arguments %q", fs.Args())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := run(ctx, http.DefaultClient, *base, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "httpclient:", err)
-		os.Exit(1)
-	}
+	return run(ctx, http.DefaultClient, *base, out)
 }
 
 // run makes the two calls against base and reports to out.

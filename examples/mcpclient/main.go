@@ -23,13 +23,20 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "mcpclient:", err)
-		os.Exit(1)
-	}
+	cli.Exit("mcpclient", run(context.Background(), os.Args[1:], os.Stdout))
+}
+
+// command is mcpclient's usage.
+var command = cli.Command{
+	Name:     "mcpclient",
+	Synopsis: "[-url URL] [-protocol VERSION] [-timeout DURATION]",
+	Summary: "Calls both tools of a running preflight server over MCP with the official Go SDK client\n" +
+		"and prints what they answer.",
 }
 
 // The arguments sent to each tool: the same objects the HTTP routes take as
@@ -67,8 +74,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	url := fs.String("url", "http://127.0.0.1:8080/mcp", "the server's MCP endpoint")
 	protocol := fs.String("protocol", "2025-11-25", `MCP protocol version to request; "" lets the SDK choose`)
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
+	if err := command.Parse(fs, args, out); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -51,7 +51,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,14 +63,20 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/cli"
 	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "replay:", err)
-		os.Exit(1)
-	}
+	cli.Exit("replay", run(context.Background(), os.Args[1:], os.Stdin, os.Stdout))
+}
+
+// command is replay's usage.
+var command = cli.Command{
+	Name:     "replay",
+	Synopsis: "-f RUN.jsonl [flags]",
+	Summary: "Replays a recorded agent run (JSON Lines, one tool call a line; -f - reads standard input)\n" +
+		"through an agent.Guard and reports what preflight would have run, reused, blocked or deferred.",
 }
 
 // settings are the flags of a replay.
@@ -91,7 +96,6 @@ type settings struct {
 func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) error {
 	var s settings
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(out)
 	fs.StringVar(&s.file, "f", "", "recorded run, JSON Lines (- for standard input)")
 	fs.StringVar(&s.budget, "budget", "", "the run's budget in USD; empty means unlimited")
 	fs.StringVar(&s.ttl, "ttl", "600", "freshnessTtlSeconds: how old a saved result may be and still be reused; 0 disables reuse")
@@ -103,14 +107,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 		"what to do with operations the catalog lacks: similar (run unless one edit from a known one), run or skip")
 	fs.StringVar(&s.operations, "operations", "", "catalog file of the operations to decide; empty means the built-in ones")
 	fs.BoolVar(&s.verbose, "v", false, "print the decision for every line")
-	if err := fs.Parse(args); err != nil {
+	if err := command.Parse(fs, args, out); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return command.Usagef("unexpected arguments %q", fs.Args())
+	}
 	if s.file == "" {
-		return errors.New("-f is required: the recorded run, JSON Lines")
+		return command.Usagef("-f is required: the recorded run, JSON Lines")
 	}
 	if s.retryCap < 1 {
-		return fmt.Errorf("-retry-cap is %d; want 1 or more", s.retryCap)
+		return command.Usagef("-retry-cap is %d; want 1 or more", s.retryCap)
 	}
 	if _, err := parseDecimal(json.Number(s.ttl)); err != nil {
 		return fmt.Errorf("-ttl: %v", err)
@@ -122,7 +129,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	case "skip":
 		opts.Advise = agent.SkipAdvised
 	default:
-		return fmt.Errorf("-advise is %q; want run or skip", s.advise)
+		return command.Usagef("-advise is %q; want run or skip", s.advise)
 	}
 	switch s.unsupported {
 	case "similar":
@@ -132,7 +139,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	case "skip":
 		opts.Unsupported = agent.SkipUnsupported
 	default:
-		return fmt.Errorf("-unsupported is %q; want similar, run or skip", s.unsupported)
+		return command.Usagef("-unsupported is %q; want similar, run or skip", s.unsupported)
 	}
 	if s.operations != "" {
 		data, err := os.ReadFile(s.operations)

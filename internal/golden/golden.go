@@ -36,3 +36,7 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }
+
+// Updating reports whether -update is set, for tests that write files
+// golden.Check cannot compare, such as screenshots.
+func Updating() bool { return *update }

@@ -162,6 +162,7 @@ for (const c of calls) {
 await step('unknown tool is a protocol error', async () => {
   await assert.rejects(client.callTool({ name: 'execute', arguments: {} }), (err) => {
     assert.equal(err.code, -32602);
+    assert.match(err.message, /unknown tool "execute": the tools are "check_request" and "preflight_tool_call"/);
     return true;
   });
 });

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentpreflight/preflight/internal/testpart"
 )
 
 const (
@@ -45,8 +47,8 @@ func TestX402Interop(t *testing.T) {
 	}
 }
 
-// requireNode skips when node or the npm packages are missing, except in
-// CI (CI=true), where that is a failure.
+// requireNode skips with a one-line notice when node or the npm packages
+// are missing, except under CI=true, where that is a failure.
 func requireNode(t *testing.T) {
 	t.Helper()
 	missing := ""
@@ -58,10 +60,7 @@ func requireNode(t *testing.T) {
 	if missing == "" {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("x402 interop test cannot run in CI: %s", missing)
-	}
-	t.Skipf("x402 interop test skipped: %s", missing)
+	testpart.Missing(t, missing)
 }
 
 // buildServer builds the real server binary, server/cmd/preflightd.

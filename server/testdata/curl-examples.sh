@@ -44,9 +44,6 @@ curl -sS -w '\nHTTP %{http_code}\n' -X POST "$BASE/v0.2/preflight/tool-call" \
   -H 'Content-Type: application/json' \
   -d '{"runId": "run-1"}'
 
-# The reserved usage export always fails closed, before reading any input
-curl -sS -w '\nHTTP %{http_code}\n' -X POST "$BASE/v0.2/usage/dump"
-
 # The same check through MCP (stateless Streamable HTTP: no initialize needed for one call)
 curl -sS -X POST "$BASE/mcp" \
   -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
@@ -57,3 +54,6 @@ for path in /openapi.json /docs /docs/index.md /index.md /llms.txt /llms-full.tx
   /.well-known/api-catalog /.well-known/agent-skills/index.json; do
   curl -sS -o /dev/null -w "$path %{http_code} %{content_type}\n" "$BASE$path"
 done
+
+# The reserved usage export always fails closed, before reading any input
+curl -sS -w '\nHTTP %{http_code}\n' -X POST "$BASE/v0.2/usage/dump"

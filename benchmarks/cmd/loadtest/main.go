@@ -28,15 +28,24 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "loadtest:", err)
-		os.Exit(1)
-	}
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	cli.Exit("loadtest", err)
+}
+
+// command is loadtest's usage.
+var command = cli.Command{
+	Name:     "loadtest",
+	Synopsis: "[flags]",
+	Summary: "Drives the real preflightd binary on loopback with concurrent clients, checks every answer\n" +
+		"against the library's own result and reports throughput, latency and memory.",
 }
 
 // options are the command-line flags.
@@ -52,7 +61,6 @@ type options struct {
 
 func parseFlags(args []string, out io.Writer) (options, error) {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
-	fs.SetOutput(out)
 	var o options
 	fs.DurationVar(&o.duration, "duration", 20*time.Second, "how long to send requests (at most 10m)")
 	fs.Int64Var(&o.requests, "requests", 5_000_000, "stop after this many requests, even before -duration")
@@ -61,18 +69,18 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.bin, "bin", "", "a prebuilt preflightd binary; empty builds one with go build")
 	fs.StringVar(&o.out, "out", "", "also write the report as Markdown to this file")
 	fs.BoolVar(&o.mcpProxy, "mcp-proxy", false, "measure `preflightd proxy` in front of the MCP test tools instead of the reference server")
-	if err := fs.Parse(args); err != nil {
+	if err := command.Parse(fs, args, out); err != nil {
 		return o, err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, command.Usagef("unexpected arguments %q", fs.Args())
 	case o.duration <= 0 || o.duration > 10*time.Minute:
-		return o, fmt.Errorf("-duration %v: want more than 0 and at most 10m", o.duration)
+		return o, command.Usagef("-duration %v: want more than 0 and at most 10m", o.duration)
 	case o.requests <= 0:
-		return o, fmt.Errorf("-requests %d: want at least 1", o.requests)
+		return o, command.Usagef("-requests %d: want at least 1", o.requests)
 	case o.clients < 1 || o.clients > 512:
-		return o, fmt.Errorf("-clients %d: want 1..512", o.clients)
+		return o, command.Usagef("-clients %d: want 1..512", o.clients)
 	}
 	if o.warmup <= 0 || o.warmup >= o.duration {
 		o.warmup = o.duration / 5

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpreflight/preflight/internal/cli"
 	"github.com/agentpreflight/preflight/server"
 )
 
@@ -24,11 +25,19 @@ type options struct {
 	ops               opsOptions // timeouts and the metrics listener (opsflags.go)
 }
 
+// command is preflightd's usage.
+var command = cli.Command{
+	Name:     "preflightd",
+	Synopsis: "[flags]",
+	Summary: "Runs the preflight reference server: the HTTP API, /mcp, /docs and /openapi.json on one\n" +
+		"address. Every flag has an environment fallback (shown in parentheses); a flag wins.",
+}
+
 // parseFlags parses args, with environment variables (read through getenv)
-// as defaults. Usage and errors go to out.
-func parseFlags(args []string, getenv func(string) string, out io.Writer) (options, error) {
+// as defaults. -h and --help write the usage to stdout and return
+// flag.ErrHelp; a bad flag or argument is a *cli.UsageError.
+func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (options, error) {
 	fs := flag.NewFlagSet("preflightd", flag.ContinueOnError)
-	fs.SetOutput(out)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -57,11 +66,11 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	if o.mcpTrustProxyHost, err = strconv.ParseBool(trust); err != nil {
 		return o, fmt.Errorf("PREFLIGHT_MCP_TRUST_PROXY_HOST=%q is not a boolean", trust)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := command.Parse(fs, args, stdout); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	return o, nil
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/internal/golden"
+	"github.com/agentpreflight/preflight/internal/testpart"
 )
 
 // daemon is a running preflightd process and its log lines.
@@ -32,7 +33,7 @@ func buildBinary(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go tool is not in PATH")
+		testpart.Missing(t, "the go command is not on PATH; it builds preflightd")
 	}
 	bin := filepath.Join(t.TempDir(), "preflightd")
 	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
@@ -237,11 +238,11 @@ func itoa(n int) string {
 // its title comment, with curl-examples.golden.
 func runCurlExamples(t *testing.T, base string) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		testpart.Missing(t, "curl is not installed; apt-get install curl")
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("bash is not installed")
+		testpart.Missing(t, "bash is not installed; apt-get install bash")
 	}
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "curl-examples.sh"))
 	if err != nil {

@@ -6,6 +6,7 @@
 // SIGINT or SIGTERM, letting requests in flight finish.
 //
 // Every flag has an environment fallback; a flag on the command line wins.
+// -h or --help prints them and exits 0; a bad flag exits 2.
 //
 //	--addr                  PREFLIGHT_ADDR                  listen address (default 127.0.0.1:8080; port 0 picks a free one)
 //	--base-url              PREFLIGHT_BASE_URL              public API base URL (default: derived from each request's Host)
@@ -32,7 +33,8 @@
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every
 // problem with its JSON Pointer). The line with "msg":"listening" carries the
-// address actually bound in its "addr" field.
+// address actually bound in its "addr" field. When standard error is a
+// terminal, a few plain lines before it say where /docs, /health and /mcp are.
 //
 // # The guarding MCP proxy
 //
@@ -55,17 +57,17 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "preflightd:", err)
-		os.Exit(1)
-	}
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	cli.Exit("preflightd", err)
 }

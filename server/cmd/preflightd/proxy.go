@@ -19,6 +19,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
 )
 
@@ -46,12 +47,17 @@ type proxyOptions struct {
 	trustHost  bool
 }
 
-func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
+// proxyUsageLine is the line a mistake on the command line prints.
+const proxyUsageLine = "usage: preflightd proxy --listen ADDR (--upstream URL | -- COMMAND [ARG...]) [flags]"
+
+// parseProxyFlags parses the proxy's flags. -h and --help write the usage
+// to stdout and return flag.ErrHelp; a mistake is a *cli.UsageError.
+func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs := flag.NewFlagSet("preflightd proxy", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprint(out, proxyUsage)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	usagef := func(format string, args ...any) error {
+		return &cli.UsageError{Err: fmt.Errorf(format, args...), Usage: proxyUsageLine, Help: "preflightd proxy"}
 	}
 	var o proxyOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
@@ -63,16 +69,22 @@ func parseProxyFlags(args []string, out io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, proxyUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return o, err
+		}
+		return o, usagef("proxy: %v", err)
 	}
 	o.command = fs.Args()
 	switch {
 	case o.upstream == "" && len(o.command) == 0:
-		return o, errors.New("proxy: give --upstream URL or a command after --")
+		return o, usagef("proxy: give --upstream URL or a command after --")
 	case o.upstream != "" && len(o.command) > 0:
-		return o, errors.New("proxy: give --upstream URL or a command after --, not both")
+		return o, usagef("proxy: give --upstream URL or a command after --, not both")
 	case o.idle < 0:
-		return o, errors.New("proxy: --session-idle must be 0 or more")
+		return o, usagef("proxy: --session-idle must be 0 or more")
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
 	case o.ttl < 0 || o.ttl%time.Second != 0:
@@ -118,8 +130,8 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 }
 
 // runProxy runs the proxy subcommand until ctx is done.
-func runProxy(ctx context.Context, args []string, logOut io.Writer) error {
-	o, err := parseProxyFlags(args, logOut)
+func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) error {
+	o, err := parseProxyFlags(args, stdout)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func TestProxyCommandScript(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", up.URL, "--operations", file,
-			"--budget-usd", mcptest.ScriptBudgetUSD, "--max-calls", "100"}, func(string) string { return "" }, pw)
+			"--budget-usd", mcptest.ScriptBudgetUSD, "--max-calls", "100"}, func(string) string { return "" }, io.Discard, pw)
 		pw.Close()
 	}()
 	defer func() {

@@ -56,7 +56,7 @@ func TestProxyBadOperationsFile(t *testing.T) {
 	os.WriteFile(file, []byte(`{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap","ttl":60}]}`), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard)
+	err := run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil {
 		t.Fatal("the proxy started with a bad file")
 	}
@@ -66,7 +66,7 @@ func TestProxyBadOperationsFile(t *testing.T) {
 		}
 	}
 	os.WriteFile(file, []byte(`{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap"}]}`), 0o644)
-	err = run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard)
+	err = run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "/operations/0/priceUsd: expected a number") {
 		t.Errorf("string price: %v", err)
 	}

@@ -20,12 +20,15 @@ const maxHeaderBytes = 32 << 10
 // run parses args, serves until ctx is done, then shuts down gracefully:
 // it stops accepting connections and waits (up to --shutdown-timeout) for
 // requests in flight, a paid one's settlement included, then flushes traces.
-// It returns nil after a clean shutdown. Logs go to logOut as JSON.
-func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer) error {
+// It returns nil after a clean shutdown. -h writes the usage to stdout. Logs
+// go to logOut as JSON; when logOut is a terminal, a few lines for a person
+// saying where the docs, health check and MCP endpoint are come first.
+// "proxy" as the first argument runs the guarding MCP proxy.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, logOut io.Writer) error {
 	if len(args) > 0 && args[0] == "proxy" {
-		return runProxy(ctx, args[1:], logOut)
+		return runProxy(ctx, args[1:], stdout, logOut)
 	}
-	opts, err := parseFlags(args, getenv, logOut)
+	opts, err := parseFlags(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -71,6 +74,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		IdleTimeout:       opts.ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if isTerminal(logOut) {
+		printWelcome(logOut, ln.Addr(), cfg.Payment != nil)
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && cfg.BaseURL == "" {
