@@ -182,3 +182,50 @@ func TestWorstCaseCPU(t *testing.T) {
 		t.Logf("%-32s %6.1f ms CPU per request (%s)", tc.name, float64(cpu()-start)/runs/1e6, outcome)
 	}
 }
+
+// TestClassRangeBound: the character-class ranges of a schema's patterns
+// are bounded together; a schema heavy on \p{…} within the bound compiles,
+// the pattern that goes over is named, and the count is shared by all
+// patterns of the schema.
+func TestClassRangeBound(t *testing.T) {
+	classes := func(n, from int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `[\p{L}\u{%x}]`, 0x2000+from+i)
+		}
+		return b.String()
+	}
+	over := func(path, piece string, offset int) error {
+		return &Error{Code: CodeUnsupportedPattern, Message: "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run",
+			Details: []Issue{{Path: path, Code: IssueUnsupportedPattern, Message: fmt.Sprintf(
+				"the schema's patterns hold more than 60000 character-class ranges together (the limit was reached at %q at offset %d); use fewer or smaller classes, such as fewer \\p{…} properties",
+				piece, offset)}}}
+	}
+	for _, tc := range []struct {
+		name, schema string
+		want         error
+	}{
+		{"80 classes in one pattern", `{"pattern":` + jsonString(classes(80, 0)) + `}`, nil},
+		{"80 classes in two patterns", `{"properties":{"a":{"pattern":` + jsonString(classes(40, 0)) + `},"b":{"pattern":` + jsonString(classes(40, 40)) + `}}}`, nil},
+		{"the same \\p{L} 90 times", `{"pattern":` + jsonString(strings.Repeat(`\p{L}`, 90)) + `}`, nil},
+		{"100 classes in one pattern", `{"pattern":` + jsonString(classes(100, 0)) + `}`,
+			over("/schema/pattern", `[\p{L}`, 90*15)},
+		{"100 classes in two patterns", `{"properties":{"a":{"pattern":` + jsonString(classes(50, 0)) + `},"b":{"pattern":` + jsonString(classes(50, 50)) + `}}}`,
+			over("/schema/properties/b/pattern", `[\p{L}`, 40*15)},
+		{"\\P{L} outside a class", `{"pattern":` + jsonString(strings.Repeat(`\P{L}`, 100)) + `}`,
+			over("/schema/pattern", `\P{L}`, 90*5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeCheckRequest(worstCaseBody(tc.schema, `"x"`))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, err); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
