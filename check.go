@@ -270,7 +270,11 @@ func plainHTTPURL(s string) bool {
 // keyword that needed the work (or the body value reached). The ceiling
 // keeps one call within tens of milliseconds of CPU for any request within
 // the size limits, so a caller that checks untrusted schemas need not run
-// its own timer.
+// its own timer. Compiling the schema's patterns, before validation, has
+// bounds of its own: 3,000 program instructions per pattern, 30,000 per
+// schema, and 60,000 character-class ranges per schema (a range or
+// character in a class counts one, \p{L} about 660); a schema over them
+// is refused with unsupported_pattern naming the pattern.
 func Check(req *CheckRequest) (*CheckResult, error) {
 	p, err := parsedFor(req)
 	if err != nil {

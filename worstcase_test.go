@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -38,6 +40,38 @@ func worstCases() []struct{ name, data string } {
 	for i := range 1900 {
 		classes = append(classes, fmt.Sprintf(`[\p{L}\u{%x}]`, 0x2000+i))
 	}
+	// Compile-heavy schemas (issue 21's follow-up): distinct large classes
+	// in many patterns, negations, classes repeated near the program-size
+	// limit, and thousands of tiny schemas.
+	var classProps, negated, nearLimit, tiny []string
+	for i := range 860 {
+		classProps = append(classProps, fmt.Sprintf(`"%x":{"pattern":%s}`, i, jsonString(fmt.Sprintf(`[\p{L}\u{%x}]`, 0x2000+i))))
+	}
+	for i := range 1600 {
+		negated = append(negated, fmt.Sprintf(`[^\P{L}\u{%x}]`, 0x2000+i))
+	}
+	for i := range 10 {
+		nearLimit = append(nearLimit, fmt.Sprintf(`"n%d":{"pattern":%s}`, i, jsonString(fmt.Sprintf(`[\p{L}\p{N}\p{M}\p{P}\p{S}\u{%x}]{2995}`, 0x2000+i))))
+	}
+	for i := range 830 {
+		tiny = append(tiny, fmt.Sprintf(`"%x":{"enum":[1,"a",%d],"const":%d}`, i, i, i))
+	}
+	// At the class-range bound: 90 distinct [\p{L}…] classes (about 660
+	// ranges each) in one alternation, matched against 20,000 letters
+	// from many scripts, so that the DFA meets many rune classes.
+	var atBound []string
+	for i := range 90 {
+		atBound = append(atBound, fmt.Sprintf(`[\p{L}\u{%x}]`, 0x2000+i))
+	}
+	var small []string
+	for i := range 2900 {
+		small = append(small, fmt.Sprintf(`[a\u{%x}]`, 0x100+i))
+	}
+	var letters strings.Builder
+	scripts := []rune("aéжλאبकกかㄱ中ᚠⴰꓐ𐐀")
+	for i := 0; letters.Len() < 40000; i++ {
+		letters.WriteRune(scripts[i%len(scripts)] + rune(i%7))
+	}
 	return []struct{ name, data string }{
 		{"issue pattern", string(worstCaseBody(`{"type":"string","pattern":`+jsonString(issue)+`}`, jsonString(strings.Repeat("ab", 30000))))},
 		{"unicode classes", string(worstCaseBody(`{"pattern":`+jsonString(`[\p{L}\p{N}\p{M}]*x[\p{L}\p{N}\p{M}]{200}y`)+`}`, jsonString(strings.Repeat("x", 60000))))},
@@ -48,6 +82,12 @@ func worstCases() []struct{ name, data string } {
 		{"numeric enum", string(worstCaseBody(`{"items":{"enum":[`+strings.Join(nums, ",")+`]}}`, `[`+strings.Repeat("9,", 14999)+`9]`))},
 		{"costly compile", string(worstCaseBody(`{"properties":{`+strings.Join(props, ",")+`}}`, `{"p0":"x"}`))},
 		{"distinct classes", string(worstCaseBody(`{"pattern":`+jsonString(strings.Join(classes, ""))+`}`, `"x"`))},
+		{"distinct class patterns", string(worstCaseBody(`{"properties":{`+strings.Join(classProps, ",")+`}}`, `{"0":"x"}`))},
+		{"negated classes", string(worstCaseBody(`{"pattern":`+jsonString(strings.Join(negated, ""))+`}`, `"x"`))},
+		{"big classes near the size limit", string(worstCaseBody(`{"properties":{`+strings.Join(nearLimit, ",")+`}}`, `{"n0":"x"}`))},
+		{"classes at the range bound", string(worstCaseBody(`{"pattern":`+jsonString(`^(?:`+strings.Join(atBound, "|")+`)*$`)+`}`, jsonString(letters.String())))},
+		{"many small classes", string(worstCaseBody(`{"pattern":`+jsonString(strings.Join(small, ""))+`}`, jsonString(strings.Repeat("a", 32000))))},
+		{"tiny schemas", string(worstCaseBody(`{"properties":{`+strings.Join(tiny, ",")+`}}`, `{"0":0}`))},
 	}
 }
 
@@ -61,6 +101,10 @@ func TestWorkBound(t *testing.T) {
 				t.Fatalf("the body is %d bytes, over the limit", len(tc.data))
 			}
 			req, err := DecodeCheckRequest([]byte(tc.data))
+			if pe, ok := err.(*Error); ok && pe.Code == CodeUnsupportedPattern && len(pe.Details) > 0 &&
+				strings.Contains(pe.Details[0].Message, "character-class ranges together") {
+				return // refused at the class-range bound, before any validation
+			}
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -98,6 +142,89 @@ func BenchmarkWorstCaseCheck(b *testing.B) {
 				if req, err := DecodeCheckRequest(data); err == nil {
 					Check(req)
 				}
+			}
+		})
+	}
+}
+
+// TestWorstCaseCPU logs the process CPU time (user plus system, from
+// getrusage) of decode plus Check for each worst case, averaged over a few
+// runs: the figure issue 21 bounds at 50 ms per request. It asserts
+// nothing about time (the machine is shared); run with -v to read it.
+func TestWorstCaseCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures CPU time; skipped with -short")
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	const runs = 5
+	for _, tc := range worstCases() {
+		data := []byte(tc.data)
+		outcome := ""
+		start := cpu()
+		for range runs {
+			req, err := DecodeCheckRequest(data)
+			if err == nil {
+				var res *CheckResult
+				if res, err = Check(req); err == nil {
+					outcome = fmt.Sprintf("valid=%v", res.Valid)
+				}
+			}
+			if pe, ok := err.(*Error); ok {
+				outcome = string(pe.Code)
+			}
+		}
+		t.Logf("%-32s %6.1f ms CPU per request (%s)", tc.name, float64(cpu()-start)/runs/1e6, outcome)
+	}
+}
+
+// TestClassRangeBound: the character-class ranges of a schema's patterns
+// are bounded together; a schema heavy on \p{…} within the bound compiles,
+// the pattern that goes over is named, and the count is shared by all
+// patterns of the schema.
+func TestClassRangeBound(t *testing.T) {
+	classes := func(n, from int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `[\p{L}\u{%x}]`, 0x2000+from+i)
+		}
+		return b.String()
+	}
+	over := func(path, piece string, offset int) error {
+		return &Error{Code: CodeUnsupportedPattern, Message: "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run",
+			Details: []Issue{{Path: path, Code: IssueUnsupportedPattern, Message: fmt.Sprintf(
+				"the schema's patterns hold more than 60000 character-class ranges together (the limit was reached at %q at offset %d); use fewer or smaller classes, such as fewer \\p{…} properties",
+				piece, offset)}}}
+	}
+	for _, tc := range []struct {
+		name, schema string
+		want         error
+	}{
+		{"80 classes in one pattern", `{"pattern":` + jsonString(classes(80, 0)) + `}`, nil},
+		{"80 classes in two patterns", `{"properties":{"a":{"pattern":` + jsonString(classes(40, 0)) + `},"b":{"pattern":` + jsonString(classes(40, 40)) + `}}}`, nil},
+		{"the same \\p{L} 90 times", `{"pattern":` + jsonString(strings.Repeat(`\p{L}`, 90)) + `}`, nil},
+		{"100 classes in one pattern", `{"pattern":` + jsonString(classes(100, 0)) + `}`,
+			over("/schema/pattern", `[\p{L}`, 90*15)},
+		{"100 classes in two patterns", `{"properties":{"a":{"pattern":` + jsonString(classes(50, 0)) + `},"b":{"pattern":` + jsonString(classes(50, 50)) + `}}}`,
+			over("/schema/properties/b/pattern", `[\p{L}`, 40*15)},
+		{"\\P{L} outside a class", `{"pattern":` + jsonString(strings.Repeat(`\P{L}`, 100)) + `}`,
+			over("/schema/pattern", `\P{L}`, 90*5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeCheckRequest(worstCaseBody(tc.schema, `"x"`))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, err); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"slices"
 	"sort"
@@ -218,8 +219,8 @@ func (d *dfa) init(p *Pattern) {
 		d.classes[b] = uint8(d.nonASCII)
 	}
 	d.stride = d.nonASCII + 2
-	slices.Sort(bounds)
-	if bounds = slices.Compact(bounds); len(bounds) > 0 {
+	bounds = sortBounds(bounds)
+	if len(bounds) > 0 {
 		d.bounds = append(d.bounds0[:0:len(d.bounds0)], bounds...)
 	}
 	d.reset()
@@ -568,4 +569,32 @@ func (d *dfa) accelerate(cur int32) int32 {
 	k := int32(len(d.accels))
 	d.trans[int(cur)+d.stride-1] = k
 	return k
+}
+
+// runeSets are bitmaps of every code point plus one, for sortBounds.
+var runeSets = sync.Pool{New: func() any { return new([(utf8.MaxRune + 2 + 63) / 64]uint64) }}
+
+// sortBounds sorts the class boundaries bs and drops duplicates, in place.
+// A program of many large classes has hundreds of thousands of them (each
+// [\p{L}…] class about 1,300), which a bitmap of the code points sorts
+// in time linear in their number instead of a comparison sort's n log n.
+func sortBounds(bs []rune) []rune {
+	if len(bs) < 4096 {
+		slices.Sort(bs)
+		return slices.Compact(bs)
+	}
+	set := runeSets.Get().(*[(utf8.MaxRune + 2 + 63) / 64]uint64)
+	for _, b := range bs {
+		set[b>>6] |= 1 << (b & 63)
+	}
+	out := bs[:0]
+	for i, w := range set {
+		for w != 0 {
+			out = append(out, rune(i<<6+bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+		set[i] = 0
+	}
+	runeSets.Put(set)
+	return out
 }

@@ -18,6 +18,10 @@ type Error struct {
 	// linear-time matcher can run (lookaround, back-references); the rest
 	// are patterns JavaScript's RegExp(p, "u") rejects too.
 	Unsupported bool
+	// OverRanges marks a pattern whose character classes hold more
+	// ranges than CompileWithin allowed (Piece is the class that went
+	// over); the pattern itself may be valid.
+	OverRanges bool
 }
 
 func (e *Error) Error() string {
@@ -56,6 +60,10 @@ type parser struct {
 	ranges []rune
 	spans  []span
 	stack  []*syntax.Regexp // terms and alternatives being collected
+
+	// rangeRoom is how many class ranges the pattern may still take (see
+	// CompileWithin); a class past it stops the parse.
+	rangeRoom int
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -102,15 +110,31 @@ func (p *parser) release() {
 
 // parseECMA parses src as RegExp(src, "u") would. The tree is valid until
 // p.release; callers compile it first.
-func parseECMA(src string) (*syntax.Regexp, *parser, error) {
+func parseECMA(src string, rangeRoom int) (*syntax.Regexp, *parser, int, error) {
 	p := parsers.Get().(*parser)
-	p.src, p.pos = src, 0
+	p.src, p.pos, p.rangeRoom = src, 0, rangeRoom
 	re, err := p.parse()
+	left := p.rangeRoom
 	if err != nil {
 		p.release()
-		return nil, nil, err
+		return nil, nil, rangeRoom - left, err
 	}
-	return re, p, nil
+	return re, p, rangeRoom - left, nil
+}
+
+// takeRanges spends n class ranges of the parse's room and reports whether
+// they were there.
+func (p *parser) takeRanges(n int) bool {
+	p.rangeRoom -= n
+	return p.rangeRoom >= 0
+}
+
+// overRanges is the error for the class, from start to the parser's
+// position, that took the last of the room for class ranges.
+func (p *parser) overRanges(start int) *Error {
+	e := p.errAt(start, p.pos, "the character class takes the pattern past its limit on class ranges")
+	e.OverRanges = true
+	return e
 }
 
 func (p *parser) parse() (*syntax.Regexp, error) {
@@ -452,6 +476,9 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 		return nil, false, err
 	}
 	if ranges != nil {
+		if !p.takeRanges(len(ranges) / 2) {
+			return nil, false, p.overRanges(start)
+		}
 		return p.charClass(ranges), false, nil
 	}
 	return p.literal(r), false, nil
@@ -624,14 +651,23 @@ func (p *parser) class() (*syntax.Regexp, error) {
 			if hi < lo {
 				return nil, p.errAt(atomStart, p.pos, "range out of order in character class")
 			}
+			if !p.takeRanges(1) {
+				return nil, p.overRanges(start)
+			}
 			spans = append(spans, span{lo, hi})
 			continue
 		}
 		if set != nil {
+			if !p.takeRanges(len(set) / 2) {
+				return nil, p.overRanges(start)
+			}
 			for i := 0; i+1 < len(set); i += 2 {
 				spans = append(spans, span{set[i], set[i+1]})
 			}
 			continue
+		}
+		if !p.takeRanges(1) {
+			return nil, p.overRanges(start)
 		}
 		spans = append(spans, span{lo, lo})
 	}

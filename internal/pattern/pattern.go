@@ -78,20 +78,34 @@ type inst struct {
 // too; a nil Pattern with a nil error means the pattern is over the limit.
 // A pattern that cannot be compiled gets an *Error.
 func Compile(src string, limit int) (*Pattern, int, error) {
-	tree, parsed, err := parseECMA(src)
+	p, size, _, err := CompileWithin(src, limit, math.MaxInt)
+	return p, size, err
+}
+
+// CompileWithin is Compile with a bound on the character-class ranges
+// the pattern may hold: rangeRoom counts one per range of every class as
+// written (a \p{L} is about 660, [a-z0-9_] three, \d one) before
+// classes are merged, and bounds the work of parsing and compiling
+// classes, which the program's instruction count does not see (a
+// [\p{L}] is one instruction). A pattern that needs more is refused with
+// an *Error whose OverRanges is set and whose Piece is the class that went
+// over. It returns the ranges the pattern used too, so that a caller can
+// share one room among many patterns.
+func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges int, err error) {
+	tree, parsed, ranges, err := parseECMA(src, rangeRoom)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, ranges, err
 	}
 	defer parsed.release()
-	size := EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
+	size = EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
-		return nil, size, nil
+		return nil, size, ranges, nil
 	}
-	p := compileTree(src, tree, limit)
+	p = compileTree(src, tree, limit)
 	if p == nil {
-		return nil, limit + 1, nil
+		return nil, limit + 1, ranges, nil
 	}
-	return p, len(p.insts), nil
+	return p, len(p.insts), ranges, nil
 }
 
 // analyze sets what the matchers need to know of the program as a whole.

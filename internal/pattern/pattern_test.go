@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,7 +114,7 @@ func TestSizeEstimate(t *testing.T) {
 		`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`, `(?:(?:a{10}){10}){10}`, `.{0,1000}`, `a{0}`,
 		`(?:)`, `a|b|`, `[]`, `\b(?<n>x+?)\B$`, `(?:a{2,}){0,3}`, `[^]*`, `x{1,1}`,
 	} {
-		tree, parsed, err := parseECMA(src)
+		tree, parsed, _, err := parseECMA(src, math.MaxInt)
 		if err != nil {
 			t.Fatal(err)
 		}
