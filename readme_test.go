@@ -6,8 +6,9 @@ package preflight
 // each command (shell code blocks and inline code that starts like one),
 // requires each to be known to this test, and runs the known ones as
 // written: the quick start's server, curl and Go program (comparing the
-// answers with the ones the README prints), the examples and the paid
-// server. The few it does not run itself are run by .ci/run (checked
+// answers with the ones the README prints), the examples, the paid
+// server, the guarding proxy and the server with metrics and tracing
+// (readme_ops_test.go). The few it does not run itself are run by .ci/run (checked
 // here) or by TestBinaryEndToEnd (the curl examples block).
 
 import (
@@ -104,14 +105,6 @@ const (
 	readmeLoopBase = "http://127.0.0.1:8080"
 )
 
-// readmeNotRun are README commands no test runs as written yet.
-var readmeNotRun = []string{
-	"preflightd proxy --listen 127.0.0.1:8090 --upstream https://mcp.example.com/mcp --budget-usd 2 --max-calls 50",
-	"preflightd proxy --listen 127.0.0.1:8090 --operations tools.json -- npx -y @modelcontextprotocol/server-everything@2026.8.31",
-	"go run ./cmd/overhead",
-	"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=preflight-eu1 \\\n  go run ./server/cmd/preflightd --metrics-addr 127.0.0.1:9464",
-}
-
 // readmeExamples are the example programs the README shows; each runs and
 // must exit 0 (their output is pinned by their own golden tests).
 var readmeExamples = []string{
@@ -131,16 +124,10 @@ func TestReadmeCommands(t *testing.T) {
 
 	// Every command shown must be one this test knows how to run.
 	known := map[string]string{readmeServer: "run", readmeHelp: "run", readmeTests: byCI, readmeGoGet: "run",
-		readmeGoRun: "run", readmeNPM: byCI, readmePaid: "run"}
+		readmeGoRun: "run", readmeNPM: byCI, readmePaid: "run", readmeProxyHTTP: "run",
+		readmeProxyStdio: "run", readmeTraced: "run", readmeOverhead: byCI}
 	for _, ex := range readmeExamples {
 		known[ex] = "run"
-	}
-	// Not run yet as written (the proxy commands need an installed
-	// preflightd and an upstream MCP server, the tracing one a collector,
-	// the overhead one runs in benchmarks/). Listed here so that the gap is
-	// visible rather than silent.
-	for _, c := range readmeNotRun {
-		known[c] = "not run"
 	}
 	shown := map[string]bool{}
 	var quickCurl string
@@ -239,6 +226,9 @@ func TestReadmeCommands(t *testing.T) {
 			t.Errorf("the paid server's tool-call route answered %d without payment, want 402", resp.StatusCode)
 		}
 	})
+	t.Run("proxy in front of an HTTP MCP server", func(t *testing.T) { testReadmeProxyHTTP(t, bash) })
+	t.Run("proxy in front of a stdio MCP server", func(t *testing.T) { testReadmeProxyStdio(t, bash, blocks) })
+	t.Run("metrics and tracing", func(t *testing.T) { testReadmeTraced(t, bash) })
 }
 
 // blockAfterText returns the text of the block that follows the one whose
@@ -329,9 +319,18 @@ func runIn(t *testing.T, dir, bash, command string, extra []string) string {
 // is stopped when the test ends.
 func startReadmeServer(t *testing.T, bash, command string, extra []string) string {
 	t.Helper()
-	cmd := exec.Command(bash, "-e", "-c", "exec "+command)
-	cmd.Env = readmeEnv(append(extra, "PREFLIGHT_ADDR=127.0.0.1:0"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // go run starts the server as its child
+	return "http://" + startReadmeProcess(t, bash, command, append(extra, "PREFLIGHT_ADDR=127.0.0.1:0"))["listening"]
+}
+
+// startReadmeProcess runs command in the repository root, reads its JSON
+// log lines up to the one whose msg is "listening" and returns the addr of
+// each line that has one, by msg. The process group is stopped when the
+// test ends.
+func startReadmeProcess(t *testing.T, bash, command string, extra []string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(bash, "-e", "-c", command) // the process group is stopped, so no exec is needed
+	cmd.Env = readmeEnv(extra)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // go run starts the program as its child
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -343,31 +342,35 @@ func startReadmeServer(t *testing.T, bash, command string, extra []string) strin
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		cmd.Wait()
 	})
-	addr := make(chan string, 1)
+	addrs := map[string]string{}
+	listening := make(chan bool, 1)
 	var log bytes.Buffer
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		ok := false
 		for sc.Scan() {
 			log.Write(sc.Bytes())
 			log.WriteByte('\n')
 			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
-				break
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Addr != "" {
+				addrs[line.Msg] = line.Addr
+				if ok = line.Msg == "listening"; ok {
+					break
+				}
 			}
 		}
+		listening <- ok
 		io.Copy(io.Discard, stderr)
-		close(addr)
 	}()
 	select {
-	case a, ok := <-addr:
+	case ok := <-listening:
 		if !ok {
 			t.Fatalf("%s ended without listening:\n%s", command, log.String())
 		}
-		return "http://" + a
+		return addrs
 	case <-time.After(3 * time.Minute): // a guard against a hang (go run compiles first), not a timing assertion
 		t.Fatalf("%s did not start listening", command)
-		return ""
+		return nil
 	}
 }
 

@@ -1,0 +1,170 @@
+//go:build unix
+
+package preflight
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentpreflight/preflight/internal/testpart"
+)
+
+// The README's operations commands: the guarding proxy in front of an HTTP
+// and a stdio MCP server, and the server with metrics and tracing on. The
+// tests run them as written but for the addresses (a free port instead of
+// 8090, 3001, 4318 and 9464), the catalog file (the README's own, saved in
+// a temporary directory) and npx, which is pointed at the pinned
+// server-everything in interop/mcp/node_modules rather than the network.
+const (
+	readmeProxyHTTP    = "go run ./server/cmd/preflightd proxy --listen 127.0.0.1:8090 --upstream http://127.0.0.1:3001/mcp --budget-usd 2 --max-calls 50"
+	readmeProxyStdio   = "go run ./server/cmd/preflightd proxy --listen 127.0.0.1:8090 --operations tools.json -- npx -y @modelcontextprotocol/server-everything@2026.8.31"
+	readmeTraced       = "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=preflight-eu1 \\\n  go run ./server/cmd/preflightd --metrics-addr 127.0.0.1:9464"
+	readmeOverhead     = "(cd benchmarks && go run ./cmd/overhead -rounds 6 -duration 2s)"
+	readmeProxyListen  = "--listen 127.0.0.1:8090"
+	readmeUpstreamAddr = "127.0.0.1:3001"
+	readmeQuoteTool    = "market_quote" // a read-only tool of internal/mcptest (which imports this package)
+)
+
+// readmeGuard is a guard against a hang, not a timing assertion.
+const readmeGuard = time.Minute
+
+// connectReadmeMCP connects a go-sdk client to the Streamable HTTP endpoint
+// at url.
+func connectReadmeMCP(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), readmeGuard)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "readme-test", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// callText calls tool with args and returns the text of its result.
+func callText(t *testing.T, s *mcp.ClientSession, tool string, args any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), readmeGuard)
+	defer cancel()
+	r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", tool, err)
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String(), r.IsError
+}
+
+// testReadmeProxyHTTP puts the proxy in front of the test tool server and
+// requires a repeated read-only call to be answered from the first.
+func testReadmeProxyHTTP(t *testing.T, bash string) {
+	upstream := startReadmeProcess(t, bash, "go run ./internal/mcptest/toolserver -http 127.0.0.1:0", nil)["listening"]
+	command := strings.ReplaceAll(readmeProxyHTTP, readmeUpstreamAddr, upstream)
+	proxy := startReadmeProcess(t, bash, strings.Replace(command, readmeProxyListen, "--listen 127.0.0.1:0", 1), nil)["listening"]
+	s := connectReadmeMCP(t, "http://"+proxy+"/mcp")
+	args := map[string]any{"symbol": "ACME"}
+	first, isErr := callText(t, s, readmeQuoteTool, args)
+	if isErr || !strings.Contains(first, `"execution":1`) {
+		t.Fatalf("the first %s through the proxy answered %q (isError %v)", readmeQuoteTool, first, isErr)
+	}
+	if again, _ := callText(t, s, readmeQuoteTool, args); !strings.Contains(again, `"execution":1`) {
+		t.Errorf("the same read-only call again answered %q, want the first answer reused", again)
+	}
+}
+
+// testReadmeProxyStdio puts the proxy in front of server-everything over
+// stdio with the README's catalog file, and calls the tool that file prices.
+func testReadmeProxyStdio(t *testing.T, bash string, blocks []readmeBlock) {
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := filepath.Join(root, "interop", "mcp")
+	if _, err := os.Stat(filepath.Join(modules, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")); err != nil {
+		testpart.Missing(t, "interop/mcp/node_modules has no server-everything; run npm ci in interop/mcp")
+	}
+	if _, err := exec.LookPath("npx"); err != nil {
+		testpart.Missing(t, "npx is not installed; install Node.js 20+")
+	}
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(blockAfter(t, blocks, "MCP guarding proxy", "json", 0)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	command := strings.Replace(readmeProxyStdio, readmeProxyListen, "--listen 127.0.0.1:0", 1)
+	command = strings.Replace(command, "--operations tools.json", "--operations "+tools, 1)
+	// npx finds the pinned package installed under --prefix (and its
+	// command on PATH) instead of downloading it.
+	command = strings.Replace(command, "npx -y", "npx --prefix "+modules+" -y", 1)
+	path := "PATH=" + filepath.Join(modules, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+	proxy := startReadmeProcess(t, bash, command, []string{path})["listening"]
+	s := connectReadmeMCP(t, "http://"+proxy+"/mcp")
+	if got, isErr := callText(t, s, "get-sum", map[string]any{"a": 2, "b": 3}); isErr || !strings.Contains(got, "5") {
+		t.Errorf("get-sum of 2 and 3 through the proxy answered %q (isError %v)", got, isErr)
+	}
+}
+
+// testReadmeTraced runs the server with metrics and tracing as the README
+// shows, an OTLP/HTTP receiver standing in for the collector, and requires
+// a request to reach both.
+func testReadmeTraced(t *testing.T, bash string) {
+	spans := make(chan string, 16)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case spans <- r.Method + " " + r.URL.Path + " " + r.Header.Get("Content-Type"):
+		default:
+		}
+	}))
+	defer collector.Close()
+	command := strings.Replace(readmeTraced, "http://127.0.0.1:4318", collector.URL, 1)
+	// Port 0 would equal the API's own --addr (refused), so a port that was
+	// free a moment ago.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := ln.Addr().String()
+	ln.Close()
+	command = strings.Replace(command, "--metrics-addr 127.0.0.1:9464", "--metrics-addr "+metrics, 1)
+	// Spans leave in batches; a short delay sends the first one soon.
+	addrs := startReadmeProcess(t, bash, command, []string{"PREFLIGHT_ADDR=127.0.0.1:0", "OTEL_BSP_SCHEDULE_DELAY=100"})
+	resp, err := http.Get("http://" + addrs["listening"] + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case got := <-spans:
+		if want := "POST /v1/traces application/x-protobuf"; got != want {
+			t.Errorf("the collector received %q, want %q", got, want)
+		}
+	case <-time.After(readmeGuard):
+		t.Fatal("no spans reached the OTLP receiver")
+	}
+	resp, err = http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "preflight_http_requests_total{") {
+		t.Errorf("/metrics has no preflight_http_requests_total:\n%s", body)
+	}
+}
