@@ -84,13 +84,31 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe) && ans.Report.Decision == nil:
-		return ans, notEvaluated(tool, pe), nil
+		return ans, NotEvaluated(tool, pe), nil
 	case err != nil:
 		return ans, nil, err
 	case ans.How == agent.Withheld:
-		return ans, withheld(tool, ans), nil
+		return ans, Withhold(tool, ans), nil
 	}
 	return ans, nil, nil
+}
+
+// Begin is the first half of Call, for runtimes with before and after
+// hooks: a non-nil Pending means run the call, then end it; otherwise the
+// answer is the reused or coalesced result, or w the result for the model.
+// An error is a context done.
+func Begin(ctx context.Context, s *agent.Session, tool string, args json.RawMessage) (p *agent.Pending, ans agent.Answer, w *Withheld, err error) {
+	p, ans, err = s.Begin(ctx, tool, args)
+	var pe *preflight.Error
+	switch {
+	case errors.As(err, &pe):
+		return nil, ans, NotEvaluated(tool, pe), nil
+	case err != nil || p != nil:
+		return p, ans, nil, err
+	case ans.How == agent.Withheld:
+		return nil, ans, Withhold(tool, ans), nil
+	}
+	return nil, ans, nil, nil
 }
 
 // Withheld is what a model reads instead of a tool's result when the call
@@ -114,7 +132,8 @@ type Decision struct {
 	Issues        []preflight.Issue      `json:"issues"`
 }
 
-func withheld(tool string, ans agent.Answer) *Withheld {
+// Withhold is the result for the model of a call ans withheld.
+func Withhold(tool string, ans agent.Answer) *Withheld {
 	d := ans.Report.Decision
 	w := &Withheld{Error: ans.Message, Preflight: Decision{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement,
 		ReasonCodes: d.ReasonCodes, MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
@@ -125,7 +144,9 @@ func withheld(tool string, ans agent.Answer) *Withheld {
 	return w
 }
 
-func notEvaluated(tool string, e *preflight.Error) *Withheld {
+// NotEvaluated is the result for the model of a call whose arguments
+// could not be evaluated.
+func NotEvaluated(tool string, e *preflight.Error) *Withheld {
 	w := &Withheld{Error: "not run: the arguments of \"" + tool + "\" could not be checked (" + e.Message +
 		"); send the arguments as one JSON object instead",
 		Preflight: Decision{Tool: tool, Issues: e.Details}}
