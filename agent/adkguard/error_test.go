@@ -10,6 +10,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adkguard"
+	"github.com/agentpreflight/preflight/internal/agenttest"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
@@ -34,7 +35,7 @@ func TestToolErrorClassified(t *testing.T) {
 	ctx := context.Background()
 	runs := 0
 	post, err := functiontool.New(functiontool.Config{Name: "post", Description: "Post."},
-		func(_ adkagent.Context, in ticketIn) (map[string]any, error) { runs++; return nil, statusError(404) })
+		func(_ adkagent.Context, in agenttest.TicketArgs) (map[string]any, error) { runs++; return nil, statusError(404) })
 	if err != nil {
 		t.Fatal(err)
 	}

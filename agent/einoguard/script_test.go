@@ -58,32 +58,22 @@ func assistant(calls []agenttest.Call) *schema.Message {
 	return schema.AssistantMessage("", tc)
 }
 
-type quoteIn struct {
-	Symbol string `json:"symbol"`
-}
-type ticketIn struct {
-	Title string `json:"title"`
-}
-type searchIn struct {
-	Q string `json:"q"`
-}
-
 // tools are the script's three tools as eino tools.
 func tools(t *testing.T, ts *agenttest.Tools) []tool.BaseTool {
 	t.Helper()
-	q, err := utils.InferTool(agenttest.Quote, "Real-time quote (billed per call).", func(_ context.Context, in quoteIn) (map[string]any, error) {
+	q, err := utils.InferTool(agenttest.Quote, "Real-time quote (billed per call).", func(_ context.Context, in agenttest.QuoteArgs) (map[string]any, error) {
 		return ts.QuoteRun(in.Symbol), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := utils.InferTool(agenttest.Ticket, "Create a ticket.", func(_ context.Context, in ticketIn) (map[string]any, error) {
+	tk, err := utils.InferTool(agenttest.Ticket, "Create a ticket.", func(_ context.Context, in agenttest.TicketArgs) (map[string]any, error) {
 		return ts.TicketRun(in.Title), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := utils.InferTool(agenttest.Flaky, "Search an index.", func(_ context.Context, in searchIn) (map[string]any, error) {
+	f, err := utils.InferTool(agenttest.Flaky, "Search an index.", func(_ context.Context, in agenttest.SearchArgs) (map[string]any, error) {
 		return ts.FlakyRun(in.Q), nil
 	})
 	if err != nil {
@@ -179,7 +169,7 @@ func (e statusError) StatusCode() int { return int(e) }
 func TestToolErrorPassesThrough(t *testing.T) {
 	ctx := context.Background()
 	runs := 0
-	failing, err := utils.InferTool("post", "Post.", func(_ context.Context, in ticketIn) (string, error) {
+	failing, err := utils.InferTool("post", "Post.", func(_ context.Context, in agenttest.TicketArgs) (string, error) {
 		runs++
 		return "", statusError(404)
 	})

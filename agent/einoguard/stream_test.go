@@ -20,14 +20,14 @@ import (
 func TestStreamedAndMultimodalTools(t *testing.T) {
 	ctx := context.Background()
 	streamRuns, imageRuns := 0, 0
-	st, err := utils.InferStreamTool("read_log", "Stream a log.", func(_ context.Context, in searchIn) (*schema.StreamReader[string], error) {
+	st, err := utils.InferStreamTool("read_log", "Stream a log.", func(_ context.Context, in agenttest.SearchArgs) (*schema.StreamReader[string], error) {
 		streamRuns++
 		return schema.StreamReaderFromArray([]string{"line 1\n", "line 2\n", in.Q}), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	et, err := utils.InferEnhancedTool("chart", "Draw a chart.", func(_ context.Context, in searchIn) (*schema.ToolResult, error) {
+	et, err := utils.InferEnhancedTool("chart", "Draw a chart.", func(_ context.Context, in agenttest.SearchArgs) (*schema.ToolResult, error) {
 		imageRuns++
 		url := "https://example.com/" + in.Q + ".png"
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: "chart of " + in.Q},

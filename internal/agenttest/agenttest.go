@@ -372,3 +372,17 @@ func (r *Recorder) Verify(t T, spent json.Number) Tally {
 	}
 	return tally
 }
+
+// The tools' arguments, for frameworks that infer a tool's input from a
+// Go type.
+type (
+	QuoteArgs struct {
+		Symbol string `json:"symbol"`
+	}
+	TicketArgs struct {
+		Title string `json:"title"`
+	}
+	SearchArgs struct {
+		Q string `json:"q"`
+	}
+)
