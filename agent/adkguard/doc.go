@@ -9,8 +9,11 @@
 //	BeforeToolCallbacks: []llmagent.BeforeToolCallback{guard.BeforeTool},
 //	AfterToolCallbacks:  []llmagent.AfterToolCallback{guard.AfterTool},
 //
-// An ADK MCP toolset built on a client guarded by agent/mcpguard is
-// guarded too, by the MCP middleware, and needs neither.
+// An ADK MCP toolset (mcptoolset.Config.Client) built on a go-sdk client
+// guarded by agent/mcpguard is guarded too, by the MCP middleware, and
+// needs neither; ADK turns an MCP result with isError, a withheld call's
+// included, into a tool error, so there the model reads the "not run: …"
+// sentence as the error's details and error callbacks see it.
 //
 // A [Guard] is one [agent.Session]: one ledger, budget and call limit. Use
 // one per run (or per conversation whose calls may reuse each other's
