@@ -35,7 +35,10 @@ func TestToolErrorClassified(t *testing.T) {
 	ctx := context.Background()
 	runs := 0
 	post, err := functiontool.New(functiontool.Config{Name: "post", Description: "Post."},
-		func(_ adkagent.Context, in agenttest.TicketArgs) (map[string]any, error) { runs++; return nil, statusError(404) })
+		func(_ adkagent.Context, in agenttest.TicketArgs) (map[string]any, error) {
+			runs++
+			return nil, statusError(404)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

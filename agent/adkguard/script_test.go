@@ -62,17 +62,23 @@ func (m *scriptedLLM) GenerateContent(_ context.Context, req *model.LLMRequest, 
 func tools(t *testing.T, ts *agenttest.Tools) []tool.Tool {
 	t.Helper()
 	q, err := functiontool.New(functiontool.Config{Name: agenttest.Quote, Description: "Real-time quote (billed per call)."},
-		func(_ adkagent.Context, in agenttest.QuoteArgs) (map[string]any, error) { return ts.QuoteRun(in.Symbol), nil })
+		func(_ adkagent.Context, in agenttest.QuoteArgs) (map[string]any, error) {
+			return ts.QuoteRun(in.Symbol), nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tk, err := functiontool.New(functiontool.Config{Name: agenttest.Ticket, Description: "Create a ticket."},
-		func(_ adkagent.Context, in agenttest.TicketArgs) (map[string]any, error) { return ts.TicketRun(in.Title), nil })
+		func(_ adkagent.Context, in agenttest.TicketArgs) (map[string]any, error) {
+			return ts.TicketRun(in.Title), nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, err := functiontool.New(functiontool.Config{Name: agenttest.Flaky, Description: "Search an index."},
-		func(_ adkagent.Context, in agenttest.SearchArgs) (map[string]any, error) { return ts.FlakyRun(in.Q), nil })
+		func(_ adkagent.Context, in agenttest.SearchArgs) (map[string]any, error) {
+			return ts.FlakyRun(in.Q), nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

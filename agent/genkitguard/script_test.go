@@ -47,11 +47,17 @@ func defineScriptedModel(g *genkit.Genkit, name string, next func() []agenttest.
 // defineTools defines the script's three tools with genkit.DefineTool.
 func defineTools(g *genkit.Genkit, ts *agenttest.Tools) []ai.ToolRef {
 	q := genkit.DefineTool(g, agenttest.Quote, "Real-time quote (billed per call).",
-		func(_ *ai.ToolContext, in agenttest.QuoteArgs) (map[string]any, error) { return ts.QuoteRun(in.Symbol), nil })
+		func(_ *ai.ToolContext, in agenttest.QuoteArgs) (map[string]any, error) {
+			return ts.QuoteRun(in.Symbol), nil
+		})
 	tk := genkit.DefineTool(g, agenttest.Ticket, "Create a ticket.",
-		func(_ *ai.ToolContext, in agenttest.TicketArgs) (map[string]any, error) { return ts.TicketRun(in.Title), nil })
+		func(_ *ai.ToolContext, in agenttest.TicketArgs) (map[string]any, error) {
+			return ts.TicketRun(in.Title), nil
+		})
 	f := genkit.DefineTool(g, agenttest.Flaky, "Search an index.",
-		func(_ *ai.ToolContext, in agenttest.SearchArgs) (map[string]any, error) { return ts.FlakyRun(in.Q), nil })
+		func(_ *ai.ToolContext, in agenttest.SearchArgs) (map[string]any, error) {
+			return ts.FlakyRun(in.Q), nil
+		})
 	return []ai.ToolRef{q, tk, f}
 }
 
