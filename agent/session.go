@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,30 @@ type RunFunc func(ctx context.Context) (result []byte, outcome preflight.Outcome
 // the proposal is malformed (a *preflight.Error, for example arguments that
 // are not a JSON object), when ctx is done, or when run failed.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, run RunFunc) (Answer, error) {
+	p, ans, err := s.Begin(ctx, name, args)
+	if p == nil {
+		return ans, err
+	}
+	defer p.Release() // after End a no-op; on a panic in run it frees the reservation
+	b, outcome, err := run(ctx)
+	return p.End(ctx, b, outcome, err)
+}
+
+// Pending is a call [Session.Begin] allowed to run: run it, then pass its
+// result to [Pending.End], or give it back with [Pending.Release].
+// Exactly one of them must be called; later calls do nothing.
+type Pending struct {
+	s *Session
+	p *Permit
+}
+
+// Begin is the first half of [Session.Call], for runtimes whose tool calls
+// have a before hook and an after hook: it decides the call of name with
+// args as Call does and, when the call may run, returns a Pending. A nil
+// Pending means do not run the call: the Answer is the reused or
+// coalesced result (waiting for the identical call in flight), or the
+// message saying why not. Errors are Call's, except run's.
+func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) (*Pending, Answer, error) {
 	req := s.tools.Load().Proposal(name, args)
 	req.RunID = s.runID
 	req.StepID = "call-" + strconv.FormatUint(s.steps.Add(1), 10)
@@ -151,22 +176,22 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, r
 	for {
 		p, rep, err := s.guard.Begin(ctx, req)
 		if err != nil {
-			return Answer{Report: rep}, err
+			return nil, Answer{Report: rep}, err
 		}
 		if p != nil {
-			return s.run(ctx, p, run)
+			return &Pending{s: s, p: p}, Answer{}, nil
 		}
 		switch {
 		case rep.ReuseReference != "":
 			if b, ok := s.store.Get(ctx, rep.ReuseReference); ok {
-				return Answer{How: Reused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
+				return nil, Answer{How: Reused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
 			}
 			req.Capabilities = &preflight.Capabilities{} // evicted: decide without reuse
 			continue
 		case rep.Coalesced != nil:
 			res, err := rep.Coalesced.Wait(ctx)
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return Answer{Report: rep}, ctxErr
+				return nil, Answer{Report: rep}, ctxErr
 			}
 			if err != nil {
 				// The leader gave up, was cancelled by its own caller or
@@ -174,18 +199,33 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, r
 				continue
 			}
 			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
-				return Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
+				return nil, Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
 			}
 			req.Capabilities = &preflight.Capabilities{} // not saved: decide without reuse
 			continue
 		}
-		return Answer{How: Withheld, Message: rep.Message(name), Report: rep}, nil
+		return nil, Answer{How: Withheld, Message: rep.Message(name), Report: rep}, nil
 	}
 }
 
-func (s *Session) run(ctx context.Context, p *Permit, run RunFunc) (Answer, error) {
-	defer p.Release() // after End a no-op; on a panic in run it frees the reservation
-	b, outcome, err := run(ctx)
+// Release gives the call back without running it (see [Permit.Release]).
+func (p *Pending) Release() {
+	if p != nil {
+		p.p.Release()
+	}
+}
+
+// End records how the call ended, as [Session.Call] does with what its
+// RunFunc returned, and saves result for reuse and coalesced calls. A
+// non-nil err means there is no result; it is returned.
+func (p *Pending) End(ctx context.Context, result []byte, outcome preflight.Outcome, err error) (Answer, error) {
+	if p == nil || p.p.done {
+		return Answer{}, errors.New("agent: Pending.End called on a finished call")
+	}
+	return p.s.end(ctx, p.p, result, outcome, err)
+}
+
+func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome preflight.Outcome, err error) (Answer, error) {
 	res := Result{Outcome: outcome}
 	if err == nil {
 		if res.Outcome == "" {

@@ -1,0 +1,131 @@
+package adkguard
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/toolguard"
+	adkagent "google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/tool"
+)
+
+// PluginName is the name of the plugin Guard.Plugin returns.
+const PluginName = "preflight"
+
+// Options configures a [Guard]. The zero value and nil both work.
+type Options struct {
+	// Session configures the session: budget (Guard.BudgetUSD), call
+	// limit (Guard.MaxCalls), policies, result store.
+	Session agent.SessionOptions
+	// Specs give per tool name its catalog entry (input schema, effects:
+	// only a read-only tool is ever reused or coalesced), price, TTL and
+	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
+	// Defaults; an empty Provider is agent.DefaultProvider.
+	Specs []agent.ToolSpec
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// which are decided as operations the catalog lacks (see
+	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
+	Defaults agent.ToolSpec
+	// Classify classifies a call that ran from its result (the function
+	// response as JSON) and its error. Nil means agent.ClassifyError(err).
+	Classify func(tool string, result []byte, err error) preflight.Outcome
+}
+
+// Guard guards the tool calls of one ADK run. It is safe for concurrent
+// use.
+type Guard struct {
+	s        *agent.Session
+	classify toolguard.Classifier
+
+	mu      sync.Mutex
+	pending map[string]*agent.Pending // calls running, by invocation and function call id
+}
+
+// New returns a guard. It fails when an option is malformed: a spec the
+// catalog refuses, or a budget that is not a decimal.
+func New(opts *Options) (*Guard, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	if err != nil {
+		return nil, err
+	}
+	c := o.Classify
+	if c == nil {
+		c = toolguard.DefaultClassify
+	}
+	return &Guard{s: s, classify: c, pending: map[string]*agent.Pending{}}, nil
+}
+
+// Session returns the guard's session: its ledger, and the money spent
+// (Session().Guard().SpentUSD()).
+func (g *Guard) Session() *agent.Session { return g.s }
+
+// Plugin returns a plugin named [PluginName] whose tool callbacks are
+// BeforeTool and AfterTool, for runner.Config.PluginConfig: it guards
+// every agent of the runner.
+func (g *Guard) Plugin() *plugin.Plugin {
+	p, _ := plugin.New(plugin.Config{Name: PluginName, BeforeToolCallback: g.BeforeTool, AfterToolCallback: g.AfterTool})
+	return p // plugin.New fails on nothing
+}
+
+func key(ctx adkagent.Context) string { return ctx.InvocationID() + "\x00" + ctx.FunctionCallID() }
+
+// BeforeTool decides the call of t with args. It returns nil to let the
+// call run, or the result to answer with instead: the saved result, or
+// why the call was not run. It returns an error only when ctx is done.
+func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
+	}
+	p, ans, w, err := toolguard.Begin(ctx, g.s, t.Name(), raw)
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		return w.Map(), nil
+	case p != nil:
+		g.mu.Lock()
+		if old := g.pending[key(ctx)]; old != nil {
+			old.Release() // the same call again before its after hook: cannot happen in ADK
+		}
+		g.pending[key(ctx)] = p
+		g.mu.Unlock()
+		return nil, nil
+	}
+	var res map[string]any
+	if err := json.Unmarshal(ans.Result, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// AfterTool records the outcome of a call BeforeTool let run and saves its
+// result. It returns nil, nil: the result goes on unchanged. Calls it did
+// not let run (answered by BeforeTool or another callback) are left
+// alone.
+func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[string]any, err error) (map[string]any, error) {
+	g.mu.Lock()
+	p := g.pending[key(ctx)]
+	delete(g.pending, key(ctx))
+	g.mu.Unlock()
+	if p == nil {
+		return nil, nil
+	}
+	var b []byte
+	if err == nil {
+		var merr error
+		if b, merr = json.Marshal(result); merr != nil {
+			p.Release()
+			return nil, nil
+		}
+	}
+	p.End(ctx, b, g.classify(t.Name(), b, err), err)
+	return nil, nil
+}

@@ -1,0 +1,36 @@
+// Package einoguard puts preflight in front of the tool calls of a
+// CloudWeGo eino agent (github.com/cloudwego/eino, tested with v0.9.13),
+// as a tool middleware. One line guards a ToolsNode, a ReAct agent
+// (react.AgentConfig.ToolsConfig) or an ADK ChatModelAgent
+// (adk.ToolsConfig embeds the same ToolsNodeConfig):
+//
+//	ToolCallMiddlewares: []compose.ToolMiddleware{guard.Middleware()},
+//
+// A [Guard] is one [agent.Session]: one ledger, budget and call limit. Use
+// one per run (or per conversation whose calls may reuse each other's
+// results). eino runs the tool calls of one model turn in parallel; the
+// session reserves the money of calls in flight, so parallel calls never
+// overspend together, and identical read-only calls in flight run once.
+//
+// Each call is decided by its tool name (ToolInput.Name, after eino
+// resolved aliases) and its JSON arguments, through the catalog that
+// Options.Specs describe. A call that runs is answered with the tool's own
+// result, saved for reuse; a reused or coalesced call with the saved
+// result, byte for byte; a call that is not run (block, defer, reduce-scope
+// advice under agent.SkipAdvised) with a normal tool result, never a Go
+// error, since an error would end the whole run: a JSON object whose
+// "error" member is one sentence for the model ("not run: …; … instead")
+// and whose "preflight" member is the decision (verdict, reason codes,
+// matched call, issues).
+//
+// The outcome of a call that ran is classified by Options.Classify; by
+// default an error from the tool is classified by [agent.ClassifyError]
+// and passed on unchanged, and any result is a success. Tools that report
+// failures in their result need a Classify that reads them.
+//
+// Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
+// before they are handed on, so that they can be saved and reused: the
+// model still gets the whole result, as one chunk. Calls eino hands to
+// ToolsNodeConfig.UnknownToolsHandler do not pass through tool middleware
+// and are not guarded.
+package einoguard

@@ -1,0 +1,197 @@
+package einoguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+)
+
+// Options configures a [Guard]. The zero value and nil both work.
+type Options struct {
+	// Session configures the session: budget (Guard.BudgetUSD), call
+	// limit (Guard.MaxCalls), policies, result store.
+	Session agent.SessionOptions
+	// Specs give per tool name its catalog entry (input schema, effects:
+	// only a read-only tool is ever reused or coalesced), price, TTL and
+	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
+	// Defaults; an empty Provider is agent.DefaultProvider.
+	Specs []agent.ToolSpec
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// which are decided as operations the catalog lacks (see
+	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
+	Defaults agent.ToolSpec
+	// Classify classifies a call that ran from its result (the tool's
+	// output: its text, or a multimodal result as JSON) and its error. Nil
+	// means agent.ClassifyError(err).
+	Classify func(tool string, result []byte, err error) preflight.Outcome
+}
+
+// Guard guards the tool calls of one eino run. It is safe for concurrent
+// use.
+type Guard struct {
+	s        *agent.Session
+	classify toolguard.Classifier
+}
+
+// New returns a guard. It fails when an option is malformed: a spec the
+// catalog refuses, or a budget that is not a decimal.
+func New(opts *Options) (*Guard, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	if err != nil {
+		return nil, err
+	}
+	return &Guard{s: s, classify: o.Classify}, nil
+}
+
+// Session returns the guard's session: its ledger, and the money spent
+// (Session().Guard().SpentUSD()).
+func (g *Guard) Session() *agent.Session { return g.s }
+
+// Middleware returns the tool middleware, for
+// ToolsNodeConfig.ToolCallMiddlewares. It guards invokable, streamable and
+// enhanced (multimodal) tools.
+func (g *Guard) Middleware() compose.ToolMiddleware {
+	return compose.ToolMiddleware{
+		Invokable:          g.invokable,
+		Streamable:         g.streamable,
+		EnhancedInvokable:  g.enhancedInvokable,
+		EnhancedStreamable: g.enhancedStreamable,
+	}
+}
+
+func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
+	ans, w, err := toolguard.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), run)
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		return w.JSON(), nil
+	}
+	return ans.Result, nil
+}
+
+func (g *Guard) invokable(next compose.InvokableToolEndpoint) compose.InvokableToolEndpoint {
+	return func(ctx context.Context, in *compose.ToolInput) (*compose.ToolOutput, error) {
+		b, err := g.call(ctx, in, func(ctx context.Context) ([]byte, error) {
+			out, err := next(ctx, in)
+			if err != nil || out == nil {
+				return nil, err
+			}
+			return []byte(out.Result), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &compose.ToolOutput{Result: string(b)}, nil
+	}
+}
+
+func (g *Guard) streamable(next compose.StreamableToolEndpoint) compose.StreamableToolEndpoint {
+	return func(ctx context.Context, in *compose.ToolInput) (*compose.StreamToolOutput, error) {
+		b, err := g.call(ctx, in, func(ctx context.Context) ([]byte, error) {
+			out, err := next(ctx, in)
+			if err != nil || out == nil || out.Result == nil {
+				return nil, err
+			}
+			chunks, err := gather(out.Result)
+			if err != nil {
+				return nil, err
+			}
+			return []byte(strings.Join(chunks, "")), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &compose.StreamToolOutput{Result: schema.StreamReaderFromArray([]string{string(b)})}, nil
+	}
+}
+
+func (g *Guard) enhancedInvokable(next compose.EnhancedInvokableToolEndpoint) compose.EnhancedInvokableToolEndpoint {
+	return func(ctx context.Context, in *compose.ToolInput) (*compose.EnhancedInvokableToolOutput, error) {
+		res, err := g.enhanced(ctx, in, func(ctx context.Context) (*schema.ToolResult, error) {
+			out, err := next(ctx, in)
+			if err != nil || out == nil {
+				return nil, err
+			}
+			return out.Result, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &compose.EnhancedInvokableToolOutput{Result: res}, nil
+	}
+}
+
+func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) compose.EnhancedStreamableToolEndpoint {
+	return func(ctx context.Context, in *compose.ToolInput) (*compose.EnhancedStreamableToolOutput, error) {
+		res, err := g.enhanced(ctx, in, func(ctx context.Context) (*schema.ToolResult, error) {
+			out, err := next(ctx, in)
+			if err != nil || out == nil || out.Result == nil {
+				return nil, err
+			}
+			chunks, err := gather(out.Result)
+			if err != nil {
+				return nil, err
+			}
+			return schema.ConcatToolResults(chunks)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &compose.EnhancedStreamableToolOutput{Result: schema.StreamReaderFromArray([]*schema.ToolResult{res})}, nil
+	}
+}
+
+// enhanced guards a multimodal call: its result is saved as JSON.
+func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
+	var fresh *schema.ToolResult
+	ans, w, err := toolguard.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
+		res, err := run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fresh = res
+		return json.Marshal(res)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
+	case ans.How == agent.Ran:
+		return fresh, nil
+	}
+	var res schema.ToolResult
+	if err := json.Unmarshal(ans.Result, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// gather reads a stream to its end and closes it.
+func gather[T any](sr *schema.StreamReader[T]) ([]T, error) {
+	defer sr.Close()
+	var out []T
+	for {
+		v, err := sr.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+}

@@ -1,0 +1,119 @@
+package genkitguard
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/firebase/genkit/go/ai"
+)
+
+// MiddlewareName is the name the guard reports as an ai.Middleware.
+const MiddlewareName = "preflight"
+
+// Options configures a [Guard]. The zero value and nil both work.
+type Options struct {
+	// Session configures the session: budget (Guard.BudgetUSD), call
+	// limit (Guard.MaxCalls), policies, result store.
+	Session agent.SessionOptions
+	// Specs give per tool name its catalog entry (input schema, effects:
+	// only a read-only tool is ever reused or coalesced), price, TTL and
+	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
+	// Defaults; an empty Provider is agent.DefaultProvider.
+	Specs []agent.ToolSpec
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// which are decided as operations the catalog lacks (see
+	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
+	Defaults agent.ToolSpec
+	// Classify classifies a call that ran from its output (the
+	// response's Output as JSON) and its error. Nil means
+	// agent.ClassifyError(err).
+	Classify func(tool string, result []byte, err error) preflight.Outcome
+	// InterruptOnDefer makes a call deferred for the budget or the call
+	// limit a Genkit interrupt (see the package documentation) instead of
+	// a tool response the model reads.
+	InterruptOnDefer bool
+}
+
+// Guard is an ai.Middleware guarding tool calls. It is safe for
+// concurrent use.
+type Guard struct {
+	s         *agent.Session
+	classify  toolguard.Classifier
+	interrupt bool
+}
+
+var _ ai.Middleware = (*Guard)(nil)
+
+// New returns a guard. It fails when an option is malformed: a spec the
+// catalog refuses, or a budget that is not a decimal.
+func New(opts *Options) (*Guard, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	if err != nil {
+		return nil, err
+	}
+	c := o.Classify
+	if c == nil {
+		c = toolguard.DefaultClassify
+	}
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer}, nil
+}
+
+// Session returns the guard's session: its ledger, and the money spent
+// (Session().Guard().SpentUSD()).
+func (g *Guard) Session() *agent.Session { return g.s }
+
+// Name returns MiddlewareName.
+func (g *Guard) Name() string { return MiddlewareName }
+
+// New returns the hooks of one Generate: a WrapTool guarding each tool
+// call with the guard's session.
+func (g *Guard) New(context.Context) (*ai.Hooks, error) {
+	return &ai.Hooks{WrapTool: g.wrapTool}, nil
+}
+
+func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext) (*ai.MultipartToolResponse, error) {
+	name := p.Request.Name
+	args, err := json.Marshal(p.Request.Input)
+	if err != nil {
+		args = []byte("null") // a value JSON cannot carry: decided as no arguments
+	}
+	var fresh *ai.MultipartToolResponse
+	classify := func(tool string, _ []byte, err error) preflight.Outcome {
+		var out []byte
+		if fresh != nil {
+			out, _ = json.Marshal(fresh.Output) // it was just marshaled whole
+		}
+		return g.classify(tool, out, err)
+	}
+	ans, w, err := toolguard.Call(ctx, g.s, classify, name, args, func(ctx context.Context) ([]byte, error) {
+		res, err := next(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		fresh = res
+		return json.Marshal(res)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		if g.interrupt && w.Preflight.Decision == preflight.VerdictDefer {
+			return nil, ai.NewToolInterruptError(w.Map())
+		}
+		return &ai.MultipartToolResponse{Output: w.Map()}, nil
+	case ans.How == agent.Ran:
+		return fresh, nil
+	}
+	var res ai.MultipartToolResponse
+	if err := json.Unmarshal(ans.Result, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -1,0 +1,177 @@
+// Package toolguard is what the agent-framework adapters (agent/einoguard,
+// agent/adkguard, agent/genkitguard) share: a session built from their
+// options, one guarded call with the outcome classified, and the
+// model-readable result of a call that was not run.
+package toolguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+)
+
+// DefaultTTLSeconds is the reuse window of tools whose spec gives none.
+const DefaultTTLSeconds = "300"
+
+// Config is the adapters' common configuration; each adapter documents it
+// on its own Options type.
+type Config struct {
+	Session  agent.SessionOptions
+	Specs    []agent.ToolSpec
+	Defaults agent.ToolSpec
+	Classify Classifier
+}
+
+// Classifier classifies a call that ran: result is what the tool returned
+// (JSON), err its error.
+type Classifier func(tool string, result []byte, err error) preflight.Outcome
+
+// DefaultClassify classifies err with agent.ClassifyError; a result
+// without an error is a success.
+func DefaultClassify(_ string, _ []byte, err error) preflight.Outcome {
+	return agent.ClassifyError(err)
+}
+
+// NewSession builds the session c describes: specs with empty price, TTL
+// and retry cap taken from Defaults (an empty TTL means
+// DefaultTTLSeconds), an empty provider made agent.DefaultProvider.
+func NewSession(c Config) (*agent.Session, error) {
+	def := c.Defaults
+	if def.TTLSeconds == "" {
+		def.TTLSeconds = DefaultTTLSeconds
+	}
+	specs := make([]agent.ToolSpec, len(c.Specs))
+	for i, s := range c.Specs {
+		if s.PriceUSD == "" {
+			s.PriceUSD = def.PriceUSD
+		}
+		if s.TTLSeconds == "" {
+			s.TTLSeconds = def.TTLSeconds
+		}
+		if s.RetryCap == "" {
+			s.RetryCap = def.RetryCap
+		}
+		if s.Operation.Provider == "" {
+			s.Operation.Provider = agent.DefaultProvider
+		}
+		specs[i] = s
+	}
+	ts, err := agent.NewToolset(def, specs...)
+	if err != nil {
+		return nil, err
+	}
+	opts := c.Session
+	return agent.NewSession(ts, &opts)
+}
+
+// Call guards one call of tool with raw JSON arguments args. run makes the
+// real call and returns its result as JSON. The answer says how the call
+// was answered; when it was not run, w is the result for the model. err is
+// run's error, returned unchanged (the tool's own failure); a decision is
+// never an error.
+func Call(ctx context.Context, s *agent.Session, classify Classifier, tool string, args json.RawMessage,
+	run func(context.Context) ([]byte, error)) (ans agent.Answer, w *Withheld, err error) {
+	if classify == nil {
+		classify = DefaultClassify
+	}
+	ans, err = s.Call(ctx, tool, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
+		b, err := run(ctx)
+		return b, classify(tool, b, err), err
+	})
+	var pe *preflight.Error
+	switch {
+	case errors.As(err, &pe) && ans.Report.Decision == nil:
+		return ans, NotEvaluated(tool, pe), nil
+	case err != nil:
+		return ans, nil, err
+	case ans.How == agent.Withheld:
+		return ans, Withhold(tool, ans), nil
+	}
+	return ans, nil, nil
+}
+
+// Begin is the first half of Call, for runtimes with before and after
+// hooks: a non-nil Pending means run the call, then end it; otherwise the
+// answer is the reused or coalesced result, or w the result for the model.
+// An error is a context done.
+func Begin(ctx context.Context, s *agent.Session, tool string, args json.RawMessage) (p *agent.Pending, ans agent.Answer, w *Withheld, err error) {
+	p, ans, err = s.Begin(ctx, tool, args)
+	var pe *preflight.Error
+	switch {
+	case errors.As(err, &pe):
+		return nil, ans, NotEvaluated(tool, pe), nil
+	case err != nil || p != nil:
+		return p, ans, nil, err
+	case ans.How == agent.Withheld:
+		return nil, ans, Withhold(tool, ans), nil
+	}
+	return nil, ans, nil, nil
+}
+
+// Withheld is what a model reads instead of a tool's result when the call
+// was not run: Error is the sentence saying why and what to do instead,
+// Preflight the decision behind it.
+type Withheld struct {
+	Error     string   `json:"error"`
+	Preflight Decision `json:"preflight"`
+}
+
+// Decision is preflight's decision on a withheld call.
+type Decision struct {
+	// Tool is the name of the tool that was not run.
+	Tool string `json:"tool"`
+	// Decision is empty when the arguments could not be evaluated (then
+	// Issues say why).
+	Decision      preflight.Verdict      `json:"decision,omitempty"`
+	Enforcement   preflight.Enforcement  `json:"enforcement,omitempty"`
+	ReasonCodes   []preflight.ReasonCode `json:"reasonCodes"`
+	MatchedCallID string                 `json:"matchedCallId,omitempty"`
+	Issues        []preflight.Issue      `json:"issues"`
+}
+
+// Withhold is the result for the model of a call ans withheld.
+func Withhold(tool string, ans agent.Answer) *Withheld {
+	d := ans.Report.Decision
+	w := &Withheld{Error: ans.Message, Preflight: Decision{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement,
+		ReasonCodes: d.ReasonCodes, MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
+	if ans.Report.OverBudget {
+		w.Preflight.ReasonCodes = append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, d.ReasonCodes...)
+	}
+	w.fill()
+	return w
+}
+
+// NotEvaluated is the result for the model of a call whose arguments
+// could not be evaluated.
+func NotEvaluated(tool string, e *preflight.Error) *Withheld {
+	w := &Withheld{Error: "not run: the arguments of \"" + tool + "\" could not be checked (" + e.Message +
+		"); send the arguments as one JSON object instead",
+		Preflight: Decision{Tool: tool, Issues: e.Details}}
+	w.fill()
+	return w
+}
+
+func (w *Withheld) fill() {
+	if w.Preflight.ReasonCodes == nil {
+		w.Preflight.ReasonCodes = []preflight.ReasonCode{}
+	}
+	if w.Preflight.Issues == nil {
+		w.Preflight.Issues = []preflight.Issue{}
+	}
+}
+
+// JSON returns w as a JSON object.
+func (w *Withheld) JSON() []byte {
+	b, _ := json.Marshal(w) // plain strings and slices: cannot fail
+	return b
+}
+
+// Map returns w as the JSON object a map-typed tool result carries.
+func (w *Withheld) Map() map[string]any {
+	var m map[string]any
+	json.Unmarshal(w.JSON(), &m)
+	return m
+}
