@@ -14,18 +14,18 @@ import (
 const MiddlewareName = "preflight"
 
 // Options configures a [Guard]. The zero value and nil both work.
+//
+// Session, Specs, Defaults and Classify mean what they mean in
+// [agent.AdapterOptions], the options of every agent-framework adapter;
+// InterruptOnDefer is Genkit's own.
 type Options struct {
-	// Session configures the session: budget (Guard.BudgetUSD), call
-	// limit (Guard.MaxCalls), policies, result store.
+	// Session configures the session (see agent.AdapterOptions.Session).
 	Session agent.SessionOptions
-	// Specs give per tool name its catalog entry (input schema, effects:
-	// only a read-only tool is ever reused or coalesced), price, TTL and
-	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
-	// Defaults; an empty Provider is agent.DefaultProvider.
+	// Specs give per tool name its catalog entry, price, TTL and retry cap
+	// (see agent.AdapterOptions.Specs).
 	Specs []agent.ToolSpec
-	// Defaults gives the price, TTL and retry cap of tools without a spec,
-	// which are decided as operations the catalog lacks (see
-	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
+	// Defaults gives the price, TTL and retry cap of tools without a spec
+	// (see agent.AdapterOptions.Defaults).
 	Defaults agent.ToolSpec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
@@ -54,13 +54,9 @@ func New(opts *Options) (*Guard, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	s, c, err := toolguard.NewSession(&agent.AdapterOptions{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify})
 	if err != nil {
 		return nil, err
-	}
-	c := o.Classify
-	if c == nil {
-		c = toolguard.DefaultClassify
 	}
 	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer}, nil
 }
