@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/internal/toolguard"
 	"github.com/cloudwego/eino/compose"
@@ -137,28 +138,16 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	var fresh *schema.ToolResult
-	ans, w, err := toolguard.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
-		res, err := run(ctx)
-		if err != nil {
-			return nil, err
-		}
-		fresh = res
-		return json.Marshal(res)
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case w != nil:
+	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
+	if w != nil {
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
-	case ans.How == agent.Ran:
-		return fresh, nil
 	}
-	var res schema.ToolResult
-	if err := json.Unmarshal(ans.Result, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return res, err
+}
+
+// classifyResult classifies a multimodal call by its result's JSON.
+func (g *Guard) classifyResult(tool string, _ *schema.ToolResult, result []byte, err error) preflight.Outcome {
+	return g.classify(tool, result, err)
 }
 
 // gather reads a stream to its end and closes it.

@@ -80,36 +80,23 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	var fresh *ai.MultipartToolResponse
-	classify := func(tool string, _ []byte, err error) preflight.Outcome {
-		var out []byte
-		if fresh != nil {
-			out, _ = json.Marshal(fresh.Output) // it was just marshaled whole
-		}
-		return g.classify(tool, out, err)
-	}
-	ans, w, err := toolguard.Call(ctx, g.s, classify, name, args, func(ctx context.Context) ([]byte, error) {
-		res, err := next(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		fresh = res
-		return json.Marshal(res)
+	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+		return next(ctx, p)
 	})
-	switch {
-	case err != nil:
-		return nil, err
-	case w != nil:
+	if w != nil {
 		if g.interrupt && w.Preflight.Decision == preflight.VerdictDefer {
 			return nil, ai.NewToolInterruptError(w.Map())
 		}
 		return &ai.MultipartToolResponse{Output: w.Map()}, nil
-	case ans.How == agent.Ran:
-		return fresh, nil
 	}
-	var res ai.MultipartToolResponse
-	if err := json.Unmarshal(ans.Result, &res); err != nil {
-		return nil, err
+	return res, err
+}
+
+// classifyResponse classifies a call by its response's Output as JSON.
+func (g *Guard) classifyResponse(tool string, res *ai.MultipartToolResponse, _ []byte, err error) preflight.Outcome {
+	var out []byte
+	if res != nil {
+		out, _ = json.Marshal(res.Output) // it was just marshaled whole
 	}
-	return &res, nil
+	return g.classify(tool, out, err)
 }

@@ -97,6 +97,40 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 	return ans, nil, nil
 }
 
+// CallValue is Call for a tool whose result is a Go value, saved as its
+// JSON. res is the call's result: run's own value when the call ran, the
+// saved value decoded when it was reused or coalesced. When the call was
+// not run, res is nil and w the result for the model. err is run's error
+// (res nil), returned unchanged, or a saved result that does not decode.
+// classify is given run's value (nil when run failed) and its JSON.
+func CallValue[T any](ctx context.Context, s *agent.Session, classify func(tool string, res *T, result []byte, err error) preflight.Outcome,
+	tool string, args json.RawMessage, run func(context.Context) (*T, error)) (res *T, w *Withheld, err error) {
+	var fresh *T
+	ans, w, err := Call(ctx, s, func(tool string, b []byte, err error) preflight.Outcome {
+		return classify(tool, fresh, b, err)
+	}, tool, args, func(ctx context.Context) ([]byte, error) {
+		v, err := run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fresh = v
+		return json.Marshal(v)
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case w != nil:
+		return nil, w, nil
+	case ans.How == agent.Ran:
+		return fresh, nil, nil
+	}
+	var saved T
+	if err := json.Unmarshal(ans.Result, &saved); err != nil {
+		return nil, nil, err
+	}
+	return &saved, nil, nil
+}
+
 // Begin is the first half of Call, for runtimes with before and after
 // hooks: a non-nil Pending means run the call, then end it; otherwise the
 // answer is the reused or coalesced result, or w the result for the model.
