@@ -48,15 +48,22 @@ func recorder(got *[]classified) func(string, *quote, []byte, error) preflight.O
 	}
 }
 
+// counting returns a tool that returns a copy of q, and how many times it
+// ran.
+func counting(q quote) (run func(context.Context) (*quote, error), runs *int) {
+	runs = new(int)
+	return func(context.Context) (*quote, error) {
+		*runs++
+		v := q
+		return &v, nil
+	}, runs
+}
+
 func TestCallValueRanThenReused(t *testing.T) {
 	ctx := context.Background()
 	s := newSession(t)
 	var calls []classified
-	runs := 0
-	run := func(context.Context) (*quote, error) {
-		runs++
-		return &quote{Symbol: "A", Price: 1.5}, nil
-	}
+	run, runs := counting(quote{Symbol: "A", Price: 1.5})
 
 	// The first call runs: its result is run's own value, and the
 	// classifier sees that value and the JSON saved for reuse.
@@ -81,8 +88,8 @@ func TestCallValueRanThenReused(t *testing.T) {
 	if again == first {
 		t.Error("the reused result is the first call's value, not a copy decoded from the store")
 	}
-	if runs != 1 || len(calls) != 1 {
-		t.Errorf("tool ran %d times and was classified %d times, want 1 and 1", runs, len(calls))
+	if *runs != 1 || len(calls) != 1 {
+		t.Errorf("tool ran %d times and was classified %d times, want 1 and 1", *runs, len(calls))
 	}
 }
 
@@ -109,11 +116,7 @@ func TestCallValueWithheld(t *testing.T) {
 	ctx := context.Background()
 	s := newSession(t)
 	var calls []classified
-	runs := 0
-	run := func(context.Context) (*quote, error) {
-		runs++
-		return &quote{}, nil
-	}
+	run, runs := counting(quote{})
 	for _, sym := range []string{"C", "D"} {
 		if _, _, err := CallValue(ctx, s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"`+sym+`"}`), run); err != nil {
 			t.Fatal(err)
@@ -123,8 +126,8 @@ func TestCallValueWithheld(t *testing.T) {
 	if err != nil || res != nil || w == nil {
 		t.Fatalf("got res %v, w %v, err %v; want a withheld call", res, w, err)
 	}
-	if w.Preflight.Decision != preflight.VerdictDefer || runs != 2 {
-		t.Errorf("decision %q after %d runs, want %q after 2", w.Preflight.Decision, runs, preflight.VerdictDefer)
+	if w.Preflight.Decision != preflight.VerdictDefer || *runs != 2 {
+		t.Errorf("decision %q after %d runs, want %q after 2", w.Preflight.Decision, *runs, preflight.VerdictDefer)
 	}
 }
 
