@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/internal/toolguard"
 	adkagent "google.golang.org/adk/v2/agent"
@@ -15,24 +14,11 @@ import (
 // PluginName is the name of the plugin Guard.Plugin returns.
 const PluginName = "preflight"
 
-// Options configures a [Guard]. The zero value and nil both work.
-type Options struct {
-	// Session configures the session: budget (Guard.BudgetUSD), call
-	// limit (Guard.MaxCalls), policies, result store.
-	Session agent.SessionOptions
-	// Specs give per tool name its catalog entry (input schema, effects:
-	// only a read-only tool is ever reused or coalesced), price, TTL and
-	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
-	// Defaults; an empty Provider is agent.DefaultProvider.
-	Specs []agent.ToolSpec
-	// Defaults gives the price, TTL and retry cap of tools without a spec,
-	// which are decided as operations the catalog lacks (see
-	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
-	Defaults agent.ToolSpec
-	// Classify classifies a call that ran from its result (the function
-	// response as JSON) and its error. Nil means agent.ClassifyError(err).
-	Classify func(tool string, result []byte, err error) preflight.Outcome
-}
+// Options configures a [Guard]: its session, its tools' specs and how
+// the outcome of a call that ran is classified (the fields are documented
+// on [agent.AdapterOptions]). Classify is given the function response as
+// JSON. The zero value and nil both work.
+type Options = agent.AdapterOptions
 
 // Guard guards the tool calls of one ADK run. It is safe for concurrent
 // use.
@@ -47,17 +33,9 @@ type Guard struct {
 // New returns a guard. It fails when an option is malformed: a spec the
 // catalog refuses, or a budget that is not a decimal.
 func New(opts *Options) (*Guard, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	s, c, err := toolguard.NewSession(opts)
 	if err != nil {
 		return nil, err
-	}
-	c := o.Classify
-	if c == nil {
-		c = toolguard.DefaultClassify
 	}
 	return &Guard{s: s, classify: c, pending: map[string]*agent.Pending{}}, nil
 }

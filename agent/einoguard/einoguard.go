@@ -14,25 +14,11 @@ import (
 	"github.com/cloudwego/eino/schema"
 )
 
-// Options configures a [Guard]. The zero value and nil both work.
-type Options struct {
-	// Session configures the session: budget (Guard.BudgetUSD), call
-	// limit (Guard.MaxCalls), policies, result store.
-	Session agent.SessionOptions
-	// Specs give per tool name its catalog entry (input schema, effects:
-	// only a read-only tool is ever reused or coalesced), price, TTL and
-	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
-	// Defaults; an empty Provider is agent.DefaultProvider.
-	Specs []agent.ToolSpec
-	// Defaults gives the price, TTL and retry cap of tools without a spec,
-	// which are decided as operations the catalog lacks (see
-	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
-	Defaults agent.ToolSpec
-	// Classify classifies a call that ran from its result (the tool's
-	// output: its text, or a multimodal result as JSON) and its error. Nil
-	// means agent.ClassifyError(err).
-	Classify func(tool string, result []byte, err error) preflight.Outcome
-}
+// Options configures a [Guard]: its session, its tools' specs and how
+// the outcome of a call that ran is classified (the fields are documented
+// on [agent.AdapterOptions]). Classify is given the tool's output: its
+// text, or a multimodal result as JSON. The zero value and nil both work.
+type Options = agent.AdapterOptions
 
 // Guard guards the tool calls of one eino run. It is safe for concurrent
 // use.
@@ -44,15 +30,11 @@ type Guard struct {
 // New returns a guard. It fails when an option is malformed: a spec the
 // catalog refuses, or a budget that is not a decimal.
 func New(opts *Options) (*Guard, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	s, c, err := toolguard.NewSession(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: o.Classify}, nil
+	return &Guard{s: s, classify: c}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -156,28 +138,16 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	var fresh *schema.ToolResult
-	ans, w, err := toolguard.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
-		res, err := run(ctx)
-		if err != nil {
-			return nil, err
-		}
-		fresh = res
-		return json.Marshal(res)
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case w != nil:
+	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
+	if w != nil {
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
-	case ans.How == agent.Ran:
-		return fresh, nil
 	}
-	var res schema.ToolResult
-	if err := json.Unmarshal(ans.Result, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return res, err
+}
+
+// classifyResult classifies a multimodal call by its result's JSON.
+func (g *Guard) classifyResult(tool string, _ *schema.ToolResult, result []byte, err error) preflight.Outcome {
+	return g.classify(tool, result, err)
 }
 
 // gather reads a stream to its end and closes it.

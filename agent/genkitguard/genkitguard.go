@@ -14,18 +14,18 @@ import (
 const MiddlewareName = "preflight"
 
 // Options configures a [Guard]. The zero value and nil both work.
+//
+// Session, Specs, Defaults and Classify mean what they mean in
+// [agent.AdapterOptions], the options of every agent-framework adapter;
+// InterruptOnDefer is Genkit's own.
 type Options struct {
-	// Session configures the session: budget (Guard.BudgetUSD), call
-	// limit (Guard.MaxCalls), policies, result store.
+	// Session configures the session (see agent.AdapterOptions.Session).
 	Session agent.SessionOptions
-	// Specs give per tool name its catalog entry (input schema, effects:
-	// only a read-only tool is ever reused or coalesced), price, TTL and
-	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
-	// Defaults; an empty Provider is agent.DefaultProvider.
+	// Specs give per tool name its catalog entry, price, TTL and retry cap
+	// (see agent.AdapterOptions.Specs).
 	Specs []agent.ToolSpec
-	// Defaults gives the price, TTL and retry cap of tools without a spec,
-	// which are decided as operations the catalog lacks (see
-	// agent.UnsupportedPolicy). An empty TTLSeconds means 300.
+	// Defaults gives the price, TTL and retry cap of tools without a spec
+	// (see agent.AdapterOptions.Defaults).
 	Defaults agent.ToolSpec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
@@ -54,13 +54,9 @@ func New(opts *Options) (*Guard, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s, err := toolguard.NewSession(toolguard.Config{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults})
+	s, c, err := toolguard.NewSession(&agent.AdapterOptions{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify})
 	if err != nil {
 		return nil, err
-	}
-	c := o.Classify
-	if c == nil {
-		c = toolguard.DefaultClassify
 	}
 	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer}, nil
 }
@@ -84,36 +80,23 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	var fresh *ai.MultipartToolResponse
-	classify := func(tool string, _ []byte, err error) preflight.Outcome {
-		var out []byte
-		if fresh != nil {
-			out, _ = json.Marshal(fresh.Output) // it was just marshaled whole
-		}
-		return g.classify(tool, out, err)
-	}
-	ans, w, err := toolguard.Call(ctx, g.s, classify, name, args, func(ctx context.Context) ([]byte, error) {
-		res, err := next(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		fresh = res
-		return json.Marshal(res)
+	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+		return next(ctx, p)
 	})
-	switch {
-	case err != nil:
-		return nil, err
-	case w != nil:
+	if w != nil {
 		if g.interrupt && w.Preflight.Decision == preflight.VerdictDefer {
 			return nil, ai.NewToolInterruptError(w.Map())
 		}
 		return &ai.MultipartToolResponse{Output: w.Map()}, nil
-	case ans.How == agent.Ran:
-		return fresh, nil
 	}
-	var res ai.MultipartToolResponse
-	if err := json.Unmarshal(ans.Result, &res); err != nil {
-		return nil, err
+	return res, err
+}
+
+// classifyResponse classifies a call by its response's Output as JSON.
+func (g *Guard) classifyResponse(tool string, res *ai.MultipartToolResponse, _ []byte, err error) preflight.Outcome {
+	var out []byte
+	if res != nil {
+		out, _ = json.Marshal(res.Output) // it was just marshaled whole
 	}
-	return &res, nil
+	return g.classify(tool, out, err)
 }

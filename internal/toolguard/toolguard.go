@@ -1,7 +1,7 @@
 // Package toolguard is what the agent-framework adapters (agent/einoguard,
 // agent/adkguard, agent/genkitguard) share: a session built from their
-// options, one guarded call with the outcome classified, and the
-// model-readable result of a call that was not run.
+// options (agent.AdapterOptions), one guarded call with the outcome
+// classified, and the model-readable result of a call that was not run.
 package toolguard
 
 import (
@@ -16,15 +16,6 @@ import (
 // DefaultTTLSeconds is the reuse window of tools whose spec gives none.
 const DefaultTTLSeconds = "300"
 
-// Config is the adapters' common configuration; each adapter documents it
-// on its own Options type.
-type Config struct {
-	Session  agent.SessionOptions
-	Specs    []agent.ToolSpec
-	Defaults agent.ToolSpec
-	Classify Classifier
-}
-
 // Classifier classifies a call that ran: result is what the tool returned
 // (JSON), err its error.
 type Classifier func(tool string, result []byte, err error) preflight.Outcome
@@ -35,10 +26,16 @@ func DefaultClassify(_ string, _ []byte, err error) preflight.Outcome {
 	return agent.ClassifyError(err)
 }
 
-// NewSession builds the session c describes: specs with empty price, TTL
-// and retry cap taken from Defaults (an empty TTL means
-// DefaultTTLSeconds), an empty provider made agent.DefaultProvider.
-func NewSession(c Config) (*agent.Session, error) {
+// NewSession builds the session o describes (nil means the zero
+// options), and returns it with o's classifier: specs with empty price,
+// TTL and retry cap taken from Defaults (an empty TTL means
+// DefaultTTLSeconds), an empty provider made agent.DefaultProvider; a nil
+// Classify made DefaultClassify.
+func NewSession(o *agent.AdapterOptions) (*agent.Session, Classifier, error) {
+	var c agent.AdapterOptions
+	if o != nil {
+		c = *o
+	}
 	def := c.Defaults
 	if def.TTLSeconds == "" {
 		def.TTLSeconds = DefaultTTLSeconds
@@ -61,10 +58,17 @@ func NewSession(c Config) (*agent.Session, error) {
 	}
 	ts, err := agent.NewToolset(def, specs...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	opts := c.Session
-	return agent.NewSession(ts, &opts)
+	s, err := agent.NewSession(ts, &c.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	classify := Classifier(c.Classify)
+	if classify == nil {
+		classify = DefaultClassify
+	}
+	return s, classify, nil
 }
 
 // Call guards one call of tool with raw JSON arguments args. run makes the
@@ -91,6 +95,40 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 		return ans, Withhold(tool, ans), nil
 	}
 	return ans, nil, nil
+}
+
+// CallValue is Call for a tool whose result is a Go value, saved as its
+// JSON. res is the call's result: run's own value when the call ran, the
+// saved value decoded when it was reused or coalesced. When the call was
+// not run, res is nil and w the result for the model. err is run's error
+// (res nil), returned unchanged, or a saved result that does not decode.
+// classify is given run's value (nil when run failed) and its JSON.
+func CallValue[T any](ctx context.Context, s *agent.Session, classify func(tool string, res *T, result []byte, err error) preflight.Outcome,
+	tool string, args json.RawMessage, run func(context.Context) (*T, error)) (res *T, w *Withheld, err error) {
+	var fresh *T
+	ans, w, err := Call(ctx, s, func(tool string, b []byte, err error) preflight.Outcome {
+		return classify(tool, fresh, b, err)
+	}, tool, args, func(ctx context.Context) ([]byte, error) {
+		v, err := run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fresh = v
+		return json.Marshal(v)
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case w != nil:
+		return nil, w, nil
+	case ans.How == agent.Ran:
+		return fresh, nil, nil
+	}
+	var saved T
+	if err := json.Unmarshal(ans.Result, &saved); err != nil {
+		return nil, nil, err
+	}
+	return &saved, nil, nil
 }
 
 // Begin is the first half of Call, for runtimes with before and after

@@ -1,0 +1,172 @@
+package toolguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/google/go-cmp/cmp"
+)
+
+// quote is a tool result as a framework hands it over: a Go value.
+type quote struct {
+	Symbol string  `json:"symbol"`
+	Price  float64 `json:"price"`
+}
+
+// classified is one call of a CallValue classifier.
+type classified struct {
+	Tool   string
+	Fresh  *quote
+	Result string
+	Err    error
+}
+
+// newSession is a session whose one tool, "quote", is read-only and costs
+// 0.10 of a 0.25 budget: two calls run, a third is deferred.
+func newSession(t *testing.T) *agent.Session {
+	t.Helper()
+	s, _, err := NewSession(&agent.AdapterOptions{
+		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.25"}},
+		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}, PriceUSD: "0.10"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// recorder returns a classifier that records its calls in *got and
+// classifies as DefaultClassify does.
+func recorder(got *[]classified) func(string, *quote, []byte, error) preflight.Outcome {
+	return func(tool string, fresh *quote, result []byte, err error) preflight.Outcome {
+		*got = append(*got, classified{Tool: tool, Fresh: fresh, Result: string(result), Err: err})
+		return DefaultClassify(tool, result, err)
+	}
+}
+
+// counting returns a tool that returns a copy of q, and how many times it
+// ran.
+func counting(q quote) (run func(context.Context) (*quote, error), runs *int) {
+	runs = new(int)
+	return func(context.Context) (*quote, error) {
+		*runs++
+		v := q
+		return &v, nil
+	}, runs
+}
+
+func TestCallValueRanThenReused(t *testing.T) {
+	ctx := context.Background()
+	s := newSession(t)
+	var calls []classified
+	run, runs := counting(quote{Symbol: "A", Price: 1.5})
+
+	// The first call runs: its result is run's own value, and the
+	// classifier sees that value and the JSON saved for reuse.
+	first, w, err := CallValue(ctx, s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"A"}`), run)
+	if err != nil || w != nil {
+		t.Fatalf("first call: w %v, err %v", w, err)
+	}
+	want := []classified{{Tool: "quote", Fresh: first, Result: `{"symbol":"A","price":1.5}`}}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("classifier calls (-want +got):\n%s", diff)
+	}
+
+	// The same call again is reused: the saved JSON decoded into a new
+	// value, without running the tool or classifying.
+	again, w, err := CallValue(ctx, s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"A"}`), run)
+	if err != nil || w != nil {
+		t.Fatalf("second call: w %v, err %v", w, err)
+	}
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("reused result (-want +got):\n%s", diff)
+	}
+	if again == first {
+		t.Error("the reused result is the first call's value, not a copy decoded from the store")
+	}
+	if *runs != 1 || len(calls) != 1 {
+		t.Errorf("tool ran %d times and was classified %d times, want 1 and 1", *runs, len(calls))
+	}
+}
+
+func TestCallValueRunError(t *testing.T) {
+	// A tool's error is returned unchanged, and the classifier sees it
+	// with no value and no JSON, even when run returned a value too.
+	s := newSession(t)
+	var calls []classified
+	boom := errors.New("boom")
+	res, w, err := CallValue(context.Background(), s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"B"}`),
+		func(context.Context) (*quote, error) { return &quote{Symbol: "B"}, boom })
+	if err != boom || res != nil || w != nil {
+		t.Errorf("got res %v, w %v, err %v; want nil, nil, boom", res, w, err)
+	}
+	want := []classified{{Tool: "quote", Err: boom}}
+	if diff := cmp.Diff(want, calls, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
+		t.Errorf("classifier calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallValueWithheld(t *testing.T) {
+	// Over the budget, a call is not run: no value, the withheld result
+	// for the model, no error.
+	ctx := context.Background()
+	s := newSession(t)
+	var calls []classified
+	run, runs := counting(quote{})
+	for _, sym := range []string{"C", "D"} {
+		if _, _, err := CallValue(ctx, s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"`+sym+`"}`), run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, w, err := CallValue(ctx, s, recorder(&calls), "quote", json.RawMessage(`{"symbol":"E"}`), run)
+	if err != nil || res != nil || w == nil {
+		t.Fatalf("got res %v, w %v, err %v; want a withheld call", res, w, err)
+	}
+	if w.Preflight.Decision != preflight.VerdictDefer || *runs != 2 {
+		t.Errorf("decision %q after %d runs, want %q after 2", w.Preflight.Decision, *runs, preflight.VerdictDefer)
+	}
+}
+
+func TestCallValueSavedResultDoesNotDecode(t *testing.T) {
+	// A saved result that is not a T (here a string saved by a tool of
+	// another result type) is an error, not a zero value.
+	ctx := context.Background()
+	s := newSession(t)
+	args := json.RawMessage(`{"symbol":"F"}`)
+	text := "not a quote"
+	_, _, err := CallValue(ctx, s, func(string, *string, []byte, error) preflight.Outcome { return preflight.OutcomeSuccess },
+		"quote", args, func(context.Context) (*string, error) { return &text, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, w, err := CallValue(ctx, s, recorder(new([]classified)), "quote", args,
+		func(context.Context) (*quote, error) { t.Error("reused call ran"); return nil, nil })
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) || res != nil || w != nil {
+		t.Errorf("got res %v, w %v, err %v; want a *json.UnmarshalTypeError", res, w, err)
+	}
+}
+
+func TestNewSessionClassifier(t *testing.T) {
+	// Nil options work, and a nil Classify is DefaultClassify; a Classify
+	// given is returned as is.
+	_, c, err := NewSession(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if got, want := c("t", nil, boom), agent.ClassifyError(boom); got != want {
+		t.Errorf("default classifier: got %q, want %q", got, want)
+	}
+	_, c, err = NewSession(&agent.AdapterOptions{Classify: func(string, []byte, error) preflight.Outcome { return "mine" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c("t", nil, nil); got != "mine" {
+		t.Errorf("given classifier: got %q, want %q", got, "mine")
+	}
+}
