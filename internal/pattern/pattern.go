@@ -40,8 +40,8 @@ type Pattern struct {
 	// so a text with a character beyond U+FFFF contains one.
 	midEmpty bool
 
-	dfa      dfa  // its lazily built DFA, guarded by dfa.mu
-	dfaReady bool // dfa is initialized
+	mu  sync.Mutex // guards dfa
+	dfa *dfa       // the lazily built DFA, made by the first match
 }
 
 // opcode is an instruction's operation.
@@ -226,17 +226,14 @@ func (p *Pattern) MatchString(s string) bool {
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
 func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
-	d := &p.dfa
-	if !d.mu.TryLock() {
-		d = newDFA(p) // another goroutine is using the cache: search with a cache of our own
-	} else {
-		defer d.mu.Unlock()
-		if !p.dfaReady {
-			d.init(p)
-			p.dfaReady = true
-		}
+	if !p.mu.TryLock() {
+		return newDFA(p).match(s, budget) // another goroutine is using the cache: search with a cache of our own
 	}
-	return d.match(s, budget)
+	defer p.mu.Unlock()
+	if p.dfa == nil {
+		p.dfa = newDFA(p)
+	}
+	return p.dfa.match(s, budget)
 }
 
 // pikeMatch reports whether s contains a match of p, running the program
