@@ -40,6 +40,8 @@ type Pattern struct {
 	// so a text with a character beyond U+FFFF contains one.
 	midEmpty bool
 
+	fixed *fixedSeq // the fast path of a fixed sequence of ASCII sets, or nil
+
 	mu  sync.Mutex // guards dfa
 	dfa *dfa       // the lazily built DFA, made by the first match
 }
@@ -118,6 +120,7 @@ func (p *Pattern) analyze() {
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
+	p.fixed = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
@@ -226,6 +229,13 @@ func (p *Pattern) MatchString(s string) bool {
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
 func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
+	if p.fixed != nil {
+		// The DFA's count: one unit per byte of s, charged up front.
+		if len(s) > budget {
+			return false, len(s), false
+		}
+		return p.fixed.match(s), len(s), true
+	}
 	if !p.mu.TryLock() {
 		return newDFA(p).match(s, budget) // another goroutine is using the cache: search with a cache of our own
 	}
