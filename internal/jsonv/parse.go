@@ -199,11 +199,11 @@ func (p *parser) value() *Error {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
-		return p.literal("true", Bool, flagTrue, start)
+		return p.literal("true", Bool, flagTrue|flagVerbatim, start)
 	case c == 'f':
-		return p.literal("false", Bool, 0, start)
+		return p.literal("false", Bool, flagVerbatim, start)
 	case c == 'n':
-		return p.literal("null", Null, 0, start)
+		return p.literal("null", Null, flagVerbatim, start)
 	}
 	return p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
 }
@@ -455,7 +455,7 @@ func (p *parser) str() *Error {
 		c := s[i]
 		if c == '"' {
 			p.pos = i + 1
-			p.emit(String, 0, open, p.pos)
+			p.emit(String, flagVerbatim, open, p.pos) // no escapes: canonical as written
 			return nil
 		}
 		if c == '\\' {
