@@ -42,8 +42,9 @@ type Pattern struct {
 
 	fixed *fixedSeq // the fast path of a fixed sequence of ASCII sets, or nil
 
-	mu  sync.Mutex // guards dfa
-	dfa *dfa       // the lazily built DFA, made by the first match
+	mu       sync.Mutex // guards dfa and pikeWork
+	dfa      *dfa       // the lazily built DFA, made when matching has used the Pike VM enough
+	pikeWork int        // the work the Pike VM has done, before there is a DFA
 }
 
 // opcode is an instruction's operation.
@@ -181,6 +182,19 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 	return min(n, limit)
 }
 
+// A pattern matches its first short texts with the Pike VM, which needs
+// no memory of its own, and builds its DFA once the Pike VM has spent
+// pikePromote units of work on it or it is given a text longer than
+// pikeMaxText: most patterns of a schema sent with one request see a
+// value or two, for which making a DFA and building its states costs more
+// than the Pike VM's steps, while a pattern that sees many values (a batch
+// of events), a long one or one with many threads soon has its DFA, which
+// steps over each state once.
+const (
+	pikeMaxText = 64
+	pikePromote = 1024
+)
+
 // threadList is a sparse set of program counters.
 type threadList struct {
 	sparse []uint32
@@ -237,10 +251,19 @@ func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok 
 		return p.fixed.match(s), len(s), true
 	}
 	if !p.mu.TryLock() {
-		return newDFA(p).match(s, budget) // another goroutine is using the cache: search with a cache of our own
+		// Another goroutine is using the DFA: search without it.
+		if len(s) <= pikeMaxText {
+			return p.pikeBudget(s, budget)
+		}
+		return newDFA(p).match(s, budget)
 	}
 	defer p.mu.Unlock()
 	if p.dfa == nil {
+		if len(s) <= pikeMaxText && p.pikeWork < pikePromote {
+			matched, work, ok = p.pikeBudget(s, budget)
+			p.pikeWork += work
+			return matched, work, ok
+		}
 		p.dfa = newDFA(p)
 	}
 	return p.dfa.match(s, budget)
@@ -249,6 +272,19 @@ func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok 
 // pikeMatch reports whether s contains a match of p, running the program
 // as a Pike VM: one step of every live thread per character.
 func (p *Pattern) pikeMatch(s string) bool {
+	matched, _, _ := p.pikeBudget(s, math.MaxInt)
+	return matched
+}
+
+// pikeBudget is pikeMatch with MatchBudget's bound on work. It counts one
+// unit per byte of s, charged up front as the DFA does, plus one per
+// thread at each position: at most the program's size per character, the
+// bound the DFA has when it builds a state for every character.
+func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok bool) {
+	work = len(s)
+	if work > budget {
+		return false, work, false
+	}
 	m := machines.Get().(*machine)
 	defer machines.Put(m)
 	n := len(p.insts)
@@ -263,20 +299,23 @@ func (p *Pattern) pikeMatch(s string) bool {
 		if pos == 0 || !p.anchorStart {
 			m.follow(p.insts, &m.cur, p.start, syntax.EmptyOpContext(prev, r))
 		}
+		if work += len(m.cur.dense); work > budget {
+			return false, work, false
+		}
 		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
-			return false
+			return false, work, true
 		}
 		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
-			return true
+			return true, work, true
 		}
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.
 			for _, pc := range m.cur.dense {
 				if p.insts[pc].op == opMatch {
-					return true
+					return true, work, true
 				}
 			}
-			return false
+			return false, work, true
 		}
 		next := rune(-1)
 		if pos+width < len(s) {
@@ -286,7 +325,7 @@ func (p *Pattern) pikeMatch(s string) bool {
 		for _, pc := range m.cur.dense {
 			in := &p.insts[pc]
 			if in.op == opMatch {
-				return true
+				return true, work, true
 			}
 			if p.accepts(in, r) {
 				m.follow(p.insts, &m.next, in.out, after)

@@ -196,3 +196,35 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// TestPikeThenDFA checks when a pattern starts using its DFA: once the
+// Pike VM has spent pikePromote units of work on it, or at once for a
+// text longer than pikeMaxText, and that the Pike VM stops at the budget.
+func TestPikeThenDFA(t *testing.T) {
+	const src = `^(pd|pw|pm|py)+$`
+	p, _, _ := Compile(src, 1000)
+	short := strings.Repeat("pw", 8)
+	_, work, _ := p.pikeBudget(short, math.MaxInt)
+	if work <= len(short) {
+		t.Fatalf("Pike VM work on %q = %d, want more than one unit per byte", short, work)
+	}
+	for i := 0; i < (pikePromote+work-1)/work; i++ {
+		if !p.MatchString(short) || p.dfa != nil {
+			t.Fatalf("match %d: DFA made %v, want the Pike VM until %d units", i, p.dfa != nil, pikePromote)
+		}
+	}
+	if !p.MatchString(short) || p.dfa == nil {
+		t.Fatalf("after %d units: DFA made %v, want true", pikePromote, p.dfa != nil)
+	}
+	q, _, _ := Compile(src, 1000)
+	if long := strings.Repeat("pm", pikeMaxText); !q.MatchString(long) || q.dfa == nil {
+		t.Fatalf("a %d-byte text: DFA made %v, want true", 2*pikeMaxText, q.dfa != nil)
+	}
+	for _, budget := range []int{0, 5, 16, work - 1, work} {
+		r, _, _ := Compile(src, 1000)
+		_, got, ok := r.pikeBudget(short, budget)
+		if ok != (budget >= work) || ok && got != work {
+			t.Errorf("Pike VM, budget %d: work %d, ok %v; want ok only from %d", budget, got, ok, work)
+		}
+	}
+}
