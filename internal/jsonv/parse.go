@@ -448,10 +448,18 @@ func (p *parser) str() *Error {
 	open := p.pos
 	i := p.pos + 1
 	for i < len(s) {
+		// plainRun's loop, here so that a short string costs no call.
+		for ; i+8 <= len(p.data); i += 8 {
+			if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+		}
 		i = p.plainRun(i)
 		if i >= len(s) {
 			break
 		}
+	found:
 		c := s[i]
 		if c == '"' {
 			p.pos = i + 1
@@ -572,14 +580,7 @@ const (
 // there is none, skipping eight bytes at a time where it can.
 func (p *parser) plainRun(i int) int {
 	for ; i+8 <= len(p.data); i += 8 {
-		x := binary.LittleEndian.Uint64(p.data[i:])
-		q := x ^ (ones * '"')
-		b := x ^ (ones * '\\')
-		// A byte's high bit is set below when it equals '"' or '\\' (the
-		// byte minus one borrows), is below 0x20, or is not ASCII. Borrows
-		// can only mark bytes above a marked one, so the lowest mark is exact.
-		m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
-		if m != 0 {
+		if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -589,6 +590,17 @@ func (p *parser) plainRun(i int) int {
 		}
 	}
 	return i
+}
+
+// stopBytes marks the bytes of x (eight bytes of a string, little-endian)
+// at which a plain run stops: a byte's high bit is set when it equals '"'
+// or '\\' (the byte minus one borrows), is below 0x20, or is not ASCII.
+// Borrows can only mark bytes above a marked one, so the lowest mark is
+// exact.
+func stopBytes(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -192,7 +192,7 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 // steps over each state once.
 const (
 	pikeMaxText = 64
-	pikePromote = 1024
+	pikePromote = 256
 )
 
 // threadList is a sparse set of program counters.
