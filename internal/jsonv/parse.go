@@ -262,6 +262,7 @@ func (p *parser) object() *Error {
 	obj := p.open(Object)
 	count, bent := 0, p.bent
 	var seen map[string]struct{} // built once an object grows past a few members
+	var names [fewNames]string   // the first names, where comparing them needs no look at the tape
 	prev := ""                   // the previous member name
 	ordered := true              // the names so far are strictly increasing
 	p.skipSpace()
@@ -288,7 +289,10 @@ func (p *parser) object() *Error {
 		// While the names increase strictly, the new one cannot repeat an
 		// earlier one; once they do not, every name is checked (and once
 		// the set of seen names exists, it must see every name).
-		if (!ordered || seen != nil) && p.duplicate(obj, keyNode, key, count, &seen) {
+		if count < fewNames {
+			names[count] = key
+		}
+		if (!ordered || seen != nil) && p.repeats(&names, obj, keyNode, key, count, &seen) {
 			p.pos = keyPos
 			err := p.fail(ErrDuplicateKey, "duplicate member name "+strconv.Quote(key))
 			err.tokens = append(err.tokens, key)
@@ -323,6 +327,24 @@ func (p *parser) object() *Error {
 		p.spare = seen
 	}
 	return nil
+}
+
+// fewNames is how many member names of an object the parser keeps at hand
+// to find a repeated one.
+const fewNames = 8
+
+// repeats is duplicate, comparing key with the first names directly while
+// there are few of them.
+func (p *parser) repeats(names *[fewNames]string, obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
+	if count < fewNames {
+		for _, name := range names[:count] {
+			if name == key {
+				return true
+			}
+		}
+		return false
+	}
+	return p.duplicate(obj, keyNode, key, count, seen)
 }
 
 // duplicate reports whether key (whose name node is at keyNode) repeats a

@@ -110,21 +110,19 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 	return set, true
 }
 
-// match reports whether s matches the fixedSeq sequence.
+// match reports whether s matches the fixed sequence. It tests every byte
+// without a branch, so that the tests of successive bytes overlap.
 func (f *fixedSeq) match(s string) bool {
 	if len(s) < len(f.at) || f.end && len(s) != len(f.at) {
 		return false
 	}
 	s = s[:len(f.at)]
-	ok := true
+	var miss uint64
 	for i, k := range f.at {
 		c := s[i]
-		// Every set is ASCII: a byte at or above 0x80 is in none, and
-		// c>>6&1 keeps the index in range for it.
-		ok = ok && c < utf8.RuneSelf && f.sets[k][c>>6&1]>>(c&63)&1 != 0
-		if !ok {
-			return false
-		}
+		// A byte at or above 0x80 is in no set (every set is ASCII):
+		// c>>7 marks it, and c>>6&1 keeps the index in range for it.
+		miss |= ^(f.sets[k%fixedSets][c>>6&1]>>(c&63))&1 | uint64(c>>7)
 	}
-	return true
+	return miss == 0
 }
