@@ -427,6 +427,21 @@ func compileEnum(s *schema, list jsonv.Value) {
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
 // no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
 func schemaLengthLimit(v jsonv.Value) (int32, bool) {
+	if v.Kind() == jsonv.Number {
+		if t := v.Str(); len(t) <= 9 && (len(t) == 1 || t[0] != '0') {
+			n := int32(0)
+			for i := 0; i < len(t) && n >= 0; i++ {
+				if c := t[i]; c >= '0' && c <= '9' {
+					n = n*10 + int32(c-'0')
+				} else {
+					n = -1 // a sign, fraction or exponent: the general path
+				}
+			}
+			if n >= 0 {
+				return min(n, maxLengthClamp), true // plain digits, the usual spelling
+			}
+		}
+	}
 	if v.Kind() != jsonv.Number || !decimal.IsInteger(v.Str()) || decimal.Compare(v.Str(), "0") < 0 {
 		return 0, false
 	}
