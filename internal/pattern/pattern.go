@@ -10,8 +10,12 @@
 // into a compact, pointer-free Thompson program (compile.go), bounded in
 // size before it is built. Matching runs a lazily built DFA over that
 // program (dfa.go): time linear in the input, a bounded state cache, and a
-// mode that stops building states when the cache thrashes. A Pike VM over
-// the same program is kept as the reference the DFA is tested against.
+// mode that stops building states when the cache thrashes. Two cheaper
+// paths come first: a pattern that is a fixed sequence of ASCII sets (a
+// UUID) tests each byte against its set (fixed.go), and a pattern's first
+// short texts run on a Pike VM over the same program, which needs no DFA
+// (see pikePromote). The Pike VM is also the reference the DFA is tested
+// against.
 package pattern
 
 import (
@@ -238,7 +242,8 @@ func (p *Pattern) MatchString(s string) bool {
 // MatchBudget is MatchString with a bound on the work it may do, for a
 // caller that bounds the CPU time of a request. Work is counted in units:
 // one per byte of s, plus one per program instruction visited while the
-// lazy DFA builds a state it has not cached (at most the program's size
+// lazy DFA builds a state it has not cached, or one per thread at each
+// position while the Pike VM runs (either is at most the program's size
 // per character, so the total is at most len(s) times the program size).
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
