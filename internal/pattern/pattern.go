@@ -295,6 +295,7 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 	n := len(p.insts)
 	m.cur.reset(n)
 	m.next.reset(n)
+	now, later := &m.cur, &m.next // swapped as pointers: no write barriers
 	prev := rune(-1)
 	for pos := 0; ; {
 		r, width := rune(-1), 0
@@ -302,12 +303,12 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 			r, width = utf8.DecodeRuneInString(s[pos:])
 		}
 		if pos == 0 || !p.anchorStart {
-			m.follow(p.insts, &m.cur, p.start, syntax.EmptyOpContext(prev, r))
+			m.follow(p.insts, now, p.start, syntax.EmptyOpContext(prev, r))
 		}
-		if work += len(m.cur.dense); work > budget {
+		if work += len(now.dense); work > budget {
 			return false, work, false
 		}
-		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
+		if len(now.dense) == 0 && (p.anchorStart || pos >= len(s)) {
 			return false, work, true
 		}
 		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
@@ -315,7 +316,7 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 		}
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.
-			for _, pc := range m.cur.dense {
+			for _, pc := range now.dense {
 				if p.insts[pc].op == opMatch {
 					return true, work, true
 				}
@@ -327,19 +328,19 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 			next, _ = utf8.DecodeRuneInString(s[pos+width:])
 		}
 		after := syntax.EmptyOpContext(r, next)
-		for _, pc := range m.cur.dense {
+		for _, pc := range now.dense {
 			in := &p.insts[pc]
 			if in.op == opMatch {
 				return true, work, true
 			}
 			if p.accepts(in, r) {
-				m.follow(p.insts, &m.next, in.out, after)
+				m.follow(p.insts, later, in.out, after)
 			}
 		}
 		pos += width
 		prev = r
-		m.cur, m.next = m.next, m.cur
-		m.next.dense = m.next.dense[:0]
+		now, later = later, now
+		later.dense = later.dense[:0]
 	}
 }
 
