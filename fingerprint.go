@@ -11,8 +11,8 @@ import (
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
-// bufPool recycles the buffers canonical JSON is written into.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// writerPool recycles canonical writers and the buffers they write into.
+var writerPool = sync.Pool{New: func() any { return &canonicalWriter{buf: make([]byte, 0, 4096)} }}
 
 // canonicalWriter builds one RFC 8785 document whose outer members are
 // written in canonical order by the caller and whose inner values come from
@@ -59,15 +59,15 @@ func (w *canonicalWriter) sum() (string, *Error) {
 // grown once rather than doubled step by step (the pool is emptied by the
 // garbage collector, so a fresh buffer is common under load).
 func withWriter(sizeHint int, f func(w *canonicalWriter)) (string, *Error) {
-	bp := bufPool.Get().(*[]byte)
-	if cap(*bp) < sizeHint {
-		*bp = make([]byte, 0, sizeHint)
+	w := writerPool.Get().(*canonicalWriter)
+	if cap(w.buf) < sizeHint {
+		w.buf = make([]byte, 0, sizeHint)
 	}
-	w := canonicalWriter{buf: (*bp)[:0]}
-	f(&w)
+	w.buf, w.err = w.buf[:0], nil
+	f(w)
 	h, err := w.sum()
-	*bp = w.buf[:0]
-	bufPool.Put(bp)
+	w.buf, w.err = w.buf[:0], nil
+	writerPool.Put(w)
 	return h, err
 }
 
