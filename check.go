@@ -37,7 +37,7 @@ var (
 // byte fields are its own copies and may be edited, in place or not: Check
 // notices any edit and checks the edited request as if it were sent anew.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	root, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth})
+	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth}, true)
 	if perr != nil {
 		return nil, perr
 	}
@@ -69,7 +69,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.publish(req)
+	p.publish(req, spare)
 	req.parsed = p
 	return req, nil
 }

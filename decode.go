@@ -70,17 +70,29 @@ func issuesError(issues []Issue) *Error {
 }
 
 // parseObject parses a private copy of data within lim and requires an
-// object. Only the returned tree reads the copy (see decoded.go).
-func parseObject(data []byte, lim jsonv.Limits) (jsonv.Value, *Error) {
-	root, err := jsonv.Parse(bytes.Clone(data), lim)
+// object. Only the returned tree reads the copy (see decoded.go). With
+// room, the copy's allocation has len(data) bytes more, returned as spare
+// (empty, with that capacity) for the request's exported copies of its
+// raw texts (copyOut), so that both copies cost one allocation; the tree
+// never reads spare.
+func parseObject(data []byte, lim jsonv.Limits, room bool) (root jsonv.Value, spare []byte, perr *Error) {
+	var private []byte
+	if room {
+		buf := make([]byte, 2*len(data))
+		private, spare = buf[:len(data):len(data)], buf[len(data):len(data)]
+		copy(private, data)
+	} else {
+		private = bytes.Clone(data)
+	}
+	root, err := jsonv.Parse(private, lim)
 	if err != nil {
-		return jsonv.Value{}, parseError(err)
+		return jsonv.Value{}, nil, parseError(err)
 	}
 	if root.Kind() != jsonv.Object {
-		return jsonv.Value{}, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+		return jsonv.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
 			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
-	return root, nil
+	return root, spare, nil
 }
 
 // parseError converts a parser error into the package's *Error.

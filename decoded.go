@@ -51,17 +51,21 @@ type parsedToolCall struct {
 }
 
 // copyOut sets each *dst[i] to a copy of the text of src[i], or to nil when
-// src[i] is absent. The copies share one allocation; each has its capacity
-// cut to its length, so that an append by the caller reallocates instead of
-// overwriting the next one.
-func copyOut(dst []*json.RawMessage, src []jsonv.Value) {
+// src[i] is absent. The copies share one allocation, into's when it has
+// the room (parseObject's spare); each has its capacity cut to its length,
+// so that an append by the caller reallocates instead of overwriting the
+// next one.
+func copyOut(into []byte, dst []*json.RawMessage, src []jsonv.Value) {
 	n := 0
 	for _, v := range src {
 		if v.IsValid() {
 			n += v.End() - v.Start()
 		}
 	}
-	buf := make([]byte, 0, n)
+	buf := into[:0]
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
 	for i, v := range src {
 		if !v.IsValid() {
 			*dst[i] = nil
@@ -84,9 +88,9 @@ func sameRaw(b []byte, v jsonv.Value) bool {
 
 // publish gives req its exported copies of the raw texts and records what
 // else decoding stored in it, for sameAs.
-func (p *parsedCheck) publish(req *CheckRequest) {
+func (p *parsedCheck) publish(req *CheckRequest, spare []byte) {
 	r := &req.Request
-	copyOut([]*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{p.parts.query, p.parts.body, p.rawSch})
+	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{p.parts.query, p.parts.body, p.rawSch})
 	p.method, p.url = r.Method, r.URL
 	if req.Economics != nil {
 		p.economics, p.hasEconomics = *req.Economics, true
@@ -154,8 +158,8 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 
 // publish gives req its exported copy of the payload and records what else
 // decoding stored in it, for sameAs.
-func (p *parsedToolCall) publish(req *ToolCallRequest) {
-	copyOut([]*json.RawMessage{&req.Tool.Request}, []jsonv.Value{p.payload})
+func (p *parsedToolCall) publish(req *ToolCallRequest, spare []byte) {
+	copyOut(spare, []*json.RawMessage{&req.Tool.Request}, []jsonv.Value{p.payload})
 	s := *req
 	s.parsed, s.ignoredMembers, s.Tool.Request = nil, nil, nil
 	if req.Task != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
-// bufPool recycles the buffers canonical JSON is written into.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// writerPool recycles canonical writers and the buffers they write into.
+var writerPool = sync.Pool{New: func() any { return &canonicalWriter{buf: make([]byte, 0, 4096)} }}
 
 // canonicalWriter builds one RFC 8785 document whose outer members are
 // written in canonical order by the caller and whose inner values come from
@@ -54,13 +54,20 @@ func (w *canonicalWriter) sum() (string, *Error) {
 	return string(text[:]), nil
 }
 
-func withWriter(f func(w *canonicalWriter)) (string, *Error) {
-	bp := bufPool.Get().(*[]byte)
-	w := canonicalWriter{buf: (*bp)[:0]}
-	f(&w)
+// withWriter runs f on a pooled writer and returns the hash of what f
+// wrote. sizeHint is about how many bytes f writes, so that the buffer is
+// grown once rather than doubled step by step (the pool is emptied by the
+// garbage collector, so a fresh buffer is common under load).
+func withWriter(sizeHint int, f func(w *canonicalWriter)) (string, *Error) {
+	w := writerPool.Get().(*canonicalWriter)
+	if cap(w.buf) < sizeHint {
+		w.buf = make([]byte, 0, sizeHint)
+	}
+	w.buf, w.err = w.buf[:0], nil
+	f(w)
 	h, err := w.sum()
-	*bp = w.buf[:0]
-	bufPool.Put(bp)
+	w.buf, w.err = w.buf[:0], nil
+	writerPool.Put(w)
 	return h, err
 }
 
@@ -71,7 +78,8 @@ func withWriter(f func(w *canonicalWriter)) (string, *Error) {
 // order: body, headers, method, query, url.
 func requestHash(p *parsedCheck) (string, *Error) {
 	r := &p.parts
-	return withWriter(func(w *canonicalWriter) {
+	size := 64 + rawLen(r.body) + rawLen(r.query) + rawLen(p.rawSch) // canonical text is rarely longer than the text sent
+	return withWriter(size, func(w *canonicalWriter) {
 		w.raw(`{"request":{`)
 		sep := ""
 		if b := r.body; b.IsValid() {
@@ -107,6 +115,14 @@ func requestHash(p *parsedCheck) (string, *Error) {
 		w.value(p.rawSch)
 		w.raw("}")
 	})
+}
+
+// rawLen is the length of v's text as sent, or 0 when v is absent.
+func rawLen(v jsonv.Value) int {
+	if !v.IsValid() {
+		return 0
+	}
+	return v.End() - v.Start()
 }
 
 // writeHeaders writes the members of the headers object h with their names
@@ -176,7 +192,7 @@ const fingerprintVersion = "2"
 // "request": Q} exactly as sent. Only key order and number spelling are
 // canonicalized: query case, white space, URL text and array order are kept.
 func fingerprint(provider, operation string, payload jsonv.Value) (string, *Error) {
-	return withWriter(func(w *canonicalWriter) {
+	return withWriter(96+len(provider)+len(operation)+rawLen(payload), func(w *canonicalWriter) {
 		w.raw(`{"fingerprintVersion":` + fingerprintVersion + `,"operation":`)
 		w.str(operation)
 		w.raw(`,"provider":`)

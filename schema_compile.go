@@ -72,6 +72,7 @@ type schemaCompiler struct {
 	count        schemaCount
 	patternInsts int // estimated program size of the patterns compiled so far
 	classRanges  int // class ranges of the patterns compiled so far
+	patterns     patternSet
 }
 
 func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
@@ -237,6 +238,15 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				continue
 			}
 			room := min(maxPatternInsts, maxSchemaPatternInsts-c.patternInsts)
+			if p, ok := c.patterns.find(val.Str()); ok && p.size <= room && p.ranges <= maxSchemaClassRanges-c.classRanges {
+				// The same pattern again: share its program and DFA, but
+				// count it against the limits as if it were compiled anew,
+				// so that which schemas are refused does not depend on it.
+				c.classRanges += p.ranges
+				c.patternInsts += p.size
+				s.pattern = p.re
+				continue
+			}
 			re, size, ranges, err := pattern.CompileWithin(val.Str(), room, maxSchemaClassRanges-c.classRanges)
 			c.classRanges += ranges
 			pe, _ := err.(*pattern.Error) // CompileWithin's errors are never wrapped
@@ -256,6 +266,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			default:
 				c.patternInsts += size
 				s.pattern = re
+				c.patterns.add(compiledPattern{re, size, ranges})
 			}
 		default:
 			if c.annotations {
@@ -416,6 +427,21 @@ func compileEnum(s *schema, list jsonv.Value) {
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
 // no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
 func schemaLengthLimit(v jsonv.Value) (int32, bool) {
+	if v.Kind() == jsonv.Number {
+		if t := v.Str(); len(t) <= 9 && (len(t) == 1 || t[0] != '0') {
+			n := int32(0)
+			for i := 0; i < len(t) && n >= 0; i++ {
+				if c := t[i]; c >= '0' && c <= '9' {
+					n = n*10 + int32(c-'0')
+				} else {
+					n = -1 // a sign, fraction or exponent: the general path
+				}
+			}
+			if n >= 0 {
+				return min(n, maxLengthClamp), true // plain digits, the usual spelling
+			}
+		}
+	}
 	if v.Kind() != jsonv.Number || !decimal.IsInteger(v.Str()) || decimal.Compare(v.Str(), "0") < 0 {
 		return 0, false
 	}

@@ -42,7 +42,7 @@ var (
 // Tool.Request is its own copy and may be edited, in place or not: Decide
 // notices any edit and decides the edited request as if it were sent anew.
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	root, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes})
+	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true)
 	if perr != nil {
 		return nil, perr
 	}
@@ -89,7 +89,7 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.publish(req)
+	p.publish(req, spare)
 	req.parsed = p
 	return req, nil
 }

@@ -33,9 +33,14 @@ func worstCases() []struct{ name, data string } {
 	for i := range nums {
 		nums[i] = fmt.Sprint(i)
 	}
-	var props, classes []string
+	var props, classes, shortProps, shortBody []string
 	for i := range 10 {
 		props = append(props, fmt.Sprintf(`"p%d":{"pattern":%s}`, i, jsonString(fmt.Sprintf(`[\p{L}%d]*a[\p{L}]{999}[\p{L}]{999}[\p{L}]{990}c`, i))))
+		// Patterns of about 3,000 instructions whose every step has
+		// about 1,400 threads, on strings short enough for the Pike VM
+		// (pikeMaxText).
+		shortProps = append(shortProps, fmt.Sprintf(`"s%d":{"items":{"pattern":%s}}`, i, jsonString(fmt.Sprintf(`(?:a?){1400}%d?b`, i))))
+		shortBody = append(shortBody, fmt.Sprintf(`"s%d":[%s"a"]`, i, strings.Repeat(jsonString(strings.Repeat("a", 64))+",", 40)))
 	}
 	for i := range 1900 {
 		classes = append(classes, fmt.Sprintf(`[\p{L}\u{%x}]`, 0x2000+i))
@@ -87,6 +92,7 @@ func worstCases() []struct{ name, data string } {
 		{"big classes near the size limit", string(worstCaseBody(`{"properties":{`+strings.Join(nearLimit, ",")+`}}`, `{"n0":"x"}`))},
 		{"classes at the range bound", string(worstCaseBody(`{"pattern":`+jsonString(`^(?:`+strings.Join(atBound, "|")+`)*$`)+`}`, jsonString(letters.String())))},
 		{"many small classes", string(worstCaseBody(`{"pattern":`+jsonString(strings.Join(small, ""))+`}`, jsonString(strings.Repeat("a", 32000))))},
+		{"big patterns on short strings", string(worstCaseBody(`{"properties":{`+strings.Join(shortProps, ",")+`}}`, `{`+strings.Join(shortBody, ",")+`}`))},
 		{"tiny schemas", string(worstCaseBody(`{"properties":{`+strings.Join(tiny, ",")+`}}`, `{"0":0}`))},
 	}
 }

@@ -53,6 +53,13 @@ type encoder struct {
 	// noVerbatim makes the encoder rebuild values the parser marked as
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
+	// recOrder is the sorted order of the members of the last record
+	// written (see record): the record of recCount members whose first
+	// name node is recFirst in recDoc.
+	recOrder [smallObject]uint8
+	recDoc   *doc
+	recFirst uint32
+	recCount int
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -60,6 +67,7 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 func (e *encoder) release() {
 	e.buf = nil
 	e.noVerbatim = false
+	e.recDoc = nil
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
@@ -146,19 +154,24 @@ type memberRef struct {
 
 func (e *encoder) object(v Value) *walkError {
 	d := v.d
+	n := v.n()
+	count := int(n.meta >> countShift)
+	if count <= smallObject && n.next == v.i+1+2*uint32(count) && !e.noVerbatim {
+		return e.record(v, count)
+	}
 	// A small object's members are sorted in an array on the goroutine
 	// stack, where storing their names needs no GC write barrier; larger
 	// ones go on the encoder's heap stack.
 	var local [smallObject]memberRef
 	ms, mark := local[:0], len(e.order)
-	if v.Len() > smallObject {
-		for it := v.Iter(); it.Next(); {
-			e.order = append(e.order, memberRef{it.Key(), it.keyNode()})
+	if count > smallObject {
+		for j := v.i + 1; j < n.next; j = d.nodes[j+1].next {
+			e.order = append(e.order, memberRef{d.key(j), j})
 		}
 		ms = e.order[mark:]
 	} else {
-		for it := v.Iter(); it.Next(); {
-			ms = append(ms, memberRef{it.Key(), it.keyNode()})
+		for j := v.i + 1; j < n.next; j = d.nodes[j+1].next {
+			ms = append(ms, memberRef{d.key(j), j})
 		}
 	}
 	sortMembers(ms)
@@ -167,8 +180,7 @@ func (e *encoder) object(v Value) *walkError {
 		if j > 0 {
 			e.buf = append(e.buf, ',')
 			if ms[j-1].key == m.key {
-				return &walkError{tokens: []string{m.key}, kind: ErrDuplicateKey, offset: Value{d, m.node + 1}.Start(),
-					msg: "duplicate member name " + strconv.Quote(m.key)}
+				return duplicateMember(d, m.key, m.node)
 			}
 		}
 		if !e.strValue(Value{d, m.node}) {
@@ -184,6 +196,98 @@ func (e *encoder) object(v Value) *walkError {
 	e.buf = append(e.buf, '}')
 	e.order = e.order[:mark]
 	return nil
+}
+
+func duplicateMember(d *doc, key string, node uint32) *walkError {
+	return &walkError{tokens: []string{key}, kind: ErrDuplicateKey, offset: Value{d, node + 1}.Start(),
+		msg: "duplicate member name " + strconv.Quote(key)}
+}
+
+// key returns the decoded text of the member-name node at i.
+func (d *doc) key(i uint32) string {
+	n := &d.nodes[i]
+	if n.meta&flagEscape != 0 {
+		return d.esc[n.meta>>countShift]
+	}
+	return d.src[n.start+1 : n.end-1]
+}
+
+// record writes an object of at most smallObject members whose values are
+// all scalars, such as one of many records in an array: its name and
+// value nodes alternate on the tape. Arrays of records tend to repeat
+// their members in one order, so the order the members sort into is kept
+// and reused for the next record with the same names in the same order.
+func (e *encoder) record(v Value, count int) *walkError {
+	d := v.d
+	first := v.i + 1 // the first name node; member k's is first+2k
+	if !e.sameNames(d, first, count) {
+		order := e.recOrder[:count]
+		for k := range order {
+			order[k] = uint8(k)
+		}
+		for i := 1; i < count; i++ { // insertion sort: few members
+			x := order[i]
+			kx := d.key(first + 2*uint32(x))
+			j := i
+			for ; j > 0; j-- {
+				c := CompareKeys(d.key(first+2*uint32(order[j-1])), kx)
+				if c == 0 {
+					return duplicateMember(d, kx, first+2*uint32(x))
+				}
+				if c < 0 {
+					break
+				}
+				order[j] = order[j-1]
+			}
+			order[j] = x
+		}
+		e.recDoc, e.recFirst, e.recCount = d, first, count
+	}
+	b := append(e.buf, '{')
+	for j, k := range e.recOrder[:count] {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		name := &d.nodes[first+2*uint32(k)]
+		if name.meta&flagEscape == 0 {
+			b = append(b, d.src[name.start:name.end]...)
+		} else {
+			e.buf = b
+			if !e.str(d.esc[name.meta>>countShift]) {
+				return &walkError{tokens: []string{d.key(first + 2*uint32(k))}, kind: ErrInvalidUTF8,
+					offset: int(name.start), msg: "member name contains invalid UTF-8"}
+			}
+			b = e.buf
+		}
+		b = append(b, ':')
+		if val := &d.nodes[first+2*uint32(k)+1]; val.meta&flagVerbatim != 0 {
+			b = append(b, d.src[val.start:val.end]...)
+			continue
+		}
+		e.buf = b
+		if err := e.value(Value{d, first + 2*uint32(k) + 1}); err != nil {
+			err.tokens = append(err.tokens, d.key(first+2*uint32(k)))
+			return err
+		}
+		b = e.buf
+	}
+	e.buf = append(b, '}')
+	return nil
+}
+
+// sameNames reports whether the record whose first name node is first
+// has the names, in the same order, of the record whose order e.recOrder
+// holds.
+func (e *encoder) sameNames(d *doc, first uint32, count int) bool {
+	if e.recDoc != d || e.recCount != count {
+		return false
+	}
+	for k := range uint32(count) {
+		if d.key(first+2*k) != d.key(e.recFirst+2*k) {
+			return false
+		}
+	}
+	return true
 }
 
 // sortMembers orders ms by the UTF-16 code units of the names.

@@ -447,3 +447,31 @@ func TestVerbatimMark(t *testing.T) {
 		}
 	}
 }
+
+// TestRecords checks objects of scalars written by record, whose member
+// order is reused for the next record with the same names, against
+// rebuilding every value.
+func TestRecords(t *testing.T) {
+	for _, doc := range []string{
+		`[{"b":1,"a":2},{"b":3,"a":4},{"a":5,"b":6},{"b":7,"a":8,"c":9},{"b":0}]`,
+		`[{"id":"x","type":"a","ts":"1"},{"id":"y","type":"b","ts":"2"}]`,
+		`[{"b":"\n","a":1.50},{"b":"x","a":-0},{"b":true,"a":null}]`,
+		`[{"\u00e9":1,"e":2},{"é":1,"e":2},{"\u00e9":3,"f":4}]`,
+		`[{"b":1,"a":{"y":1,"x":2}},{"b":1,"a":[{"d":1,"c":2}]}]`,
+		`[{"z":1,"y":2,"x":3,"w":4,"v":5,"u":6,"t":7,"s":8,"r":9,"q":10,"p":11,"o":12,"n":13,"m":14,"l":15,"k":16}]`,
+		`{"outer":{"b":1,"a":2},"inner":[{"b":1,"a":2},{"a":1,"b":2}]}`,
+		"[{\"\uFFFF\":1,\"\U0001F600\":2},{\"\uFFFF\":1,\"\U0001F600\":2}]",
+	} {
+		v, err := Parse([]byte(doc), Limits{})
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", doc, err)
+		}
+		got, err := AppendCanonical(nil, v)
+		if err != nil {
+			t.Fatalf("AppendCanonical(%s): %v", doc, err)
+		}
+		if want := appendCanonicalRebuilt(t, v); !bytes.Equal(got, want) {
+			t.Errorf("%s:\ngot  %s\nwant %s", doc, got, want)
+		}
+	}
+}

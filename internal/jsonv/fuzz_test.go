@@ -135,6 +135,9 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if rebuilt := appendCanonicalRebuilt(t, v); !bytes.Equal(c1, rebuilt) {
+			t.Fatalf("copying what the parser marked canonical gave %q, rebuilding every value %q", c1, rebuilt)
+		}
 		for name, perm := range map[string]func([]treeMember) []treeMember{"reversed": reversed, "rotated": rotated} {
 			p := fromTree(t, mapMembers(toTree(v), perm))
 			c2, err := AppendCanonical(nil, p)

@@ -199,11 +199,11 @@ func (p *parser) value() *Error {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
-		return p.literal("true", Bool, flagTrue, start)
+		return p.literal("true", Bool, flagTrue|flagVerbatim, start)
 	case c == 'f':
-		return p.literal("false", Bool, 0, start)
+		return p.literal("false", Bool, flagVerbatim, start)
 	case c == 'n':
-		return p.literal("null", Null, 0, start)
+		return p.literal("null", Null, flagVerbatim, start)
 	}
 	return p.fail(ErrSyntax, "expected a JSON value, found "+p.found())
 }
@@ -262,6 +262,7 @@ func (p *parser) object() *Error {
 	obj := p.open(Object)
 	count, bent := 0, p.bent
 	var seen map[string]struct{} // built once an object grows past a few members
+	var names [fewNames]string   // the first names, where comparing them needs no look at the tape
 	prev := ""                   // the previous member name
 	ordered := true              // the names so far are strictly increasing
 	p.skipSpace()
@@ -288,7 +289,10 @@ func (p *parser) object() *Error {
 		// While the names increase strictly, the new one cannot repeat an
 		// earlier one; once they do not, every name is checked (and once
 		// the set of seen names exists, it must see every name).
-		if (!ordered || seen != nil) && p.duplicate(obj, keyNode, key, count, &seen) {
+		if count < fewNames {
+			names[count] = key
+		}
+		if (!ordered || seen != nil) && p.repeats(&names, obj, keyNode, key, count, &seen) {
 			p.pos = keyPos
 			err := p.fail(ErrDuplicateKey, "duplicate member name "+strconv.Quote(key))
 			err.tokens = append(err.tokens, key)
@@ -323,6 +327,24 @@ func (p *parser) object() *Error {
 		p.spare = seen
 	}
 	return nil
+}
+
+// fewNames is how many member names of an object the parser keeps at hand
+// to find a repeated one.
+const fewNames = 8
+
+// repeats is duplicate, comparing key with the first names directly while
+// there are few of them.
+func (p *parser) repeats(names *[fewNames]string, obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
+	if count < fewNames {
+		for _, name := range names[:count] {
+			if name == key {
+				return true
+			}
+		}
+		return false
+	}
+	return p.duplicate(obj, keyNode, key, count, seen)
 }
 
 // duplicate reports whether key (whose name node is at keyNode) repeats a
@@ -448,14 +470,22 @@ func (p *parser) str() *Error {
 	open := p.pos
 	i := p.pos + 1
 	for i < len(s) {
+		// plainRun's loop, here so that a short string costs no call.
+		for ; i+8 <= len(p.data); i += 8 {
+			if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+		}
 		i = p.plainRun(i)
 		if i >= len(s) {
 			break
 		}
+	found:
 		c := s[i]
 		if c == '"' {
 			p.pos = i + 1
-			p.emit(String, 0, open, p.pos)
+			p.emit(String, flagVerbatim, open, p.pos) // no escapes: canonical as written
 			return nil
 		}
 		if c == '\\' {
@@ -572,14 +602,7 @@ const (
 // there is none, skipping eight bytes at a time where it can.
 func (p *parser) plainRun(i int) int {
 	for ; i+8 <= len(p.data); i += 8 {
-		x := binary.LittleEndian.Uint64(p.data[i:])
-		q := x ^ (ones * '"')
-		b := x ^ (ones * '\\')
-		// A byte's high bit is set below when it equals '"' or '\\' (the
-		// byte minus one borrows), is below 0x20, or is not ASCII. Borrows
-		// can only mark bytes above a marked one, so the lowest mark is exact.
-		m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
-		if m != 0 {
+		if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -589,6 +612,17 @@ func (p *parser) plainRun(i int) int {
 		}
 	}
 	return i
+}
+
+// stopBytes marks the bytes of x (eight bytes of a string, little-endian)
+// at which a plain run stops: a byte's high bit is set when it equals '"'
+// or '\\' (the byte minus one borrows), is below 0x20, or is not ASCII.
+// Borrows can only mark bytes above a marked one, so the lowest mark is
+// exact.
+func stopBytes(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -64,8 +64,10 @@ const (
 	kindMask   = 1<<kindBits - 1
 	flagTrue   = 1 << kindBits       // a Bool that is true
 	flagEscape = 1 << (kindBits + 1) // a String whose text is in doc.esc
-	// flagVerbatim marks a Number or container whose text in the document
-	// is already its RFC 8785 form, so canonicalization copies it.
+	// flagVerbatim marks a value whose text in the document is already its
+	// RFC 8785 form, so canonicalization copies it: a literal, a string
+	// without escapes, a number in shortest form, a container of such
+	// values without white space and with its members in order.
 	flagVerbatim = 1 << (kindBits + 2)
 	countShift   = kindBits + 3 // containers: number of items or members; escaped strings: index in esc
 )

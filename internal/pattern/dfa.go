@@ -58,7 +58,6 @@ type dstate struct {
 
 // dfa is a pattern's lazily built DFA.
 type dfa struct {
-	mu      sync.Mutex
 	p       *Pattern
 	classes [256]uint8 // the class of each byte; every non-ASCII byte is class nonASCII
 	// A state's row in trans has a column per ASCII class, one for the
@@ -82,13 +81,13 @@ type dfa struct {
 	*dfaScratch // held only during a search that builds states
 
 	// The first states of the cache and the rune bounds live here, so that
-	// a pattern's DFA is one allocation with the Pattern until it grows.
+	// a pattern's DFA is one allocation until it grows past what a typical
+	// pattern needs (a UUID pattern builds about 40 states).
 	index0   [64]int32
-	states0  [32]dstate
-	trans0   [384]int32
-	kernels0 [192]uint32
-	bounds0  [32]rune
-	accels0  [2][256]bool
+	states0  [24]dstate
+	trans0   [320]int32
+	kernels0 [128]uint32
+	bounds0  [16]rune
 
 	nextFlags uint8 // the flags of the kernel in next
 
@@ -242,7 +241,7 @@ func (d *dfa) reset() {
 	d.states = append(d.states[:0], make([]dstate, firstState)...)
 	d.trans = append(d.trans[:0], make([]int32, firstState*int32(d.stride))...)
 	d.kernels = d.kernels[:0]
-	d.accels = d.accels0[:0]
+	d.accels = d.accels[:0]
 	d.start = unknownState
 }
 

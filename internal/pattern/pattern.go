@@ -10,8 +10,12 @@
 // into a compact, pointer-free Thompson program (compile.go), bounded in
 // size before it is built. Matching runs a lazily built DFA over that
 // program (dfa.go): time linear in the input, a bounded state cache, and a
-// mode that stops building states when the cache thrashes. A Pike VM over
-// the same program is kept as the reference the DFA is tested against.
+// mode that stops building states when the cache thrashes. Two cheaper
+// paths come first: a pattern that is a fixed sequence of ASCII sets (a
+// UUID) tests each byte against its set (fixed.go), and a pattern's first
+// short texts run on a Pike VM over the same program, which needs no DFA
+// (see pikePromote). The Pike VM is also the reference the DFA is tested
+// against.
 package pattern
 
 import (
@@ -40,8 +44,11 @@ type Pattern struct {
 	// so a text with a character beyond U+FFFF contains one.
 	midEmpty bool
 
-	dfa      dfa  // its lazily built DFA, guarded by dfa.mu
-	dfaReady bool // dfa is initialized
+	fixed *fixedSeq // the fast path of a fixed sequence of ASCII sets, or nil
+
+	mu       sync.Mutex // guards dfa and pikeWork
+	dfa      *dfa       // the lazily built DFA, made when matching has used the Pike VM enough
+	pikeWork int        // the work the Pike VM has done, before there is a DFA
 }
 
 // opcode is an instruction's operation.
@@ -118,6 +125,7 @@ func (p *Pattern) analyze() {
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
+	p.fixed = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
@@ -178,6 +186,19 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 	return min(n, limit)
 }
 
+// A pattern matches its first short texts with the Pike VM, which needs
+// no memory of its own, and builds its DFA once the Pike VM has spent
+// pikePromote units of work on it or it is given a text longer than
+// pikeMaxText: most patterns of a schema sent with one request see a
+// value or two, for which making a DFA and building its states costs more
+// than the Pike VM's steps, while a pattern that sees many values (a batch
+// of events), a long one or one with many threads soon has its DFA, which
+// steps over each state once.
+const (
+	pikeMaxText = 64
+	pikePromote = 256
+)
+
 // threadList is a sparse set of program counters.
 type threadList struct {
 	sparse []uint32
@@ -221,32 +242,60 @@ func (p *Pattern) MatchString(s string) bool {
 // MatchBudget is MatchString with a bound on the work it may do, for a
 // caller that bounds the CPU time of a request. Work is counted in units:
 // one per byte of s, plus one per program instruction visited while the
-// lazy DFA builds a state it has not cached (at most the program's size
+// lazy DFA builds a state it has not cached, or one per thread at each
+// position while the Pike VM runs (either is at most the program's size
 // per character, so the total is at most len(s) times the program size).
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
 func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
-	d := &p.dfa
-	if !d.mu.TryLock() {
-		d = newDFA(p) // another goroutine is using the cache: search with a cache of our own
-	} else {
-		defer d.mu.Unlock()
-		if !p.dfaReady {
-			d.init(p)
-			p.dfaReady = true
+	if p.fixed != nil {
+		// The DFA's count: one unit per byte of s, charged up front.
+		if len(s) > budget {
+			return false, len(s), false
 		}
+		return p.fixed.match(s), len(s), true
 	}
-	return d.match(s, budget)
+	if !p.mu.TryLock() {
+		// Another goroutine is using the DFA: search without it.
+		if len(s) <= pikeMaxText {
+			return p.pikeBudget(s, budget)
+		}
+		return newDFA(p).match(s, budget)
+	}
+	defer p.mu.Unlock()
+	if p.dfa == nil {
+		if len(s) <= pikeMaxText && p.pikeWork < pikePromote {
+			matched, work, ok = p.pikeBudget(s, budget)
+			p.pikeWork += work
+			return matched, work, ok
+		}
+		p.dfa = newDFA(p)
+	}
+	return p.dfa.match(s, budget)
 }
 
 // pikeMatch reports whether s contains a match of p, running the program
 // as a Pike VM: one step of every live thread per character.
 func (p *Pattern) pikeMatch(s string) bool {
+	matched, _, _ := p.pikeBudget(s, math.MaxInt)
+	return matched
+}
+
+// pikeBudget is pikeMatch with MatchBudget's bound on work. It counts one
+// unit per byte of s, charged up front as the DFA does, plus one per
+// thread at each position: at most the program's size per character, the
+// bound the DFA has when it builds a state for every character.
+func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok bool) {
+	work = len(s)
+	if work > budget {
+		return false, work, false
+	}
 	m := machines.Get().(*machine)
 	defer machines.Put(m)
 	n := len(p.insts)
 	m.cur.reset(n)
 	m.next.reset(n)
+	now, later := &m.cur, &m.next // swapped as pointers: no write barriers
 	prev := rune(-1)
 	for pos := 0; ; {
 		r, width := rune(-1), 0
@@ -254,41 +303,44 @@ func (p *Pattern) pikeMatch(s string) bool {
 			r, width = utf8.DecodeRuneInString(s[pos:])
 		}
 		if pos == 0 || !p.anchorStart {
-			m.follow(p.insts, &m.cur, p.start, syntax.EmptyOpContext(prev, r))
+			m.follow(p.insts, now, p.start, syntax.EmptyOpContext(prev, r))
 		}
-		if len(m.cur.dense) == 0 && (p.anchorStart || pos >= len(s)) {
-			return false
+		if work += len(now.dense); work > budget {
+			return false, work, false
+		}
+		if len(now.dense) == 0 && (p.anchorStart || pos >= len(s)) {
+			return false, work, true
 		}
 		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
-			return true
+			return true, work, true
 		}
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.
-			for _, pc := range m.cur.dense {
+			for _, pc := range now.dense {
 				if p.insts[pc].op == opMatch {
-					return true
+					return true, work, true
 				}
 			}
-			return false
+			return false, work, true
 		}
 		next := rune(-1)
 		if pos+width < len(s) {
 			next, _ = utf8.DecodeRuneInString(s[pos+width:])
 		}
 		after := syntax.EmptyOpContext(r, next)
-		for _, pc := range m.cur.dense {
+		for _, pc := range now.dense {
 			in := &p.insts[pc]
 			if in.op == opMatch {
-				return true
+				return true, work, true
 			}
 			if p.accepts(in, r) {
-				m.follow(p.insts, &m.next, in.out, after)
+				m.follow(p.insts, later, in.out, after)
 			}
 		}
 		pos += width
 		prev = r
-		m.cur, m.next = m.next, m.cur
-		m.next.dense = m.next.dense[:0]
+		now, later = later, now
+		later.dense = later.dense[:0]
 	}
 }
 

@@ -17,6 +17,9 @@ var cases = []struct{ pattern string }{
 	{`^\w+$`}, {`[^\n]`}, {`a+?`}, {`a{0}b`}, {`^(\d{1,3}\.){3}\d{1,3}$`}, {`^(a|b[^x]){2,5}c`},
 	{`(x(y|)z?){0,3}$`}, {`^é{2,}`}, {`^(\d|[^\d\s]){3}$`}, {`[^\u{0}-\u{10FFFF}]{2}|c`}, {`\B`}, {`^\s+$`},
 	{`^[A-Za-z0-9+/]*={0,2}$`}, {`\p{L}\P{L}`},
+	// Fixed sequences of ASCII sets (the fixedSeq fast path) and near misses.
+	{`^[0-9a-f]{4}-[0-9a-f]{2}$`}, {`^evt_[A-Za-z0-9]{4}`}, {`^\d{4}-\d{2}$`}, {`^(?:ab)c$`}, {`^[]a`},
+	{`^\x7f$`}, {`^[^a]$`}, {`^[\0-\x7f]{2}$`}, {`^a$|^b$`}, {`^\s$`}, {`^^a$$`}, {`a$`},
 }
 
 var inputs = []string{
@@ -24,6 +27,30 @@ var inputs = []string{
 	"pd", "pdx", "a foo b", "afoo", "STRASSE", "straße", "kelvin", "Kelvin", "αβγ", "αβγ1", "x\ny", "\n",
 	"a\nb\n", "abcd", "aaac", "ac", "cc", "héé", "💩💩", "💩", "$12.50", "$5", "12.0.0.1", "1.2.3.4",
 	"under_score", "sp ace", "abd", "\x00", "a\u00e9", "ab\nc", "\u2028", "\r", " \u00a0\ufeff", "QUJD+/==",
+	"09af-1b", "09af-1b\n", "09aF-1b", "09af-1b2", "evt_aB3z", "evt_aB3zé", "evt_é3z", "2026-11", "2026-1",
+	"abc", "\x7f", "\x7f\x7f", "é", "\x00\x7f", " ",
+}
+
+// TestFixedSequences checks which patterns take the fixedSeq fast path, so
+// that the cases above test it where it is meant to apply.
+func TestFixedSequences(t *testing.T) {
+	for src, want := range map[string]bool{
+		`^[0-9a-f]{4}-[0-9a-f]{2}$`: true, `^evt_[A-Za-z0-9]{4}`: true, `^\d{4}-\d{2}$`: true,
+		`^(?:ab)c$`: true, `^\x7f$`: true, `^[\0-\x7f]{2}$`: true, `^^a$$`: true,
+		`^(ab)c$`: true,  // a capture compiles to no-ops
+		`^[^a]$`:  false, // the set holds non-ASCII characters
+		`^[]a`:    false, // an empty class compiles to a failing instruction
+		`^\s$`:    false, `a$`: false, `^a$|^b$`: false, `^a+$`: false, `^a?$`: false, `^.$`: false,
+		`^a\b`: false, `^é$`: false, `^a$b`: false, `^[a-z]{1,3}$`: false,
+	} {
+		p, _, err := Compile(src, 1000)
+		if err != nil || p == nil {
+			t.Fatalf("Compile(%q) = %v, %v", src, p, err)
+		}
+		if got := p.fixed != nil; got != want {
+			t.Errorf("%q: fast path %v, want %v", src, got, want)
+		}
+	}
 }
 
 func TestDFAAgreesWithPikeVM(t *testing.T) {
@@ -167,5 +194,37 @@ func BenchmarkCompile(b *testing.B) {
 				regexp.Compile(src)
 			}
 		})
+	}
+}
+
+// TestPikeThenDFA checks when a pattern starts using its DFA: once the
+// Pike VM has spent pikePromote units of work on it, or at once for a
+// text longer than pikeMaxText, and that the Pike VM stops at the budget.
+func TestPikeThenDFA(t *testing.T) {
+	const src = `^(pd|pw|pm|py)+$`
+	p, _, _ := Compile(src, 1000)
+	short := strings.Repeat("pw", 8)
+	_, work, _ := p.pikeBudget(short, math.MaxInt)
+	if work <= len(short) {
+		t.Fatalf("Pike VM work on %q = %d, want more than one unit per byte", short, work)
+	}
+	for i := 0; i < (pikePromote+work-1)/work; i++ {
+		if !p.MatchString(short) || p.dfa != nil {
+			t.Fatalf("match %d: DFA made %v, want the Pike VM until %d units", i, p.dfa != nil, pikePromote)
+		}
+	}
+	if !p.MatchString(short) || p.dfa == nil {
+		t.Fatalf("after %d units: DFA made %v, want true", pikePromote, p.dfa != nil)
+	}
+	q, _, _ := Compile(src, 1000)
+	if long := strings.Repeat("pm", pikeMaxText); !q.MatchString(long) || q.dfa == nil {
+		t.Fatalf("a %d-byte text: DFA made %v, want true", 2*pikeMaxText, q.dfa != nil)
+	}
+	for _, budget := range []int{0, 5, 16, work - 1, work} {
+		r, _, _ := Compile(src, 1000)
+		_, got, ok := r.pikeBudget(short, budget)
+		if ok != (budget >= work) || ok && got != work {
+			t.Errorf("Pike VM, budget %d: work %d, ok %v; want ok only from %d", budget, got, ok, work)
+		}
 	}
 }
