@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/toolguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,11 +37,8 @@ type Withheld struct {
 // (clients validate structuredContent against it, even on isError).
 func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResult {
 	d := ans.Report.Decision
-	w := Withheld{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
+	w := Withheld{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: toolguard.ReasonCodes(ans.Report),
 		MatchedCallID: d.MatchedCallID, Issues: d.Issues, Message: ans.Message}
-	if ans.Report.OverBudget {
-		w.ReasonCodes = append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, d.ReasonCodes...)
-	}
 	return w.result(structured)
 }
 

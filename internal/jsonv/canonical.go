@@ -54,7 +54,7 @@ type encoder struct {
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
 	// recOrder is the sorted order of the members of the last record
-	// written (see record): the record of recCount members whose first
+	// written (see object): the record of recCount members whose first
 	// name node is recFirst in recDoc.
 	recOrder [smallObject]uint8
 	recDoc   *doc
@@ -156,8 +156,24 @@ func (e *encoder) object(v Value) *walkError {
 	d := v.d
 	n := v.n()
 	count := int(n.meta >> countShift)
-	if count <= smallObject && n.next == v.i+1+2*uint32(count) && !e.noVerbatim {
-		return e.record(v, count)
+	first := v.i + 1 // the first name node
+	// A record: at most smallObject members, all scalars, so that member
+	// k's name node is first+2k. Arrays of records tend to repeat their
+	// members in one order, so the order a record's members sort into is
+	// kept and reused for the next record with the same names.
+	record := count <= smallObject && n.next == first+2*uint32(count)
+	if record && e.sameNames(d, first, count) {
+		e.buf = append(e.buf, '{')
+		for j, k := range e.recOrder[:count] {
+			if j > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			if err := e.member(d, first+2*uint32(k)); err != nil {
+				return err
+			}
+		}
+		e.buf = append(e.buf, '}')
+		return nil
 	}
 	// A small object's members are sorted in an array on the goroutine
 	// stack, where storing their names needs no GC write barrier; larger
@@ -165,12 +181,12 @@ func (e *encoder) object(v Value) *walkError {
 	var local [smallObject]memberRef
 	ms, mark := local[:0], len(e.order)
 	if count > smallObject {
-		for j := v.i + 1; j < n.next; j = d.nodes[j+1].next {
+		for j := first; j < n.next; j = d.nodes[j+1].next {
 			e.order = append(e.order, memberRef{d.key(j), j})
 		}
 		ms = e.order[mark:]
 	} else {
-		for j := v.i + 1; j < n.next; j = d.nodes[j+1].next {
+		for j := first; j < n.next; j = d.nodes[j+1].next {
 			ms = append(ms, memberRef{d.key(j), j})
 		}
 	}
@@ -180,27 +196,44 @@ func (e *encoder) object(v Value) *walkError {
 		if j > 0 {
 			e.buf = append(e.buf, ',')
 			if ms[j-1].key == m.key {
-				return duplicateMember(d, m.key, m.node)
+				return &walkError{tokens: []string{m.key}, kind: ErrDuplicateKey, offset: Value{d, m.node + 1}.Start(),
+					msg: "duplicate member name " + strconv.Quote(m.key)}
 			}
 		}
-		if !e.strValue(Value{d, m.node}) {
-			return &walkError{tokens: []string{m.key}, kind: ErrInvalidUTF8, offset: Value{d, m.node + 1}.Start(),
-				msg: "member name contains invalid UTF-8"}
-		}
-		e.buf = append(e.buf, ':')
-		if err := e.value(Value{d, m.node + 1}); err != nil {
-			err.tokens = append(err.tokens, m.key)
+		if err := e.member(d, m.node); err != nil {
 			return err
 		}
 	}
 	e.buf = append(e.buf, '}')
+	if record {
+		for j, m := range ms {
+			e.recOrder[j] = uint8((m.node - first) / 2)
+		}
+		e.recDoc, e.recFirst, e.recCount = d, first, count
+	}
 	e.order = e.order[:mark]
 	return nil
 }
 
-func duplicateMember(d *doc, key string, node uint32) *walkError {
-	return &walkError{tokens: []string{key}, kind: ErrDuplicateKey, offset: Value{d, node + 1}.Start(),
-		msg: "duplicate member name " + strconv.Quote(key)}
+// member writes the member whose name node is at node: its name, a colon
+// and its value.
+func (e *encoder) member(d *doc, node uint32) *walkError {
+	if name, val := &d.nodes[node], &d.nodes[node+1]; name.meta&flagEscape == 0 && val.meta&flagVerbatim != 0 && !e.noVerbatim {
+		// Both as written, the common case.
+		b := append(e.buf, d.src[name.start:name.end]...)
+		e.buf = append(append(b, ':'), d.src[val.start:val.end]...)
+		return nil
+	}
+	if !e.strValue(Value{d, node}) {
+		return &walkError{tokens: []string{d.key(node)}, kind: ErrInvalidUTF8, offset: Value{d, node + 1}.Start(),
+			msg: "member name contains invalid UTF-8"}
+	}
+	e.buf = append(e.buf, ':')
+	if err := e.value(Value{d, node + 1}); err != nil {
+		err.tokens = append(err.tokens, d.key(node))
+		return err
+	}
+	return nil
 }
 
 // key returns the decoded text of the member-name node at i.
@@ -210,69 +243,6 @@ func (d *doc) key(i uint32) string {
 		return d.esc[n.meta>>countShift]
 	}
 	return d.src[n.start+1 : n.end-1]
-}
-
-// record writes an object of at most smallObject members whose values are
-// all scalars, such as one of many records in an array: its name and
-// value nodes alternate on the tape. Arrays of records tend to repeat
-// their members in one order, so the order the members sort into is kept
-// and reused for the next record with the same names in the same order.
-func (e *encoder) record(v Value, count int) *walkError {
-	d := v.d
-	first := v.i + 1 // the first name node; member k's is first+2k
-	if !e.sameNames(d, first, count) {
-		order := e.recOrder[:count]
-		for k := range order {
-			order[k] = uint8(k)
-		}
-		for i := 1; i < count; i++ { // insertion sort: few members
-			x := order[i]
-			kx := d.key(first + 2*uint32(x))
-			j := i
-			for ; j > 0; j-- {
-				c := CompareKeys(d.key(first+2*uint32(order[j-1])), kx)
-				if c == 0 {
-					return duplicateMember(d, kx, first+2*uint32(x))
-				}
-				if c < 0 {
-					break
-				}
-				order[j] = order[j-1]
-			}
-			order[j] = x
-		}
-		e.recDoc, e.recFirst, e.recCount = d, first, count
-	}
-	b := append(e.buf, '{')
-	for j, k := range e.recOrder[:count] {
-		if j > 0 {
-			b = append(b, ',')
-		}
-		name := &d.nodes[first+2*uint32(k)]
-		if name.meta&flagEscape == 0 {
-			b = append(b, d.src[name.start:name.end]...)
-		} else {
-			e.buf = b
-			if !e.str(d.esc[name.meta>>countShift]) {
-				return &walkError{tokens: []string{d.key(first + 2*uint32(k))}, kind: ErrInvalidUTF8,
-					offset: int(name.start), msg: "member name contains invalid UTF-8"}
-			}
-			b = e.buf
-		}
-		b = append(b, ':')
-		if val := &d.nodes[first+2*uint32(k)+1]; val.meta&flagVerbatim != 0 {
-			b = append(b, d.src[val.start:val.end]...)
-			continue
-		}
-		e.buf = b
-		if err := e.value(Value{d, first + 2*uint32(k) + 1}); err != nil {
-			err.tokens = append(err.tokens, d.key(first+2*uint32(k)))
-			return err
-		}
-		b = e.buf
-	}
-	e.buf = append(b, '}')
-	return nil
 }
 
 // sameNames reports whether the record whose first name node is first

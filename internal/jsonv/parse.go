@@ -292,7 +292,7 @@ func (p *parser) object() *Error {
 		if count < fewNames {
 			names[count] = key
 		}
-		if (!ordered || seen != nil) && p.repeats(&names, obj, keyNode, key, count, &seen) {
+		if (!ordered || seen != nil) && p.duplicate(&names, obj, keyNode, key, count, &seen) {
 			p.pos = keyPos
 			err := p.fail(ErrDuplicateKey, "duplicate member name "+strconv.Quote(key))
 			err.tokens = append(err.tokens, key)
@@ -329,31 +329,17 @@ func (p *parser) object() *Error {
 	return nil
 }
 
-// fewNames is how many member names of an object the parser keeps at hand
-// to find a repeated one.
-const fewNames = 8
+// fewNames is how many member names of an object the parser keeps at
+// hand, on the stack, to find a repeated one; past that it builds a set.
+const fewNames = 16
 
-// repeats is duplicate, comparing key with the first names directly while
-// there are few of them.
-func (p *parser) repeats(names *[fewNames]string, obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
+// duplicate reports whether key (whose name node is at keyNode) repeats a
+// member name of the object at obj, which has count members so far, the
+// first of them in names.
+func (p *parser) duplicate(names *[fewNames]string, obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
 	if count < fewNames {
 		for _, name := range names[:count] {
 			if name == key {
-				return true
-			}
-		}
-		return false
-	}
-	return p.duplicate(obj, keyNode, key, count, seen)
-}
-
-// duplicate reports whether key (whose name node is at keyNode) repeats a
-// member name of the object at obj, which has count members so far.
-func (p *parser) duplicate(obj, keyNode uint32, key string, count int, seen *map[string]struct{}) bool {
-	const linear = 16
-	if count < linear {
-		for j := obj + 1; j < keyNode; j = p.tape[j+1].next {
-			if p.keyText(j) == key {
 				return true
 			}
 		}

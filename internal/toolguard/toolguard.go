@@ -174,12 +174,19 @@ type Decision struct {
 func Withhold(tool string, ans agent.Answer) *Withheld {
 	d := ans.Report.Decision
 	w := &Withheld{Error: ans.Message, Preflight: Decision{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement,
-		ReasonCodes: d.ReasonCodes, MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
-	if ans.Report.OverBudget {
-		w.Preflight.ReasonCodes = append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, d.ReasonCodes...)
-	}
+		ReasonCodes: ReasonCodes(ans.Report), MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
 	w.fill()
 	return w
+}
+
+// ReasonCodes are the reason codes to report for a call the guard did not
+// run: the decision's, led by budget_exceeded when the call was not run
+// because its estimated cost does not fit the budget (rep.OverBudget).
+func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
+	if rep.OverBudget {
+		return append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, rep.Decision.ReasonCodes...)
+	}
+	return rep.Decision.ReasonCodes
 }
 
 // NotEvaluated is the result for the model of a call whose arguments

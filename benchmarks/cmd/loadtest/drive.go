@@ -32,13 +32,59 @@ type result struct {
 // drive runs o.clients workers against base until o.duration has passed or
 // o.requests requests were sent.
 func drive(ctx context.Context, base string, cases []loadCase, o options) *result {
+	var sent atomic.Int64
+	res := runClients(ctx, o, func(ctx context.Context, client *http.Client, w int) *result {
+		local := &result{byStatus: map[int]int64{}, kinds: map[string]*kindStats{}}
+		for i := w; ctx.Err() == nil; i++ {
+			if sent.Add(1) > o.requests {
+				break
+			}
+			c := &cases[i%len(cases)]
+			t0 := time.Now()
+			status, body, err := send(ctx, client, base, c)
+			lat := time.Since(t0)
+			if err != nil && ctx.Err() != nil {
+				break // the run ended while this request was in flight
+			}
+			local.total++
+			ks := local.kinds[c.kind]
+			if ks == nil {
+				ks = &kindStats{}
+				local.kinds[c.kind] = ks
+			}
+			ks.count++
+			ks.latencies = append(ks.latencies, lat)
+			switch {
+			case err != nil:
+				local.connErrs++
+				local.note(c.name + ": connection error: " + err.Error())
+				continue
+			case status >= 500:
+				local.fivexx++
+			}
+			local.byStatus[status]++
+			if msg := c.check(status, body); msg != "" {
+				local.wrong++
+				local.note(c.name + ": " + msg)
+			}
+		}
+		return local
+	})
+	for _, ks := range res.kinds {
+		res.all = append(res.all, ks.latencies...)
+	}
+	return res
+}
+
+// runClients runs o.clients workers, each given its number and one shared
+// keep-alive HTTP client, until they return or o.duration has passed, and
+// merges their results.
+func runClients(ctx context.Context, o options, work func(ctx context.Context, client *http.Client, w int) *result) *result {
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	transport := &http.Transport{MaxIdleConnsPerHost: o.clients, MaxConnsPerHost: o.clients, DisableCompression: true}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: time.Minute}
-
-	var sent atomic.Int64
 	var mu sync.Mutex
 	res := &result{byStatus: map[int]int64{}, kinds: map[string]*kindStats{}}
 	start := time.Now()
@@ -47,40 +93,7 @@ func drive(ctx context.Context, base string, cases []loadCase, o options) *resul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			local := &result{byStatus: map[int]int64{}, kinds: map[string]*kindStats{}}
-			for i := w; ctx.Err() == nil; i++ {
-				if sent.Add(1) > o.requests {
-					break
-				}
-				c := &cases[i%len(cases)]
-				t0 := time.Now()
-				status, body, err := send(ctx, client, base, c)
-				lat := time.Since(t0)
-				if err != nil && ctx.Err() != nil {
-					break // the run ended while this request was in flight
-				}
-				local.total++
-				ks := local.kinds[c.kind]
-				if ks == nil {
-					ks = &kindStats{}
-					local.kinds[c.kind] = ks
-				}
-				ks.count++
-				ks.latencies = append(ks.latencies, lat)
-				switch {
-				case err != nil:
-					local.connErrs++
-					local.note(c.name + ": connection error: " + err.Error())
-					continue
-				case status >= 500:
-					local.fivexx++
-				}
-				local.byStatus[status]++
-				if msg := c.check(status, body); msg != "" {
-					local.wrong++
-					local.note(c.name + ": " + msg)
-				}
-			}
+			local := work(ctx, client, w)
 			mu.Lock()
 			res.merge(local)
 			mu.Unlock()
@@ -88,9 +101,6 @@ func drive(ctx context.Context, base string, cases []loadCase, o options) *resul
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	for _, ks := range res.kinds {
-		res.all = append(res.all, ks.latencies...)
-	}
 	return res
 }
 

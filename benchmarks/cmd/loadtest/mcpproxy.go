@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentpreflight/preflight/benchmarks/load"
@@ -94,27 +93,9 @@ func runProxyLoad(ctx context.Context, o options, out io.Writer) error {
 
 // driveMCP runs o.clients sessions against t for o.duration.
 func driveMCP(ctx context.Context, t mcpTarget, o options) *result {
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
-	defer cancel()
-	transport := &http.Transport{MaxIdleConnsPerHost: o.clients, MaxConnsPerHost: o.clients, DisableCompression: true}
-	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport, Timeout: time.Minute}
-	var mu sync.Mutex
-	res := &result{byStatus: map[int]int64{}, kinds: map[string]*kindStats{}}
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := mcpSession(ctx, client, t, w)
-			mu.Lock()
-			res.merge(local)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	res.elapsed = time.Since(start)
+	res := runClients(ctx, o, func(ctx context.Context, client *http.Client, w int) *result {
+		return mcpSession(ctx, client, t, w)
+	})
 	for k, ks := range res.kinds {
 		if !strings.Contains(k, "(") { // the reuse breakdown counts calls already counted
 			res.all = append(res.all, ks.latencies...)
