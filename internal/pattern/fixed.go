@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"slices"
 	"unicode/utf8"
@@ -58,12 +59,13 @@ const (
 // more than testing its bytes one by one.
 const maxTerms = 12
 
-// init makes f the fixed sequence of the sets at, with word tests when
-// they pay. It allocates a copy of at when they do not, and the terms
-// when they are too many for f's own array.
-func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, end bool) {
-	*f = fixedSeq{n: len(at), sets: sets, end: end}
-	if f.setWords(at) {
+// init makes f, which must be zero, the fixed sequence of the sets at
+// (indexes into the first nsets of sets), with word tests when they pay. It allocates a copy of at
+// when they do not, and the terms when they are too many for f's own
+// array.
+func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bool) {
+	f.n, f.sets, f.end = len(at), sets, end
+	if f.setWords(at, nsets) {
 		return
 	}
 	f.at = slices.Clone(at)
@@ -72,65 +74,82 @@ func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, end bool) {
 // setWords sets up f's word tests for the positions at and reports whether
 // they pay. A first pass counts the terms, so that they are allocated
 // once.
-func (f *fixedSeq) setWords(at []uint8) bool {
+func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 	n := len(at)
 	if n < 8 {
 		return false
 	}
+	// The ranges of each set, found once: runs[first[k]:first[k+1]]. A
+	// set of more than maxTerms ranges would be too many for any word.
+	var runs [fixedSets * (maxTerms + 1)][2]uint8
+	var first [fixedSets + 1]int
+	for k := range nsets {
+		first[k+1] = first[k] + len(appendRuns(runs[first[k]:first[k]:first[k]+maxTerms+1], f.sets[k]))
+	}
 	nwords := (n + 7) / 8
 	total := 0
 	for w := range nwords {
-		k := wordTerms(at, w, &f.sets, nil)
-		if k > maxTerms {
+		count := 0
+		masks := wordMasks(at, w)
+		for k, mask := range masks[:nsets] {
+			if mask != 0 {
+				count += first[k+1] - first[k]
+			}
+		}
+		if count > maxTerms {
 			return false
 		}
-		total += k
+		total += count
 	}
 	f.terms = f.termsBuf[:0]
 	if total > len(f.termsBuf) {
 		f.terms = make([]rangeTerm, 0, total)
 	}
 	for w := range nwords {
-		wordTerms(at, w, &f.sets, &f.terms)
+		masks := wordMasks(at, w)
+		for k, mask := range masks[:nsets] {
+			if mask == 0 {
+				continue
+			}
+			for _, r := range runs[first[k]:first[k+1]] {
+				f.terms = append(f.terms, rangeTerm{ones * (0x80 - uint64(r[0])), ones * (0x7f - uint64(r[1])), mask})
+			}
+		}
 		f.wordEnd[w] = uint16(len(f.terms))
 	}
 	f.nwords = nwords
 	return true
 }
 
-// wordTerms counts the range tests of word w of the positions at, and
-// appends them to *dst unless dst is nil.
-func wordTerms(at []uint8, w int, sets *[fixedSets][2]uint64, dst *[]rangeTerm) int {
+// wordMasks returns, per set, the high bits of the positions of word w
+// (of the positions at) that hold it.
+func wordMasks(at []uint8, w int) (masks [fixedSets]uint64) {
 	off := min(8*w, len(at)-8)
-	var masks [fixedSets]uint64 // per set, the high bits of its positions in this word
 	for j, k := range at[off : off+8] {
-		masks[k] |= 0x80 << (8 * j)
+		masks[k%fixedSets] |= 0x80 << (8 * j)
 	}
-	count := 0
-	for k, mask := range masks {
-		if mask == 0 {
-			continue
-		}
-		for lo := 0; lo < 128; lo++ {
-			if !inSet(sets[k], lo) {
-				continue
-			}
-			hi := lo
-			for hi+1 < 128 && inSet(sets[k], hi+1) {
-				hi++
-			}
-			count++
-			if dst != nil {
-				*dst = append(*dst, rangeTerm{ones * uint64(0x80-lo), ones * uint64(0x80-hi-1), mask})
-			}
-			lo = hi
-		}
-	}
-	return count
+	return masks
 }
 
-// inSet reports whether the ASCII byte c is in the bitmap set.
-func inSet(set [2]uint64, c int) bool { return set[c>>6]>>(c&63)&1 != 0 }
+// appendRuns appends the runs of consecutive bytes of the ASCII bitmap
+// set to dst, as first and last byte, stopping once dst is full.
+func appendRuns(dst [][2]uint8, set [2]uint64) [][2]uint8 {
+	for c := 0; c < 128 && len(dst) < cap(dst); {
+		w := set[c>>6] >> (c & 63)
+		if w == 0 {
+			c = c | 63 + 1 // the rest of this half is empty
+			continue
+		}
+		c += bits.TrailingZeros64(w)
+		end := c + bits.TrailingZeros64(^(set[c>>6] >> (c & 63)))
+		if end == 64 { // the run may go on into the upper half
+			end += bits.TrailingZeros64(^set[1])
+		}
+		dst = append(dst, [2]uint8{uint8(c), uint8(end - 1)})
+		c = end
+	}
+	return dst
+}
 
 // minPrefix is the shortest fixed prefix worth matching apart from the
 // rest of its pattern.
@@ -152,13 +171,14 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 	var at [maxFixed]uint8
 	end := false
 	n, nsets, begin := 0, 0, false
+	var last inst // the instruction of the last set
 	pc := p.start
 	split := func() (*fixedSeq, *prefixed) {
 		if !begin || end || n < minPrefix || !onlyEndText(p, pc) {
 			return nil, nil
 		}
 		pp := new(prefixed)
-		pp.seq.init(at[:n], sets, false)
+		pp.seq.init(at[:n], sets, nsets, false)
 		// rest shares the program; it has no ^ or \b to tell it is not
 		// at the start of the text.
 		pp.rest = Pattern{src: p.src, insts: p.insts, runes: p.runes, start: pc, anchorStart: true}
@@ -173,7 +193,7 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 				return nil, nil
 			}
 			f := new(fixedSeq)
-			f.init(at[:n], sets, end)
+			f.init(at[:n], sets, nsets, end)
 			return f, nil
 		case opEmpty:
 			switch syntax.EmptyOp(in.arg) {
@@ -191,6 +211,13 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 			if !begin || end || n == maxFixed {
 				return split()
 			}
+			if n > 0 && in.op == last.op && in.arg == last.arg && in.end == last.end {
+				// A repeated set (the copies of [0-9a-f]{8}).
+				at[n] = at[n-1]
+				n++
+				break
+			}
+			last = *in
 			set, ok := asciiSet(p, in)
 			if !ok {
 				return split()
@@ -271,11 +298,15 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 		rs = p.runes[in.arg:in.end]
 	}
 	for j := 0; j+1 < len(rs); j += 2 {
-		if rs[j+1] >= utf8.RuneSelf {
+		lo, hi := rs[j], rs[j+1]
+		if hi >= utf8.RuneSelf {
 			return set, false
 		}
-		for c := rs[j]; c <= rs[j+1]; c++ {
-			set[c>>6] |= 1 << (c & 63)
+		for h := range set { // the part of lo..hi in each half
+			a, b := max(lo, rune(64*h)), min(hi, rune(64*h+63))
+			if a <= b {
+				set[h] |= ^uint64(0) >> (63 - (b - a)) << (a - rune(64*h))
+			}
 		}
 	}
 	return set, true

@@ -10,7 +10,7 @@ import (
 // texts that are near misses of them, including bytes beyond ASCII.
 func TestFixedWords(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 2026))
-	edges := []int{0, 1, '0', '9', 'A', 'Z', 'a', 'z', 0x7e, 0x7f}
+	edges := []int{0, 1, '0', '9', 'A', 'Z', 'a', 'z', 0x3e, 0x3f, 0x40, 0x41, 0x7e, 0x7f} // 0x40: where a set's two words meet
 	pick := func() int {
 		if r.IntN(2) == 0 {
 			return edges[r.IntN(len(edges))]
@@ -35,7 +35,7 @@ func TestFixedWords(t *testing.T) {
 			at[i] = uint8(r.IntN(nsets))
 		}
 		f := new(fixedSeq)
-		f.init(at, sets, false)
+		f.init(at, sets, nsets, false)
 		if f.nwords == 0 {
 			continue
 		}
@@ -67,3 +67,6 @@ func TestFixedWords(t *testing.T) {
 	}
 	t.Logf("%d sequences with word tests, %d texts", words, checked)
 }
+
+// inSet reports whether the ASCII byte c is in the bitmap set.
+func inSet(set [2]uint64, c int) bool { return set[c>>6]>>(c&63)&1 != 0 }
