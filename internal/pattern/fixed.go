@@ -160,11 +160,11 @@ const minPrefix = 4
 // anchor, with nothing else but no-ops between them; otherwise prefix
 // when the program starts with such a sequence of at least minPrefix sets
 // and nothing in the program that carries on from it tests an empty-width
-// condition but the end of the text. Such a
-// pattern, say ^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$, matches a text
-// exactly when the prefix matches its first bytes and the program from
-// rest, anchored there, matches the remaining ones: the sets are ASCII,
-// one byte each, and the remaining program cannot see what came before.
+// condition but the end of the text. Such a pattern, say
+// ^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$, matches a text exactly when
+// the sequence matches its first bytes and the rest of the program,
+// anchored there, matches the remaining ones: the sets are ASCII, one
+// byte each, and the rest of the program cannot see what came before.
 // Both are nil when neither applies.
 func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 	var sets [fixedSets][2]uint64
@@ -256,7 +256,7 @@ type prefixed struct {
 func onlyEndText(p *Pattern, pc uint32) bool {
 	var seenBuf [512]bool
 	var stackBuf [64]uint32
-	seen := seenBuf[:0]
+	var seen []bool
 	if len(p.insts) <= len(seenBuf) {
 		seen = seenBuf[:len(p.insts)]
 	} else {
@@ -312,8 +312,9 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 	return set, true
 }
 
-// match reports whether s matches the fixed sequence. It tests every byte
-// without a branch, so that the tests of successive bytes overlap.
+// match reports whether s matches the fixed sequence. Neither way of
+// testing it branches on a byte, so that the tests of successive bytes
+// overlap.
 func (f *fixedSeq) match(s string) bool {
 	if len(s) < f.n || f.end && len(s) != f.n {
 		return false
