@@ -15,7 +15,7 @@ var allocBudgets = map[string]float64{
 	"check_array_200_valid":             16,
 	"check_create_issue_invalid":        25,
 	"check_create_issue_valid":          21,
-	"check_events_200_valid":            33,
+	"check_events_200_valid":            30,
 	"check_nested_order_invalid":        31,
 	"check_nested_order_valid":          26,
 	"check_object_40_invalid":           23,

@@ -210,9 +210,18 @@ func (s *schema) enumContains(v jsonv.Value) bool {
 	if s.enumKinds&(1<<v.Kind()) == 0 {
 		return false
 	}
-	if v.Kind() == jsonv.String && s.enumStrs != nil {
-		_, ok := slices.BinarySearch(*s.enumStrs, v.Str())
-		return ok
+	if v.Kind() == jsonv.String {
+		str := v.Str()
+		if s.enumStrs != nil {
+			_, ok := slices.BinarySearch(*s.enumStrs, str)
+			return ok
+		}
+		for it := s.enum.Iter(); it.Next(); {
+			if e := it.Value(); e.Kind() == jsonv.String && e.Str() == str {
+				return true
+			}
+		}
+		return false
 	}
 	for it := s.enum.Iter(); it.Next(); {
 		if schemaEqual(it.Value(), v) {

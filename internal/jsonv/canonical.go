@@ -219,7 +219,12 @@ func (e *encoder) object(v Value) *walkError {
 // and its value.
 func (e *encoder) member(d *doc, node uint32) *walkError {
 	if name, val := &d.nodes[node], &d.nodes[node+1]; name.meta&flagEscape == 0 && val.meta&flagVerbatim != 0 && !e.noVerbatim {
-		// Both as written, the common case.
+		// Both as written, the common case; in compact text, with only
+		// the colon between them, one copy.
+		if val.start == name.end+1 {
+			e.buf = append(e.buf, d.src[name.start:val.end]...)
+			return nil
+		}
 		b := append(e.buf, d.src[name.start:name.end]...)
 		e.buf = append(append(b, ':'), d.src[val.start:val.end]...)
 		return nil

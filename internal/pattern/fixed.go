@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"slices"
 	"unicode/utf8"
@@ -23,48 +24,203 @@ const (
 // independently, so the processor tests several at once; and no states
 // are built.
 type fixedSeq struct {
-	at   []uint8              // per position, its set in sets
+	n    int                  // the number of positions
+	at   []uint8              // per position, its set in sets; nil when words test them
 	sets [fixedSets][2]uint64 // bitmaps of ASCII bytes
 	end  bool                 // the pattern ends with $
+	// When the sequence has at least eight positions and no eight need
+	// more than maxTerms range tests, the words test eight positions at a
+	// time: word w tests positions min(8w, n-8) to that plus 7 (the last
+	// may overlap the one before) with terms[wordEnd[w-1]:wordEnd[w]].
+	nwords  int
+	wordEnd [maxFixed / 8]uint16
+	terms   []rangeTerm
+	// termsBuf holds the terms of most sequences (a UUID has 12), so
+	// that they cost no allocation of their own; f must not be copied
+	// once it has words.
+	termsBuf [16]rangeTerm
 }
 
-// fixedOf returns the fast path of p's program, or nil when the program
-// is not a start-anchored sequence of ASCII sets, optionally followed by
-// an end anchor, with nothing else but no-ops between them.
-func fixedOf(p *Pattern) *fixedSeq {
+// rangeTerm tests eight ASCII bytes at once against one range lo..hi of
+// the sets of some of their positions: adding ones*(0x80-lo) sets a
+// byte's high bit when the byte is at least lo, and adding
+// ones*(0x80-hi-1) when it is above hi (an ASCII byte plus at most 0x80
+// never carries into the next byte). mask has the high bits of the
+// positions whose set holds the range.
+type rangeTerm struct{ addLo, addAbove, mask uint64 }
+
+// Masks of eight bytes: the low bit of each, the high bit of each.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// maxTerms bounds the range tests of one word; past it a word costs
+// more than testing its bytes one by one.
+const maxTerms = 12
+
+// init makes f, which must be zero, the fixed sequence of the sets at
+// (indexes into the first nsets of sets), with word tests when they pay. It allocates a copy of at
+// when they do not, and the terms when they are too many for f's own
+// array.
+func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bool) {
+	f.n, f.sets, f.end = len(at), sets, end
+	if f.setWords(at, nsets) {
+		return
+	}
+	f.at = slices.Clone(at)
+}
+
+// setWords sets up f's word tests for the positions at and reports whether
+// they pay. A first pass counts the terms, so that they are allocated
+// once.
+func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
+	n := len(at)
+	if n < 8 {
+		return false
+	}
+	// The ranges of each set, found once: runs[first[k]:first[k+1]]. A
+	// set of more than maxTerms ranges would be too many for any word.
+	var runs [fixedSets * (maxTerms + 1)][2]uint8
+	var first [fixedSets + 1]int
+	for k := range nsets {
+		first[k+1] = first[k] + len(appendRuns(runs[first[k]:first[k]:first[k]+maxTerms+1], f.sets[k]))
+	}
+	nwords := (n + 7) / 8
+	total := 0
+	for w := range nwords {
+		count := 0
+		masks := wordMasks(at, w)
+		for k, mask := range masks[:nsets] {
+			if mask != 0 {
+				count += first[k+1] - first[k]
+			}
+		}
+		if count > maxTerms {
+			return false
+		}
+		total += count
+	}
+	f.terms = f.termsBuf[:0]
+	if total > len(f.termsBuf) {
+		f.terms = make([]rangeTerm, 0, total)
+	}
+	for w := range nwords {
+		masks := wordMasks(at, w)
+		for k, mask := range masks[:nsets] {
+			if mask == 0 {
+				continue
+			}
+			for _, r := range runs[first[k]:first[k+1]] {
+				f.terms = append(f.terms, rangeTerm{ones * (0x80 - uint64(r[0])), ones * (0x7f - uint64(r[1])), mask})
+			}
+		}
+		f.wordEnd[w] = uint16(len(f.terms))
+	}
+	f.nwords = nwords
+	return true
+}
+
+// wordMasks returns, per set, the high bits of the positions of word w
+// (of the positions at) that hold it.
+func wordMasks(at []uint8, w int) (masks [fixedSets]uint64) {
+	off := min(8*w, len(at)-8)
+	for j, k := range at[off : off+8] {
+		masks[k%fixedSets] |= 0x80 << (8 * j)
+	}
+	return masks
+}
+
+// appendRuns appends the runs of consecutive bytes of the ASCII bitmap
+// set to dst, as first and last byte, stopping once dst is full.
+func appendRuns(dst [][2]uint8, set [2]uint64) [][2]uint8 {
+	for c := 0; c < 128 && len(dst) < cap(dst); {
+		w := set[c>>6] >> (c & 63)
+		if w == 0 {
+			c = c | 63 + 1 // the rest of this half is empty
+			continue
+		}
+		c += bits.TrailingZeros64(w)
+		end := c + bits.TrailingZeros64(^(set[c>>6] >> (c & 63)))
+		if end == 64 { // the run may go on into the upper half
+			end += bits.TrailingZeros64(^set[1])
+		}
+		dst = append(dst, [2]uint8{uint8(c), uint8(end - 1)})
+		c = end
+	}
+	return dst
+}
+
+// minPrefix is the shortest fixed prefix worth matching apart from the
+// rest of its pattern.
+const minPrefix = 4
+
+// fixedOf returns the fast path of p's program: whole when the program is
+// a start-anchored sequence of ASCII sets, optionally followed by an end
+// anchor, with nothing else but no-ops between them; otherwise prefix
+// when the program starts with such a sequence of at least minPrefix sets
+// and nothing in the program that carries on from it tests an empty-width
+// condition but the end of the text. Such a pattern, say
+// ^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$, matches a text exactly when
+// the sequence matches its first bytes and the rest of the program,
+// anchored there, matches the remaining ones: the sets are ASCII, one
+// byte each, and the rest of the program cannot see what came before.
+// Both are nil when neither applies.
+func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 	var sets [fixedSets][2]uint64
 	var at [maxFixed]uint8
 	end := false
 	n, nsets, begin := 0, 0, false
+	var last inst // the instruction of the last set
 	pc := p.start
+	split := func() (*fixedSeq, *prefixed) {
+		if !begin || end || n < minPrefix || !onlyEndText(p, pc) {
+			return nil, nil
+		}
+		pp := new(prefixed)
+		pp.seq.init(at[:n], sets, nsets, false)
+		// rest shares the program; it has no ^ or \b to tell it is not
+		// at the start of the text.
+		pp.rest = Pattern{src: p.src, insts: p.insts, runes: p.runes, start: pc, anchorStart: true}
+		return nil, pp
+	}
 	for range len(p.insts) + 1 {
 		in := &p.insts[pc]
 		switch in.op {
 		case opNop:
 		case opMatch:
 			if !begin {
-				return nil
+				return nil, nil
 			}
-			return &fixedSeq{at: slices.Clone(at[:n]), sets: sets, end: end}
+			f := new(fixedSeq)
+			f.init(at[:n], sets, nsets, end)
+			return f, nil
 		case opEmpty:
 			switch syntax.EmptyOp(in.arg) {
 			case syntax.EmptyBeginText:
 				if n > 0 || end {
-					return nil
+					return nil, nil
 				}
 				begin = true
 			case syntax.EmptyEndText:
 				end = true
 			default:
-				return nil
+				return split()
 			}
 		case opRune1, opRange, opClass:
 			if !begin || end || n == maxFixed {
-				return nil
+				return split()
 			}
+			if n > 0 && in.op == last.op && in.arg == last.arg && in.end == last.end {
+				// A repeated set (the copies of [0-9a-f]{8}).
+				at[n] = at[n-1]
+				n++
+				break
+			}
+			last = *in
 			set, ok := asciiSet(p, in)
 			if !ok {
-				return nil
+				return split()
 			}
 			k := 0
 			for k < nsets && sets[k] != set {
@@ -72,7 +228,7 @@ func fixedOf(p *Pattern) *fixedSeq {
 			}
 			if k == nsets {
 				if nsets == fixedSets {
-					return nil
+					return split()
 				}
 				sets[k] = set
 				nsets++
@@ -80,11 +236,53 @@ func fixedOf(p *Pattern) *fixedSeq {
 			at[n] = uint8(k)
 			n++
 		default: // alternatives, loops, any character, case folding
-			return nil
+			return split()
 		}
 		pc = in.out
 	}
-	return nil
+	return nil, nil
+}
+
+// prefixed is the fast path of a pattern that starts with a fixed
+// sequence: the sequence, and the pattern that goes on from it, in one
+// allocation.
+type prefixed struct {
+	seq  fixedSeq
+	rest Pattern
+}
+
+// onlyEndText reports whether no instruction reachable from pc tests an
+// empty-width condition other than the end of the text.
+func onlyEndText(p *Pattern, pc uint32) bool {
+	var seenBuf [512]bool
+	var stackBuf [64]uint32
+	var seen []bool
+	if len(p.insts) <= len(seenBuf) {
+		seen = seenBuf[:len(p.insts)]
+	} else {
+		seen = make([]bool, len(p.insts))
+	}
+	stack := append(stackBuf[:0], pc)
+	for len(stack) > 0 {
+		pc, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &p.insts[pc]
+		switch in.op {
+		case opFail, opMatch:
+			continue
+		case opEmpty:
+			if syntax.EmptyOp(in.arg) != syntax.EmptyEndText {
+				return false
+			}
+		case opAlt:
+			stack = append(stack, in.arg)
+		}
+		stack = append(stack, in.out)
+	}
+	return true
 }
 
 // asciiSet returns the bitmap of the characters the rune instruction in
@@ -100,29 +298,66 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 		rs = p.runes[in.arg:in.end]
 	}
 	for j := 0; j+1 < len(rs); j += 2 {
-		if rs[j+1] >= utf8.RuneSelf {
+		lo, hi := rs[j], rs[j+1]
+		if hi >= utf8.RuneSelf {
 			return set, false
 		}
-		for c := rs[j]; c <= rs[j+1]; c++ {
-			set[c>>6] |= 1 << (c & 63)
+		for h := range set { // the part of lo..hi in each half
+			a, b := max(lo, rune(64*h)), min(hi, rune(64*h+63))
+			if a <= b {
+				set[h] |= ^uint64(0) >> (63 - (b - a)) << (a - rune(64*h))
+			}
 		}
 	}
 	return set, true
 }
 
-// match reports whether s matches the fixed sequence. It tests every byte
-// without a branch, so that the tests of successive bytes overlap.
+// match reports whether s matches the fixed sequence. Neither way of
+// testing it branches on a byte, so that the tests of successive bytes
+// overlap.
 func (f *fixedSeq) match(s string) bool {
-	if len(s) < len(f.at) || f.end && len(s) != len(f.at) {
+	if len(s) < f.n || f.end && len(s) != f.n {
 		return false
 	}
-	s = s[:len(f.at)]
+	s = s[:f.n]
+	if f.nwords > 0 {
+		return f.matchWords(s)
+	}
+	return f.matchBytes(s)
+}
+
+// matchBytes is match given the text's first f.n bytes, tested one
+// by one.
+func (f *fixedSeq) matchBytes(s string) bool {
 	var miss uint64
 	for i, k := range f.at {
 		c := s[i]
 		// A byte at or above 0x80 is in no set (every set is ASCII):
 		// c>>7 marks it, and c>>6&1 keeps the index in range for it.
 		miss |= ^(f.sets[k%fixedSets][c>>6&1]>>(c&63))&1 | uint64(c>>7)
+	}
+	return miss == 0
+}
+
+// matchWords is match for a sequence with word tests, given the text's
+// first f.n bytes. No word stops the others early, so that their
+// tests overlap too.
+func (f *fixedSeq) matchWords(s string) bool {
+	var miss uint64
+	t0 := 0
+	for w := range f.nwords {
+		off := min(8*w, f.n-8)
+		b := s[off : off+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		t1 := int(f.wordEnd[w])
+		var in uint64
+		for _, t := range f.terms[t0:t1] {
+			in |= (x + t.addLo) &^ (x + t.addAbove) & t.mask
+		}
+		t0 = t1
+		// A byte that is not ASCII is in no set; its high bit says so.
+		miss |= in ^ highs | x&highs
 	}
 	return miss == 0
 }

@@ -10,12 +10,14 @@
 // into a compact, pointer-free Thompson program (compile.go), bounded in
 // size before it is built. Matching runs a lazily built DFA over that
 // program (dfa.go): time linear in the input, a bounded state cache, and a
-// mode that stops building states when the cache thrashes. Two cheaper
+// mode that stops building states when the cache thrashes. Three cheaper
 // paths come first: a pattern that is a fixed sequence of ASCII sets (a
-// UUID) tests each byte against its set (fixed.go), and a pattern's first
-// short texts run on a Pike VM over the same program, which needs no DFA
-// (see pikePromote). The Pike VM is also the reference the DFA is tested
-// against.
+// UUID) tests its bytes against their sets, eight at a time where that
+// pays (fixed.go); a pattern that starts with one (a timestamp's date and
+// time) tests its first bytes so and leaves only the rest to the matcher;
+// and a pattern's first short texts run on a Pike VM over the same
+// program, which needs no DFA (see pikePromote). The Pike VM is also the
+// reference the DFA is tested against.
 package pattern
 
 import (
@@ -45,6 +47,10 @@ type Pattern struct {
 	midEmpty bool
 
 	fixed *fixedSeq // the fast path of a fixed sequence of ASCII sets, or nil
+	// prefix is a fixed sequence of ASCII sets the pattern starts with,
+	// and the pattern that goes on from it, anchored where the sequence
+	// ends; nil unless fixedOf found one.
+	prefix *prefixed
 
 	mu       sync.Mutex // guards dfa and pikeWork
 	dfa      *dfa       // the lazily built DFA, made when matching has used the Pike VM enough
@@ -125,7 +131,7 @@ func (p *Pattern) analyze() {
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
-	p.fixed = fixedOf(p)
+	p.fixed, p.prefix = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
@@ -254,6 +260,19 @@ func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok 
 			return false, len(s), false
 		}
 		return p.fixed.match(s), len(s), true
+	}
+	if pp := p.prefix; pp != nil {
+		// The same count again: the prefix's bytes up front, the rest's
+		// as it counts them.
+		if len(s) > budget {
+			return false, len(s), false
+		}
+		if !pp.seq.match(s) {
+			return false, len(s), true
+		}
+		n := pp.seq.n
+		matched, work, ok = pp.rest.MatchBudget(s[n:], budget-n)
+		return matched, work + n, ok
 	}
 	if !p.mu.TryLock() {
 		// Another goroutine is using the DFA: search without it.

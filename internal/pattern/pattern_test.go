@@ -20,6 +20,8 @@ var cases = []struct{ pattern string }{
 	// Fixed sequences of ASCII sets (the fixedSeq fast path) and near misses.
 	{`^[0-9a-f]{4}-[0-9a-f]{2}$`}, {`^evt_[A-Za-z0-9]{4}`}, {`^\d{4}-\d{2}$`}, {`^(?:ab)c$`}, {`^[]a`},
 	{`^\x7f$`}, {`^[^a]$`}, {`^[\0-\x7f]{2}$`}, {`^a$|^b$`}, {`^\s$`}, {`^^a$$`}, {`a$`},
+	// Fixed prefixes matched apart from the rest, and near misses.
+	{`^\d{4}-\d{2}(?:Z|[+-]\d{2})$`}, {`^abcd(?:é|e)+$`}, {`^(ab)(cd)x*`}, {`^abcd\b`}, {`^abcd.$`},
 }
 
 var inputs = []string{
@@ -28,7 +30,8 @@ var inputs = []string{
 	"a\nb\n", "abcd", "aaac", "ac", "cc", "héé", "💩💩", "💩", "$12.50", "$5", "12.0.0.1", "1.2.3.4",
 	"under_score", "sp ace", "abd", "\x00", "a\u00e9", "ab\nc", "\u2028", "\r", " \u00a0\ufeff", "QUJD+/==",
 	"09af-1b", "09af-1b\n", "09aF-1b", "09af-1b2", "evt_aB3z", "evt_aB3zé", "evt_é3z", "2026-11", "2026-1",
-	"abc", "\x7f", "\x7f\x7f", "é", "\x00\x7f", " ",
+	"abc", "\x7f", "\x7f\x7f", "é", "\x00\x7f", " ", "2026-11Z", "2026-11+01", "2026-11+0", "2026-11Z\n",
+	"abcde", "abcdé", "abcdeé", "abcd", "abcdx", "abcdxx", "abcd\n", "abcd😀", "abcd-", "abce",
 }
 
 // TestFixedSequences checks which patterns take the fixedSeq fast path, so
@@ -49,6 +52,31 @@ func TestFixedSequences(t *testing.T) {
 		}
 		if got := p.fixed != nil; got != want {
 			t.Errorf("%q: fast path %v, want %v", src, got, want)
+		}
+	}
+}
+
+// TestFixedPrefixes checks which patterns have their fixed prefix matched
+// apart from the rest, and how long the prefix is.
+func TestFixedPrefixes(t *testing.T) {
+	for src, want := range map[string]int{
+		`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`: 19,
+		`^abcd(?:é|e)+$`: 4, `^abcd(?:x|$)`: 4, `^[0-9]{4}😀?$`: 4, `^abcd.$`: 4, `^(ab)(cd)x*`: 4,
+		`^abc[^a]`:     0, // too short to pay
+		`^abcd\b`:      0, // \b would need the character before the rest
+		`^abcd(?:^|x)`: 0, // so would ^
+		`^abcd$x`:      0, `abcd.*`: 0, `^abcd`: 0, `^[A-Z]{3}-\d{4}|^x`: 0,
+	} {
+		p, _, err := Compile(src, 1000)
+		if err != nil || p == nil {
+			t.Fatalf("Compile(%q) = %v, %v", src, p, err)
+		}
+		got := 0
+		if p.prefix != nil {
+			got = p.prefix.seq.n
+		}
+		if got != want {
+			t.Errorf("%q: prefix of %d sets, want %d", src, got, want)
 		}
 	}
 }

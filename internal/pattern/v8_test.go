@@ -103,6 +103,9 @@ func TestAgreesWithV8(t *testing.T) {
 	for _, p := range handPicked {
 		add(p, nil)
 	}
+	for _, c := range prefixPicked {
+		add(c.P, c.In)
+	}
 	for _, p := range v8Rejects {
 		add(p, nil)
 	}
@@ -184,6 +187,26 @@ var handPicked = []string{
 	`\ud83d`, `\ude00`, `[\ud800-\udfff]`, `^[^\ud83d]$`, `^[\ud83d\ude00]$`, `\ud83d\ude00|\ud800`, `^\S$`, `^\W$`,
 	`\B\ud83d`, `^[\u{D800}-\u{DBFF}][\u{DC00}-\u{DFFF}]$`, `\u{D83D}\u{DE00}`, `^.\B.$`, `\B|a`, `(?:\B)+`,
 	`^\p{Lowercase}+$`, `^\p{Uppercase}$`, `\p{ID_Start}\p{ID_Continue}*`, `\p{Extended_Pictographic}`,
+}
+
+// prefixPicked are patterns that start with a fixed sequence of ASCII sets
+// (matched apart from the rest of the pattern, see fixedOf) or nearly do,
+// with texts that reach past the prefix.
+var prefixPicked = []v8Case{
+	{`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`, []string{
+		"2026-11-18T10:17:13.276Z", "2026-11-18T10:17:13Z", "2026-11-18T10:17:13+01:00", "2026-11-18T10:17:13.Z",
+		"2026-11-18T10:17:13", "2026-11-18T10:17:13Z\n", "2026-11-18t10:17:13Z", "2026-11-18T10:17:1Z", "٢026-11-18T10:17:13Z",
+		"2026-11-18T10:17:13.2😀Z", "2026-11-18T10:17:13.276Zx"}},
+	{`^abcd(?:é|e)+$`, []string{"abcde", "abcdé", "abcdeé", "abcd", "abcdée\n", "abcdf", "abce"}},
+	{`^ab-_[a-z]*`, []string{"ab-_", "ab-_x😀", "ab-", "xab-_", "ab-_\u2028"}},
+	{`^abcd\b`, []string{"abcd", "abcde", "abcd-", "abcd é"}},
+	{`^abcd\B`, []string{"abcd", "abcde", "abcd-"}},
+	{`^abcd(?:x|$)`, []string{"abcd", "abcdx", "abcdy", "abcd\n"}},
+	{`^[0-9]{4}😀?$`, []string{"1234", "1234😀", "1234😀😀", "123😀"}},
+	{`^abcd(?:^|x)`, []string{"abcd", "abcdx"}},
+	{`^abcd.$`, []string{"abcd\n", "abcd\u2028", "abcd😀", "abcdx", "abcd"}},
+	{`^abc[^a]`, []string{"abcé", "abca", "abc😀", "abc"}},
+	{`^[A-Z]{3}-\d{4}|^x`, []string{"ABC-1234", "x", "ABC-123"}},
 }
 
 // v8Rejects are patterns V8 rejects under the u flag (or that are not
