@@ -9,9 +9,12 @@ import (
 )
 
 // FuzzMCP posts arbitrary bodies to /mcp as an MCP client would. Every
-// answer must be 200, 202 (empty), 400 or 413, JSON, within
-// MaxMCPResponseBytes, and never more than one JSON-RPC response: a batch
-// is never answered item by item. Nothing may panic or answer 500.
+// answer must be 200, 202 (empty), 400 or 413, or 404 carrying a JSON-RPC
+// "method not found" error (how protocol 2026-07-28 answers an unknown
+// method, and the SDK takes any version that sorts after it for that
+// one); JSON, within MaxMCPResponseBytes, and never more than one JSON-RPC
+// response: a batch is never answered item by item. Nothing may panic or
+// answer 500.
 func FuzzMCP(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -44,6 +47,13 @@ func FuzzMCP(f *testing.F) {
 			}
 			return
 		case 200, 400, 413:
+		case 404:
+			var answer struct {
+				Error struct{ Code int } `json:"error"`
+			}
+			if json.Unmarshal(out, &answer) != nil || answer.Error.Code != -32601 {
+				t.Fatalf("status 404 without a JSON-RPC method-not-found error: %s", out)
+			}
 		default:
 			t.Fatalf("status %d: %s", rec.Code, out)
 		}
