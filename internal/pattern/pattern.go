@@ -254,19 +254,15 @@ func (p *Pattern) MatchString(s string) bool {
 // It returns the work spent; ok is false, and matched meaningless, when
 // the search stopped because it would have spent more than budget.
 func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
-	if p.fixed != nil {
+	if (p.fixed != nil || p.prefix != nil) && len(s) > budget {
 		// The DFA's count: one unit per byte of s, charged up front.
-		if len(s) > budget {
-			return false, len(s), false
-		}
+		return false, len(s), false
+	}
+	if p.fixed != nil {
 		return p.fixed.match(s), len(s), true
 	}
 	if pp := p.prefix; pp != nil {
-		// The same count again: the prefix's bytes up front, the rest's
-		// as it counts them.
-		if len(s) > budget {
-			return false, len(s), false
-		}
+		// The prefix's bytes up front, the rest's as it counts them.
 		if !pp.seq.match(s) {
 			return false, len(s), true
 		}
