@@ -40,6 +40,9 @@ func FuzzMCP(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		out := rec.Body.Bytes()
+		if version != "" && !isRevisionDate(version) && rec.Code != 400 && rec.Code != 413 {
+			t.Fatalf("MCP-Protocol-Version %q is no revision, answered %d: %s", version, rec.Code, out)
+		}
 		switch rec.Code {
 		case 202:
 			if len(out) != 0 {

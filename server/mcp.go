@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,6 +41,9 @@ const mcpServerVersion = "0.3.0"
 //   - an empty or non-JSON body: 400 invalid_json
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request
+//   - an MCP-Protocol-Version header that is not a date (YYYY-MM-DD): 400
+//     invalid_request; an unsupported date before 2026-07-28 gets the SDK's
+//     400, also as invalid_request
 //   - a JSON-RPC batch (a top-level array), whatever MCP-Protocol-Version
 //     the client sends: 400 with one JSON-RPC error (code -32600, id null),
 //     so one request is never many answers
@@ -105,6 +109,14 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
 	}
+	if v := r.Header.Get(mcpVersionHeader); v != "" && !isRevisionDate(v) {
+		mcpWriteError(w, http.StatusBadRequest, &preflight.Error{
+			Code: preflight.CodeInvalidRequest,
+			Message: "the " + mcpVersionHeader + " header names no MCP revision: expected a date such as 2025-06-18, found " +
+				strconv.Quote(clip.String(v)),
+		})
+		return
+	}
 	if h.gate != nil {
 		release := h.gate.enter(r.Context())
 		if release == nil {
@@ -120,6 +132,28 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ew := &mcpEnvelopeWriter{w: w}
 	h.sdk.ServeHTTP(ew, r)
 	ew.finish(id)
+}
+
+// mcpVersionHeader carries the MCP revision a client speaks after
+// initialization.
+const mcpVersionHeader = "MCP-Protocol-Version"
+
+// isRevisionDate reports whether v has the form of an MCP revision, a date
+// YYYY-MM-DD. MCP answers an invalid or unsupported version with 400; the
+// SDK refuses unknown revisions before 2026-07-28 itself but reads any
+// later-sorting text, dated or not (such as "2\xef15-01-01"), as its newest
+// revision, so a value that is not a date at all is refused here.
+func isRevisionDate(v string) bool {
+	if len(v) != len("2006-01-02") || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; i != 4 && i != 7 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	month, day := v[5:7], v[8:10]
+	return "01" <= month && month <= "12" && "01" <= day && day <= "31"
 }
 
 // mcpReadBody reads the body as every route does (readLimited) and rejects
