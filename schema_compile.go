@@ -472,7 +472,7 @@ const (
 
 // maxSchemaClassRanges bounds the character-class ranges of all of a
 // schema's patterns together, counted as written (one per range or
-// character of a class, about 660 for \p{L}, 1 for \d; see
+// character of a class, about 680 for \p{L}, 1 for \d; see
 // pattern.CompileWithin). Parsing and compiling a class costs time in its
 // ranges, not in the one instruction it becomes, so without this bound a
 // 32 KiB schema of 1,900 distinct classes such as [\p{L}\u{2000}] costs
