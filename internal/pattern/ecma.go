@@ -299,7 +299,11 @@ func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	case '{':
 		var ok bool
 		if lo, hi, ok = p.braces(); !ok {
-			return nil, p.errAt(p.pos, p.pos+1, "incomplete quantifier (under the u flag a '{' must start {n}, {n,} or {n,m}; write \\{ for the character)")
+			end := p.pos + 1 // the '{' and the digits and comma after it
+			for end < len(p.src) && ('0' <= p.src[end] && p.src[end] <= '9' || p.src[end] == ',') {
+				end++
+			}
+			return nil, p.errAt(p.pos, end, "incomplete quantifier (under the u flag a '{' must start {n}, {n,} or {n,m}; write \\{ for the character)")
 		}
 		if hi != -1 && hi < lo {
 			return nil, p.errAt(q, p.pos, "numbers out of order in {} quantifier")
@@ -621,11 +625,18 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 			p.pos += 2
 			return nil, hexValue(p.src[p.pos-2 : p.pos]), nil
 		}
-		return nil, 0, p.errAt(start, start+2, "invalid escape: \\x must be followed by two hex digits")
+		return nil, 0, p.errAt(start, p.hexRun(start+2, 2), "invalid escape: \\x must be followed by two hex digits")
 	case 'u':
 		r, ok := p.unicodeEscape()
 		if !ok {
-			return nil, 0, p.errAt(start, start+2, "invalid unicode escape: write \\uXXXX or \\u{X…} up to 10FFFF")
+			end := p.hexRun(start+2, 4)
+			if p.peekIs('{') {
+				end = p.hexRun(start+3, len(p.src))
+				if end < len(p.src) && p.src[end] == '}' {
+					end++
+				}
+			}
+			return nil, 0, p.errAt(start, end, "invalid unicode escape: write \\uXXXX or \\u{X…} up to 10FFFF")
 		}
 		return nil, r, nil
 	case 'b':
@@ -642,6 +653,15 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 	p.pos = start + 1
 	_, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	return nil, 0, p.errAt(start, p.pos+n, "invalid escape (under the u flag only syntax characters and / may be escaped; there is no \\A, \\z, \\Q…\\E or \\h)")
+}
+
+// hexRun returns where a run of at most n hex digits from src[at] ends.
+func (p *parser) hexRun(at, n int) int {
+	end := at
+	for end < len(p.src) && end-at < n && isHex(p.src[end]) {
+		end++
+	}
+	return end
 }
 
 // unicodeEscape parses what follows \u: XXXX (a surrogate pair written as
