@@ -111,6 +111,7 @@ func TestPatternRefusals(t *testing.T) {
 		{`(?P<n>x)`, `invalid group`},
 		{`\e`, `invalid escape (under the u flag only syntax characters and / may be escaped; there is no \A, \z, \Q…\E or \h): "\\e" at offset 0`},
 		{`ab{`, `incomplete quantifier`},
+		{strings.Repeat("(", 1000) + strings.Repeat(")", 1000), `the pattern is over a limit of this validator (JavaScript has none): groups are nested more than 999 deep: "(" at offset 999`},
 		{`ab{1,`, `incomplete quantifier (under the u flag a '{' must start {n}, {n,} or {n,m}; write \{ for the character): "{1," at offset 2`},
 		{`\u{110000}`, `invalid unicode escape: write \uXXXX or \u{X…} up to 10FFFF: "\\u{110000}" at offset 0`},
 		{`\x4G`, `invalid escape: \x must be followed by two hex digits: "\\x4" at offset 0`},

@@ -493,5 +493,8 @@ func patternReason(err error) string {
 	if pe.Unsupported {
 		return pe.Reason + " " + piece + at + " is not supported: " + pattern.NotRegular
 	}
+	if pe.TooDeep {
+		return "the pattern is over a limit of this validator (JavaScript has none): " + pe.Reason + ": " + piece + at
+	}
 	return "the pattern is not valid ECMA-262 (JavaScript, u flag): " + pe.Reason + ": " + piece + at
 }

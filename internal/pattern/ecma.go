@@ -23,6 +23,9 @@ type Error struct {
 	// ranges than CompileWithin allowed (Piece is the class that went
 	// over); the pattern itself may be valid.
 	OverRanges bool
+	// TooDeep marks a pattern whose groups nest deeper than this package
+	// parses (Piece is the group that went over); it may be valid.
+	TooDeep bool
 }
 
 func (e *Error) Error() string {
@@ -228,9 +231,6 @@ func (p *parser) lookingAt(s string) bool {
 
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
-	if depth >= maxDepth {
-		return nil, p.errAt(p.pos, p.pos+1, "groups are nested too deeply")
-	}
 	base := len(p.stack)
 	defer func() { p.stack = p.stack[:base] }()
 	for {
@@ -412,6 +412,11 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 // group parses a parenthesized group, after refusing lookaround.
 func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 	start := p.pos
+	if depth+1 >= maxDepth {
+		e := p.errAt(start, start+1, "groups are nested more than "+strconv.Itoa(maxDepth-1)+" deep")
+		e.TooDeep = true
+		return nil, false, e
+	}
 	p.pos++ // '('
 	lookaround := ""
 	switch {
