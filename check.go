@@ -273,7 +273,7 @@ func plainHTTPURL(s string) bool {
 // its own timer. Compiling the schema's patterns, before validation, has
 // bounds of its own: 3,000 program instructions per pattern, 30,000 per
 // schema, and 60,000 character-class ranges per schema (a range or
-// character in a class counts one, \p{L} about 660); a schema over them
+// character in a class counts one, \p{L} about 680); a schema over them
 // is refused with unsupported_pattern naming the pattern.
 func Check(req *CheckRequest) (*CheckResult, error) {
 	p, err := parsedFor(req)

@@ -472,7 +472,7 @@ const (
 
 // maxSchemaClassRanges bounds the character-class ranges of all of a
 // schema's patterns together, counted as written (one per range or
-// character of a class, about 660 for \p{L}, 1 for \d; see
+// character of a class, about 680 for \p{L}, 1 for \d; see
 // pattern.CompileWithin). Parsing and compiling a class costs time in its
 // ranges, not in the one instruction it becomes, so without this bound a
 // 32 KiB schema of 1,900 distinct classes such as [\p{L}\u{2000}] costs
@@ -492,6 +492,9 @@ func patternReason(err error) string {
 	piece, at := echoQuote(pe.Piece), " at offset "+strconv.Itoa(pe.Offset)
 	if pe.Unsupported {
 		return pe.Reason + " " + piece + at + " is not supported: " + pattern.NotRegular
+	}
+	if pe.TooDeep {
+		return "the pattern is over a limit of this validator (JavaScript has none): " + pe.Reason + ": " + piece + at
 	}
 	return "the pattern is not valid ECMA-262 (JavaScript, u flag): " + pe.Reason + ": " + piece + at
 }

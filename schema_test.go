@@ -109,9 +109,9 @@ func TestSchemaCompileErrors(t *testing.T) {
 				unsupported("/schema/format", "format"),
 				invalid("/schema/type", typeWant+`"strnig"`),
 			}},
-		{"pattern wins the code over ill-formed values", `{"minLength":-1,"pattern":"\\1"}`, CodeUnsupportedPattern, []Issue{
+		{"pattern wins the code over ill-formed values", `{"minLength":-1,"pattern":"(a)\\1"}`, CodeUnsupportedPattern, []Issue{
 			invalid("/schema/minLength", "expected a non-negative integer, found -1"),
-			{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `the back-reference "\\1" at offset 0 is not supported: ` + notRegular},
+			{Path: "/schema/pattern", Code: IssueUnsupportedPattern, Message: `the back-reference "\\1" at offset 3 is not supported: ` + notRegular},
 		}},
 		{"a long keyword name is clipped in the message but not in the pointer", `{"` + strings.Repeat("k", 70) + `":1}`, CodeUnsupportedSchemaKeyword,
 			[]Issue{{Path: "/schema/" + strings.Repeat("k", 70), Code: IssueUnsupportedSchemaKeyword,

@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math"
 	"regexp/syntax"
 	"strconv"
 	"sync"
@@ -22,6 +23,9 @@ type Error struct {
 	// ranges than CompileWithin allowed (Piece is the class that went
 	// over); the pattern itself may be valid.
 	OverRanges bool
+	// TooDeep marks a pattern whose groups nest deeper than this package
+	// parses (Piece is the group that went over); it may be valid.
+	TooDeep bool
 }
 
 func (e *Error) Error() string {
@@ -48,6 +52,15 @@ type parser struct {
 	src   string
 	pos   int
 	names map[string]bool // named groups seen, to refuse duplicates as V8 does
+
+	// A pattern that is valid but not regular is refused only once the
+	// whole of it has parsed, so that an invalid one is called invalid
+	// whatever comes first: notRegular is its first lookaround or
+	// back-reference, and refs the back-references, which are valid only
+	// if the group they name or number exists somewhere in the pattern.
+	groups     int // capturing groups
+	notRegular *Error
+	refs       []backRef
 
 	// The tree lives only until it is compiled, so its nodes, their
 	// child lists and class ranges come from buffers reused across
@@ -105,6 +118,7 @@ func (p *parser) release() {
 	clear(p.subs[:cap(p.subs)])
 	clear(p.stack[:cap(p.stack)])
 	p.subs, p.ranges, p.stack, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], nil, ""
+	p.groups, p.notRegular, p.refs = 0, nil, p.refs[:0]
 	parsers.Put(p)
 }
 
@@ -157,7 +171,37 @@ func (p *parser) parse() (*syntax.Regexp, error) {
 	if p.pos < len(src) { // only a ')' stops a top-level disjunction
 		return nil, p.errAt(p.pos, p.pos+1, "unmatched ')'")
 	}
+	for _, r := range p.refs {
+		switch {
+		case r.name != "" && !p.names[r.name]:
+			return nil, p.errAt(r.start, r.end, "invalid named reference: the pattern has no group of that name")
+		case r.name == "" && r.number > p.groups:
+			return nil, p.errAt(r.start, r.end, "invalid escape: a back-reference \\N needs at least N capturing groups, and the pattern has "+
+				strconv.Itoa(p.groups)+" (under the u flag there are no octal escapes)")
+		}
+	}
+	if p.notRegular != nil {
+		return nil, p.notRegular
+	}
 	return re, nil
+}
+
+// backRef is a back-reference, by number or by name, to check once the
+// pattern's groups are known.
+type backRef struct {
+	start, end int
+	number     int
+	name       string
+}
+
+// deferNotRegular notes a construct, from src[from:to], that ECMA-262
+// defines but a regular-language matcher cannot run, and returns a node
+// that stands for it while the rest of the pattern is parsed.
+func (p *parser) deferNotRegular(from, to int, what string) *syntax.Regexp {
+	if p.notRegular == nil {
+		p.notRegular = p.unsupported(from, to, what)
+	}
+	return p.node(syntax.OpEmptyMatch)
 }
 
 // errAt builds the error for src[from:to].
@@ -187,9 +231,6 @@ func (p *parser) lookingAt(s string) bool {
 
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
-	if depth >= maxDepth {
-		return nil, p.errAt(p.pos, p.pos+1, "groups are nested too deeply")
-	}
 	base := len(p.stack)
 	defer func() { p.stack = p.stack[:base] }()
 	for {
@@ -258,10 +299,18 @@ func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	case '{':
 		var ok bool
 		if lo, hi, ok = p.braces(); !ok {
-			return nil, p.errAt(p.pos, p.pos+1, "incomplete quantifier (under the u flag a '{' must start {n}, {n,} or {n,m}; write \\{ for the character)")
+			end := p.pos + 1 // the '{' and the digits and comma after it
+			for end < len(p.src) && ('0' <= p.src[end] && p.src[end] <= '9' || p.src[end] == ',') {
+				end++
+			}
+			return nil, p.errAt(p.pos, end, "incomplete quantifier (under the u flag a '{' must start {n}, {n,} or {n,m}; write \\{ for the character)")
 		}
 		if hi != -1 && hi < lo {
 			return nil, p.errAt(q, p.pos, "numbers out of order in {} quantifier")
+		}
+		lo = min(lo, maxCount)
+		if hi != -1 {
+			hi = min(hi, maxCount)
 		}
 	default:
 		return atom, nil
@@ -290,13 +339,16 @@ func (p *parser) term(depth int) (*syntax.Regexp, error) {
 }
 
 // braces parses {n}, {n,} or {n,m} at p.pos, saturating numbers at
-// maxCount; ok is false, and p.pos unchanged, when there is none.
+// maxCount; ok is false, and p.pos unchanged, when there is none. The
+// order of n and m is checked (by the caller) on the numbers saturated at
+// 2^31-1 instead, as V8 checks it: {100001,100000} is out of order, and
+// {3000000000,2200000000} is not.
 func (p *parser) braces() (lo, hi int, ok bool) {
 	i := p.pos + 1
 	num := func() (int, bool) {
 		start, n := i, 0
 		for i < len(p.src) && '0' <= p.src[i] && p.src[i] <= '9' {
-			n = min(n*10+int(p.src[i]-'0'), maxCount)
+			n = min(n*10+int(p.src[i]-'0'), math.MaxInt32)
 			i++
 		}
 		return n, i > start
@@ -360,12 +412,20 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 // group parses a parenthesized group, after refusing lookaround.
 func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 	start := p.pos
+	if depth+1 >= maxDepth {
+		e := p.errAt(start, start+1, "groups are nested more than "+strconv.Itoa(maxDepth-1)+" deep")
+		e.TooDeep = true
+		return nil, false, e
+	}
 	p.pos++ // '('
+	lookaround := ""
 	switch {
 	case p.lookingAt("?="), p.lookingAt("?!"):
-		return nil, false, p.unsupported(start, start+3, "lookahead")
+		lookaround = p.src[start : start+3]
+		p.pos += 2
 	case p.lookingAt("?<="), p.lookingAt("?<!"):
-		return nil, false, p.unsupported(start, start+4, "lookbehind")
+		lookaround = p.src[start : start+4]
+		p.pos += 3
 	case p.lookingAt("?:"):
 		p.pos += 2
 	case p.lookingAt("?<"):
@@ -373,8 +433,11 @@ func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 		if err := p.groupName(start); err != nil {
 			return nil, false, err
 		}
+		p.groups++
 	case p.lookingAt("?"):
 		return nil, false, p.errAt(start, start+3, "invalid group (JavaScript has no inline flags such as (?i) and no (?P<name>…); use (?:…) or (?<name>…))")
+	default:
+		p.groups++
 	}
 	re, err := p.disjunction(depth + 1)
 	if err != nil {
@@ -384,6 +447,14 @@ func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 		return nil, false, p.errAt(start, start+1, "unterminated group")
 	}
 	p.pos++
+	if lookaround != "" {
+		// An assertion: under the u flag it takes no quantifier.
+		what := "lookahead"
+		if len(lookaround) == 4 {
+			what = "lookbehind"
+		}
+		return p.deferNotRegular(start, start+len(lookaround), what), true, nil
+	}
 	return re, false, nil
 }
 
@@ -454,20 +525,23 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 		return p.node(syntax.OpNoWordBoundary), true, nil
 	case 'k':
 		p.pos++
-		end := p.pos
 		if p.peekIs('<') {
 			p.pos++
-			if _, ok := p.identifier(); ok && p.peekIs('>') {
-				end = p.pos + 1
+			if name, ok := p.identifier(); ok && p.peekIs('>') {
+				p.pos++
+				p.refs = append(p.refs, backRef{start: start, end: p.pos, name: name})
+				return p.deferNotRegular(start, p.pos, "the named back-reference"), false, nil
 			}
 		}
-		return nil, false, p.unsupported(start, end, "the named back-reference")
+		return nil, false, p.errAt(start, max(p.pos, start+2), "invalid named reference (write \\k<name>)")
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		end := p.pos
-		for end < len(p.src) && '0' <= p.src[end] && p.src[end] <= '9' {
-			end++
+		n := 0
+		for p.more() && '0' <= p.src[p.pos] && p.src[p.pos] <= '9' {
+			n = min(n*10+int(p.src[p.pos]-'0'), math.MaxInt32)
+			p.pos++
 		}
-		return nil, false, p.unsupported(start, end, "the back-reference")
+		p.refs = append(p.refs, backRef{start: start, end: p.pos, number: n})
+		return p.deferNotRegular(start, p.pos, "the back-reference"), false, nil
 	case '-':
 		return nil, false, p.errAt(start, start+2, "invalid escape (\\- is allowed only inside a class under the u flag)")
 	}
@@ -484,9 +558,14 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 	return p.literal(r), false, nil
 }
 
+// emptySet is the ranges of a class escape that matches nothing, such as
+// \P{Any}: empty, but not nil, which would mean a character.
+var emptySet = make([]rune, 0)
+
 // escape parses the escape after a backslash that means a character or a
 // class, the same inside and outside a class but for \b (inClass:
-// backspace). It returns either ranges (a class) or one character.
+// backspace). It returns either ranges (a class, possibly empty but never
+// nil) or one character.
 func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 	start := p.pos - 1
 	c := p.src[p.pos]
@@ -522,7 +601,7 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 			return nil, 0, p.errAt(start, p.pos, reason)
 		}
 		if c == 'P' {
-			set = cached("P"+body, func() []rune { return negate(set) })
+			set = cached("P"+body, func() []rune { return append(emptySet, negate(set)...) })
 		}
 		return set, 0, nil
 	case 'f':
@@ -551,11 +630,18 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 			p.pos += 2
 			return nil, hexValue(p.src[p.pos-2 : p.pos]), nil
 		}
-		return nil, 0, p.errAt(start, start+2, "invalid escape: \\x must be followed by two hex digits")
+		return nil, 0, p.errAt(start, p.hexRun(start+2, 2), "invalid escape: \\x must be followed by two hex digits")
 	case 'u':
 		r, ok := p.unicodeEscape()
 		if !ok {
-			return nil, 0, p.errAt(start, start+2, "invalid unicode escape: write \\uXXXX or \\u{X…} up to 10FFFF")
+			end := p.hexRun(start+2, 4)
+			if p.peekIs('{') {
+				end = p.hexRun(start+3, len(p.src))
+				if end < len(p.src) && p.src[end] == '}' {
+					end++
+				}
+			}
+			return nil, 0, p.errAt(start, end, "invalid unicode escape: write \\uXXXX or \\u{X…} up to 10FFFF")
 		}
 		return nil, r, nil
 	case 'b':
@@ -572,6 +658,15 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 	p.pos = start + 1
 	_, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	return nil, 0, p.errAt(start, p.pos+n, "invalid escape (under the u flag only syntax characters and / may be escaped; there is no \\A, \\z, \\Q…\\E or \\h)")
+}
+
+// hexRun returns where a run of at most n hex digits from src[at] ends.
+func (p *parser) hexRun(at, n int) int {
+	end := at
+	for end < len(p.src) && end-at < n && isHex(p.src[end]) {
+		end++
+	}
+	return end
 }
 
 // unicodeEscape parses what follows \u: XXXX (a surrogate pair written as

@@ -28,25 +28,30 @@ type fixedSeq struct {
 	at   []uint8              // per position, its set in sets; nil when words test them
 	sets [fixedSets][2]uint64 // bitmaps of ASCII bytes
 	end  bool                 // the pattern ends with $
-	// When the sequence has at least eight positions and no eight need
-	// more than maxTerms range tests, the words test eight positions at a
+	// When the sequence has at least eight positions and none of its sets
+	// has more than maxTerms ranges, the words test eight positions at a
 	// time: word w tests positions min(8w, n-8) to that plus 7 (the last
-	// may overlap the one before) with terms[wordEnd[w-1]:wordEnd[w]].
-	nwords  int
-	wordEnd [maxFixed / 8]uint16
-	terms   []rangeTerm
-	// termsBuf holds the terms of most sequences (a UUID has 12), so
+	// may overlap the one before) with terms[w*per:(w+1)*per].
+	nwords int
+	per    int // the terms of each word: the most ranges of any set
+	terms  []rangeTerm
+	// termsBuf holds the terms of most sequences (a UUID has 10), so
 	// that they cost no allocation of their own; f must not be copied
 	// once it has words.
 	termsBuf [16]rangeTerm
 }
 
-// rangeTerm tests eight ASCII bytes at once against one range lo..hi of
-// the sets of some of their positions: adding ones*(0x80-lo) sets a
-// byte's high bit when the byte is at least lo, and adding
-// ones*(0x80-hi-1) when it is above hi (an ASCII byte plus at most 0x80
-// never carries into the next byte). mask has the high bits of the
-// positions whose set holds the range.
+// rangeTerm tests eight ASCII bytes at once, each against one range lo..hi
+// of its position's set (a range of its own per byte): adding 0x80-lo to
+// a byte sets its high bit when the byte is at least lo, and adding
+// 0x80-hi-1 when it is above hi (an ASCII byte plus at most 0x80 never
+// carries into the next byte). addLo and addAbove hold those addends, a
+// byte each; mask has the high bits of the positions tested.
+//
+// Term j of a word tests each position against the j-th range of its set,
+// so a word needs as many terms as its sets have ranges at most, however
+// many different sets it holds: ^evt_[A-Za-z0-9]{16}$ tests its first
+// eight bytes with three terms.
 type rangeTerm struct{ addLo, addAbove, mask uint64 }
 
 // Masks of eight bytes: the low bit of each, the high bit of each.
@@ -60,9 +65,9 @@ const (
 const maxTerms = 12
 
 // init makes f, which must be zero, the fixed sequence of the sets at
-// (indexes into the first nsets of sets), with word tests when they pay. It allocates a copy of at
-// when they do not, and the terms when they are too many for f's own
-// array.
+// (indexes into the first nsets of sets), with word tests when they pay.
+// It allocates a copy of at when they do not, and the terms when they are
+// too many for f's own array.
 func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bool) {
 	f.n, f.sets, f.end = len(at), sets, end
 	if f.setWords(at, nsets) {
@@ -72,63 +77,49 @@ func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bo
 }
 
 // setWords sets up f's word tests for the positions at and reports whether
-// they pay. A first pass counts the terms, so that they are allocated
-// once.
+// they pay. Every word gets the same number of terms, so that the loop
+// over a word's terms runs the same number of times for each word of a
+// text, and the processor predicts where it ends.
 func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 	n := len(at)
 	if n < 8 {
 		return false
 	}
 	// The ranges of each set, found once: runs[first[k]:first[k+1]]. A
-	// set of more than maxTerms ranges would be too many for any word.
+	// set of more than maxTerms ranges is too many for a word.
 	var runs [fixedSets * (maxTerms + 1)][2]uint8
 	var first [fixedSets + 1]int
+	per := 0
 	for k := range nsets {
 		first[k+1] = first[k] + len(appendRuns(runs[first[k]:first[k]:first[k]+maxTerms+1], f.sets[k]))
+		per = max(per, first[k+1]-first[k]) // every set of sets[:nsets] is used
+	}
+	if per > maxTerms {
+		return false
 	}
 	nwords := (n + 7) / 8
-	total := 0
-	for w := range nwords {
-		count := 0
-		masks := wordMasks(at, w)
-		for k, mask := range masks[:nsets] {
-			if mask != 0 {
-				count += first[k+1] - first[k]
-			}
-		}
-		if count > maxTerms {
-			return false
-		}
-		total += count
-	}
 	f.terms = f.termsBuf[:0]
-	if total > len(f.termsBuf) {
+	if total := nwords * per; total > len(f.termsBuf) {
 		f.terms = make([]rangeTerm, 0, total)
 	}
 	for w := range nwords {
-		masks := wordMasks(at, w)
-		for k, mask := range masks[:nsets] {
-			if mask == 0 {
-				continue
+		off := min(8*w, n-8)
+		for j := range per {
+			var t rangeTerm
+			for lane, k := range at[off : off+8] {
+				if j >= first[k+1]-first[k] {
+					continue // the set has fewer ranges: not tested here
+				}
+				r := runs[first[k]+j]
+				t.addLo |= (0x80 - uint64(r[0])) << (8 * lane)
+				t.addAbove |= (0x7f - uint64(r[1])) << (8 * lane)
+				t.mask |= 0x80 << (8 * lane)
 			}
-			for _, r := range runs[first[k]:first[k+1]] {
-				f.terms = append(f.terms, rangeTerm{ones * (0x80 - uint64(r[0])), ones * (0x7f - uint64(r[1])), mask})
-			}
+			f.terms = append(f.terms, t)
 		}
-		f.wordEnd[w] = uint16(len(f.terms))
 	}
-	f.nwords = nwords
+	f.nwords, f.per = nwords, per
 	return true
-}
-
-// wordMasks returns, per set, the high bits of the positions of word w
-// (of the positions at) that hold it.
-func wordMasks(at []uint8, w int) (masks [fixedSets]uint64) {
-	off := min(8*w, len(at)-8)
-	for j, k := range at[off : off+8] {
-		masks[k%fixedSets] |= 0x80 << (8 * j)
-	}
-	return masks
 }
 
 // appendRuns appends the runs of consecutive bytes of the ASCII bitmap
@@ -344,18 +335,17 @@ func (f *fixedSeq) matchBytes(s string) bool {
 // tests overlap too.
 func (f *fixedSeq) matchWords(s string) bool {
 	var miss uint64
-	t0 := 0
+	per := f.per
+	terms := f.terms[:f.nwords*per]
 	for w := range f.nwords {
 		off := min(8*w, f.n-8)
 		b := s[off : off+8]
 		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		t1 := int(f.wordEnd[w])
 		var in uint64
-		for _, t := range f.terms[t0:t1] {
+		for _, t := range terms[w*per : w*per+per] {
 			in |= (x + t.addLo) &^ (x + t.addAbove) & t.mask
 		}
-		t0 = t1
 		// A byte that is not ASCII is in no set; its high bit says so.
 		miss |= in ^ highs | x&highs
 	}

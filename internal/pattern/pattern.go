@@ -97,7 +97,7 @@ func Compile(src string, limit int) (*Pattern, int, error) {
 
 // CompileWithin is Compile with a bound on the character-class ranges
 // the pattern may hold: rangeRoom counts one per range of every class as
-// written (a \p{L} is about 660, [a-z0-9_] three, \d one) before
+// written (a \p{L} is about 680, [a-z0-9_] three, \d one) before
 // classes are merged, and bounds the work of parsing and compiling
 // classes, which the program's instruction count does not see (a
 // [\p{L}] is one instruction). A pattern that needs more is refused with

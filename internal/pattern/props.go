@@ -5,12 +5,11 @@ package pattern
 import (
 	"strings"
 	"sync"
-	"unicode"
 )
 
 // generalCategories maps every General_Category value name and alias
-// ECMA-262 accepts to the two-letter categories of Go's unicode tables
-// it unites ("Cn", unassigned, is derived: Go has no table for it).
+// ECMA-262 accepts to the two-letter categories of categoryTables it
+// unites.
 var generalCategories = map[string][]string{}
 
 func init() {
@@ -69,10 +68,10 @@ func property(body string) ([]rune, string) {
 			if rs, ok := scriptExtensions[value]; ok {
 				return rs, ""
 			}
-		} else if _, ok := unicode.Scripts[value]; ok || value == "Unknown" {
-			return cached("sc="+value, func() []rune { return scriptRanges(value) }), ""
+		} else if rs, ok := scripts[value]; ok {
+			return rs, ""
 		}
-		return nil, "invalid property name: " + quoteName(value) + " is not a Script value known to Unicode " + unicode.Version
+		return nil, "invalid property name: " + quoteName(value) + " is not a Script value known to Unicode " + generatedUnicodeVersion
 	}
 	return nil, "invalid property name: " + quoteName(name) + " (only General_Category, Script and Script_Extensions take a value)"
 }
@@ -87,62 +86,19 @@ func cached(key string, build func() []rune) []rune {
 	return v.([]rune)
 }
 
-// categoryRanges unites Go's tables of the two-letter categories cats.
+// categoryRanges unites the tables of the two-letter categories cats.
 func categoryRanges(cats []string) []rune {
+	if len(cats) == 1 {
+		return categoryTables[cats[0]]
+	}
 	var s []span
 	for _, c := range cats {
-		if t, ok := unicode.Categories[c]; ok {
-			s = appendTable(s, t)
-			continue
-		}
-		if c == "Cn" { // older Go versions have no table for it
-			var assigned []span
-			for name, t := range unicode.Categories {
-				if len(name) == 2 {
-					assigned = appendTable(assigned, t)
-				}
-			}
-			rs := appendNegated(nil, merge(assigned))
-			for i := 0; i < len(rs); i += 2 {
-				s = append(s, span{rs[i], rs[i+1]})
-			}
+		rs := categoryTables[c]
+		for i := 0; i+1 < len(rs); i += 2 {
+			s = append(s, span{rs[i], rs[i+1]})
 		}
 	}
 	return spanRunes(merge(s))
-}
-
-// scriptRanges returns the ranges of a Script value; Unknown is every
-// code point no script claims.
-func scriptRanges(name string) []rune {
-	if name != "Unknown" {
-		return spanRunes(merge(appendTable(nil, unicode.Scripts[name])))
-	}
-	var s []span
-	for _, t := range unicode.Scripts {
-		s = appendTable(s, t)
-	}
-	return appendNegated(nil, merge(s))
-}
-
-// appendTable appends the ranges of t, strides expanded.
-func appendTable(s []span, t *unicode.RangeTable) []span {
-	for _, r := range t.R16 {
-		s = appendStrided(s, rune(r.Lo), rune(r.Hi), rune(r.Stride))
-	}
-	for _, r := range t.R32 {
-		s = appendStrided(s, rune(r.Lo), rune(r.Hi), rune(r.Stride))
-	}
-	return s
-}
-
-func appendStrided(s []span, lo, hi, stride rune) []span {
-	if stride == 1 {
-		return append(s, span{lo, hi})
-	}
-	for r := lo; r <= hi; r += stride {
-		s = append(s, span{r, r})
-	}
-	return s
 }
 
 func spanRunes(s []span) []rune {

@@ -79,6 +79,10 @@ var edgeInputs = []string{
 	"\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006", "\u2007", "\u2008", "\u2009", "\u200a", "\u202f", "\u205f", "\u3000", "\ufeff", "\u180e", "\u200b", "😀", "𝒜", "a😀b",
 	"\U0010ffff", "\x00", "\b", "-", "]", "\\", "/", "{", "}", "(", ")", "^", "$", ".", "*", "αβγ", "Ω", "ω",
 	"\u0660", "٣", "foo bar", "foo_bar", "a-b", "xyz", "abc123", "\u0300", "Ⅻ", "中文", "ab", "aa", "ba",
+	// Characters Unicode 16 and 17 added or moved, where an older table
+	// would differ from V8: Latin and Cyrillic additions, CJK extensions,
+	// Garay, and letters and marks whose category changed.
+	"\u1c89", "\ua7cb", "\u088f", "\U0002ebf0", "\U000323b0", "\U00010d40", "\u0295", "\U0001171e",
 }
 
 // TestAgreesWithV8 compares Compile and MatchString with node's
@@ -187,6 +191,8 @@ var handPicked = []string{
 	`\ud83d`, `\ude00`, `[\ud800-\udfff]`, `^[^\ud83d]$`, `^[\ud83d\ude00]$`, `\ud83d\ude00|\ud800`, `^\S$`, `^\W$`,
 	`\B\ud83d`, `^[\u{D800}-\u{DBFF}][\u{DC00}-\u{DFFF}]$`, `\u{D83D}\u{DE00}`, `^.\B.$`, `\B|a`, `(?:\B)+`,
 	`^\p{Lowercase}+$`, `^\p{Uppercase}$`, `\p{ID_Start}\p{ID_Continue}*`, `\p{Extended_Pictographic}`,
+	`\P{Any}`, `^\P{Any}*$`, `[\P{Any}]`, `[^\P{Any}]`, `a|\P{Any}`, `[\P{Any}a]`, `^\p{sc=Garay}+$`,
+	`\p{scx=Gara}`, `^\p{Script=Tolong_Siki}$`, `\p{Lo}`, `\p{Ll}`, `^\p{Mc}$`, `^\p{Mn}$`, `^[^\p{L}\p{N}]$`,
 }
 
 // prefixPicked are patterns that start with a fixed sequence of ASCII sets
@@ -221,11 +227,14 @@ var v8Rejects = []string{
 	`(?<a`, `(?s).`, `(?m)^`, `(?x) a`, `\`, `a\`, `[\B]`, `[\1]`, `[\k]`, `\8`, `\9`, `\01`, `x{2}{3}`,
 	`a{2,1}`, `(?#comment)`, `\p{Lowercase_Letter=Ll}`, `\p{ascii}`, `\p{l}`, `\p{ Lu}`, `[\p{L}-z]`,
 	`\y`, `\/\ `, `\_`, `\ `, `\'`, `\"`, `\%`, `(?i:a)`, `(?-i:a)`,
+	`[\P{Any}-a]`, `a{100001,100000}`, `a{2147483647,2147483646}`, `a{0002,01}`, `(a)\2`, `\10(a)`, `\k<`,
+	`\k<b>(?<a>x)`, `(?<a>x)\k`, `(?<!a)+`, `(?=a)?`, `(?=a)(`, `(?<=a)[`, `\1(?=a)`,
 }
 
 // notRegular are patterns V8 accepts that are refused as not regular
 // (lookaround, back-references), with Error.Unsupported set.
-var notRegular = []string{`(?=a)`, `(?!a)`, `(?<=a)`, `(?<!a)`, `(a)\1`, `(?<a>x)\k<a>`, `^(?=.*\d)\w+$`, `(?<n>.)\k<n>`}
+var notRegular = []string{`(?=a)`, `(?!a)`, `(?<=a)`, `(?<!a)`, `(a)\1`, `(?<a>x)\k<a>`, `^(?=.*\d)\w+$`, `(?<n>.)\k<n>`,
+	`\k<a>(?<a>x)`, `\1(a)`, `(?=(a))\1`, `\10(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)`}
 
 // gen draws random ECMA-262 patterns with a way to draw strings they may
 // match.

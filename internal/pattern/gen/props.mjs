@@ -1,13 +1,22 @@
-// props.mjs prints, as JSON, the Unicode property data that Go's unicode
-// package lacks, read from this node's own RegExp (V8 and ICU): the short
-// aliases of Script values, and the code point ranges of every
-// Script_Extensions value and of every binary property ECMA-262 lists.
-// Run by "go generate" in internal/pattern, which feeds it Go's script
-// names on standard input (one JSON array) and writes unicode_tables.go.
+// props.mjs prints, as JSON, the Unicode property data ECMA-262's \p{…}
+// needs, read from this node's own RegExp (V8 and ICU), so that every
+// property comes from one Unicode version, the one V8 uses: the code point
+// ranges of every General_Category value, Script value, Script_Extensions
+// value and binary property ECMA-262 lists, and the short aliases of
+// Script values. Run by "go generate" in internal/pattern, which feeds it
+// Go's script names on standard input (one JSON array) and writes
+// unicode_tables.go.
 
 import { readFileSync } from 'node:fs';
 
-const scripts = JSON.parse(readFileSync(0, 'utf8'));
+// Script values: Go's (Unicode 15.0) and those Unicode added since. The
+// scripts must cover every code point Unknown leaves out, each once;
+// checked below, so that a newer node with a new script fails here.
+const later = [
+  'Garay', 'Gurung_Khema', 'Kirat_Rai', 'Ol_Onal', 'Sunuwar', 'Todhri', 'Tulu_Tigalari', // 16.0
+  'Beria_Erfe', 'Sidetic', 'Tai_Yo', 'Tolong_Siki', // 17.0
+];
+const scripts = [...new Set([...JSON.parse(readFileSync(0, 'utf8')), ...later])].sort();
 
 // Every code point but the surrogates, in order, so that a run of matches
 // is a run of consecutive code points (D7FF and E000 meet; split there).
@@ -52,6 +61,29 @@ for (const c1 of up) for (const c2 of low) for (const c3 of low) for (const c4 o
   if (owner && owner !== code) (aliases[owner] ??= []).push(code);
 }
 
+// The two-letter General_Category values; every other value ECMA-262
+// accepts is a union of them (see props.go).
+const gc = {};
+for (const c of ['Cc', 'Cf', 'Cn', 'Co', 'Cs', 'Ll', 'Lm', 'Lo', 'Lt', 'Lu', 'Mc', 'Me', 'Mn', 'Nd', 'Nl', 'No',
+  'Pc', 'Pd', 'Pe', 'Pf', 'Pi', 'Po', 'Ps', 'Sc', 'Sk', 'Sm', 'So', 'Zl', 'Zp', 'Zs']) gc[c] = ranges(`gc=${c}`);
+
+const sc = {};
+for (const s of scripts) {
+  if (!valid(`sc=${s}`)) throw new Error(`node does not know the script ${s}`);
+  sc[s] = ranges(`sc=${s}`);
+}
+// Every code point in exactly one script (Unknown included) and exactly
+// one category: a script or category missing from the lists above, or
+// a range read wrong, fails the generation.
+for (const [what, sets] of [['script', sc], ['General_Category value', gc]]) {
+  const owner = new Uint8Array(0x110000);
+  for (const rs of Object.values(sets)) {
+    for (let i = 0; i < rs.length; i += 2) for (let cp = rs[i]; cp <= rs[i + 1]; cp++) owner[cp]++;
+  }
+  const bad = owner.findIndex((n) => n !== 1);
+  if (bad >= 0) throw new Error(`U+${bad.toString(16).toUpperCase()} is in ${owner[bad]} ${what}s`);
+}
+
 const scx = {};
 for (const s of scripts) if (valid(`scx=${s}`)) scx[s] = ranges(`scx=${s}`);
 
@@ -77,4 +109,4 @@ const binary = [
   ['XID_Start', 'XIDS'],
 ].filter(([name]) => valid(name)).map(([name, alias]) => ({ name, alias: alias ?? '', ranges: ranges(name) }));
 
-process.stdout.write(JSON.stringify({ unicode: process.versions.unicode, aliases, scx, binary }));
+process.stdout.write(JSON.stringify({ unicode: process.versions.unicode, aliases, gc, sc, scx, binary }));
