@@ -3,7 +3,6 @@ package pattern
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -19,12 +18,7 @@ func TestPropertiesAgreeWithV8(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the property comparison with V8")
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed; CI must have it for the property comparison with V8")
-		}
-		t.Skip("node is not installed: skipping the property comparison with V8")
-	}
+	needNode(t)
 	t.Parallel() // node takes a while; let the other tests run meanwhile
 	bodies := []string{"General_Category=L", "Script=Greek", "Script_Extensions=Grek"}
 	for name := range generalCategories {
