@@ -10,10 +10,10 @@ import (
 
 // TestPropertiesAgreeWithV8 asks node for the code points of \p{…} for
 // every property name and value this package accepts, under a prefix and
-// an alias of each, and compares them with this package's ranges, code point for
-// code point (but the surrogates, which node's answer leaves out). It
-// finds a table from another Unicode version than V8's and a name read as
-// the wrong property.
+// an alias of each, and compares them with this package's ranges, code
+// point for code point (but the surrogates, which node's answer leaves
+// out). It finds a table from another Unicode version than V8's and a
+// name read as the wrong property.
 func TestPropertiesAgreeWithV8(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the property comparison with V8")
