@@ -68,7 +68,8 @@ func property(body string) ([]rune, string) {
 			if rs, ok := scriptExtensions[value]; ok {
 				return rs, ""
 			}
-		} else if rs, ok := scripts[value]; ok {
+		}
+		if rs, ok := scripts[value]; ok {
 			return rs, ""
 		}
 		return nil, "invalid property name: " + quoteName(value) + " is not a Script value known to Unicode " + generatedUnicodeVersion

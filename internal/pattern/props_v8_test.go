@@ -3,7 +3,6 @@ package pattern
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -11,20 +10,15 @@ import (
 
 // TestPropertiesAgreeWithV8 asks node for the code points of \p{…} for
 // every property name and value this package accepts, under a prefix and
-// an alias of each, and compares them with this package's ranges, code point for
-// code point (but the surrogates, which node's answer leaves out). It
-// finds a table from another Unicode version than V8's and a name read as
-// the wrong property.
+// an alias of each, and compares them with this package's ranges, code
+// point for code point (but the surrogates, which node's answer leaves
+// out). It finds a table from another Unicode version than V8's and a
+// name read as the wrong property.
 func TestPropertiesAgreeWithV8(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the property comparison with V8")
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed; CI must have it for the property comparison with V8")
-		}
-		t.Skip("node is not installed: skipping the property comparison with V8")
-	}
+	needNode(t)
 	t.Parallel() // node takes a while; let the other tests run meanwhile
 	bodies := []string{"General_Category=L", "Script=Greek", "Script_Extensions=Grek"}
 	for name := range generalCategories {

@@ -14,16 +14,23 @@ import (
 	"testing"
 )
 
+// needNode skips the test, or fails it when CI=true, when node is not
+// installed.
+func needNode(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node is not installed; CI must have it for the comparisons with V8")
+		}
+		t.Skip("node is not installed: skipping the comparison with V8")
+	}
+}
+
 // node runs testdata/v8.mjs over cases and returns its answers, or skips
 // the test (fails it when CI=true) when node is not installed.
 func node(t *testing.T, cases []v8Case) []v8Answer {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed; CI must have it for the V8 differential test")
-		}
-		t.Skip("node is not installed: skipping the differential test against V8")
-	}
+	needNode(t)
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	enc.SetEscapeHTML(false)

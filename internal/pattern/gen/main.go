@@ -66,9 +66,11 @@ func main() {
 	for _, name := range slices.Sorted(maps.Keys(p.Sc)) {
 		fmt.Fprintf(&b, "%q: %s,\n", name, runes(p.Sc[name]))
 	}
-	b.WriteString("}\n\n// scriptExtensions holds the ranges of each Script_Extensions value, by long name.\nvar scriptExtensions = map[string][]rune{\n")
+	b.WriteString("}\n\n// scriptExtensions holds the ranges of each Script_Extensions value, by long\n// name, where they differ from the Script value's.\nvar scriptExtensions = map[string][]rune{\n")
 	for _, name := range slices.Sorted(maps.Keys(p.Scx)) {
-		fmt.Fprintf(&b, "%q: %s,\n", name, runes(p.Scx[name]))
+		if !slices.Equal(p.Scx[name], p.Sc[name]) { // most scripts' extensions are the script itself
+			fmt.Fprintf(&b, "%q: %s,\n", name, runes(p.Scx[name]))
+		}
 	}
 	b.WriteString("}\n\n// binaryProperties holds the ranges of ECMA-262's binary properties, by name and alias.\nvar binaryProperties = map[string][]rune{\n")
 	for _, bp := range p.Binary {
