@@ -305,6 +305,10 @@ var atoms = []pnode{
 	oneOf(`\p{Hex_Digit}`, "a", "g", "Ａ"), oneOf(`\p{Cn}`, "\u0378", "a"), oneOf(`\p{LC}`, "a", "ǅ", "ʰ"),
 	oneOf(`\p{General_Category=Decimal_Number}`, "1", "a"), oneOf(`\p{gc=Lo}`, "中", "a"),
 	oneOf(`\p{Math}`, "+", "a", "∑"), oneOf(`\p{Dash}`, "-", "a", "—"),
+	// Unicode 16 and 17: new letters, a moved one, a new script; and a
+	// property that holds nothing.
+	oneOf(`\p{L}`, "\u1c89", "\U0002ebf0", "\u088f"), oneOf(`\p{Ll}`, "\u0295", "a"), oneOf(`\p{Lo}`, "\u0295", "\U000323b0"),
+	oneOf(`\p{sc=Garay}`, "\U00010d40", "a"), oneOf(`\p{scx=Tutg}`, "\U00011380", "a"), oneOf(`\P{Any}`, "a", "\x00"),
 }
 
 // classItems are the pieces of a [...] class.
