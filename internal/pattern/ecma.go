@@ -338,11 +338,11 @@ func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	return re, nil
 }
 
-// braces parses {n}, {n,} or {n,m} at p.pos, saturating numbers at
-// maxCount; ok is false, and p.pos unchanged, when there is none. The
-// order of n and m is checked (by the caller) on the numbers saturated at
-// 2^31-1 instead, as V8 checks it: {100001,100000} is out of order, and
-// {3000000000,2200000000} is not.
+// braces parses {n}, {n,} or {n,m} at p.pos, its numbers saturated at
+// 2^31-1 as V8 reads them; ok is false, and p.pos unchanged, when there is
+// none. The caller checks their order on these numbers, as V8 does
+// ({100001,100000} is out of order, {3000000000,2200000000} is not), and
+// then saturates them at maxCount.
 func (p *parser) braces() (lo, hi int, ok bool) {
 	i := p.pos + 1
 	num := func() (int, bool) {
@@ -409,7 +409,9 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 	return p.literal(r), false, nil
 }
 
-// group parses a parenthesized group, after refusing lookaround.
+// group parses a parenthesized group. A lookaround is parsed like a group
+// and then noted as not regular (see deferNotRegular); it is an assertion,
+// so it takes no quantifier.
 func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 	start := p.pos
 	if depth+1 >= maxDepth {

@@ -109,6 +109,10 @@ func sharedDialect(src string) bool {
 			i++
 		case c == '.' || c == '(' && strings.HasPrefix(src[i:], "(?") && !strings.HasPrefix(src[i:], "(?:"):
 			return false
+		case c == '[' && (strings.HasPrefix(src[i:], "[]") || strings.HasPrefix(src[i:], "[^]")):
+			// ECMA-262's empty class and any-character class; RE2 reads
+			// a ']' first in a class as the character.
+			return false
 		case c >= 0x80 || c < ' ':
 			return false
 		case c == '{' || c == ',':
