@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/internal/clip"
@@ -144,16 +145,8 @@ const mcpVersionHeader = "MCP-Protocol-Version"
 // later-sorting text, dated or not (such as "2\xef15-01-01"), as its newest
 // revision, so a value that is not a date at all is refused here.
 func isRevisionDate(v string) bool {
-	if len(v) != len("2006-01-02") || v[4] != '-' || v[7] != '-' {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; i != 4 && i != 7 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	month, day := v[5:7], v[8:10]
-	return "01" <= month && month <= "12" && "01" <= day && day <= "31"
+	_, err := time.Parse(time.DateOnly, v)
+	return err == nil
 }
 
 // mcpReadBody reads the body as every route does (readLimited) and rejects

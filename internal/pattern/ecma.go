@@ -420,13 +420,14 @@ func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 		return nil, false, e
 	}
 	p.pos++ // '('
+	// lookaround is "lookahead" or "lookbehind" for one, to refuse it.
 	lookaround := ""
 	switch {
 	case p.lookingAt("?="), p.lookingAt("?!"):
-		lookaround = p.src[start : start+3]
+		lookaround = "lookahead"
 		p.pos += 2
 	case p.lookingAt("?<="), p.lookingAt("?<!"):
-		lookaround = p.src[start : start+4]
+		lookaround = "lookbehind"
 		p.pos += 3
 	case p.lookingAt("?:"):
 		p.pos += 2
@@ -441,6 +442,7 @@ func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 	default:
 		p.groups++
 	}
+	opened := p.pos // after "(", "(?:", "(?<name>" or a lookaround's opening
 	re, err := p.disjunction(depth + 1)
 	if err != nil {
 		return nil, false, err
@@ -450,12 +452,9 @@ func (p *parser) group(depth int) (*syntax.Regexp, bool, error) {
 	}
 	p.pos++
 	if lookaround != "" {
-		// An assertion: under the u flag it takes no quantifier.
-		what := "lookahead"
-		if len(lookaround) == 4 {
-			what = "lookbehind"
-		}
-		return p.deferNotRegular(start, start+len(lookaround), what), true, nil
+		// An assertion: under the u flag it takes no quantifier. The
+		// refusal names its opening, "(?=" to "(?<!".
+		return p.deferNotRegular(start, opened, lookaround), true, nil
 	}
 	return re, false, nil
 }

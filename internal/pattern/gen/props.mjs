@@ -8,6 +8,7 @@
 // unicode_tables.go.
 
 import { readFileSync } from 'node:fs';
+import { ranges, valid } from './ranges.mjs';
 
 // Script values: Go's (Unicode 15.0) and those Unicode added since. The
 // scripts must cover every code point Unknown leaves out, each once;
@@ -17,36 +18,6 @@ const later = [
   'Beria_Erfe', 'Sidetic', 'Tai_Yo', 'Tolong_Siki', // 17.0
 ];
 const scripts = [...new Set([...JSON.parse(readFileSync(0, 'utf8')), ...later])].sort();
-
-// Every code point but the surrogates, in order, so that a run of matches
-// is a run of consecutive code points (D7FF and E000 meet; split there).
-let all = '';
-for (let cp = 0; cp <= 0x10ffff; cp++) {
-  if (cp === 0xd800) cp = 0xe000;
-  all += String.fromCodePoint(cp);
-}
-
-function ranges(prop) {
-  const out = [];
-  for (const m of all.matchAll(new RegExp(`\\p{${prop}}+`, 'gu'))) {
-    const cps = Array.from(m[0]);
-    const lo = cps[0].codePointAt(0), hi = cps[cps.length - 1].codePointAt(0);
-    if (lo < 0xd800 && hi >= 0xe000) out.push(lo, 0xd7ff, 0xe000, hi);
-    else out.push(lo, hi);
-  }
-  // A lone surrogate is a code point of its own in u-mode RegExp.
-  const one = new RegExp(`^\\p{${prop}}$`, 'u');
-  if (one.test('\ud800')) {
-    // Surrogates behave as one block for every property.
-    out.push(0xd800, 0xdfff);
-    out.sort((a, b) => a - b);
-  }
-  return out;
-}
-
-function valid(p) {
-  try { new RegExp(`\\p{${p}}`, 'u'); return true; } catch { return false; }
-}
 
 // Short Script aliases: every four-letter value V8 accepts, tied to the Go
 // script whose code points it matches.
