@@ -146,16 +146,19 @@ type schema struct {
 	minLength         int32 // code points; clamped to maxLengthClamp
 	maxLength         int32
 
-	typeValue  jsonv.Value  // the type keyword's value, for messages
-	required   []string     // unique property names; nil: none
-	props      []schemaProp // sorted by name when there are many
-	items      *schema
-	enum       jsonv.Value   // the enum array; nil: no enum
-	enumStrs   *[]string     // the sorted strings of a long enum; nil: scan enum
-	constant   jsonv.Value   // valid when has&hasConst
-	bounds     *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
-	pattern    *pattern.Pattern
-	additional *schema // nil: no additionalProperties keyword
+	typeValue jsonv.Value  // the type keyword's value, for messages
+	required  []string     // unique property names; nil: none
+	props     []schemaProp // sorted by name when there are many
+	items     *schema
+	enum      jsonv.Value   // the enum array; nil: no enum
+	enumStrs  *[]string     // the sorted strings of a long enum; nil: scan enum
+	constant  jsonv.Value   // valid when has&hasConst
+	bounds    *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
+	pattern   *pattern.Pattern
+	// patternIndex numbers pattern among the document's distinct
+	// patterns: its matcher state in a validation is states[patternIndex].
+	patternIndex int32
+	additional   *schema // nil: no additionalProperties keyword
 }
 
 // schemaProp is one member of the properties keyword.

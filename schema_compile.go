@@ -239,12 +239,12 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			}
 			room := min(maxPatternInsts, maxSchemaPatternInsts-c.patternInsts)
 			if p, ok := c.patterns.find(val.Str()); ok && p.size <= room && p.ranges <= maxSchemaClassRanges-c.classRanges {
-				// The same pattern again: share its program and DFA, but
+				// The same pattern again: share its program and matcher, but
 				// count it against the limits as if it were compiled anew,
 				// so that which schemas are refused does not depend on it.
 				c.classRanges += p.ranges
 				c.patternInsts += p.size
-				s.pattern = p.re
+				s.pattern, s.patternIndex = p.re, p.index
 				continue
 			}
 			re, size, ranges, err := pattern.CompileWithin(val.Str(), room, maxSchemaClassRanges-c.classRanges)
@@ -265,8 +265,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 					" instructions together; use fewer or smaller patterns")
 			default:
 				c.patternInsts += size
-				s.pattern = re
-				c.patterns.add(compiledPattern{re, size, ranges})
+				s.pattern, s.patternIndex = re, c.patterns.add(compiledPattern{re: re, size: size, ranges: ranges}).index
 			}
 		default:
 			if c.annotations {

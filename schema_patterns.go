@@ -7,16 +7,18 @@ import "github.com/agentpreflight/preflight/internal/pattern"
 type compiledPattern struct {
 	re           *pattern.Pattern
 	size, ranges int
+	index        int32 // the pattern's place in the document, for the validator's matcher states
 }
 
 // patternSet holds the patterns a schema document compiled, by source
 // text, so that a pattern the document repeats (the same email or id
-// pattern in several places is common) is compiled once and its lazily
-// built DFA is shared by every place that uses it.
+// pattern in several places is common) is compiled once, and the DFA one
+// validation builds for it serves every place that uses it.
 type patternSet struct {
 	first    [patternSetLinear]compiledPattern // the first few, searched in order
 	n        int                               // how many of first are used
 	bySource map[string]compiledPattern        // all of them, once there are more
+	count    int32                             // how many there are
 }
 
 // patternSetLinear is how many patterns are searched one by one before
@@ -36,11 +38,15 @@ func (ps *patternSet) find(src string) (compiledPattern, bool) {
 	return compiledPattern{}, false
 }
 
-func (ps *patternSet) add(p compiledPattern) {
+// add adds p, numbering it: the patterns of a document are numbered 0, 1,
+// … in the order they are added.
+func (ps *patternSet) add(p compiledPattern) compiledPattern {
+	p.index = ps.count
+	ps.count++
 	if ps.bySource == nil && ps.n < patternSetLinear {
 		ps.first[ps.n] = p
 		ps.n++
-		return
+		return p
 	}
 	if ps.bySource == nil {
 		ps.bySource = make(map[string]compiledPattern, 2*patternSetLinear)
@@ -49,4 +55,5 @@ func (ps *patternSet) add(p compiledPattern) {
 		}
 	}
 	ps.bySource[p.re.String()] = p
+	return p
 }

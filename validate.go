@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
 // maxValidationWork bounds the work of one validation: the instance
@@ -30,6 +31,14 @@ type validator struct {
 
 	root       *schema // the schema validated against, and its JSON Pointer,
 	schemaBase string  // to name a keyword in a limit error
+
+	// states and more hold what matching has built for each pattern of
+	// the document during this walk, by patternIndex: the first few in
+	// states, the rest in more. Each walk starts without any, so the work
+	// a text costs never depends on what earlier validations matched: the
+	// same request always gets the same answer.
+	states [4]pattern.State
+	more   []pattern.State
 }
 
 // validate appends every failure of the instance v (found at JSON Pointer
@@ -224,7 +233,7 @@ func (w *validator) str(s *schema, text string, f *frame) {
 	if s.pattern == nil || w.over != nil {
 		return
 	}
-	matched, spent, ok := s.pattern.MatchBudget(text, max(w.work, 0))
+	matched, spent, ok := s.pattern.MatchBudget(w.state(s.patternIndex), text, max(w.work, 0))
 	w.work -= spent
 	if !ok {
 		w.exhausted(w.keywordPointer(s, "pattern"))
@@ -235,6 +244,18 @@ func (w *validator) str(s *schema, text string, f *frame) {
 		b := appendEchoQuote(append(buf[:0], "expected a value matching pattern "...), s.pattern.String())
 		w.failBytes(f, IssuePattern, appendEchoQuote(append(b, ", found "...), text))
 	}
+}
+
+// state returns the walk's matcher state for the pattern numbered i.
+func (w *validator) state(i int32) *pattern.State {
+	if int(i) < len(w.states) {
+		return &w.states[i]
+	}
+	j := int(i) - len(w.states)
+	if j >= len(w.more) {
+		w.more = append(w.more, make([]pattern.State, j+1-len(w.more))...)
+	}
+	return &w.more[j]
 }
 
 // object applies required, properties and additionalProperties to the

@@ -52,9 +52,8 @@ type Pattern struct {
 	// ends; nil unless fixedOf found one.
 	prefix *prefixed
 
-	mu       sync.Mutex // guards dfa and pikeWork
-	dfa      *dfa       // the lazily built DFA, made when matching has used the Pike VM enough
-	pikeWork int        // the work the Pike VM has done, before there is a DFA
+	mu  sync.Mutex // guards own
+	own State      // MatchString's matcher, kept warm across calls
 }
 
 // opcode is an instruction's operation.
@@ -239,21 +238,44 @@ type machine struct {
 var machines = sync.Pool{New: func() any { return new(machine) }}
 
 // MatchString reports whether s contains a match of p, as JavaScript's
-// RegExp(p, "u").test(s) does.
+// RegExp(p, "u").test(s) does. It keeps one matcher State in p, so that
+// repeated calls reuse the DFA states earlier ones built; a call that finds
+// it in use by another goroutine matches with a fresh one.
 func (p *Pattern) MatchString(s string) bool {
-	matched, _, _ := p.MatchBudget(s, math.MaxInt)
+	if !p.mu.TryLock() {
+		var st State
+		matched, _, _ := p.MatchBudget(&st, s, math.MaxInt)
+		return matched
+	}
+	defer p.mu.Unlock()
+	matched, _, _ := p.MatchBudget(&p.own, s, math.MaxInt)
 	return matched
 }
 
+// State is what matching has built for one pattern and keeps for the next
+// match: the lazily built DFA, or the work the Pike VM has done before
+// there is one. Its zero value is ready to use. A State must be used with
+// one pattern only, and by one goroutine at a time.
+//
+// What a match costs depends on the State it is given (a state the DFA has
+// built before costs nothing to build again), so a caller that needs the
+// same count for the same texts gives each run its own State: a validator
+// uses a fresh one per pattern per validation.
+type State struct {
+	dfa      *dfa
+	pikeWork int
+}
+
 // MatchBudget is MatchString with a bound on the work it may do, for a
-// caller that bounds the CPU time of a request. Work is counted in units:
-// one per byte of s, plus one per program instruction visited while the
-// lazy DFA builds a state it has not cached, or one per thread at each
-// position while the Pike VM runs (either is at most the program's size
-// per character, so the total is at most len(s) times the program size).
-// It returns the work spent; ok is false, and matched meaningless, when
-// the search stopped because it would have spent more than budget.
-func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok bool) {
+// caller that bounds the CPU time of a request, matching with st. Work is
+// counted in units: one per byte of s, plus one per program instruction
+// visited while the lazy DFA builds a state st does not hold yet, or one
+// per thread at each position while the Pike VM runs (either is at most
+// the program's size per character, so the total is at most len(s) times
+// the program size). It returns the work spent; ok is false, and matched
+// meaningless, when the search stopped because it would have spent more
+// than budget. The work is a function of p, st's history and s alone.
+func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, work int, ok bool) {
 	if (p.fixed != nil || p.prefix != nil) && len(s) > budget {
 		// The DFA's count: one unit per byte of s, charged up front.
 		return false, len(s), false
@@ -262,31 +284,24 @@ func (p *Pattern) MatchBudget(s string, budget int) (matched bool, work int, ok 
 		return p.fixed.match(s), len(s), true
 	}
 	if pp := p.prefix; pp != nil {
-		// The prefix's bytes up front, the rest's as it counts them.
+		// The prefix's bytes up front, the rest's as it counts them. Only
+		// the rest uses a State, so it can have p's.
 		if !pp.seq.match(s) {
 			return false, len(s), true
 		}
 		n := pp.seq.n
-		matched, work, ok = pp.rest.MatchBudget(s[n:], budget-n)
+		matched, work, ok = pp.rest.MatchBudget(st, s[n:], budget-n)
 		return matched, work + n, ok
 	}
-	if !p.mu.TryLock() {
-		// Another goroutine is using the DFA: search without it.
-		if len(s) <= pikeMaxText {
-			return p.pikeBudget(s, budget)
-		}
-		return newDFA(p).match(s, budget)
-	}
-	defer p.mu.Unlock()
-	if p.dfa == nil {
-		if len(s) <= pikeMaxText && p.pikeWork < pikePromote {
+	if st.dfa == nil {
+		if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
 			matched, work, ok = p.pikeBudget(s, budget)
-			p.pikeWork += work
+			st.pikeWork += work
 			return matched, work, ok
 		}
-		p.dfa = newDFA(p)
+		st.dfa = newDFA(p)
 	}
-	return p.dfa.match(s, budget)
+	return st.dfa.match(s, budget)
 }
 
 // pikeMatch reports whether s contains a match of p, running the program

@@ -241,16 +241,16 @@ func TestPikeThenDFA(t *testing.T) {
 		t.Fatalf("Pike VM work on %q = %d, want more than one unit per byte", short, work)
 	}
 	for i := 0; i < (pikePromote+work-1)/work; i++ {
-		if !p.MatchString(short) || p.dfa != nil {
-			t.Fatalf("match %d: DFA made %v, want the Pike VM until %d units", i, p.dfa != nil, pikePromote)
+		if !p.MatchString(short) || p.own.dfa != nil {
+			t.Fatalf("match %d: DFA made %v, want the Pike VM until %d units", i, p.own.dfa != nil, pikePromote)
 		}
 	}
-	if !p.MatchString(short) || p.dfa == nil {
-		t.Fatalf("after %d units: DFA made %v, want true", pikePromote, p.dfa != nil)
+	if !p.MatchString(short) || p.own.dfa == nil {
+		t.Fatalf("after %d units: DFA made %v, want true", pikePromote, p.own.dfa != nil)
 	}
 	q, _, _ := Compile(src, 1000)
-	if long := strings.Repeat("pm", pikeMaxText); !q.MatchString(long) || q.dfa == nil {
-		t.Fatalf("a %d-byte text: DFA made %v, want true", 2*pikeMaxText, q.dfa != nil)
+	if long := strings.Repeat("pm", pikeMaxText); !q.MatchString(long) || q.own.dfa == nil {
+		t.Fatalf("a %d-byte text: DFA made %v, want true", 2*pikeMaxText, q.own.dfa != nil)
 	}
 	for _, budget := range []int{0, 5, 16, work - 1, work} {
 		r, _, _ := Compile(src, 1000)
