@@ -242,6 +242,9 @@ var machines = sync.Pool{New: func() any { return new(machine) }}
 // repeated calls reuse the DFA states earlier ones built; a call that finds
 // it in use by another goroutine matches with a fresh one.
 func (p *Pattern) MatchString(s string) bool {
+	if p.fixed != nil {
+		return p.fixed.match(s) // keeps no state
+	}
 	if !p.mu.TryLock() {
 		var st State
 		matched, _, _ := p.MatchBudget(&st, s, math.MaxInt)
