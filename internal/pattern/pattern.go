@@ -191,10 +191,10 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 	return min(n, limit)
 }
 
-// A pattern matches its first short texts with the Pike VM, which needs
-// no memory of its own, and builds its DFA once the Pike VM has spent
-// pikePromote units of work on it or it is given a text longer than
-// pikeMaxText: most patterns of a schema sent with one request see a
+// Matching with a State runs its first short texts on the Pike VM, which
+// needs no memory of its own, and builds the State's DFA once the Pike VM
+// has spent pikePromote units of work in it or it is given a text longer
+// than pikeMaxText: most patterns of a schema sent with one request see a
 // value or two, for which making a DFA and building its states costs more
 // than the Pike VM's steps, while a pattern that sees many values (a batch
 // of events), a long one or one with many threads soon has its DFA, which
@@ -242,6 +242,9 @@ var machines = sync.Pool{New: func() any { return new(machine) }}
 // repeated calls reuse the DFA states earlier ones built; a call that finds
 // it in use by another goroutine matches with a fresh one.
 func (p *Pattern) MatchString(s string) bool {
+	if p.fixed != nil {
+		return p.fixed.match(s) // keeps no state
+	}
 	if !p.mu.TryLock() {
 		var st State
 		matched, _, _ := p.MatchBudget(&st, s, math.MaxInt)
