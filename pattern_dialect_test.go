@@ -2,8 +2,11 @@ package preflight
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // checkPattern runs Check on a body that is the string in under a schema
@@ -133,6 +136,9 @@ func TestPatternRefusals(t *testing.T) {
 		{`a{100001,100000}`, `numbers out of order in {} quantifier: "{100001,100000}" at offset 1`},
 		{`[\P{Any}-a]`, `a range cannot start or end with a class escape`},
 		{`\p{sc=Foo}`, `invalid property name: "Foo" is not a Script value known to Unicode 17.0: "\\p{sc=Foo}" at offset 0`},
+		{`a{99999}`, `the pattern expands to more than 3000 instructions, the most allowed per pattern (the limit was reached at "a{99999}" at offset 0); use smaller repetition counts`},
+		{`^é(x{10}){1000}$`, `(the limit was reached at "(x{10}){1000}" at offset 2)`},
+		{`[0-9]{2000}-[a-f]{2000}`, `(the limit was reached at "[a-f]{2000}" at offset 12)`},
 	} {
 		_, err := checkPattern(t, c.pattern, "")
 		e, ok := err.(*Error)
@@ -143,5 +149,25 @@ func TestPatternRefusals(t *testing.T) {
 		if d := e.Details[0]; d.Path != "/schema/pattern" || !strings.Contains(d.Message, c.message) {
 			t.Errorf("pattern %q: detail %s %q, want /schema/pattern containing %q", c.pattern, d.Path, d.Message, c.message)
 		}
+	}
+}
+
+// TestPatternSchemaSizeRefusal checks that the limit on the programs of
+// all of a schema's patterns together names the pattern, and the piece of
+// it, at which the total went over.
+func TestPatternSchemaSizeRefusal(t *testing.T) {
+	var props []string
+	for i := range 11 {
+		props = append(props, fmt.Sprintf(`"p%02d":{"pattern":"^x{2900}$"}`, i))
+	}
+	_, err := DecodeCheckRequest([]byte(hostileCheck(`{}`, `{"properties":{`+strings.Join(props, ",")+`}}`)))
+	e, ok := err.(*Error)
+	if !ok || e.Code != CodeUnsupportedPattern || len(e.Details) != 1 {
+		t.Fatalf("got %v, want one unsupported_pattern detail", err)
+	}
+	want := Issue{Path: "/schema/properties/p10/pattern", Code: IssueUnsupportedPattern,
+		Message: `the schema's patterns expand to more than 30000 instructions together (the limit was reached at "x{2900}" at offset 1 of this pattern); use fewer or smaller patterns`}
+	if diff := cmp.Diff(want, e.Details[0]); diff != "" {
+		t.Errorf("detail (-want +got):\n%s", diff)
 	}
 }

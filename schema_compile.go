@@ -255,14 +255,16 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns hold more than "+strconv.Itoa(maxSchemaClassRanges)+
 					" character-class ranges together (the limit was reached at "+echoQuote(pe.Piece)+" at offset "+strconv.Itoa(pe.Offset)+
 					"); use fewer or smaller classes, such as fewer \\p{…} properties")
+			case pe != nil && pe.OverSize && room == maxPatternInsts:
+				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
+					" instructions, the most allowed per pattern (the limit was reached at "+echoQuote(pe.Piece)+
+					" at offset "+strconv.Itoa(pe.Offset)+"); use smaller repetition counts")
+			case pe != nil && pe.OverSize:
+				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
+					" instructions together (the limit was reached at "+echoQuote(pe.Piece)+" at offset "+strconv.Itoa(pe.Offset)+
+					" of this pattern); use fewer or smaller patterns")
 			case err != nil:
 				c.fail(kw, IssueUnsupportedPattern, patternReason(err))
-			case size > maxPatternInsts:
-				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
-					" instructions, the most allowed per pattern; use smaller repetition counts")
-			case re == nil:
-				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
-					" instructions together; use fewer or smaller patterns")
 			default:
 				c.patternInsts += size
 				s.pattern, s.patternIndex = re, c.patterns.add(compiledPattern{re: re, size: size, ranges: ranges}).index

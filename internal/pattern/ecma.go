@@ -26,6 +26,10 @@ type Error struct {
 	// TooDeep marks a pattern whose groups nest deeper than this package
 	// parses (Piece is the group that went over); it may be valid.
 	TooDeep bool
+	// OverSize marks a valid pattern whose program would take more
+	// instructions than CompileWithin allowed (Piece is the term at which
+	// it went over).
+	OverSize bool
 }
 
 func (e *Error) Error() string {
@@ -73,6 +77,7 @@ type parser struct {
 	ranges []rune
 	spans  []span
 	stack  []*syntax.Regexp // terms and alternatives being collected
+	terms  []termAt         // where each term was written, for overSize
 
 	// rangeRoom is how many class ranges the pattern may still take (see
 	// CompileWithin); a class past it stops the parse.
@@ -104,7 +109,7 @@ func (p *parser) keepSubs(list []*syntax.Regexp) []*syntax.Regexp {
 
 // release returns p to the pool unless a large pattern grew its buffers.
 func (p *parser) release() {
-	if len(p.chunks) > 16 || cap(p.subs) > 1<<12 || cap(p.ranges) > 1<<14 || cap(p.stack) > 1<<10 {
+	if len(p.chunks) > 16 || cap(p.subs) > 1<<12 || cap(p.ranges) > 1<<14 || cap(p.stack) > 1<<10 || cap(p.terms) > 1<<12 {
 		return
 	}
 	for i, c := range p.chunks {
@@ -117,7 +122,8 @@ func (p *parser) release() {
 	p.used = 0
 	clear(p.subs[:cap(p.subs)])
 	clear(p.stack[:cap(p.stack)])
-	p.subs, p.ranges, p.stack, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], nil, ""
+	clear(p.terms[:cap(p.terms)])
+	p.subs, p.ranges, p.stack, p.terms, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], p.terms[:0], nil, ""
 	p.groups, p.notRegular, p.refs = 0, nil, p.refs[:0]
 	parsers.Put(p)
 }
@@ -274,8 +280,19 @@ func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
 	return re, nil
 }
 
-// term parses an assertion, or an atom and its quantifier.
+// term parses an assertion, or an atom and its quantifier, and records
+// where it was written.
 func (p *parser) term(depth int) (*syntax.Regexp, error) {
+	start := p.pos
+	re, err := p.quantified(depth)
+	if err == nil {
+		p.terms = append(p.terms, termAt{re, start, p.pos})
+	}
+	return re, err
+}
+
+// quantified parses term's assertion, or atom and quantifier.
+func (p *parser) quantified(depth int) (*syntax.Regexp, error) {
 	start := p.pos
 	atom, assertion, err := p.atom(depth)
 	if err != nil {

@@ -87,8 +87,9 @@ type inst struct {
 // Compile parses src as an ECMA-262 pattern under the u flag (what
 // JavaScript's RegExp(src, "u") accepts) and compiles it when its program
 // needs at most limit instructions. It returns the estimated program size
-// too; a nil Pattern with a nil error means the pattern is over the limit.
-// A pattern that cannot be compiled gets an *Error.
+// too. A pattern that cannot be compiled gets an *Error, and so does one
+// over the limit: its OverSize is set, its Piece is the term at which the
+// program went over, and the size returned is more than limit.
 func Compile(src string, limit int) (*Pattern, int, error) {
 	p, size, _, err := CompileWithin(src, limit, math.MaxInt)
 	return p, size, err
@@ -111,11 +112,11 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	defer parsed.release()
 	size = EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
-		return nil, size, ranges, nil
+		return nil, size, ranges, parsed.overSize(tree, limit-2)
 	}
 	p = compileTree(src, tree, limit)
 	if p == nil {
-		return nil, limit + 1, ranges, nil
+		return nil, limit + 1, ranges, parsed.overSize(tree, limit-2)
 	}
 	return p, len(p.insts), ranges, nil
 }

@@ -145,19 +145,54 @@ func TestSharedDialectAgreesWithRegexp(t *testing.T) {
 	}
 }
 
+// TestOverSizePiece checks which piece a pattern over the size limit is
+// refused at: the repetition that multiplies a piece past the limit, the
+// innermost one whose piece fits, or the term after which the pattern no
+// longer fits. Offsets count code points.
+func TestOverSizePiece(t *testing.T) {
+	tests := []struct {
+		src   string
+		limit int
+		piece string
+		at    int
+	}{
+		{`a{99999}`, 3000, `a{99999}`, 0},
+		{`^x(a{100}){100}$`, 3000, `(a{100}){100}`, 2},
+		{`^(?:(?:ab){2000})$`, 3000, `(?:ab){2000}`, 4},
+		{`(b|c{5000})`, 3000, `c{5000}`, 3},
+		{`a{1000}b{1000}c{1000}d{100}`, 3000, `c{1000}`, 14},
+		{`é{2000}x{2000}`, 3000, `x{2000}`, 7},
+		{`[a-z]+\d{2998}`, 3000, `\d{2998}`, 6},
+		{`abcdef`, 6, `e`, 4},
+		{`(?<n>a{10}){10}`, 50, `(?<n>a{10}){10}`, 0},
+		{`((((a{3000}))))`, 3000, `a{3000}`, 4},
+	}
+	for _, tt := range tests {
+		p, size, err := Compile(tt.src, tt.limit)
+		pe, ok := err.(*Error)
+		if p != nil || !ok || !pe.OverSize || size <= tt.limit {
+			t.Errorf("Compile(%q, %d) = %v, %d, %v; want nil, a size over the limit and an OverSize error", tt.src, tt.limit, p, size, err)
+			continue
+		}
+		if pe.Piece != tt.piece || pe.Offset != tt.at {
+			t.Errorf("Compile(%q, %d) went over at %q at offset %d, want %q at offset %d", tt.src, tt.limit, pe.Piece, pe.Offset, tt.piece, tt.at)
+		}
+	}
+}
+
 func TestCompileLimits(t *testing.T) {
 	if _, _, err := Compile(`(?=x)`, 1000); err == nil {
 		t.Error("lookahead compiled")
 	}
 	p, size, err := Compile(`a{1000}b{1000}c{1000}d{100}`, 3000)
-	if p != nil || err != nil || size <= 3000 {
-		t.Errorf("repetition bomb: got %v, size %d, %v; want nil and a size over the limit", p, size, err)
+	if pe, ok := err.(*Error); p != nil || !ok || !pe.OverSize || size <= 3000 {
+		t.Errorf("repetition bomb: got %v, size %d, %v; want nil, a size over the limit and an OverSize error", p, size, err)
 	}
 	if p, _, _ := Compile(`^x$`, 3000); p.String() != `^x$` {
 		t.Errorf("String() = %q", p.String())
 	}
-	if p, size, err := Compile(`abc`, 4); p != nil || err != nil || size != 5 {
-		t.Errorf("abc within 4: got %v, size %d, %v; want nil and size 5", p, size, err)
+	if p, size, err := Compile(`abc`, 4); p != nil || err == nil || size != 5 {
+		t.Errorf("abc within 4: got %v, size %d, %v; want nil, size 5 and an error", p, size, err)
 	}
 	if p, size, _ := Compile(`abc`, 5); p == nil || size != 5 || !p.MatchString("xabc") {
 		t.Errorf("abc within 5: got %v, size %d; want a pattern of size 5 that matches", p, size)

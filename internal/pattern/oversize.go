@@ -1,0 +1,70 @@
+package pattern
+
+import "regexp/syntax"
+
+// termAt is where a term of the pattern (an atom with its quantifier, if
+// any) was written: the parser records one per term, so that a pattern
+// over the size limit can name the piece that took it over.
+type termAt struct {
+	re       *syntax.Regexp
+	from, to int
+}
+
+// overSize is the error for a pattern whose program would take more than
+// limit instructions: it names the innermost term, as written, at which
+// the program's estimated size first goes past limit, reading the
+// pattern from the left. That is the repetition whose count multiplied a
+// piece past the limit (x{99999}, or the outer (x{100}){100}), or the
+// term after which what came before no longer leaves room.
+func (p *parser) overSize(tree *syntax.Regexp, limit int) *Error {
+	// A group's term has the same node as the one term inside it, and is
+	// recorded after it: the innermost text is kept.
+	spans := make(map[*syntax.Regexp]termAt, len(p.terms))
+	for _, t := range p.terms {
+		if _, ok := spans[t.re]; !ok {
+			spans[t.re] = t
+		}
+	}
+	at := termAt{from: 0, to: len(p.src)} // the whole pattern, when no term is to blame
+	for re, room := tree, limit; re != nil; {
+		if t, ok := spans[re]; ok {
+			at = t
+		}
+		re, room = overSub(re, room)
+	}
+	e := p.errAt(at.from, at.to, "the program grows past the limit on instructions here")
+	e.OverSize = true
+	return e
+}
+
+// overSub returns the part of re, and the room left for it, whose size
+// goes past room when re's does; nil when re itself is to blame (a
+// repetition of a piece that fits, or a leaf).
+func overSub(re *syntax.Regexp, room int) (*syntax.Regexp, int) {
+	size := func(r *syntax.Regexp) int { return EstimateSize(r, max(room, 0)+1) }
+	switch re.Op {
+	case syntax.OpConcat, syntax.OpAlternate:
+		used := 0
+		if re.Op == syntax.OpAlternate {
+			used = len(re.Sub) - 1
+		}
+		for _, sub := range re.Sub {
+			n := size(sub)
+			if used+n > room {
+				return sub, room - used
+			}
+			used += n
+		}
+	case syntax.OpCapture:
+		if size(re.Sub[0]) > room-2 {
+			return re.Sub[0], room - 2
+		}
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		// A repetition is to blame unless one copy of its piece is too
+		// big by itself.
+		if size(re.Sub[0]) > room-1 {
+			return re.Sub[0], room - 1
+		}
+	}
+	return nil, 0
+}
