@@ -453,6 +453,14 @@ func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
 	if d.work > d.budget {
 		return false, d.work, false
 	}
+	if len(d.states) > maxDFAStates/2 || len(d.kernels) > maxDFAKernels/2 {
+		// A search starts with at least half the cache free. Left nearly
+		// full by an earlier search, the cache would be cleared twice while
+		// this one builds its first states, and the search would then
+		// finish in thrash mode at the NFA's speed, where a fresh cache
+		// soon holds every state the text needs.
+		d.reset()
+	}
 	res := d.search(s)
 	d.release()
 	return res == matchState, d.work, res != outOfBudget
