@@ -156,7 +156,7 @@ type schema struct {
 	bounds    *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
 	pattern   *pattern.Pattern
 	// patternIndex numbers pattern among the document's distinct
-	// patterns: its matcher state in a validation is states[patternIndex].
+	// patterns: a validation finds its matcher state by it (validator.state).
 	patternIndex int32
 	additional   *schema // nil: no additionalProperties keyword
 }

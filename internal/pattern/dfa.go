@@ -17,7 +17,8 @@ import (
 // does: the transition on c follows the kernel's empty moves under the
 // conditions between the previous character and c, then steps over c.
 //
-// States are built on demand and cached per pattern. ASCII bytes index a
+// States are built on demand and cached in the State a search is given
+// (one per pattern per validation; see State). ASCII bytes index a
 // table of transitions through byte classes; other characters go through
 // a map keyed by the state and their rune class. The cache is bounded:
 // when it fills up it is cleared and the search goes on from the state it
@@ -37,8 +38,8 @@ const (
 	firstState
 )
 
-// Cache bounds of one pattern's DFA: states, and kernel entries across
-// them. Variables so that tests can make the cache thrash.
+// Cache bounds of one DFA (one State's): states, and kernel entries
+// across them. Variables so that tests can make the cache thrash.
 var (
 	maxDFAStates  = 4096
 	maxDFAKernels = 1 << 18
@@ -56,7 +57,7 @@ type dstate struct {
 	end          int8 // at the end of the text: 0 not known, 1 match, -1 not
 }
 
-// dfa is a pattern's lazily built DFA.
+// dfa is a pattern's lazily built DFA, held by a State.
 type dfa struct {
 	p       *Pattern
 	classes [256]uint8 // the class of each byte; every non-ASCII byte is class nonASCII
@@ -452,6 +453,14 @@ func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
 	d.work, d.budget, d.clears = len(s), budget, 0
 	if d.work > d.budget {
 		return false, d.work, false
+	}
+	if len(d.states) > maxDFAStates/2 || len(d.kernels) > maxDFAKernels/2 {
+		// A search starts with at least half the cache free. Left nearly
+		// full by an earlier search, the cache would be cleared twice while
+		// this one builds its first states, and the search would then
+		// finish in thrash mode at the NFA's speed, where a fresh cache
+		// soon holds every state the text needs.
+		d.reset()
 	}
 	res := d.search(s)
 	d.release()

@@ -55,15 +55,20 @@ func overSub(re *syntax.Regexp, room int) (*syntax.Regexp, int) {
 			}
 			used += n
 		}
-	case syntax.OpCapture:
-		if size(re.Sub[0]) > room-2 {
-			return re.Sub[0], room - 2
-		}
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		// A repetition is to blame unless one copy of its piece is too
-		// big by itself.
-		if size(re.Sub[0]) > room-1 {
-			return re.Sub[0], room - 1
+		// A repetition is to blame unless one copy of its piece, with
+		// the least the repetition adds to it, is too big by itself:
+		// x{n} adds nothing to its n copies, any other form a split
+		// instruction, and x{0} compiles no copy at all.
+		extra := 1
+		if re.Op == syntax.OpRepeat && re.Min == re.Max {
+			if re.Max == 0 {
+				return nil, 0
+			}
+			extra = 0
+		}
+		if size(re.Sub[0]) > room-extra {
+			return re.Sub[0], room - extra
 		}
 	}
 	return nil, 0

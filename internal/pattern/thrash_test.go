@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -59,6 +60,38 @@ func TestConcurrentMatch(t *testing.T) {
 		for range 4 {
 			if !<-done {
 				t.Errorf("%q: a concurrent search gave a wrong answer", src)
+			}
+		}
+	}
+}
+
+// TestReusedStateDoesNotThrash matches one long text again and again with
+// one State. Each search must cost about what it costs with a fresh
+// State: a cache that an earlier search left nearly full must not make a
+// later one clear it twice early on and then finish the text without
+// building states, the NFA's speed, charged as such.
+func TestReusedStateDoesNotThrash(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	b := make([]byte, 1<<16)
+	for i := range b {
+		b[i] = "ab"[r.IntN(2)]
+	}
+	s := string(b)
+	for _, src := range []string{`[ab]{1,1000}c`, `[ab]{0,1000}$`, `[ab]{1,600}c`} {
+		p, _, err := Compile(src, 3000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fresh State
+		want, freshWork, _ := p.MatchBudget(&fresh, s, math.MaxInt)
+		var st State
+		for i := range 4 {
+			got, work, ok := p.MatchBudget(&st, s, math.MaxInt)
+			if !ok || got != want {
+				t.Fatalf("%q search %d: got %v (ok %v), want %v", src, i, got, ok, want)
+			}
+			if work > 2*freshWork {
+				t.Errorf("%q search %d with a reused State cost %d units, with a fresh one %d", src, i, work, freshWork)
 			}
 		}
 	}
