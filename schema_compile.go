@@ -253,16 +253,13 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			switch {
 			case pe != nil && pe.OverRanges:
 				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns hold more than "+strconv.Itoa(maxSchemaClassRanges)+
-					" character-class ranges together (the limit was reached at "+echoQuote(pe.Piece)+" at offset "+strconv.Itoa(pe.Offset)+
-					"); use fewer or smaller classes, such as fewer \\p{…} properties")
+					" character-class ranges together (the limit was reached at "+pieceAt(pe)+"); use fewer or smaller classes, such as fewer \\p{…} properties")
 			case pe != nil && pe.OverSize && room == maxPatternInsts:
 				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
-					" instructions, the most allowed per pattern (the limit was reached at "+echoQuote(pe.Piece)+
-					" at offset "+strconv.Itoa(pe.Offset)+"); use smaller repetition counts")
+					" instructions, the most allowed per pattern (the limit was reached at "+pieceAt(pe)+"); use smaller repetition counts")
 			case pe != nil && pe.OverSize:
 				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
-					" instructions together (the limit was reached at "+echoQuote(pe.Piece)+" at offset "+strconv.Itoa(pe.Offset)+
-					" of this pattern); use fewer or smaller patterns")
+					" instructions together (the limit was reached at "+pieceAt(pe)+" of this pattern); use fewer or smaller patterns")
 			case err != nil:
 				c.fail(kw, IssueUnsupportedPattern, patternReason(err))
 			default:
@@ -490,12 +487,17 @@ func patternReason(err error) string {
 	if !errors.As(err, &pe) {
 		return "the pattern cannot be compiled: " + clip.String(err.Error())
 	}
-	piece, at := echoQuote(pe.Piece), " at offset "+strconv.Itoa(pe.Offset)
 	if pe.Unsupported {
-		return pe.Reason + " " + piece + at + " is not supported: " + pattern.NotRegular
+		return pe.Reason + " " + pieceAt(pe) + " is not supported: " + pattern.NotRegular
 	}
 	if pe.TooDeep {
-		return "the pattern is over a limit of this validator (JavaScript has none): " + pe.Reason + ": " + piece + at
+		return "the pattern is over a limit of this validator (JavaScript has none): " + pe.Reason + ": " + pieceAt(pe)
 	}
-	return "the pattern is not valid ECMA-262 (JavaScript, u flag): " + pe.Reason + ": " + piece + at
+	return "the pattern is not valid ECMA-262 (JavaScript, u flag): " + pe.Reason + ": " + pieceAt(pe)
+}
+
+// pieceAt names the piece of a pattern an error is about, quoted, and its
+// offset in code points.
+func pieceAt(pe *pattern.Error) string {
+	return echoQuote(pe.Piece) + " at offset " + strconv.Itoa(pe.Offset)
 }

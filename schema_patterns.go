@@ -18,7 +18,6 @@ type patternSet struct {
 	first    [patternSetLinear]compiledPattern // the first few, searched in order
 	n        int                               // how many of first are used
 	bySource map[string]compiledPattern        // all of them, once there are more
-	count    int32                             // how many there are
 }
 
 // patternSetLinear is how many patterns are searched one by one before
@@ -41,8 +40,10 @@ func (ps *patternSet) find(src string) (compiledPattern, bool) {
 // add adds p, numbering it: the patterns of a document are numbered 0, 1,
 // … in the order they are added.
 func (ps *patternSet) add(p compiledPattern) compiledPattern {
-	p.index = ps.count
-	ps.count++
+	p.index = int32(ps.n)
+	if ps.bySource != nil {
+		p.index = int32(len(ps.bySource))
+	}
 	if ps.bySource == nil && ps.n < patternSetLinear {
 		ps.first[ps.n] = p
 		ps.n++

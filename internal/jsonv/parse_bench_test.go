@@ -10,29 +10,23 @@ import (
 // requests (shared with the root package, testdata/bench) and on the
 // generated documents of BenchmarkCanonical.
 func BenchmarkParse(b *testing.B) {
-	docs := []struct {
-		name string
-		doc  []byte
-	}{
-		{"object2KB", []byte(benchObjectDoc())},
-		{"array200", []byte(benchArrayDoc())},
+	docs := map[string][]byte{
+		"object2KB": []byte(benchObjectDoc()),
+		"array200":  []byte(benchArrayDoc()),
 	}
 	for _, name := range []string{"check_events_200_valid", "check_array_200_valid"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "bench", name+".json"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		docs = append(docs, struct {
-			name string
-			doc  []byte
-		}{name, data})
+		docs[name] = data
 	}
-	for _, d := range docs {
-		b.Run(d.name, func(b *testing.B) {
+	for name, doc := range docs {
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(len(d.doc)))
+			b.SetBytes(int64(len(doc)))
 			for b.Loop() {
-				if _, err := Parse(d.doc, Limits{}); err != nil {
+				if _, err := Parse(doc, Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}

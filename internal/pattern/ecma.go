@@ -362,12 +362,9 @@ func (p *parser) quantified(depth int) (*syntax.Regexp, error) {
 // then saturates them at maxCount.
 func (p *parser) braces() (lo, hi int, ok bool) {
 	i := p.pos + 1
-	num := func() (int, bool) {
-		start, n := i, 0
-		for i < len(p.src) && '0' <= p.src[i] && p.src[i] <= '9' {
-			n = min(n*10+int(p.src[i]-'0'), math.MaxInt32)
-			i++
-		}
+	num := func() (n int, ok bool) {
+		start := i
+		n, i = p.decimal(i)
 		return n, i > start
 	}
 	if lo, ok = num(); !ok {
@@ -553,11 +550,8 @@ func (p *parser) atomEscape() (*syntax.Regexp, bool, error) {
 		}
 		return nil, false, p.errAt(start, max(p.pos, start+2), "invalid named reference (write \\k<name>)")
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		n := 0
-		for p.more() && '0' <= p.src[p.pos] && p.src[p.pos] <= '9' {
-			n = min(n*10+int(p.src[p.pos]-'0'), math.MaxInt32)
-			p.pos++
-		}
+		var n int
+		n, p.pos = p.decimal(p.pos)
 		p.refs = append(p.refs, backRef{start: start, end: p.pos, number: n})
 		return p.deferNotRegular(start, p.pos, "the back-reference"), false, nil
 	case '-':
@@ -676,6 +670,16 @@ func (p *parser) escape(inClass bool) (ranges []rune, r rune, err error) {
 	p.pos = start + 1
 	_, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	return nil, 0, p.errAt(start, p.pos+n, "invalid escape (under the u flag only syntax characters and / may be escaped; there is no \\A, \\z, \\Q…\\E or \\h)")
+}
+
+// decimal reads the run of decimal digits at src[at], saturating at
+// 2^31-1 as V8 reads a quantifier's bounds and a back-reference's number,
+// and returns it with where the run ends (at, when there is none).
+func (p *parser) decimal(at int) (n, end int) {
+	for end = at; end < len(p.src) && '0' <= p.src[end] && p.src[end] <= '9'; end++ {
+		n = min(n*10+int(p.src[end]-'0'), math.MaxInt32)
+	}
+	return n, end
 }
 
 // hexRun returns where a run of at most n hex digits from src[at] ends.
