@@ -223,11 +223,12 @@ func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number,
 		return "", false
 	}
 	s := v.Str()
-	if zeroNumber.Cmp(s) > 0 {
+	x := decimal.ParseNumber(s)
+	if zeroNumber.Cmp(x) > 0 {
 		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip.String(s))
 		return "", false
 	}
-	if boundNumber(max).Cmp(s) < 0 {
+	if boundNumber(max).Cmp(x) < 0 {
 		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip.String(s))
 		return "", false
 	}

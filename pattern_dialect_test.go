@@ -156,18 +156,32 @@ func TestPatternRefusals(t *testing.T) {
 // all of a schema's patterns together names the pattern, and the piece of
 // it, at which the total went over.
 func TestPatternSchemaSizeRefusal(t *testing.T) {
-	var props []string
-	for i := range 11 {
-		props = append(props, fmt.Sprintf(`"p%02d":{"pattern":"^x{2900}$"}`, i))
+	// x{2998} compiles to 3,000 instructions, x{2900} to 2,902: ten of
+	// either fit the schema's 30,000, and the eleventh pattern is refused.
+	tests := []struct{ name, fill, last, want string }{
+		{"a piece past the limit", "x{2900}", "^x{2900}$",
+			`the schema's patterns expand to more than 30000 instructions together (the limit was reached at "x{2900}" at offset 1 of this pattern); use fewer or smaller patterns`},
+		{"no room left for an empty pattern", "x{2998}", "",
+			`the schema's patterns expand to more than 30000 instructions together (the patterns before this one leave no room for it); use fewer or smaller patterns`},
+		{"no room left for one character", "x{2998}", "y",
+			`the schema's patterns expand to more than 30000 instructions together (the limit was reached at "y" at offset 0 of this pattern); use fewer or smaller patterns`},
 	}
-	_, err := DecodeCheckRequest([]byte(hostileCheck(`{}`, `{"properties":{`+strings.Join(props, ",")+`}}`)))
-	e, ok := err.(*Error)
-	if !ok || e.Code != CodeUnsupportedPattern || len(e.Details) != 1 {
-		t.Fatalf("got %v, want one unsupported_pattern detail", err)
-	}
-	want := Issue{Path: "/schema/properties/p10/pattern", Code: IssueUnsupportedPattern,
-		Message: `the schema's patterns expand to more than 30000 instructions together (the limit was reached at "x{2900}" at offset 1 of this pattern); use fewer or smaller patterns`}
-	if diff := cmp.Diff(want, e.Details[0]); diff != "" {
-		t.Errorf("detail (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var props []string
+			for i := range 10 {
+				props = append(props, fmt.Sprintf(`"p%02d":{"pattern":%q}`, i, tt.fill))
+			}
+			props = append(props, fmt.Sprintf(`"p10":{"pattern":%q}`, tt.last))
+			_, err := DecodeCheckRequest([]byte(hostileCheck(`{}`, `{"properties":{`+strings.Join(props, ",")+`}}`)))
+			e, ok := err.(*Error)
+			if !ok || e.Code != CodeUnsupportedPattern || len(e.Details) != 1 {
+				t.Fatalf("got %v, want one unsupported_pattern detail", err)
+			}
+			want := Issue{Path: "/schema/properties/p10/pattern", Code: IssueUnsupportedPattern, Message: tt.want}
+			if diff := cmp.Diff(want, e.Details[0]); diff != "" {
+				t.Errorf("detail (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

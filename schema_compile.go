@@ -258,8 +258,12 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				c.fail(kw, IssueUnsupportedPattern, "the pattern expands to more than "+strconv.Itoa(maxPatternInsts)+
 					" instructions, the most allowed per pattern (the limit was reached at "+pieceAt(pe)+"); use smaller repetition counts")
 			case pe != nil && pe.OverSize:
+				where := "the limit was reached at " + pieceAt(pe) + " of this pattern"
+				if pe.Piece == "" { // the empty pattern: its few fixed instructions did not fit
+					where = "the patterns before this one leave no room for it"
+				}
 				c.fail(kw, IssueUnsupportedPattern, "the schema's patterns expand to more than "+strconv.Itoa(maxSchemaPatternInsts)+
-					" instructions together (the limit was reached at "+pieceAt(pe)+" of this pattern); use fewer or smaller patterns")
+					" instructions together ("+where+"); use fewer or smaller patterns")
 			case err != nil:
 				c.fail(kw, IssueUnsupportedPattern, patternReason(err))
 			default:

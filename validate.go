@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/agentpreflight/preflight/internal/pattern"
 )
@@ -200,12 +201,13 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
-	if s.has&hasMinimum != 0 && s.bounds.minNum.Cmp(n) > 0 && w.errs.room() {
+	x := decimal.ParseNumber(n)
+	if s.has&hasMinimum != 0 && s.bounds.minNum.Cmp(x) > 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
 		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
-	if s.has&hasMaximum != 0 && s.bounds.maxNum.Cmp(n) < 0 && w.errs.room() {
+	if s.has&hasMaximum != 0 && s.bounds.maxNum.Cmp(x) < 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
 		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))

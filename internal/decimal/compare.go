@@ -172,17 +172,16 @@ func ParseNumber(s string) Number {
 // Text returns the number text n was parsed from.
 func (n Number) Text() string { return n.text }
 
-// Cmp compares n with the JSON number text a, exactly, in that order:
-// -1 when n < a, 0 when they are equal, +1 when n > a (as Compare(n.Text(), a)).
-func (n Number) Cmp(a string) int {
-	if n.fixed {
-		if fa, ok := parseFixed(a); ok {
-			if c, ok := compareFixed(fixed{n.mant, int(n.scale)}, fa); ok {
-				return c
-			}
+// Cmp compares n with a, exactly, in that order: -1 when n < a, 0 when
+// they are equal, +1 when n > a (as Compare(n.Text(), a.Text())). Taking a
+// parsed a lets a value checked against two bounds be read once.
+func (n Number) Cmp(a Number) int {
+	if n.fixed && a.fixed {
+		if c, ok := compareFixed(fixed{n.mant, int(n.scale)}, fixed{a.mant, int(a.scale)}); ok {
+			return c
 		}
 	}
-	return Compare(n.text, a)
+	return Compare(n.text, a.text)
 }
 
 // fixed is a decimal written without exponent in at most 18 digits, held

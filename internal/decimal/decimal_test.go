@@ -72,7 +72,7 @@ func TestNumberCmpAgreesWithBigRat(t *testing.T) {
 	for _, b := range nums {
 		nb, rb := ParseNumber(b), rat(t, b)
 		for _, a := range nums {
-			if got, want := nb.Cmp(a), rb.Cmp(rat(t, a)); got != want {
+			if got, want := nb.Cmp(ParseNumber(a)), rb.Cmp(rat(t, a)); got != want {
 				t.Errorf("ParseNumber(%s).Cmp(%s) = %d, want %d", b, a, got, want)
 			}
 		}
