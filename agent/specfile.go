@@ -42,13 +42,16 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 				continue
 			}
 			if is.Code == preflight.IssueUnknownField && strings.HasPrefix(is.Path, "/operations/") && strings.Count(is.Path, "/") == 3 {
-				is.Message += ", " + strings.Join(specMembers, ", ")
+				for _, m := range specMembers {
+					is.Message += ", " + strconv.Quote(m)
+				}
 			}
 			keep = append(keep, is)
 		}
 		if len(keep) > 0 || len(pe.Details) == 0 {
 			e := *pe
 			e.Details = keep
+			e.Message = fileMessage(&e)
 			return nil, &e
 		}
 	}
@@ -89,12 +92,20 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 		}
 	}
 	if len(issues) > 0 {
-		return nil, &preflight.Error{Code: preflight.CodeInvalidRequest, Message: "the tool-spec file is not valid", Details: issues}
+		e := &preflight.Error{Code: preflight.CodeInvalidRequest, Details: issues}
+		e.Message = fileMessage(e)
+		return nil, e
 	}
 	doc["operations"], _ = json.Marshal(ops)
 	plain, _ := json.Marshal(doc)
 	c, err := preflight.DecodeCatalog(plain)
 	if err != nil {
+		var pe *preflight.Error
+		if errors.As(err, &pe) {
+			e := *pe
+			e.Message = fileMessage(&e)
+			return nil, &e
+		}
 		return nil, err
 	}
 	all := c.Operations()
@@ -103,6 +114,26 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 		specs[i].Operation = fileOps[i]
 	}
 	return specs, nil
+}
+
+// fileMessage is the summary of a decoding error e of a tool-spec file:
+// the catalog decoder's speaks of a request body.
+func fileMessage(e *preflight.Error) string {
+	switch e.Code {
+	case preflight.CodeInvalidJSON:
+		return "the tool-spec file is not valid JSON"
+	case preflight.CodeInvalidRequest:
+		switch len(e.Details) {
+		case 0:
+		case 1:
+			return "the tool-spec file has 1 problem"
+		default:
+			return "the tool-spec file has " + strconv.Itoa(len(e.Details)) + " problems"
+		}
+	case preflight.CodeLimitExceeded:
+		return "the tool-spec file exceeds a limit"
+	}
+	return e.Message
 }
 
 // specNumber checks one spec member and returns it as a number, or a

@@ -34,21 +34,33 @@ func TestDecodeToolSpecs(t *testing.T) {
 
 func TestDecodeToolSpecsErrors(t *testing.T) {
 	tests := []struct {
-		name string
-		file string
-		want []preflight.Issue // path and code only
+		name    string
+		file    string
+		summary string            // the Error's message
+		want    []preflight.Issue // path and code only
 	}{
 		{"bad spec values", `{"operations":[{"provider":"p","name":"a","priceUsd":-1,"ttlSeconds":1.5,"retryCap":0}]}`,
+			"the tool-spec file has 3 problems",
 			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueType},
 				{Path: "/operations/0/ttlSeconds", Code: preflight.IssueType}, {Path: "/operations/0/retryCap", Code: preflight.IssueType}}},
 		{"a string price", `{"operations":[{"provider":"p","name":"a","priceUsd":"0.1"}]}`,
+			"the tool-spec file has 1 problem",
 			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueType}}},
 		{"unknown member next to spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"cost":2}]}`,
+			"the tool-spec file has 1 problem",
 			[]preflight.Issue{{Path: "/operations/0/cost", Code: preflight.IssueUnknownField}}},
 		{"catalog problem under spec members", `{"operations":[{"provider":"p","name":"a","priceUsd":1,"schema":{"type":"object","format":"x"}}]}`,
+			"the schema uses a keyword outside the supported subset",
 			[]preflight.Issue{{Path: "/operations/0/schema/format", Code: preflight.IssueUnsupportedSchemaKeyword}}},
 		{"duplicate member", `{"operations":[{"provider":"p","name":"a","name":"b","priceUsd":1}]}`,
+			"the tool-spec file is not valid JSON",
 			[]preflight.Issue{{Path: "/operations/0/name", Code: preflight.IssueDuplicateKey}}},
+		{"same operation twice", `{"operations":[{"provider":"p","name":"a","priceUsd":1},{"provider":"p","name":"a"}]}`,
+			"the tool-spec file has 1 problem",
+			[]preflight.Issue{{Path: "/operations/1/name", Code: preflight.IssueDuplicateOperation}}},
+		{"not an object", `[]`,
+			"the tool-spec file has 1 problem",
+			[]preflight.Issue{{Path: "", Code: preflight.IssueType}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +76,24 @@ func TestDecodeToolSpecsErrors(t *testing.T) {
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Fatalf("issues (-want +got):\n%s\n%v", d, pe.Details)
 			}
+			if d := cmp.Diff(tt.summary, pe.Message); d != "" {
+				t.Errorf("summary (-want +got):\n%s", d)
+			}
 		})
+	}
+}
+
+// TestDecodeToolSpecsUnknownMember: the list of members an operation may
+// have quotes the spec members like the catalog's.
+func TestDecodeToolSpecsUnknownMember(t *testing.T) {
+	_, err := DecodeToolSpecs([]byte(`{"operations":[{"provider":"p","name":"a","ttl":60}]}`))
+	var pe *preflight.Error
+	if !errors.As(err, &pe) || len(pe.Details) != 1 {
+		t.Fatalf("want one issue, got %v", err)
+	}
+	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "priceUsd", "ttlSeconds", "retryCap"`
+	if d := cmp.Diff(want, pe.Details[0].Message); d != "" {
+		t.Errorf("message (-want +got):\n%s", d)
 	}
 }
 

@@ -175,7 +175,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
-		return notEvaluated(pe, name, st.structured(name)), nil
+		return notEvaluated(pe, name, args, st.structured(name)), nil
 	case err != nil:
 		return nil, err
 	case ans.How == agent.Ran:

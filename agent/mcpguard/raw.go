@@ -78,7 +78,7 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
-		return json.Marshal(notEvaluated(pe, p.Name, s.st.structured(p.Name)))
+		return json.Marshal(notEvaluated(pe, p.Name, p.Arguments, s.st.structured(p.Name)))
 	case err != nil:
 		return nil, err
 	case ans.How == agent.Withheld:

@@ -2,6 +2,7 @@ package mcpguard
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
@@ -60,7 +61,8 @@ func (g *guard) toolset(listed []*mcp.Tool) (*agent.Toolset, error) {
 }
 
 // usableSchema returns t's inputSchema when preflight can check payloads
-// with it, else nil (any object).
+// with it, else nil (any object). A top-level $schema naming draft-06,
+// draft-07 or 2019-09 is dropped first (see sameMeaningDialect).
 func usableSchema(t *mcp.Tool) json.RawMessage {
 	if t.InputSchema == nil {
 		return nil
@@ -69,10 +71,54 @@ func usableSchema(t *mcp.Tool) json.RawMessage {
 	if err != nil {
 		return nil
 	}
+	b = withoutOlderDialect(b)
 	if _, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b}); err != nil {
 		return nil
 	}
 	return b
+}
+
+// withoutOlderDialect returns schema without its top-level $schema when
+// that names a dialect in which preflight's keywords mean what they mean
+// in 2020-12, else schema unchanged.
+func withoutOlderDialect(schema []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(schema, &m) != nil {
+		return schema
+	}
+	var uri string
+	if json.Unmarshal(m["$schema"], &uri) != nil || !sameMeaningDialect(uri) {
+		return schema
+	}
+	delete(m, "$schema")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
+// sameMeaningDialect reports whether uri names draft-06, draft-07 or
+// 2019-09 (http or https, with or without a trailing '#'). The keywords
+// preflight supports (type, properties, required, additionalProperties,
+// items as one schema, enum, const, minimum, maximum, minLength,
+// maxLength, pattern) mean the same in those drafts as in 2020-12, which
+// is what the TypeScript SDK's draft-07 schemas need. Forms that differ,
+// such as the array form of items, still fail to compile.
+func sameMeaningDialect(uri string) bool {
+	uri = strings.TrimSuffix(uri, "#")
+	rest, ok := strings.CutPrefix(uri, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(uri, "http://")
+	}
+	if !ok {
+		return false
+	}
+	switch rest {
+	case "json-schema.org/draft-06/schema", "json-schema.org/draft-07/schema", "json-schema.org/draft/2019-09/schema":
+		return true
+	}
+	return false
 }
 
 // annotations converts the MCP annotations of t (nil when it has none).

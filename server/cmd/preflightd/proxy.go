@@ -181,7 +181,16 @@ func describeFileError(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s: %s", what, e.Code, e.Message)
+	// The decoders' own summary speaks of a request body: count the
+	// file's problems instead, and let each say what it is.
+	switch n := len(e.Details); n {
+	case 0:
+		fmt.Fprintf(&b, "%s: %s: %s", what, e.Code, e.Message)
+	case 1:
+		fmt.Fprintf(&b, "%s: 1 problem (%s):", what, e.Code)
+	default:
+		fmt.Fprintf(&b, "%s: %d problems (%s):", what, n, e.Code)
+	}
 	for _, d := range e.Details {
 		at := d.Path
 		if at == "" {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestProxyFlags(t *testing.T) {
@@ -49,25 +52,61 @@ func TestProxyFlags(t *testing.T) {
 	}
 }
 
-// TestProxyBadOperationsFile: a bad tool-spec file stops the proxy at
-// start, every problem listed with its pointer.
-func TestProxyBadOperationsFile(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "ops.json")
-	os.WriteFile(file, []byte(`{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap","ttl":60}]}`), 0o644)
+// TestBadOperationsFile: a bad --operations file stops the program at
+// start (the proxy's tool-spec file and the server's catalog file alike),
+// naming the file and counting its problems, each listed with its pointer.
+func TestBadOperationsFile(t *testing.T) {
+	const ops = `"provider", "name", "aliases", "schema", "effects", "annotations"`
+	tests := []struct {
+		name  string
+		file  string
+		proxy string // the proxy's error, after "--operations FILE: "
+		serve string // the server's, when it differs
+	}{
+		{"unknown member next to a bad price", `{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap","ttl":60}]}`,
+			"1 problem (invalid_request):\n" +
+				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + `, "priceUsd", "ttlSeconds", "retryCap" (unknown_field)`,
+			"2 problems (invalid_request):\n" +
+				`  /operations/0/priceUsd: unknown member "priceUsd"; expected one of ` + ops + " (unknown_field)\n" +
+				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + " (unknown_field)"},
+		{"string price", `{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap"}]}`,
+			"1 problem (invalid_request):\n" +
+				`  /operations/0/priceUsd: expected a number, found "cheap" (type)`,
+			"1 problem (invalid_request):\n" +
+				`  /operations/0/priceUsd: unknown member "priceUsd"; expected one of ` + ops + " (unknown_field)"},
+		{"truncated", `{"operations":[`,
+			"1 problem (invalid_json):\n" +
+				"  /operations/0: expected a JSON value, found end of input (at byte 15) (invalid_json)", ""},
+		{"duplicate member", `{"operations":[],"operations":[]}`,
+			"1 problem (invalid_json):\n" +
+				`  /operations: duplicate member name "operations" (at byte 17) (duplicate_key)`, ""},
+		{"not an object", `[1]`,
+			"1 problem (invalid_request):\n" +
+				"  (the whole file): expected an object, found array (type)", ""},
+		{"nested too deep", `{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
+			"1 problem (limit_exceeded):\n" +
+				"  /x" + strings.Repeat("/0", 511) + ": document is nested deeper than 512 levels (at byte 516) (max_depth)", ""},
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard, io.Discard)
-	if err == nil {
-		t.Fatal("the proxy started with a bad file")
-	}
-	for _, want := range []string{"--operations " + file, "/operations/0/ttl: unknown member", "priceUsd, ttlSeconds, retryCap"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
-		}
-	}
-	os.WriteFile(file, []byte(`{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap"}]}`), 0o644)
-	err = run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "/operations/0/priceUsd: expected a number") {
-		t.Errorf("string price: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "ops.json")
+			if err := os.WriteFile(file, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := run(ctx, []string{"proxy", "--operations", file, "--upstream", "http://127.0.0.1:9/mcp"}, func(string) string { return "" }, io.Discard, io.Discard)
+			if d := cmp.Diff("--operations "+file+": "+tt.proxy, fmt.Sprint(err)); d != "" {
+				t.Errorf("proxy (-want +got):\n%s", d)
+			}
+			want := tt.serve
+			if want == "" {
+				want = tt.proxy
+			}
+			_, err = loadCatalog(file)
+			if d := cmp.Diff("--operations "+file+": "+want, fmt.Sprint(err)); d != "" {
+				t.Errorf("serve (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
@@ -136,7 +137,9 @@ func (p *Proxy) Session(id string) *mcpguard.Session {
 
 const sessionHeader = "Mcp-Session-Id"
 
-// ServeHTTP serves one request of the Streamable HTTP transport.
+// ServeHTTP serves one request of the Streamable HTTP transport. An
+// initialize whose upstream cannot be reached, or ends before it answers,
+// gets 502 with a JSON-RPC error carrying the request's id.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !p.opts.TrustHost && !hostAllowed(r) {
 		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
@@ -201,17 +204,67 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s, err := p.open()
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadGateway)
-		msg, _ := json.Marshal("the upstream MCP server is unreachable: " + err.Error())
-		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(head.ID) + `,"error":{"code":-32603,"message":` + string(msg) + `}}`))
+		badGateway(w, head.ID, err)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.busy(1)
 	defer s.busy(-1)
-	s.down.ServeHTTP(w, r)
+	// An HTTP upstream is first reached when initialize is forwarded, and
+	// a stdio one may exit before it answers: then the session ends with
+	// nothing written, and the client gets the same 502 as for an
+	// upstream that could not be dialled.
+	aw := &answerWriter{ResponseWriter: w}
+	s.down.ServeHTTP(aw, r)
+	if !aw.wrote.Load() && s.ctx.Err() != nil {
+		err := s.upstreamErr()
+		if err == nil {
+			err = errors.New("the session ended before the upstream answered initialize")
+		}
+		for _, h := range []string{"Cache-Control", "Connection", sessionHeader} {
+			w.Header().Del(h)
+		}
+		badGateway(w, head.ID, err)
+	}
 }
+
+// badGateway answers the request id with 502 and a JSON-RPC error saying
+// that the upstream is unreachable, and why.
+func badGateway(w http.ResponseWriter, id json.RawMessage, err error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	msg, _ := json.Marshal("the upstream MCP server is unreachable: " + err.Error())
+	w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":` + string(msg) + `}}`))
+}
+
+// answerWriter notes whether anything of the response was written.
+type answerWriter struct {
+	http.ResponseWriter
+	wrote atomic.Bool
+}
+
+func (a *answerWriter) WriteHeader(code int) {
+	a.wrote.Store(true)
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerWriter) Write(b []byte) (int, error) {
+	a.wrote.Store(true)
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *answerWriter) Flush() {
+	a.wrote.Store(true)
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // hostAllowed reports whether r may be served: any Host on a non-loopback
 // listener, a loopback name on a loopback one.

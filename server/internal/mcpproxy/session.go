@@ -34,6 +34,7 @@ type session struct {
 	pending map[jsonrpc.ID]*waiter // requests whose response the proxy handles
 	lists   map[jsonrpc.ID]string  // the client's tools/list in flight → cursor
 	initID  jsonrpc.ID             // the client's initialize request
+	upErr   error                  // why the upstream connection failed, if it did
 }
 
 // waiter is a request forwarded upstream whose response the proxy awaits.
@@ -61,6 +62,22 @@ func (s *session) idleFor() time.Duration {
 		return 0
 	}
 	return time.Since(time.Unix(0, s.last.Load()))
+}
+
+// upstreamFailed records why the upstream connection failed, once.
+func (s *session) upstreamFailed(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upErr == nil {
+		s.upErr = err
+	}
+}
+
+// upstreamErr returns why the upstream connection failed, or nil.
+func (s *session) upstreamErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.upErr
 }
 
 func (s *session) close() {
@@ -114,6 +131,7 @@ func (s *session) fromClient() {
 			}
 		}
 		if err := s.up.Write(s.ctx, msg); err != nil {
+			s.upstreamFailed(err)
 			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", s.down.SessionID, "err", err)
 			return
 		}
@@ -127,6 +145,7 @@ func (s *session) fromServer() {
 		msg, err := s.up.Read(s.ctx)
 		if err != nil {
 			if s.ctx.Err() == nil {
+				s.upstreamFailed(err)
 				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", s.down.SessionID, "err", err)
 			}
 			s.close()

@@ -1,0 +1,99 @@
+package mcpguard_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/google/go-cmp/cmp"
+)
+
+// getSumTool is the get-sum tool as @modelcontextprotocol/server-everything
+// 2026.8.31 lists it (its inputSchema comes from the TypeScript SDK, which
+// names draft-07), with the $schema replaced by %s.
+const getSumTool = `{"tools":[{"name":"get-sum","title":"Get Sum Tool","description":"Returns the sum of two numbers",` +
+	`"inputSchema":{"type":"object","properties":{"a":{"type":"number","description":"First number"},"b":{"type":"number","description":"Second number"}},"required":["a","b"]%s},` +
+	`"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false},"execution":{"taskSupport":"forbidden"}}]}`
+
+// TestInputSchemaDialects: a tool whose inputSchema names draft-06,
+// draft-07 or 2019-09 has its arguments checked, because the keywords
+// preflight supports mean the same there as in 2020-12; a schema that
+// names another dialect, or uses a form that differs between drafts (the
+// array form of items), is not used and the tool takes any object.
+func TestInputSchemaDialects(t *testing.T) {
+	checked := []string{
+		`,"$schema":"http://json-schema.org/draft-07/schema#"`, // what server-everything sends
+		`,"$schema":"http://json-schema.org/draft-07/schema"`,
+		`,"$schema":"https://json-schema.org/draft-07/schema#"`,
+		`,"$schema":"http://json-schema.org/draft-06/schema#"`,
+		`,"$schema":"https://json-schema.org/draft/2019-09/schema"`,
+		`,"$schema":"https://json-schema.org/draft/2019-09/schema#"`,
+		`,"$schema":"https://json-schema.org/draft/2020-12/schema"`,
+		``,
+	}
+	anyObject := []string{
+		`,"$schema":"http://json-schema.org/draft-04/schema#"`,
+		`,"$schema":"http://example.com/my-dialect"`,
+		`,"$schema":7`,
+		`,"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"number"}]`,
+		`,"$schema":"http://json-schema.org/draft-07/schema#","$ref":"#/definitions/x","definitions":{"x":{}}`,
+	}
+	type outcome struct {
+		Forwarded   int
+		IsError     bool
+		ReasonCodes []string
+	}
+	bad := `{"name":"get-sum","arguments":{"a":"x","b":2}}`
+	good := `{"name":"get-sum","arguments":{"a":1,"b":2}}`
+	run := func(t *testing.T, extra, params string) outcome {
+		t.Helper()
+		s, err := mcpguard.NewSession(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SawToolsList("", json.RawMessage(strings.Replace(getSumTool, "%s", extra, 1)))
+		var o outcome
+		out, err := s.CallTool(context.Background(), json.RawMessage(params), func(context.Context) (json.RawMessage, error) {
+			o.Forwarded++
+			return json.RawMessage(`{"content":[{"type":"text","text":"The sum of 1 and 2 is 3."}]}`), nil
+		})
+		if err != nil {
+			t.Fatalf("CallTool: %v", err)
+		}
+		var res struct {
+			IsError bool                       `json:"isError"`
+			Meta    map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("result %s: %v", out, err)
+		}
+		o.IsError = res.IsError
+		if d, ok := res.Meta[mcpguard.MetaKey]; ok {
+			var w mcpguard.Withheld
+			json.Unmarshal(d, &w)
+			for _, c := range w.ReasonCodes {
+				o.ReasonCodes = append(o.ReasonCodes, string(c))
+			}
+		}
+		return o
+	}
+	for _, extra := range checked {
+		t.Run("checked"+extra, func(t *testing.T) {
+			if d := cmp.Diff(outcome{Forwarded: 0, IsError: true, ReasonCodes: []string{"INVALID_PAYLOAD"}}, run(t, extra, bad)); d != "" {
+				t.Errorf("get-sum {a:\"x\",b:2} (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(outcome{Forwarded: 1}, run(t, extra, good)); d != "" {
+				t.Errorf("get-sum {a:1,b:2} (-want +got):\n%s", d)
+			}
+		})
+	}
+	for _, extra := range anyObject {
+		t.Run("any object"+extra, func(t *testing.T) {
+			if d := cmp.Diff(outcome{Forwarded: 1}, run(t, extra, bad)); d != "" {
+				t.Errorf("get-sum {a:\"x\",b:2} with a schema preflight does not use (-want +got):\n%s", d)
+			}
+		})
+	}
+}

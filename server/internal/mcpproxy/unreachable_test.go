@@ -1,0 +1,134 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// closedPortURL returns an MCP URL on a loopback port nothing listens on:
+// a port the test held and let go.
+func closedPortURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/mcp"
+}
+
+// exitingCommand returns a command that exits at once without speaking
+// MCP.
+func exitingCommand(t *testing.T) Dialer {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skipf("no sh on PATH (%v); it plays an MCP server that exits at once", err)
+	}
+	return CommandDialer(sh, "-c", "exit 3")
+}
+
+// rpcError is the part of a JSON-RPC error response the client relies on.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// TestProxyUnreachableUpstreamRaw: when the upstream cannot be reached or
+// ends before it answers, the initialize request gets 502 with a JSON-RPC
+// error carrying its id, promptly, and no session is left behind.
+func TestProxyUnreachableUpstreamRaw(t *testing.T) {
+	tests := []struct {
+		name string
+		dial func(t *testing.T) Dialer
+	}{
+		{"HTTP upstream on a closed port", func(t *testing.T) Dialer { return HTTPDialer(closedPortURL(t), nil) }},
+		{"HTTP upstream that answers 404", func(t *testing.T) Dialer {
+			ts := httptest.NewServer(http.NotFoundHandler())
+			t.Cleanup(ts.Close)
+			return HTTPDialer(ts.URL+"/mcp", nil)
+		}},
+		{"stdio upstream that cannot start", func(t *testing.T) Dialer {
+			return CommandDialer(filepath.Join(t.TempDir(), "no-such-server"))
+		}},
+		{"stdio upstream that exits at once", exitingCommand},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, p := startProxy(t, tt.dial(t), mcpguard.Options{})
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+				`{"jsonrpc":"2.0","id":"init-7","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			// A guard against a hang, not a timing assertion.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				t.Fatalf("initialize through the proxy: %v", err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("reading the answer: %v", err)
+			}
+			type answer struct {
+				Status      int
+				ContentType string
+				SessionID   string
+				Envelope    string
+				ID          string
+				Code        int
+				Prefix      bool
+			}
+			var e rpcError
+			json.Unmarshal(body, &e)
+			got := answer{resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get(sessionHeader),
+				e.JSONRPC, string(e.ID), e.Error.Code, strings.HasPrefix(e.Error.Message, "the upstream MCP server is unreachable: ")}
+			want := answer{http.StatusBadGateway, "application/json", "", "2.0", `"init-7"`, -32603, true}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("answer to initialize (-want +got):\n%s\nbody: %s", d, body)
+			}
+			waitFor(t, "no session left", func() bool { return p.Sessions() == 0 })
+		})
+	}
+}
+
+// TestProxyUnreachableUpstreamSDKClient: the official Go SDK client
+// connecting through the proxy to an HTTP upstream on a closed port fails
+// at once with the proxy's 502, instead of waiting for an answer that never
+// comes. (This SDK reads a 502 as transient and reports only its status,
+// not the JSON-RPC error in the body; the raw test above checks that.)
+func TestProxyUnreachableUpstreamSDKClient(t *testing.T) {
+	url, _ := startProxy(t, HTTPDialer(closedPortURL(t), nil), mcpguard.Options{})
+	// A guard against a hang, not a timing assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "unreachable", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		cs.Close()
+		t.Fatal("connected through the proxy to an upstream nobody serves")
+	}
+	if ctx.Err() != nil || !strings.Contains(err.Error(), "Bad Gateway") {
+		t.Fatalf("connect error %q, want the proxy's 502 Bad Gateway", err)
+	}
+}
