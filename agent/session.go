@@ -164,6 +164,10 @@ type Pending struct {
 // Pending means do not run the call: the Answer is the reused or
 // coalesced result (waiting for the identical call in flight), or the
 // message saying why not. Errors are Call's, except run's.
+//
+// A coalesced call waits in Begin, until ctx is done, for the identical
+// call in flight to end: run an allowed call (or start it in a goroutine)
+// before beginning the next, never after beginning all of a turn's calls.
 func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) (*Pending, Answer, error) {
 	req := s.tools.Load().Proposal(name, args)
 	req.RunID = s.runID

@@ -31,12 +31,16 @@ var specMemberPath = regexp.MustCompile(`^/operations/[0-9]+/(priceUsd|ttlSecond
 // and every problem is reported in one *preflight.Error with JSON Pointers
 // into the file.
 func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
+	var keep []preflight.Issue
+	catalogErr := &preflight.Error{Code: preflight.CodeInvalidRequest}
 	if _, err := preflight.DecodeCatalog(data); err != nil {
 		var pe *preflight.Error
 		if !errors.As(err, &pe) {
 			return nil, err
 		}
-		var keep []preflight.Issue
+		if pe.Code == preflight.CodeInvalidJSON {
+			return nil, fileError(pe, pe.Details)
+		}
 		for _, is := range pe.Details {
 			if is.Code == preflight.IssueUnknownField && specMemberPath.MatchString(is.Path) {
 				continue
@@ -49,22 +53,41 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 			keep = append(keep, is)
 		}
 		if len(keep) > 0 || len(pe.Details) == 0 {
-			e := *pe
-			e.Details = keep
-			e.Message = fileMessage(&e)
-			return nil, &e
+			catalogErr = pe
 		}
 	}
-	// The file is strict JSON apart from the spec members: read it loosely.
+	// The file is strict JSON apart from the spec members (or DecodeCatalog
+	// said what is wrong): read it loosely for them.
+	specs, plain, issues := readSpecMembers(data)
+	if issues = append(keep, issues...); len(issues) > 0 || catalogErr.Code != preflight.CodeInvalidRequest {
+		return nil, fileError(catalogErr, issues)
+	}
+	c, err := preflight.DecodeCatalog(plain)
+	if err != nil {
+		if pe := (*preflight.Error)(nil); errors.As(err, &pe) {
+			return nil, fileError(pe, pe.Details)
+		}
+		return nil, err
+	}
+	all := c.Operations()
+	fileOps := all[len(all)-len(specs):]
+	for i := range specs {
+		specs[i].Operation = fileOps[i]
+	}
+	return specs, nil
+}
+
+// readSpecMembers reads the spec members of the operations of a tool-spec
+// file and returns the specs they make, the file without them (a catalog
+// file), and a problem with each member that is out of its range. A file
+// whose operations cannot be read is left to DecodeCatalog's report.
+func readSpecMembers(data []byte) ([]ToolSpec, []byte, []preflight.Issue) {
 	var doc map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
 	var ops []map[string]json.RawMessage
-	if err := json.Unmarshal(doc["operations"], &ops); err != nil {
-		return nil, err
+	if dec.Decode(&doc) != nil || json.Unmarshal(doc["operations"], &ops) != nil {
+		return nil, nil, nil
 	}
 	var issues []preflight.Issue
 	specs := make([]ToolSpec, len(ops))
@@ -76,9 +99,9 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 				continue
 			}
 			delete(op, name)
-			n, msg := specNumber(name, raw)
+			n, code, msg := specNumber(name, raw)
 			if msg != "" {
-				issues = append(issues, preflight.Issue{Path: at + name, Code: preflight.IssueType, Message: msg})
+				issues = append(issues, preflight.Issue{Path: at + name, Code: code, Message: msg})
 				continue
 			}
 			switch name {
@@ -91,78 +114,76 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 			}
 		}
 	}
-	if len(issues) > 0 {
-		e := &preflight.Error{Code: preflight.CodeInvalidRequest, Details: issues}
-		e.Message = fileMessage(e)
-		return nil, e
-	}
 	doc["operations"], _ = json.Marshal(ops)
 	plain, _ := json.Marshal(doc)
-	c, err := preflight.DecodeCatalog(plain)
-	if err != nil {
-		var pe *preflight.Error
-		if errors.As(err, &pe) {
-			e := *pe
-			e.Message = fileMessage(&e)
-			return nil, &e
-		}
-		return nil, err
-	}
-	all := c.Operations()
-	fileOps := all[len(all)-len(ops):]
-	for i := range specs {
-		specs[i].Operation = fileOps[i]
-	}
-	return specs, nil
+	return specs, plain, issues
 }
 
-// fileMessage is the summary of a decoding error e of a tool-spec file:
-// the catalog decoder's speaks of a request body.
-func fileMessage(e *preflight.Error) string {
+// fileError is the error of a tool-spec file with issues, with the code of
+// the catalog decoder's error e and a summary of its own: the catalog
+// decoder's speaks of a request body.
+func fileError(e *preflight.Error, issues []preflight.Issue) error {
+	out := &preflight.Error{Code: e.Code, Message: e.Message, Details: issues}
 	switch e.Code {
 	case preflight.CodeInvalidJSON:
-		return "the tool-spec file is not valid JSON"
+		out.Message = "the tool-spec file is not valid JSON"
 	case preflight.CodeInvalidRequest:
-		switch len(e.Details) {
+		switch len(issues) {
 		case 0:
 		case 1:
-			return "the tool-spec file has 1 problem"
+			out.Message = "the tool-spec file has 1 problem"
 		default:
-			return "the tool-spec file has " + strconv.Itoa(len(e.Details)) + " problems"
+			out.Message = "the tool-spec file has " + strconv.Itoa(len(issues)) + " problems"
 		}
 	case preflight.CodeLimitExceeded:
-		return "the tool-spec file exceeds a limit"
+		out.Message = "the tool-spec file exceeds a limit"
 	}
-	return e.Message
+	return out
 }
 
-// specNumber checks one spec member and returns it as a number, or a
-// message saying what was expected.
-func specNumber(name string, raw json.RawMessage) (json.Number, string) {
-	var n json.Number
+// specNumber checks one spec member and returns it as a number, or the
+// issue code and a message saying what was expected.
+func specNumber(name string, raw json.RawMessage) (json.Number, preflight.IssueCode, string) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil {
-		return "", "expected a number"
+	if dec.Decode(&v) != nil || dec.More() {
+		return "", preflight.IssueType, "expected a number, found " + strconv.Quote(string(raw))
 	}
 	n, ok := v.(json.Number)
 	if !ok {
-		return "", "expected a number, found " + string(raw)
+		return "", preflight.IssueType, "expected a number, found " + string(raw)
 	}
 	switch name {
 	case "priceUsd":
 		if f, err := n.Float64(); err != nil || f < 0 || f > 1e9 {
-			return "", "expected a non-negative decimal of dollars no greater than 1000000000, found " + n.String()
+			return "", rangeCode(f < 0), "expected a non-negative decimal of dollars no greater than 1000000000, found " + n.String()
 		}
 	case "ttlSeconds":
 		if i, err := strconv.ParseInt(n.String(), 10, 64); err != nil || i < 0 || i > 1e9 {
-			return "", "expected an integer number of seconds, 0..1000000000, found " + n.String()
+			return "", intCode(err, i < 0), "expected an integer number of seconds, 0..1000000000, found " + n.String()
 		}
 	case "retryCap":
 		if i, err := strconv.ParseInt(n.String(), 10, 64); err != nil || i < 1 || i > 1e9 {
-			return "", "expected an integer >= 1, found " + n.String()
+			return "", intCode(err, i < 1), "expected an integer >= 1, found " + n.String()
 		}
 	}
-	return n, ""
+	return n, "", ""
+}
+
+// rangeCode is the issue of a number below (low) or above its range.
+func rangeCode(low bool) preflight.IssueCode {
+	if low {
+		return preflight.IssueMinimum
+	}
+	return preflight.IssueMaximum
+}
+
+// intCode is the issue of an integer member that did not parse (err) or
+// is out of its range.
+func intCode(err error, low bool) preflight.IssueCode {
+	if err != nil {
+		return preflight.IssueInteger
+	}
+	return rangeCode(low)
 }

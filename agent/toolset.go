@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -39,17 +41,28 @@ type Toolset struct {
 const DefaultProvider = "mcp"
 
 // NewToolset builds a toolset of specs. Names must be unique across specs
-// (aliases included); problems are reported as [preflight.NewCatalog]
-// reports them, with pointers into specs as a JSON array of operations.
-// unknown gives the price, TTL and retry cap of calls to names the toolset
-// lacks (its Operation is ignored); they are decided as operations the
-// catalog lacks, under the Guard's UnsupportedPolicy.
+// (aliases included), whatever their providers. Problems are reported at
+// once in a *[preflight.Error] whose details point into specs as a JSON
+// array of operations with the members of a tool-spec file (see
+// [DecodeToolSpecs]): the catalog's problems as [preflight.NewCatalog]
+// reports them, a name used by two specs at "/1/name" or "/1/aliases/0",
+// and a PriceUSD, TTLSeconds or RetryCap out of its range at "/1/priceUsd",
+// "/1/ttlSeconds" or "/1/retryCap" (at "/unknown/priceUsd" and so on for
+// unknown's). unknown gives the price, TTL and retry cap of calls to names
+// the toolset lacks (its Operation is ignored); they are decided as
+// operations the catalog lacks, under the Guard's UnsupportedPolicy.
 func NewToolset(unknown ToolSpec, specs ...ToolSpec) (*Toolset, error) {
+	issues := specNumberIssues("/unknown/", unknown)
 	ops := make([]preflight.Operation, len(specs))
 	for i, s := range specs {
 		ops[i] = s.Operation
+		issues = append(issues, specNumberIssues("/"+strconv.Itoa(i)+"/", s)...)
 	}
+	issues = append(issues, crossProviderNames(ops)...)
 	c, err := preflight.NewCatalog(ops...)
+	if len(issues) > 0 {
+		return nil, toolsetError(issues, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +70,80 @@ func NewToolset(unknown ToolSpec, specs ...ToolSpec) (*Toolset, error) {
 	for i := range specs {
 		s := specs[i]
 		for _, n := range append([]string{s.Operation.Name}, s.Operation.Aliases...) {
-			if _, dup := t.byName[n]; !dup {
-				t.byName[n] = &s
-			}
+			t.byName[n] = &s
 		}
 	}
 	return t, nil
+}
+
+// specNumberIssues checks the numbers of s (empty ones take their
+// defaults) as a tool-spec file's members, reporting them under at.
+func specNumberIssues(at string, s ToolSpec) []preflight.Issue {
+	var issues []preflight.Issue
+	for _, m := range []struct {
+		name string
+		n    json.Number
+	}{{"priceUsd", s.PriceUSD}, {"ttlSeconds", s.TTLSeconds}, {"retryCap", s.RetryCap}} {
+		if m.n == "" {
+			continue
+		}
+		if _, code, msg := specNumber(m.name, json.RawMessage(m.n)); msg != "" {
+			issues = append(issues, preflight.Issue{Path: at + m.name, Code: code, Message: msg})
+		}
+	}
+	return issues
+}
+
+// crossProviderNames reports a name or alias that two operations of
+// different providers share: calls name a tool without its provider. Two
+// of one provider are the catalog's duplicate_operation already.
+func crossProviderNames(ops []preflight.Operation) []preflight.Issue {
+	type use struct {
+		op       int
+		provider string
+	}
+	first := make(map[string]use, len(ops))
+	var issues []preflight.Issue
+	for i, op := range ops {
+		for j, name := range append([]string{op.Name}, op.Aliases...) {
+			if name == "" {
+				continue
+			}
+			prev, seen := first[name]
+			if !seen {
+				first[name] = use{i, op.Provider}
+				continue
+			}
+			if prev.provider == op.Provider {
+				continue
+			}
+			path := "/" + strconv.Itoa(i) + "/name"
+			if j > 0 {
+				path = "/" + strconv.Itoa(i) + "/aliases/" + strconv.Itoa(j-1)
+			}
+			issues = append(issues, preflight.Issue{Path: path, Code: preflight.IssueDuplicateOperation,
+				Message: "tool name " + strconv.Quote(name) + " is already used at /" + strconv.Itoa(prev.op) +
+					" (provider " + strconv.Quote(prev.provider) + "); calls name a tool without its provider, so names must be unique across providers"})
+		}
+	}
+	return issues
+}
+
+// toolsetError reports issues together with the details of catalogErr, the
+// catalog's error (nil when the catalog itself was valid).
+func toolsetError(issues []preflight.Issue, catalogErr error) error {
+	code := preflight.CodeInvalidRequest
+	var pe *preflight.Error
+	if errors.As(catalogErr, &pe) {
+		issues, code = append(pe.Details, issues...), pe.Code
+	} else if catalogErr != nil {
+		return catalogErr
+	}
+	msg := "the tool specs are not valid"
+	if len(issues) > 1 {
+		msg += " (" + strconv.Itoa(len(issues)) + " problems)"
+	}
+	return &preflight.Error{Code: code, Message: msg, Details: issues}
 }
 
 // Catalog returns the catalog the toolset decides with.
