@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -86,6 +87,39 @@ func TestHashesKeepIntegers(t *testing.T) {
 		}
 		if got := hash(tt.a) == hash(tt.b); got != tt.same {
 			t.Errorf("requestHashes of %s and %s: same = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}
+
+// An empty headers object hashes as no headers, however the request
+// arrives: as JSON, built in Go with an empty map, or decoded and edited.
+func TestRequestHashEmptyHeaders(t *testing.T) {
+	const tail = `"url":"https://a.example/"},"schema":{}}`
+	want, err := checkBytes([]byte(`{"request":{"method":"POST","body":2,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := checkBytes([]byte(`{"request":{"method":"POST","headers":{},"body":2,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/",
+		Headers: map[string]string{}, Body: json.RawMessage("2")}, Schema: json.RawMessage("{}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := DecodeCheckRequest([]byte(`{"request":{"method":"POST","headers":{},"body":1,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Request.Body = json.RawMessage("2")
+	edited, err := Check(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"sent": sent.RequestHash, "built": built.RequestHash, "edited": edited.RequestHash} {
+		if got != want.RequestHash {
+			t.Errorf("%s with empty headers: requestHash %s, want %s (no headers)", name, got, want.RequestHash)
 		}
 	}
 }
