@@ -73,7 +73,9 @@ func withWriter(sizeHint int, f func(w *canonicalWriter)) (string, *Error) {
 
 // requestHash computes the requestHash of a check: the canonical form of
 // {"request": R, "schema": S}, where R is the proposed request with the
-// method upper-cased, header names lower-cased and absent members omitted.
+// method upper-cased, header names lower-cased and absent members omitted;
+// an empty headers object counts as absent, as it does for a request built
+// in Go (whose empty Headers map is not marshaled).
 // Economics are not hashed. The members are written in canonical (sorted)
 // order: body, headers, method, query, url.
 func requestHash(p *parsedCheck) (string, *Error) {
@@ -87,7 +89,7 @@ func requestHash(p *parsedCheck) (string, *Error) {
 			w.value(b)
 			sep = ","
 		}
-		if h := r.headers; h.IsValid() {
+		if h := r.headers; h.IsValid() && h.Len() > 0 { // no headers is no headers, however sent
 			w.raw(sep)
 			w.raw(`"headers":{`)
 			writeHeaders(w, h)

@@ -1,6 +1,11 @@
 package preflight
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
+)
 
 // The README publishes these vectors so that any language can reproduce the
 // hashes. The expected values were computed independently of this package:
@@ -42,4 +47,79 @@ func TestHashVectors(t *testing.T) {
 			t.Errorf("requestHash = %s, want %s", r.RequestHash, want)
 		}
 	})
+}
+
+// Different integers must never share a hash: a fingerprint shared by two
+// identifiers would let Decide reuse one's saved result for the other.
+// Spellings of one value still share one (RFC 8785's number form).
+func TestHashesKeepIntegers(t *testing.T) {
+	fp := func(payload string) string {
+		v, err := jsonv.Parse([]byte(payload), jsonv.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, herr := fingerprint("x", "get_post", v)
+		if herr != nil {
+			t.Fatal(herr)
+		}
+		return h
+	}
+	hash := func(body string) string {
+		r, err := checkBytes([]byte(`{"request":{"method":"POST","url":"https://a.example/","body":` + body + `},"schema":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.RequestHash
+	}
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"id":1790000000000000001}`, `{"id":1790000000000000002}`, false},
+		{`{"id":9007199254740993}`, `{"id":9007199254740992}`, false},
+		{`{"id":-9223372036854775808}`, `{"id":-9223372036854775807}`, false},
+		{`{"id":5}`, `{"id":5.0}`, true},
+		{`{"id":100}`, `{"id":1e2}`, true},
+		{`{"id":9007199254740992}`, `{"id":9007199254740992.0}`, true},
+	} {
+		if got := fp(tt.a) == fp(tt.b); got != tt.same {
+			t.Errorf("fingerprints of %s and %s: same = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+		if got := hash(tt.a) == hash(tt.b); got != tt.same {
+			t.Errorf("requestHashes of %s and %s: same = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}
+
+// An empty headers object hashes as no headers, however the request
+// arrives: as JSON, built in Go with an empty map, or decoded and edited.
+func TestRequestHashEmptyHeaders(t *testing.T) {
+	const tail = `"url":"https://a.example/"},"schema":{}}`
+	want, err := checkBytes([]byte(`{"request":{"method":"POST","body":2,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := checkBytes([]byte(`{"request":{"method":"POST","headers":{},"body":2,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/",
+		Headers: map[string]string{}, Body: json.RawMessage("2")}, Schema: json.RawMessage("{}")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := DecodeCheckRequest([]byte(`{"request":{"method":"POST","headers":{},"body":1,` + tail))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Request.Body = json.RawMessage("2")
+	edited, err := Check(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"sent": sent.RequestHash, "built": built.RequestHash, "edited": edited.RequestHash} {
+		if got != want.RequestHash {
+			t.Errorf("%s with empty headers: requestHash %s, want %s (no headers)", name, got, want.RequestHash)
+		}
+	}
 }

@@ -17,10 +17,13 @@ import (
 // as ECMAScript writes the IEEE-754 double nearest its text: 5, 5.0 and 5e0
 // all become 5, and -0 becomes 0. Array order is kept.
 //
-// RFC 8785 cannot represent a number beyond the IEEE-754 double range (such
-// as 1e400); such a number is written exactly as it appears in the
-// document, so every parsed value canonicalizes and the output stays valid
-// JSON. The errors that remain are defensive (*Error with ErrSyntax,
+// Two kinds of number are written exactly as they appear in the document.
+// A plain integer (no fraction, no exponent) that a double cannot hold
+// exactly, such as 9007199254740993: RFC 8785 would round it to a double
+// another integer shares, and a hash must keep identifiers apart. And a
+// number beyond the IEEE-754 double range (such as 1e400), which RFC 8785
+// cannot represent, so that every parsed value canonicalizes and the
+// output stays valid JSON. The errors that remain are defensive (*Error with ErrSyntax,
 // ErrInvalidUTF8 or ErrDuplicateKey for a tree Parse would not build); on
 // error dst is returned with its original length.
 //

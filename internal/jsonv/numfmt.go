@@ -3,6 +3,8 @@ package jsonv
 import (
 	"math"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
 )
@@ -126,7 +128,13 @@ func verbatimNumber(s string) bool {
 }
 
 // appendNumberSlow is appendNumberText without the fast path: validate,
-// parse to the nearest double, format as ECMAScript does.
+// parse to the nearest double, format as ECMAScript does. The one
+// exception is a number written as a plain integer (digits, perhaps a
+// minus sign, no fraction or exponent) whose nearest double is another
+// value, such as 9007199254740993 or a 64-bit identifier: it is written as
+// it is, so that two different integers never share a canonical text
+// (RFC 8785 would round both to one double), and canonicalizing the result
+// again changes nothing.
 func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {
 	if !decimal.Valid(s) {
 		return dst, numberSyntax
@@ -137,8 +145,73 @@ func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {
 	}
 	// Any other error cannot happen for valid JSON number text; underflow
 	// gives a zero with a nil error.
-	dst, _ = appendFloat(dst, f) // f is finite here
-	return dst, numberOK
+	var buf [24]byte
+	near := shortestDigits(buf[:0], f)
+	if exact, ok := integerDigits(s); ok && !sameValue(exact, near) {
+		return append(dst, s...), numberOK // a JSON integer has one spelling
+	}
+	return appendDigits(dst, near), numberOK
+}
+
+// digits is a decimal value: -0.d1d2…dk × 10^n when neg, else 0.d1d2…dk ×
+// 10^n, with d1 and dk not zero; no digits is zero.
+type digits struct {
+	neg    bool
+	digits string
+	n      int
+}
+
+func sameValue(a, b digits) bool {
+	return a.neg == b.neg && a.n == b.n && a.digits == b.digits || a.digits == "" && b.digits == ""
+}
+
+// integerDigits returns the value of s when it is a plain JSON integer.
+func integerDigits(s string) (d digits, ok bool) {
+	t := s
+	if t[0] == '-' {
+		d.neg, t = true, t[1:]
+	}
+	if !allDigits(t) {
+		return digits{}, false
+	}
+	d.n = len(t) // JSON integers have no leading zeros but 0 itself
+	d.digits = strings.TrimRight(t, "0")
+	if d.digits == "" {
+		return digits{}, true // 0 and -0 are 0
+	}
+	return d, true
+}
+
+// shortestDigits returns the shortest decimal digits that round-trip to
+// the finite f, written into buf: the result's digits alias buf.
+func shortestDigits(buf []byte, f float64) digits {
+	if f == 0 {
+		return digits{}
+	}
+	// The shortest digits in the form [-]d[.ddd]e±xx, without allocating.
+	var tmp [32]byte
+	b := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	var d digits
+	if b[0] == '-' {
+		d.neg, b = true, b[1:]
+	}
+	e := len(b) - 1
+	for b[e] != 'e' {
+		e--
+	}
+	exp := 0
+	for _, c := range b[e+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if b[e+1] == '-' {
+		exp = -exp
+	}
+	buf = append(buf, b[0])
+	if e > 1 {
+		buf = append(buf, b[2:e]...)
+	}
+	d.digits, d.n = unsafe.String(unsafe.SliceData(buf), len(buf)), exp+1
+	return d
 }
 
 func allDigits(s string) bool {
@@ -158,36 +231,20 @@ func appendFloat(dst []byte, f float64) ([]byte, bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return dst, false
 	}
-	if f == 0 {
-		return append(dst, '0'), true
+	var buf [24]byte
+	return appendDigits(dst, shortestDigits(buf[:0], f)), true
+}
+
+// appendDigits appends d in the notation Number::toString chooses for a
+// value with d's digits and exponent: integer, fixed or exponent form.
+func appendDigits(dst []byte, d digits) []byte {
+	dig, k, n := d.digits, len(d.digits), d.n
+	if k == 0 {
+		return append(dst, '0')
 	}
-	// The shortest decimal digits that round-trip, in the form
-	// [-]d[.ddd]e±xx, without allocating.
-	var tmp [32]byte
-	b := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
-	if b[0] == '-' {
+	if d.neg {
 		dst = append(dst, '-')
-		b = b[1:]
 	}
-	e := len(b) - 1
-	for b[e] != 'e' {
-		e--
-	}
-	exp := 0
-	for _, c := range b[e+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if b[e+1] == '-' {
-		exp = -exp
-	}
-	// Gather the significant digits without the decimal point.
-	var digBuf [20]byte
-	dig := append(digBuf[:0], b[0])
-	if e > 1 {
-		dig = append(dig, b[2:e]...)
-	}
-	k := len(dig) // number of significant digits
-	n := exp + 1  // the value is 0.d1d2...dk × 10^n
 	switch {
 	case k <= n && n <= 21:
 		// An integer: the digits then n-k zeros.
@@ -223,5 +280,5 @@ func appendFloat(dst []byte, f float64) ([]byte, bool) {
 			dst = strconv.AppendInt(dst, int64(n-1), 10)
 		}
 	}
-	return dst, true
+	return dst
 }
