@@ -331,9 +331,13 @@ var sensitiveHeaders = map[string]bool{
 }
 
 // sensitiveWords mark other credential-looking header names.
-var sensitiveWords = []string{"api-key", "api_key", "apikey", "secret", "token", "password", "credential", "session"}
+var sensitiveWords = []string{"api-key", "api_key", "apikey", "secret", "token", "password", "credential", "session",
+	"signature", "subscription-key", "access-key", "private-key"}
 
+// isSensitiveHeader reports whether the header name, in any case and with
+// any white space around it, names a credential.
 func isSensitiveHeader(name string) bool {
+	name = strings.TrimSpace(name)
 	var buf [64]byte
 	if lower, ascii := appendLowerASCII(buf[:0], name); ascii {
 		return isSensitiveLower(string(lower)) // does not escape: no allocation

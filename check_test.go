@@ -319,6 +319,11 @@ func TestIsSensitiveHeader(t *testing.T) {
 		{"Accept", false},
 		{"X-To\u212aen", true}, // the Kelvin sign lowers to an ASCII k
 		{"X-Ünicode", false},
+		{"Authorization ", true}, // white space around a name hides nothing
+		{"Ocp-Apim-Subscription-Key", true},
+		{"PAYMENT-SIGNATURE", true},
+		{"X-Hub-Signature-256", true},
+		{"X-Amz-Access-Key", true},
 		{strings.Repeat("x", 80) + "-Secret", true}, // longer than the stack buffer
 		{strings.Repeat("x", 80), false},
 	}

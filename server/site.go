@@ -270,6 +270,11 @@ func contentsList(html string) string {
 	return ""
 }
 
+// skillURL is the skill's URL in the index, relative to the index itself,
+// so that it resolves wherever the site is served from (a root-relative
+// URL would miss a site URL with a path).
+const skillURL = "preflight/SKILL.md"
+
 // skillsIndex is the Agent Skills discovery index (draft v0.2.0) listing the
 // one skill, with the SHA-256 digest of exactly the bytes served for it.
 func (s *site) skillsIndex(skill string) []byte {
@@ -293,7 +298,7 @@ func (s *site) skillsIndex(skill string) []byte {
 		Skills []entry `json:"skills"`
 	}{
 		Schema: "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
-		Skills: []entry{{name, "skill-md", desc, pathSkill, "sha256:" + hex.EncodeToString(sum[:])}},
+		Skills: []entry{{name, "skill-md", desc, skillURL, "sha256:" + hex.EncodeToString(sum[:])}},
 	})
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -106,8 +107,19 @@ func TestAgentSkillsIndex(t *testing.T) {
 		t.Fatalf("index %s", x.Body)
 	}
 	got := idx.Skills[0]
-	if got.URL != "/.well-known/agent-skills/preflight/SKILL.md" || got.Type != "skill-md" || got.Name == "" || got.Description == "" {
+	if got.Type != "skill-md" || got.Name == "" || got.Description == "" {
 		t.Errorf("entry %+v", got)
+	}
+	// The URL resolves against the index's own, wherever the site lives.
+	ref, err := url.Parse(got.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, index := range []string{"https://h.example/.well-known/agent-skills/index.json", "https://h.example/pre/.well-known/agent-skills/index.json"} {
+		base, _ := url.Parse(index)
+		if r, want := base.ResolveReference(ref).String(), strings.TrimSuffix(index, "index.json")+"preflight/SKILL.md"; r != want {
+			t.Errorf("skill URL %q from %s resolves to %s, want %s", got.URL, index, r, want)
+		}
 	}
 	if want := "sha256:" + hex.EncodeToString(sum[:]); got.Digest != want {
 		t.Errorf("digest %s, want %s (the served SKILL.md)", got.Digest, want)
