@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/jsonv"
@@ -156,11 +157,12 @@ func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
 	return e
 }
 
-// sameHeader returns the name in names that equals name but for case, or
-// "". Requests carry few headers, so a scan beats building a second map.
+// sameHeader returns the name in names that equals name but for the case
+// of ASCII letters (the case HTTP ignores), or "". Requests carry few
+// headers, so a scan beats building a second map.
 func sameHeader(names []string, name string) string {
 	for _, k := range names {
-		if strings.EqualFold(k, name) {
+		if equalFoldASCII(k, name) {
 			return k
 		}
 	}
@@ -343,6 +345,24 @@ func isSensitiveHeader(name string) bool {
 		return isSensitiveLower(string(lower)) // does not escape: no allocation
 	}
 	return isSensitiveLower(strings.ToLower(name))
+}
+
+// appendLowerASCII appends s in lower case to dst when s is all ASCII, and
+// otherwise returns dst unchanged and false: Unicode case mapping (the
+// Kelvin sign lowers to 'k') is left to strings.ToLower.
+func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
+	start := len(dst)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return dst[:start], false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
 }
 
 // isSensitiveLower is isSensitiveHeader for a name already in lower case.

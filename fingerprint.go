@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
@@ -127,34 +126,29 @@ func rawLen(v jsonv.Value) int {
 	return v.End() - v.Start()
 }
 
-// writeHeaders writes the members of the headers object h with their names
-// in lower case, sorted. ASCII names are lowered into one buffer that
-// becomes a single string, so that a request's headers cost one
-// allocation, not one per name.
+// writeHeaders writes the members of the headers object h with the ASCII
+// letters of their names in lower case, sorted. HTTP header names are
+// case-insensitive in ASCII only (they are tokens), and ASCII case is the
+// same in every language, so the hash is reproducible anywhere. The names
+// are lowered into one buffer that becomes a single string, so that a
+// request's headers cost one allocation, not one per name.
 func writeHeaders(w *canonicalWriter, h jsonv.Value) {
 	type header struct {
 		name, value string
-		at, end     int // the lowered name in lowered[at:end], when name is ""
+		at, end     int // the lowered name is lowered[at:end]
 	}
 	var local [8]header
 	hs := local[:0]
 	var buf [256]byte
 	lowered := buf[:0]
 	for it := h.Iter(); it.Next(); {
-		name, value := it.Key(), it.Value().Str()
 		at := len(lowered)
-		var ascii bool
-		if lowered, ascii = appendLowerASCII(lowered, name); !ascii {
-			hs = append(hs, header{name: strings.ToLower(name), value: value})
-			continue
-		}
-		hs = append(hs, header{value: value, at: at, end: len(lowered)})
+		lowered = appendFoldASCII(lowered, it.Key())
+		hs = append(hs, header{value: it.Value().Str(), at: at, end: len(lowered)})
 	}
 	names := string(lowered)
 	for i := range hs {
-		if hs[i].name == "" {
-			hs[i].name = names[hs[i].at:hs[i].end]
-		}
+		hs[i].name = names[hs[i].at:hs[i].end]
 	}
 	slices.SortFunc(hs, func(a, b header) int { return jsonv.CompareKeys(a.name, b.name) })
 	for i, hd := range hs {
@@ -167,22 +161,38 @@ func writeHeaders(w *canonicalWriter, h jsonv.Value) {
 	}
 }
 
-// appendLowerASCII appends s in lower case to dst when s is all ASCII, and
-// otherwise returns dst unchanged and false: Unicode case mapping (the
-// Kelvin sign lowers to 'k') is left to strings.ToLower.
-func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
-	start := len(dst)
+// appendFoldASCII appends s to dst with its ASCII letters in lower case and
+// every other byte as it is.
+func appendFoldASCII(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			return dst[:start], false
-		case 'A' <= c && c <= 'Z':
+		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		dst = append(dst, c)
 	}
-	return dst, true
+	return dst
+}
+
+// equalFoldASCII reports whether a and b are equal but for the case of
+// their ASCII letters.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // fingerprintVersion is the version of requestFingerprint; fingerprints of

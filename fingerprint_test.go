@@ -36,14 +36,14 @@ func TestHashVectors(t *testing.T) {
 		}
 	})
 	t.Run("requestHash with headers and query", func(t *testing.T) {
-		// canonical: {"request":{"headers":{"accept":"4","x-a":"2","x-b":"1","ünï":"3"},"method":"GET",
+		// canonical: {"request":{"headers":{"accept":"4","x-a":"2","x-b":"1","Ünï":"3"},"method":"GET",
 		// "query":{"a":[2],"b":1},"url":"https://api.example.com/q"},"schema":{}}
 		r, err := checkBytes([]byte(`{"request":{"method":"GET","url":"https://api.example.com/q",
 			"headers":{"X-B":"1","x-a":"2","Ünï":"3","Accept":"4"},"query":{"b":1,"a":[2.0]}},"schema":{}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := "0698469c5c5ae7a71d35fff70535721ff55d5fed1dc72a55d8f3ba091e932033"; r.RequestHash != want {
+		if want := "dae19bbbf9694dd6f9a75918f32527bd5bc9b81ba36a8f024ca3804c9342068f"; r.RequestHash != want {
 			t.Errorf("requestHash = %s, want %s", r.RequestHash, want)
 		}
 	})
@@ -121,5 +121,35 @@ func TestRequestHashEmptyHeaders(t *testing.T) {
 		if got != want.RequestHash {
 			t.Errorf("%s with empty headers: requestHash %s, want %s (no headers)", name, got, want.RequestHash)
 		}
+	}
+}
+
+// Header names are folded in ASCII only, the case HTTP ignores: a
+// non-ASCII letter keeps its case in the hash, and the Kelvin sign is not a
+// k, so K-x and k-x are two headers.
+func TestHeaderNamesFoldASCIIOnly(t *testing.T) {
+	hash := func(headers string) (string, error) {
+		r, err := checkBytes([]byte(`{"request":{"method":"GET","url":"https://a.example/","headers":` + headers + `},"schema":{}}`))
+		if err != nil {
+			return "", err
+		}
+		return r.RequestHash, nil
+	}
+	a, err := hash(`{"X-\u00dcber":"1"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hash(`{"x-\u00fcber":"1"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Errorf("X-Über and x-über hash alike; only ASCII letters are folded")
+	}
+	if _, err := hash(`{"\u212a-x":"1","k-x":"2"}`); err != nil {
+		t.Errorf("the Kelvin sign and k are different header names, got %v", err)
+	}
+	if _, err := hash(`{"K-x":"1","k-x":"2"}`); err == nil {
+		t.Errorf("K-x and k-x are one header name, accepted twice")
 	}
 }
