@@ -259,7 +259,10 @@ func plainHTTPURL(s string) bool {
 //
 // A request from DecodeCheckRequest is checked from its parsed form. A
 // request built in Go is first encoded and put through the same decoder, so
-// both paths apply the same rules and report the same errors.
+// both paths apply the same rules and report the same errors. Its strings
+// must be UTF-8, as in JSON: a method, URL or header name or value that is
+// not is refused with code invalid_json and an invalid_utf8 detail at its
+// pointer, never repaired.
 //
 // Validation counts its work and stops at a fixed ceiling of 3,000,000
 // steps: a step is a body value visited, an enum member compared, a byte of
