@@ -59,11 +59,7 @@ func TestGoBuiltInvalidUTF8(t *testing.T) {
 			// Over the wire the same bytes get the same code and pointer.
 			wire := baseCall()
 			tc.edit(wire, wireMark)
-			data, merr := json.Marshal(wire)
-			if merr != nil {
-				t.Fatal(merr)
-			}
-			_, werr := DecodeToolCallRequest(bytes.Replace(data, []byte(wireMark), []byte(bad), 1))
+			_, werr := DecodeToolCallRequest(wireBytes(t, wire, bad))
 			assertSameAsWire(t, err, werr)
 		})
 	}
@@ -106,11 +102,7 @@ func TestGoBuiltCheckInvalidUTF8(t *testing.T) {
 
 			wire := base()
 			tc.edit(wire, wireMark)
-			data, merr := json.Marshal(wire)
-			if merr != nil {
-				t.Fatal(merr)
-			}
-			_, werr := DecodeCheckRequest(bytes.Replace(data, []byte(wireMark), []byte(bad), 1))
+			_, werr := DecodeCheckRequest(wireBytes(t, wire, bad))
 			assertSameAsWire(t, err, werr)
 		})
 	}
@@ -142,6 +134,17 @@ func assertInvalidUTF8[R any](t *testing.T, res *R, err error, want []Issue) {
 	if diff := cmp.Diff(want, e.Details); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)
 	}
+}
+
+// wireBytes encodes req, holding wireMark, and puts bad in its place: the
+// bytes an HTTP caller would send.
+func wireBytes(t *testing.T, req any, bad string) []byte {
+	t.Helper()
+	data, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Replace(data, []byte(wireMark), []byte(bad), 1)
 }
 
 // assertSameAsWire checks that the first detail of the Go-built request's
