@@ -187,7 +187,8 @@ func isToken(s string) bool {
 }
 
 // checkAbsoluteURL returns "" when s is an absolute http or https URL with a
-// host, and otherwise a message saying what was expected.
+// host (and a port, if any, of 0 to 65535), and otherwise a message saying
+// what was expected.
 func checkAbsoluteURL(s string) string {
 	if plainHTTPURL(s) {
 		return "" // the common shape, accepted without building a url.URL
@@ -195,7 +196,7 @@ func checkAbsoluteURL(s string) string {
 	return parseAbsoluteURL(s)
 }
 
-// parseAbsoluteURL is checkAbsoluteURL by url.Parse alone.
+// parseAbsoluteURL is checkAbsoluteURL by url.Parse and validPort alone.
 func parseAbsoluteURL(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c <= ' ' || c == 0x7f {
@@ -210,13 +211,29 @@ func parseAbsoluteURL(s string) string {
 		return "expected an absolute URL with scheme http or https, found " + strconv.Quote(clip.String(s))
 	case u.Host == "" || u.Hostname() == "":
 		return "expected an absolute http(s) URL with a host, found " + strconv.Quote(clip.String(s))
+	case !validPort(u.Port()):
+		return "expected an absolute http(s) URL with a port from 0 to 65535, found " + strconv.Quote(clip.String(s))
 	}
 	return ""
 }
 
+// validPort reports whether port, the text after a URL host's colon, is
+// empty (RFC 3986 allows "https://a.example:/", meaning the default port)
+// or digits whose value is at most 65535. Leading zeros are allowed, as in
+// WHATWG URL: "00080" is port 80. url.Parse checks only that a port is
+// digits.
+func validPort(port string) bool {
+	digits := strings.TrimLeft(port, "0")
+	if len(digits) > 5 || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	n, _ := strconv.Atoi(digits) // "" (no port, or all zeros) is 0
+	return n <= 65535
+}
+
 // plainHTTPURL reports whether s is an http or https URL of the plainest
 // shape: lower-case scheme, a host of letters, digits, dots and hyphens
-// (with an optional numeric port), no user info, and then only printable
+// (with an optional port of 0 to 65535), no user info, and then only printable
 // ASCII without '%'. Every such URL passes checkAbsoluteURL's url.Parse
 // test (FuzzPlainHTTPURL checks that); anything else takes that test.
 func plainHTTPURL(s string) bool {
@@ -232,7 +249,7 @@ func plainHTTPURL(s string) bool {
 	}
 	host, tail := rest[:end], rest[end:]
 	if name, port, hasPort := strings.Cut(host, ":"); hasPort {
-		if port == "" || strings.Trim(port, "0123456789") != "" {
+		if port == "" || !validPort(port) {
 			return false
 		}
 		host = name
@@ -261,7 +278,10 @@ func plainHTTPURL(s string) bool {
 //
 // A request from DecodeCheckRequest is checked from its parsed form. A
 // request built in Go is first encoded and put through the same decoder, so
-// both paths apply the same rules and report the same errors.
+// both paths apply the same rules and report the same errors. Its strings
+// must be UTF-8, as in JSON: a method, URL or header name or value that is
+// not is refused with code invalid_json and an invalid_utf8 detail at its
+// pointer, never repaired.
 //
 // Validation counts its work and stops at a fixed ceiling of 3,000,000
 // steps: a step is a body value visited, an enum member compared, a byte of

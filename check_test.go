@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -384,7 +385,9 @@ func TestPlainHTTPURL(t *testing.T) {
 	}{
 		{"https://api.example.com/v1/items?x=1#top", true},
 		{"http://localhost:8080", true},
-		{"https://a:/", false},             // empty port: left to url.Parse
+		{"https://a:/", false}, // empty port: left to url.Parse
+		{"https://a:65535/", true},
+		{"https://a:65536/", false},        // out of range: left to url.Parse and refused there
 		{"https://user@a.example/", false}, // user info
 		{"https://[::1]/", false},          // IPv6 literal
 		{"https://a.example/%20", false},   // escapes
@@ -400,5 +403,67 @@ func TestPlainHTTPURL(t *testing.T) {
 		if tt.want && parseAbsoluteURL(tt.url) != "" {
 			t.Errorf("%q: url.Parse test rejects a URL the fast path accepts", tt.url)
 		}
+	}
+}
+
+// TestURLPort: url.Parse takes any digit string as a port, so
+// https://a.example:99999/ used to pass both URL rules (Check's
+// request.url and the browse payload's url). A port must be 0 to 65535;
+// leading zeros are allowed, as in WHATWG URL, and so is an empty port
+// after the colon (RFC 3986), which the rules already accepted.
+func TestURLPort(t *testing.T) {
+	tests := []struct {
+		url     string
+		invalid bool
+	}{
+		{"https://a.example:99999/", true},
+		{"https://a.example:65536/", true},
+		{"http://a.example:4294967376/", true}, // 80 modulo 2^32
+		{"https://a.example:099999/", true},
+		{"https://[::1]:70000/", true},
+		{"https://user@a.example:123456/", true},
+		{"https://a.example:65535/", false},
+		{"https://a.example:0/", false},
+		{"http://a.example:00080/x", false},
+		{"http://a.example:0000000000000000000000080", false},
+		{"https://a.example:/", false},
+		{"https://[::1]:8443/", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			msg := `expected an absolute http(s) URL with a port from 0 to 65535, found ` + strconv.Quote(tt.url)
+			var wantCheck *Error
+			if tt.invalid {
+				wantCheck = &Error{Code: CodeInvalidRequest, Message: "the request breaks an input rule",
+					Details: []Issue{{Path: "/request/url", Code: IssueInvalidURL, Message: msg}}}
+			}
+			body, _ := json.Marshal(map[string]any{"request": map[string]any{"method": "GET", "url": tt.url}, "schema": map[string]any{}})
+			_, err := DecodeCheckRequest(body)
+			got, _ := err.(*Error)
+			if err != nil && got == nil {
+				t.Fatalf("got %v, want *Error", err)
+			}
+			if diff := cmp.Diff(wantCheck, got); diff != "" {
+				t.Errorf("request.url (-want +got):\n%s", diff)
+			}
+
+			r := baseCall()
+			r.Tool.Provider, r.Tool.Operation = "browse", "fetch"
+			r.Tool.Request, _ = json.Marshal(map[string]string{"url": tt.url})
+			d, err := Decide(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantVerdict, wantIssues := VerdictAllow, []Issue{}
+			if tt.invalid {
+				wantVerdict, wantIssues = VerdictBlock, []Issue{{Path: "/tool/request/url", Code: IssueAbsoluteURL, Message: msg}}
+			}
+			if d.Verdict != wantVerdict {
+				t.Errorf("browse url: verdict %s, want %s", d.Verdict, wantVerdict)
+			}
+			if diff := cmp.Diff(wantIssues, d.Issues); diff != "" {
+				t.Errorf("browse url issues (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -39,7 +39,10 @@ const (
 // paths were not taken. Decide executes nothing and keeps no state.
 //
 // A request from DecodeToolCallRequest is decided from its parsed form; one
-// built in Go is first encoded and put through the same decoder.
+// built in Go is first encoded and put through the same decoder. Its strings
+// must be UTF-8, as in JSON: an id, provider, operation, goal hash or
+// history string that is not is refused with code invalid_json and an
+// invalid_utf8 detail at its pointer, never repaired.
 func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	return defaultCatalog.decide(req)
 }

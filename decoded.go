@@ -16,7 +16,9 @@ package preflight
 //     field, a reassigned field or a changed map all read as a change.
 //   - Any change, or a request built in Go, is encoded with encoding/json
 //     and decoded afresh, so an edited request gets exactly the answer (or
-//     the error) the same request sent as bytes would.
+//     the error) the same request sent as bytes would. What encoding would
+//     hide is checked first: a string that is not UTF-8 (gostrings.go) and
+//     a json.Number that is empty or not a number (numberFieldIssues).
 //
 // So an edit can never reach the tree, and the tree is never trusted past
 // an edit.
@@ -134,6 +136,9 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	if p := req.parsed; p != nil && p.sameAs(req) {
 		return p, nil
 	}
+	if err := checkRequestUTF8(req); err != nil {
+		return nil, err
+	}
 	if e := req.Economics; e != nil {
 		if err := numberFieldIssues(
 			numberField{"/economics/downstreamCostUsd", e.DownstreamCostUSD, true},
@@ -206,6 +211,9 @@ func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall,
 	}
 	if p := req.parsed; p != nil && p.sameAs(req) {
 		return req, p, nil
+	}
+	if err := toolCallUTF8(req); err != nil {
+		return nil, nil, err
 	}
 	fields := []numberField{
 		{"/tool/estimatedExternalCostUsd", req.Tool.EstimatedExternalCostUSD, true},

@@ -91,7 +91,8 @@ func FuzzDecide(f *testing.F) {
 // the url.Parse test it stands in for.
 func FuzzPlainHTTPURL(f *testing.F) {
 	for _, s := range []string{"https://api.example.com/v1/x?q=1#f", "http://a:8080", "https://a:/", "http://.", "https://a@b/",
-		"https://[::1]/", "https://a/%zz", "HTTPS://a/", "https://a b/", "http://a:1:2/", "https://-/"} {
+		"https://[::1]/", "https://a/%zz", "HTTPS://a/", "https://a b/", "http://a:1:2/", "https://-/",
+		"https://a:65536/", "https://a:000065535/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -68,7 +68,8 @@ type CheckRequest struct {
 type ProposedRequest struct {
 	// Method is the HTTP method name, an RFC 9110 token such as "POST".
 	Method string `json:"method"`
-	// URL is an absolute http or https URL with a host. It is never fetched.
+	// URL is an absolute http or https URL with a host and, if it has a
+	// port, a port of 0 to 65535. It is never fetched.
 	URL string `json:"url"`
 	// Headers maps header names to values. Credentials do not belong here:
 	// Authorization, Cookie, API-key headers and the like draw a warning.

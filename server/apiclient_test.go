@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,6 +166,15 @@ func (c *apiClient) validate(req *http.Request, body []byte, x exchange) {
 		Header:     x.Header,
 		Body:       io.NopCloser(bytes.NewReader(x.Body)),
 		Request:    fresh(),
+	}
+	// The validator passes a status the operation does not list at all.
+	if op := c.operation(req.Method, req.URL.Path); op.Responses.Default == nil {
+		code := strconv.Itoa(x.Status)
+		if _, ok := op.Responses.Codes.Get(code); !ok {
+			if _, ok := op.Responses.Codes.Get(code[:1] + "XX"); !ok {
+				c.t.Errorf("%s %s -> %d: openapi.json documents no such status for the operation", req.Method, req.URL.Path, x.Status)
+			}
+		}
 	}
 	if ok, errs := c.v.ValidateHttpResponse(fresh(), resp); !ok {
 		for _, e := range errs {

@@ -6,10 +6,27 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/clip"
 )
+
+// codedBody returns the first content coding other than identity that the
+// Content-Encoding header fields of h list, and true; or "" and false when
+// the body is as sent. The server decodes no coding, so a gzip body would
+// otherwise be read as malformed JSON.
+func codedBody(h http.Header) (string, bool) {
+	for _, field := range h.Values("Content-Encoding") {
+		for coding := range strings.SplitSeq(field, ",") {
+			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
+				return coding, true
+			}
+		}
+	}
+	return "", false
+}
 
 // MaxBodyBytes is the largest request body the POST routes accept. Larger
 // bodies are answered 413 payload_too_large; the handler never reads more
@@ -44,11 +61,21 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error)
 }
 
 // readLimited reads a request body for every POST route, /mcp included. It
-// refuses a declared Content-Length over the limit without reading, reads
-// at most MaxBodyBytes+1 bytes of any body (chunked included), and answers
-// a body that cannot be read completely (a broken or stalled connection)
-// with invalid_json.
+// refuses a body with a content coding (see codedBody) and a declared
+// Content-Length over the limit without reading, reads at most
+// MaxBodyBytes+1 bytes of any body (chunked included), and answers a body
+// that cannot be read completely (a broken or stalled connection) with
+// invalid_json.
 func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
+	if coding, ok := codedBody(r.Header); ok {
+		// RFC 9110, section 15.5.16: say which codings would be accepted.
+		w.Header().Set("Accept-Encoding", "identity")
+		return nil, &preflight.Error{
+			Code: CodeUnsupportedContentEncoding,
+			Message: "the body has Content-Encoding " + strconv.Quote(clip.String(coding)) +
+				": send it uncompressed, with no Content-Encoding (or identity); nothing was evaluated",
+		}
+	}
 	tooLarge := &preflight.Error{
 		Code:    CodePayloadTooLarge,
 		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),

@@ -8,14 +8,15 @@ import "github.com/agentpreflight/preflight"
 // this package) writes the two payment codes itself; TestPaymentCodes keeps
 // its copies equal to these.
 const (
-	CodeUnsupportedMediaType  preflight.ErrorCode = "unsupported_media_type" // 400: Content-Type is not JSON
-	CodePayloadTooLarge       preflight.ErrorCode = "payload_too_large"      // 413: body over MaxBodyBytes
-	CodeNotFound              preflight.ErrorCode = "not_found"              // 404: no such route
-	CodeMethodNotAllowed      preflight.ErrorCode = "method_not_allowed"     // 405: the Allow header lists the right methods
-	CodeForbidden             preflight.ErrorCode = "forbidden"              // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
-	CodeCapabilityUnavailable preflight.ErrorCode = "capability_unavailable" // 503: the reserved usage-dump route
-	CodeInternalError         preflight.ErrorCode = "internal_error"         // 500: a bug in the server; never expected
-	CodeServerBusy            preflight.ErrorCode = "server_busy"            // 503 with Retry-After: too many requests being evaluated at once; nothing was evaluated or charged
+	CodeUnsupportedMediaType       preflight.ErrorCode = "unsupported_media_type"       // 400: Content-Type is not JSON
+	CodeUnsupportedContentEncoding preflight.ErrorCode = "unsupported_content_encoding" // 415: the body has a Content-Encoding other than identity (the answer carries Accept-Encoding: identity)
+	CodePayloadTooLarge            preflight.ErrorCode = "payload_too_large"            // 413: body over MaxBodyBytes
+	CodeNotFound                   preflight.ErrorCode = "not_found"                    // 404: no such route
+	CodeMethodNotAllowed           preflight.ErrorCode = "method_not_allowed"           // 405: the Allow header lists the right methods
+	CodeForbidden                  preflight.ErrorCode = "forbidden"                    // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
+	CodeCapabilityUnavailable      preflight.ErrorCode = "capability_unavailable"       // 503: the reserved usage-dump route
+	CodeInternalError              preflight.ErrorCode = "internal_error"               // 500: a bug in the server; never expected
+	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once; nothing was evaluated or charged
 
 	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
 	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed

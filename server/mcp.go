@@ -39,6 +39,8 @@ const mcpServerVersion = "0.3.0"
 //   - any method but POST (GET, DELETE, ...): 405 method_not_allowed, Allow: POST
 //   - a body over 65,536 bytes: 413 payload_too_large (read at most one byte
 //     past the limit)
+//   - a body with a Content-Encoding other than identity: 415
+//     unsupported_content_encoding, with Accept-Encoding: identity (not read)
 //   - an empty or non-JSON body: 400 invalid_json
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request

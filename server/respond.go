@@ -15,6 +15,8 @@ func statusOf(code preflight.ErrorCode) int {
 	switch code {
 	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeUnsupportedContentEncoding:
+		return http.StatusUnsupportedMediaType
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
