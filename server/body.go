@@ -85,10 +85,14 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		w.Header().Set("Connection", "close")
 		return nil, tooLarge
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	// The limit reader is given the server's own writer, not a wrapper,
+	// so that net/http learns the limit was hit and neither drains the
+	// rest of the body before answering nor keeps the connection.
+	data, err := io.ReadAll(http.MaxBytesReader(baseWriter(w), r.Body, MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
+			w.Header().Set("Connection", "close") // through every wrapper too
 			return nil, tooLarge
 		}
 		// The network error names socket addresses; the client needs only
@@ -100,4 +104,16 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		}
 	}
 	return data, nil
+}
+
+// baseWriter returns the writer at the bottom of w's Unwrap chain: the
+// server's own, whatever middleware wrapped it.
+func baseWriter(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }

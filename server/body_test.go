@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // padded returns a valid check request of exactly n bytes: checkValid with
@@ -148,6 +149,42 @@ func TestContentLengthLies(t *testing.T) {
 			}
 			if resp.StatusCode != tc.status || !strings.Contains(body, fmt.Sprintf(`"code":%q`, tc.wantCode)) {
 				t.Errorf("got %d %s, want %d %s", resp.StatusCode, body, tc.status, tc.wantCode)
+			}
+		})
+	}
+}
+
+// A chunked body that passes the limit and then stalls gets its 413 at
+// once, not after the read timeout: the server must not try to drain the
+// rest before answering. Without a read timeout here, draining would wait
+// for ever; the deadline only bounds the failure.
+func TestChunkedOversizeThenStall(t *testing.T) {
+	for _, route := range []string{"/check-request", "/v0.2/preflight/tool-call", "/mcp"} {
+		t.Run(route, func(t *testing.T) {
+			c := newAPIClient(t, New(testConfig))
+			conn, err := net.Dial("tcp", strings.TrimPrefix(c.srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			chunk := strings.Repeat("x", 4096)
+			var b strings.Builder
+			b.WriteString("POST " + route + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+			for range 20 { // 80 KiB: over the limit, well under net/http's 256 KiB drain
+				fmt.Fprintf(&b, "%x\r\n%s\r\n", len(chunk), chunk)
+			}
+			if _, err := io.WriteString(conn, b.String()); err != nil {
+				t.Fatal(err)
+			}
+			// No last chunk: the body stalls here.
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer while the body stalls: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+				t.Errorf("status %d, Connection close %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
 			}
 		})
 	}

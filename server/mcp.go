@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/internal/jsonv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -41,7 +43,10 @@ const mcpServerVersion = "0.3.0"
 //     past the limit)
 //   - a body with a Content-Encoding other than identity: 415
 //     unsupported_content_encoding, with Accept-Encoding: identity (not read)
-//   - an empty or non-JSON body: 400 invalid_json
+//   - an empty or non-JSON body, judged as strictly as the other routes'
+//     bodies (invalid UTF-8, lone surrogate escapes and duplicate member
+//     names, such as two ids, are not JSON here) outside params.arguments:
+//     400 invalid_json (inside them the tool result reports it)
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request
 //   - an MCP-Protocol-Version header that is not a date (YYYY-MM-DD): 400
@@ -165,8 +170,8 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 	if len(trimmed) == 0 {
 		return nil, nil, false, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
 	}
-	if !json.Valid(body) {
-		return nil, nil, false, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: expected a JSON-RPC 2.0 message"}
+	if perr := strictJSON(body); perr != nil {
+		return nil, nil, false, perr
 	}
 	if trimmed[0] == '[' {
 		return nil, nil, true, nil
@@ -185,6 +190,35 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 		id = members["id"]
 	}
 	return body, id, false, nil
+}
+
+// strictJSON checks an MCP body as strictly as the other routes check
+// theirs (duplicate member names, invalid UTF-8 and lone surrogate escapes
+// are refused, so that "id" names one id and the SDK never sees text it
+// would repair), and returns the envelope to send when it is not JSON. A
+// problem inside params.arguments is left to the tool, whose result
+// reports it as the HTTP routes would; the parser stops at the first
+// problem, so one there hides any that follow it.
+func strictJSON(body []byte) *preflight.Error {
+	_, err := jsonv.Parse(body, jsonv.Limits{})
+	var je *jsonv.Error
+	if err == nil || !errors.As(err, &je) {
+		return nil // the parser only returns *jsonv.Error
+	}
+	if je.Pointer == "/params/arguments" || strings.HasPrefix(je.Pointer, "/params/arguments/") {
+		return nil // the tool answers for its arguments, with a result carrying the envelope
+	}
+	issue, what := preflight.IssueInvalidJSON, "not valid JSON"
+	switch je.Kind {
+	case jsonv.ErrDuplicateKey:
+		issue, what = preflight.IssueDuplicateKey, "not valid JSON: duplicate object member name"
+	case jsonv.ErrInvalidUTF8:
+		issue, what = preflight.IssueInvalidUTF8, "not valid JSON: invalid UTF-8"
+	case jsonv.ErrDepth:
+		issue, what = preflight.IssueMaxDepth, "nested too deeply"
+	}
+	return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is " + what + ": expected a JSON-RPC 2.0 message",
+		Details: []preflight.Issue{{Path: je.Pointer, Code: issue, Message: je.Msg + " (at byte " + strconv.Itoa(je.Offset) + ")"}}}
 }
 
 // mcpBatchRefusal is the answer to a JSON-RPC batch (a top-level array):
