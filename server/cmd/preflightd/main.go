@@ -3,7 +3,9 @@
 // It serves every route of package server on one address, logs one JSON
 // line per request (method, path, status, duration, request id; never
 // bodies or header values) to standard error, and shuts down gracefully on
-// SIGINT or SIGTERM, letting requests in flight finish.
+// SIGINT or SIGTERM, letting requests in flight finish; a payment not yet
+// sent to the facilitator when shutdown begins is refused with 503
+// server_busy and Retry-After, so every settlement that starts can finish.
 //
 // Every flag has an environment fallback; a flag on the command line wins.
 // -h or --help prints them and exits 0; a bad flag exits 2.
@@ -57,6 +59,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -69,5 +72,8 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
+	if errors.As(err, new(reportedError)) {
+		os.Exit(1) // the reason is already in the JSON log
+	}
 	cli.Exit("preflightd", err)
 }

@@ -169,7 +169,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
 	// Closing the proxy first ends the long-lived streams, so that
 	// Shutdown can finish.
-	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() })
+	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() }, nil)
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
