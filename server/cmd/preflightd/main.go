@@ -22,11 +22,11 @@
 //	--metrics-addr          PREFLIGHT_METRICS_ADDR          serve Prometheus metrics at /metrics on this address (default: none)
 //	--read-header-timeout   PREFLIGHT_READ_HEADER_TIMEOUT   default 5s
 //	--read-timeout          PREFLIGHT_READ_TIMEOUT          default 30s
-//	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: longer than verify + settle
+//	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: at least read + verify + settle + 4s
 //	--idle-timeout          PREFLIGHT_IDLE_TIMEOUT          default 120s
 //	--verify-timeout        PREFLIGHT_VERIFY_TIMEOUT        facilitator /verify, default 10s, at most 20s
 //	--settle-timeout        PREFLIGHT_SETTLE_TIMEOUT        facilitator /settle, default 15s, at most 20s
-//	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle
+//	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle + 2s
 //
 // Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp;
