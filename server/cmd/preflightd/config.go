@@ -55,7 +55,7 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (op
 	trust := env("PREFLIGHT_MCP_TRUST_PROXY_HOST", "false")
 	fs.IntVar(&o.maxTimeoutSeconds, "max-timeout-seconds", 0, "x402 authorization window in `seconds` (env PREFLIGHT_MAX_TIMEOUT_SECONDS); 0 means 60")
 	fs.BoolVar(&o.mcpTrustProxyHost, "mcp-trust-proxy-host", false, "accept a non-loopback Host header on /mcp, as behind a reverse proxy (env PREFLIGHT_MCP_TRUST_PROXY_HOST)")
-	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
+	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide, a regular file of at most 4 MiB (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
 	if err := o.ops.register(fs, getenv); err != nil {
 		return o, err
 	}

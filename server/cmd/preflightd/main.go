@@ -18,7 +18,7 @@
 //	--facilitator-url       PREFLIGHT_FACILITATOR_URL       x402 facilitator base URL (required with --pay-to)
 //	--max-timeout-seconds   PREFLIGHT_MAX_TIMEOUT_SECONDS   x402 authorization window (default 60)
 //	--mcp-trust-proxy-host  PREFLIGHT_MCP_TRUST_PROXY_HOST  accept a non-loopback Host on /mcp behind a reverse proxy
-//	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide (default: the built-in two)
+//	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide, at most 4 MiB (default: the built-in two)
 //	--metrics-addr          PREFLIGHT_METRICS_ADDR          serve Prometheus metrics at /metrics on this address (default: none)
 //	--read-header-timeout   PREFLIGHT_READ_HEADER_TIMEOUT   default 5s
 //	--read-timeout          PREFLIGHT_READ_TIMEOUT          default 30s
