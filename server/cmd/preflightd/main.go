@@ -7,7 +7,9 @@
 // sent to the facilitator when shutdown begins is refused with 503
 // server_busy and Retry-After, so every settlement that starts can finish.
 //
-// Every flag has an environment fallback; a flag on the command line wins.
+// Every flag has an environment fallback; a flag on the command line wins,
+// and a variable set to the empty string counts as unset. An empty --addr
+// is refused.
 // -h or --help prints them and exits 0; a bad flag exits 2.
 //
 //	--addr                  PREFLIGHT_ADDR                  listen address (default 127.0.0.1:8080; port 0 picks a free one)

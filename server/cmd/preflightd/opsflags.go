@@ -150,7 +150,8 @@ func (o opsOptions) validate(paid bool, addr string) error {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q is not a host:port address such as 127.0.0.1:9090", o.metricsAddr)
 		}
-		if o.metricsAddr == addr {
+		// Port 0 gives each listener a free port of its own.
+		if _, port, _ := net.SplitHostPort(addr); o.metricsAddr == addr && port != "0" {
 			return fmt.Errorf("--metrics-addr %q is the API's own --addr; give metrics a listener of their own", o.metricsAddr)
 		}
 	}

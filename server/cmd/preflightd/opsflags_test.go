@@ -49,6 +49,8 @@ func TestOpsFlags(t *testing.T) {
 				o.readTimeout, o.verifyTimeout, o.settleTimeout = 5*time.Second, time.Second, time.Second
 				o.writeTimeout, o.shutdownTimeout, o.paymentTimeoutSet = 11*time.Second, 4*time.Second, true
 			})},
+		{"metrics and API both on port 0", []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"}, nil,
+			withOps(func(o *opsOptions) { o.metricsAddr = "127.0.0.1:0" })},
 		{"payment timeouts", append([]string{"--verify-timeout=3s", "--settle-timeout=4s"}, paidArgs...), nil,
 			withOps(func(o *opsOptions) {
 				o.verifyTimeout, o.settleTimeout, o.paymentTimeoutSet = 3*time.Second, 4*time.Second, true
