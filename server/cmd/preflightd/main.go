@@ -31,8 +31,11 @@
 //	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle + 2s
 //
 // Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp;
-// the other standard OTEL_* variables configure the exporter.
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp,
+// unless OTEL_SDK_DISABLED=true; the other standard OTEL_* variables
+// configure the exporter, and one it could not use (an endpoint that is not
+// an http(s) URL, malformed headers, timeout or compression) stops the
+// program at start.
 //
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every
