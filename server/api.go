@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
 // serveCheck answers POST /check-request.
@@ -42,7 +43,8 @@ const toolCallPath = "/v0.2/preflight/tool-call"
 // serveToolCall answers POST /v0.2/preflight/tool-call. Input errors are a
 // free 400 before any payment step; a decision is written directly when the
 // route is unpaid, or handed to the paywall, which settles payment before
-// releasing it.
+// releasing it. Once Config.Drain has started, a request carrying a payment
+// is refused before the paywall sees it.
 func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	data, perr := readBody(w, r)
 	if perr != nil {
@@ -69,6 +71,11 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	if r.Header.Get(x402.HeaderPaymentSignature) != "" && h.cfg.Drain.refuses() {
+		writeShuttingDown(w)
+		return
+	}
+	defer h.cfg.Drain.done(r.Context())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	h.paywall.Handle(w, r, h.baseURL(r)+toolCallPath, func() (int, []byte) {

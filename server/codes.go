@@ -16,7 +16,7 @@ const (
 	CodeForbidden                  preflight.ErrorCode = "forbidden"                    // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
 	CodeCapabilityUnavailable      preflight.ErrorCode = "capability_unavailable"       // 503: the reserved usage-dump route
 	CodeInternalError              preflight.ErrorCode = "internal_error"               // 500: a bug in the server; never expected
-	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once; nothing was evaluated or charged
+	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once, or a payment arriving during shutdown; nothing was charged
 
 	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
 	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed

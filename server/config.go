@@ -58,6 +58,12 @@ type Config struct {
 	// handler does not serve them: expose the registry where you choose.
 	Metrics prometheus.Registerer
 
+	// Drain, when non-nil, lets the program serving the handler stop the
+	// paid route from taking new payments once shutdown begins, and learn
+	// which payments are still settling (see [Drain]). Nil means the paid
+	// route takes payments until the server stops.
+	Drain *Drain
+
 	// TracerProvider, when non-nil, gives every request a server span (an
 	// incoming W3C traceparent is its parent), facilitator calls client
 	// spans whose traceparent is sent on, and MCP tool calls spans of their

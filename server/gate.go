@@ -20,9 +20,15 @@ import (
 // write it.
 const (
 	gateSlotsPerCPU = 2
-	gateWait        = 2 * time.Second
+	gateWait        = MaxEvaluationWait
 	gateRetryAfter  = 1 // seconds, in Retry-After
 )
+
+// MaxEvaluationWait is the longest a request waits for a free evaluation
+// slot before it is answered 503 server_busy. A paid request's answer can
+// come this much later than its body: a server's write timeout must cover
+// it besides the read, verify and settle timeouts.
+const MaxEvaluationWait = 2 * time.Second
 
 // gate is a counting semaphore over the expensive part of a request:
 // decoding and evaluating its body (and, on /mcp, the SDK's handling of

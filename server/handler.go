@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,6 +47,13 @@ func New(cfg Config) http.Handler {
 	if cfg.Payment != nil {
 		pc := cfg.Payment.config(withRequestIDs(cfg.Logger))
 		in.instrumentPayment(&pc)
+		if d := cfg.Drain; d != nil {
+			observe := pc.Observe
+			pc.Observe = func(ctx context.Context, o x402.Outcome) {
+				observe(ctx, o)
+				d.note(ctx, o)
+			}
+		}
 		pw, err := x402.New(pc)
 		if err != nil {
 			h.paywallErr = err

@@ -30,7 +30,8 @@ var command = cli.Command{
 	Name:     "preflightd",
 	Synopsis: "[flags]",
 	Summary: "Runs the preflight reference server: the HTTP API, /mcp, /docs and /openapi.json on one\n" +
-		"address. Every flag has an environment fallback (shown in parentheses); a flag wins.",
+		"address. Every flag has an environment fallback (shown in parentheses); a flag wins,\n" +
+		"and a variable set to the empty string counts as unset.",
 }
 
 // parseFlags parses args, with environment variables (read through getenv)
@@ -55,7 +56,7 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (op
 	trust := env("PREFLIGHT_MCP_TRUST_PROXY_HOST", "false")
 	fs.IntVar(&o.maxTimeoutSeconds, "max-timeout-seconds", 0, "x402 authorization window in `seconds` (env PREFLIGHT_MAX_TIMEOUT_SECONDS); 0 means 60")
 	fs.BoolVar(&o.mcpTrustProxyHost, "mcp-trust-proxy-host", false, "accept a non-loopback Host header on /mcp, as behind a reverse proxy (env PREFLIGHT_MCP_TRUST_PROXY_HOST)")
-	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
+	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide, a regular file of at most 4 MiB (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
 	if err := o.ops.register(fs, getenv); err != nil {
 		return o, err
 	}
@@ -71,6 +72,9 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (op
 	}
 	if fs.NArg() > 0 {
 		return o, command.Usagef("unexpected arguments %q", fs.Args())
+	}
+	if o.addr == "" { // only an explicit --addr "": an empty PREFLIGHT_ADDR keeps the default
+		return o, command.Usagef("--addr is empty; want a listen address such as 127.0.0.1:8080 (port 0 picks a free port)")
 	}
 	return o, nil
 }

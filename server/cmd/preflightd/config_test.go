@@ -20,6 +20,8 @@ func TestParseFlags(t *testing.T) {
 			"PREFLIGHT_ADDR": "127.0.0.1:0", "PREFLIGHT_BASE_URL": "https://api.example.com",
 			"PREFLIGHT_MCP_TRUST_PROXY_HOST": "true", "PREFLIGHT_MAX_TIMEOUT_SECONDS": "90",
 		}, options{addr: "127.0.0.1:0", baseURL: "https://api.example.com", mcpTrustProxyHost: true, maxTimeoutSeconds: 90, ops: defaultOps()}},
+		{"empty environment variable keeps the default", nil, map[string]string{"PREFLIGHT_ADDR": ""},
+			options{addr: "127.0.0.1:8080", ops: defaultOps()}},
 		{"flag wins over environment", []string{"--addr", "127.0.0.1:9", "--max-timeout-seconds=120"},
 			map[string]string{"PREFLIGHT_ADDR": "127.0.0.1:0", "PREFLIGHT_MAX_TIMEOUT_SECONDS": "90"},
 			options{addr: "127.0.0.1:9", maxTimeoutSeconds: 120, ops: defaultOps()}},
@@ -55,6 +57,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bad env boolean", nil, map[string]string{"PREFLIGHT_MCP_TRUST_PROXY_HOST": "perhaps"}, "not a boolean"},
 		{"unknown flag", []string{"--port", "8080"}, nil, "flag provided but not defined"},
 		{"stray argument", []string{"serve"}, nil, "unexpected arguments"},
+		{"empty addr", []string{"--addr", ""}, nil, "--addr is empty; want a listen address such as 127.0.0.1:8080"},
+		{"empty addr wins over environment", []string{"--addr="}, map[string]string{"PREFLIGHT_ADDR": "127.0.0.1:9"}, "--addr is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -102,6 +102,31 @@ func (d *daemon) waitLog(t *testing.T, msg string) map[string]any {
 	return nil
 }
 
+// sigtermMidBody sends head, which must ask for "100 Continue", and the
+// first 20 bytes of body on conn, then sends SIGTERM to d and waits for its
+// "shutting down" line; the caller sends the rest. The server sends 100
+// Continue only once the handler reads the body: receiving it proves the
+// request is in flight before the signal.
+func (d *daemon) sigtermMidBody(t *testing.T, conn net.Conn, br *bufio.Reader, head, body string) {
+	t.Helper()
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("want 100 Continue, got %q, %v", line, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line ending the 100
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, body[:20]); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	d.waitLog(t, "shutting down")
+}
+
 // TestBinaryEndToEnd builds the real binary, starts it, waits for /health,
 // exercises every route, runs the README's curl examples, then sends
 // SIGTERM while a request is in flight (its body only half sent) and checks
@@ -176,22 +201,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	head := "POST /v0.2/preflight/tool-call HTTP/1.1\r\nHost: " + d.addr + "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n"
-	if _, err := io.WriteString(conn, head); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
-		t.Fatalf("want 100 Continue, got %q, %v", line, err)
-	}
-	if _, err := br.ReadString('\n'); err != nil { // the blank line ending the 100
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(conn, body[:20]); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	d.waitLog(t, "shutting down")
+	d.sigtermMidBody(t, conn, br, head, body)
 	for i := 20; i < len(body); i += 20 { // dribble the rest
 		if _, err := io.WriteString(conn, body[i:min(i+20, len(body))]); err != nil {
 			t.Fatalf("finishing the in-flight body: %v", err)

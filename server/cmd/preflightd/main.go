@@ -3,9 +3,13 @@
 // It serves every route of package server on one address, logs one JSON
 // line per request (method, path, status, duration, request id; never
 // bodies or header values) to standard error, and shuts down gracefully on
-// SIGINT or SIGTERM, letting requests in flight finish.
+// SIGINT or SIGTERM, letting requests in flight finish; a payment not yet
+// sent to the facilitator when shutdown begins is refused with 503
+// server_busy and Retry-After, so every settlement that starts can finish.
 //
-// Every flag has an environment fallback; a flag on the command line wins.
+// Every flag has an environment fallback; a flag on the command line wins,
+// and a variable set to the empty string counts as unset. An empty --addr
+// is refused.
 // -h or --help prints them and exits 0; a bad flag exits 2.
 //
 //	--addr                  PREFLIGHT_ADDR                  listen address (default 127.0.0.1:8080; port 0 picks a free one)
@@ -16,19 +20,22 @@
 //	--facilitator-url       PREFLIGHT_FACILITATOR_URL       x402 facilitator base URL (required with --pay-to)
 //	--max-timeout-seconds   PREFLIGHT_MAX_TIMEOUT_SECONDS   x402 authorization window (default 60)
 //	--mcp-trust-proxy-host  PREFLIGHT_MCP_TRUST_PROXY_HOST  accept a non-loopback Host on /mcp behind a reverse proxy
-//	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide (default: the built-in two)
+//	--operations            PREFLIGHT_OPERATIONS            catalog file of the operations to decide, at most 4 MiB (default: the built-in two)
 //	--metrics-addr          PREFLIGHT_METRICS_ADDR          serve Prometheus metrics at /metrics on this address (default: none)
 //	--read-header-timeout   PREFLIGHT_READ_HEADER_TIMEOUT   default 5s
 //	--read-timeout          PREFLIGHT_READ_TIMEOUT          default 30s
-//	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: longer than verify + settle
+//	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: at least read + verify + settle + 4s
 //	--idle-timeout          PREFLIGHT_IDLE_TIMEOUT          default 120s
 //	--verify-timeout        PREFLIGHT_VERIFY_TIMEOUT        facilitator /verify, default 10s, at most 20s
 //	--settle-timeout        PREFLIGHT_SETTLE_TIMEOUT        facilitator /settle, default 15s, at most 20s
-//	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle
+//	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle + 2s
 //
 // Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp;
-// the other standard OTEL_* variables configure the exporter.
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp,
+// unless OTEL_SDK_DISABLED=true; the other standard OTEL_* variables
+// configure the exporter, and one it could not use (an endpoint that is not
+// an http(s) URL, malformed headers, timeout or compression) stops the
+// program at start.
 //
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every
@@ -57,6 +64,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -69,5 +77,8 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
+	if errors.As(err, new(reportedError)) {
+		os.Exit(1) // the reason is already in the JSON log
+	}
 	cli.Exit("preflightd", err)
 }

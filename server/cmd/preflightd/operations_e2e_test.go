@@ -48,6 +48,17 @@ func TestBinaryOperationsFlag(t *testing.T) {
 		}
 	})
 
+	t.Run("a device stops the program at start", func(t *testing.T) {
+		if _, err := os.Stat("/dev/zero"); err != nil {
+			t.Skip("no /dev/zero on this system")
+		}
+		out, err := exec.Command(bin, "--addr", "127.0.0.1:0", "--operations", "/dev/zero").CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
+			!strings.Contains(string(out), "--operations /dev/zero is not a regular file (it is a device); want a regular file of at most 4194304 bytes (4 MiB)") {
+			t.Errorf("exit %v, output:\n%s", err, out)
+		}
+	})
+
 	t.Run("unknown member stops the program at start", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.json")
 		os.WriteFile(bad, []byte(`{"operations": [{"provider": "a", "name": "b", "inputSchema": {}}]}`), 0o600)

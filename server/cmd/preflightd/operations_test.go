@@ -24,7 +24,7 @@ func TestOperationsFlag(t *testing.T) {
 		t.Errorf("without the flag the catalog is %v, %v; want nil (the built-ins, documents unchanged)", cfg.Catalog, err)
 	}
 	o, _ = parseFlags([]string{"--operations", "testdata/nope.json"}, env(nil), io.Discard)
-	if _, err := o.serverConfig(); err == nil || !strings.HasPrefix(err.Error(), "--operations: open testdata/nope.json") {
+	if _, err := o.serverConfig(); err == nil || !strings.HasPrefix(err.Error(), "--operations: stat testdata/nope.json") {
 		t.Errorf("missing file: %v", err)
 	}
 	notJSON := filepath.Join("..", "..", "openapi.go")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/agentpreflight/preflight/server"
 	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
@@ -29,7 +30,7 @@ func defaultOps() opsOptions {
 	return opsOptions{
 		readHeaderTimeout: 5 * time.Second,
 		readTimeout:       30 * time.Second,
-		writeTimeout:      60 * time.Second, // covers facilitator verify + settle on the paid route
+		writeTimeout:      60 * time.Second, // covers read + slot wait + verify + settle + answer (59 s) on the paid route
 		idleTimeout:       120 * time.Second,
 		verifyTimeout:     x402.DefaultVerifyTimeout,
 		settleTimeout:     x402.DefaultSettleTimeout,
@@ -40,6 +41,11 @@ func defaultOps() opsOptions {
 // maxFacilitatorTimeout is the longest verify or settle timeout accepted: the
 // facilitator client waits at most 20 s for an answer's headers.
 const maxFacilitatorTimeout = 20 * time.Second
+
+// answerMargin is the time a paid request needs besides its body, the
+// wait for an evaluation slot and the facilitator: deciding and writing the
+// answer (a few kilobytes).
+const answerMargin = 2 * time.Second
 
 // maxServerTimeout bounds the server's own timeouts, to catch a unit typo
 // (30m for 30s) at start.
@@ -87,11 +93,11 @@ func (o *opsOptions) register(fs *flag.FlagSet, getenv func(string) string) erro
 	}
 	duration(&o.readHeaderTimeout, nil, "read-header-timeout", "PREFLIGHT_READ_HEADER_TIMEOUT", "longest wait for a request's headers")
 	duration(&o.readTimeout, nil, "read-timeout", "PREFLIGHT_READ_TIMEOUT", "longest wait for a whole request, body included")
-	duration(&o.writeTimeout, nil, "write-timeout", "PREFLIGHT_WRITE_TIMEOUT", "longest time to answer a request once its headers are read; must exceed verify + settle timeouts")
+	duration(&o.writeTimeout, nil, "write-timeout", "PREFLIGHT_WRITE_TIMEOUT", "longest time to answer a request once its headers are read; paid: at least read + verify + settle timeouts + "+(server.MaxEvaluationWait+answerMargin).String())
 	duration(&o.idleTimeout, nil, "idle-timeout", "PREFLIGHT_IDLE_TIMEOUT", "how long an idle keep-alive connection stays open")
 	duration(&o.verifyTimeout, &o.paymentTimeoutSet, "verify-timeout", "PREFLIGHT_VERIFY_TIMEOUT", "longest wait for the facilitator's /verify (at most 20s)")
 	duration(&o.settleTimeout, &o.paymentTimeoutSet, "settle-timeout", "PREFLIGHT_SETTLE_TIMEOUT", "longest wait for the facilitator's /settle (at most 20s)")
-	duration(&o.shutdownTimeout, nil, "shutdown-timeout", "PREFLIGHT_SHUTDOWN_TIMEOUT", "grace period for requests in flight after SIGTERM or SIGINT; must cover verify + settle timeouts")
+	duration(&o.shutdownTimeout, nil, "shutdown-timeout", "PREFLIGHT_SHUTDOWN_TIMEOUT", "grace period for requests in flight after SIGTERM or SIGINT; paid: at least verify + settle timeouts + "+answerMargin.String())
 	fs.StringVar(&o.metricsAddr, "metrics-addr", getenv("PREFLIGHT_METRICS_ADDR"), "serve Prometheus metrics at http://`address`/metrics on a listener of their own (env PREFLIGHT_METRICS_ADDR); empty serves none")
 	return errors.Join(errs...)
 }
@@ -123,19 +129,29 @@ func (o opsOptions) validate(paid bool, addr string) error {
 		return errors.New("--verify-timeout or --settle-timeout is set but --pay-to is empty; they apply only to the paid route")
 	}
 	if paid {
-		payment := o.verifyTimeout + o.settleTimeout
-		if o.writeTimeout <= payment {
-			return fmt.Errorf("--write-timeout %v must be longer than --verify-timeout + --settle-timeout (%v), or a paid answer could be cut off after its payment settled", o.writeTimeout, payment)
+		// net/http starts the write timeout once a request's headers are
+		// read: the body, a wait for an evaluation slot, verify, settle and
+		// the answer itself all count against it.
+		write := o.readTimeout + server.MaxEvaluationWait + o.verifyTimeout + o.settleTimeout + answerMargin
+		if o.writeTimeout < write {
+			return fmt.Errorf("--write-timeout %v must be at least --read-timeout + --verify-timeout + --settle-timeout + %v (%v), "+
+				"or a paid answer could be cut off after its payment settled: the write timeout starts when a request's headers are read, "+
+				"and the request may then wait up to %v for an evaluation slot and needs %v to answer",
+				o.writeTimeout, server.MaxEvaluationWait+answerMargin, write, server.MaxEvaluationWait, answerMargin)
 		}
-		if o.shutdownTimeout < payment {
-			return fmt.Errorf("--shutdown-timeout %v must be at least --verify-timeout + --settle-timeout (%v), so a paid request in settlement is never cut off at shutdown", o.shutdownTimeout, payment)
+		// Once shutdown begins no new payment is verified, so a request
+		// admitted before needs at most verify, settle and its answer.
+		shutdown := o.verifyTimeout + o.settleTimeout + answerMargin
+		if o.shutdownTimeout < shutdown {
+			return fmt.Errorf("--shutdown-timeout %v must be at least --verify-timeout + --settle-timeout + %v (%v), so a payment verified just before shutdown settles and gets its answer", o.shutdownTimeout, answerMargin, shutdown)
 		}
 	}
 	if o.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
 			return fmt.Errorf("--metrics-addr %q is not a host:port address such as 127.0.0.1:9090", o.metricsAddr)
 		}
-		if o.metricsAddr == addr {
+		// Port 0 gives each listener a free port of its own.
+		if _, port, _ := net.SplitHostPort(addr); o.metricsAddr == addr && port != "0" {
 			return fmt.Errorf("--metrics-addr %q is the API's own --addr; give metrics a listener of their own", o.metricsAddr)
 		}
 	}

@@ -41,6 +41,16 @@ func TestOpsFlags(t *testing.T) {
 			})},
 		{"flag wins over environment", []string{"--shutdown-timeout", "40s"}, map[string]string{"PREFLIGHT_SHUTDOWN_TIMEOUT": "50s"},
 			withOps(func(o *opsOptions) { o.shutdownTimeout = 40 * time.Second })},
+		{"paid timeouts at the boundary", append([]string{"--write-timeout=59s", "--shutdown-timeout=27s"}, paidArgs...), nil,
+			withOps(func(o *opsOptions) { o.writeTimeout, o.shutdownTimeout = 59*time.Second, 27*time.Second })},
+		{"short facilitator timeouts allow short grace", append([]string{"--read-timeout=5s", "--verify-timeout=1s", "--settle-timeout=1s",
+			"--write-timeout=11s", "--shutdown-timeout=4s"}, paidArgs...), nil,
+			withOps(func(o *opsOptions) {
+				o.readTimeout, o.verifyTimeout, o.settleTimeout = 5*time.Second, time.Second, time.Second
+				o.writeTimeout, o.shutdownTimeout, o.paymentTimeoutSet = 11*time.Second, 4*time.Second, true
+			})},
+		{"metrics and API both on port 0", []string{"--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"}, nil,
+			withOps(func(o *opsOptions) { o.metricsAddr = "127.0.0.1:0" })},
 		{"payment timeouts", append([]string{"--verify-timeout=3s", "--settle-timeout=4s"}, paidArgs...), nil,
 			withOps(func(o *opsOptions) {
 				o.verifyTimeout, o.settleTimeout, o.paymentTimeoutSet = 3*time.Second, 4*time.Second, true
@@ -81,11 +91,19 @@ func TestOpsFlagErrors(t *testing.T) {
 		{"facilitator timeout over its client's limit", append([]string{"--settle-timeout=30s", "--write-timeout=2m", "--shutdown-timeout=1m"}, paidArgs...), nil,
 			"--settle-timeout 30s is out of range: want a duration above 0 and at most 20s"},
 		{"header timeout over read timeout", []string{"--read-header-timeout=40s"}, nil, "--read-header-timeout 40s is longer than --read-timeout 30s"},
+		// Paid: the write timeout runs from the headers, so it must cover
+		// read (30s) + slot wait (2s) + verify (10s) + settle (15s) + 2s.
 		{"write timeout shorter than payment", append([]string{"--write-timeout=20s"}, paidArgs...), nil,
-			"--write-timeout 20s must be longer than --verify-timeout + --settle-timeout (25s)"},
+			"--write-timeout 20s must be at least --read-timeout + --verify-timeout + --settle-timeout + 4s (59s)"},
+		{"write timeout just under the boundary", append([]string{"--write-timeout=58999ms"}, paidArgs...), nil,
+			"--write-timeout 58.999s must be at least"},
+		{"write timeout not covering a slow body", append([]string{"--read-timeout=20s", "--write-timeout=26s"}, paidArgs...), nil,
+			"--write-timeout 26s must be at least --read-timeout + --verify-timeout + --settle-timeout + 4s (49s)"},
 		{"unpaid write timeout may be short", []string{"--write-timeout=20s", "--metrics-addr", "nonsense"}, nil, `--metrics-addr "nonsense" is not a host:port`},
 		{"shutdown shorter than payment", append([]string{"--shutdown-timeout=10s"}, paidArgs...), nil,
-			"--shutdown-timeout 10s must be at least --verify-timeout + --settle-timeout (25s)"},
+			"--shutdown-timeout 10s must be at least --verify-timeout + --settle-timeout + 2s (27s)"},
+		{"shutdown just under the boundary", append([]string{"--shutdown-timeout=26999ms"}, paidArgs...), nil,
+			"--shutdown-timeout 26.999s must be at least"},
 		{"payment timeout without pay-to", []string{"--verify-timeout=5s"}, nil, "--verify-timeout or --settle-timeout is set but --pay-to is empty"},
 		{"payment timeout env without pay-to", nil, map[string]string{"PREFLIGHT_SETTLE_TIMEOUT": "5s"}, "--pay-to is empty"},
 		{"metrics on the API address", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "is the API's own --addr"},

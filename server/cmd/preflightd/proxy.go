@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +61,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	var o proxyOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&o.upstream, "upstream", "", "`URL` of the upstream Streamable HTTP MCP server (or give a command after --)")
-	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file whose operations may carry priceUsd, ttlSeconds and retryCap")
+	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds and retryCap")
 	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each MCP session may spend on priced tools; empty means no budget")
 	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each MCP session may make (`n`); 0 means no limit")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
@@ -116,9 +115,9 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 		Defaults: agent.ToolSpec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
 	}
 	if o.operations != "" {
-		data, err := os.ReadFile(o.operations)
+		data, err := readCatalogFile(o.operations)
 		if err != nil {
-			return g, fmt.Errorf("--operations: %w", err)
+			return g, err
 		}
 		specs, err := agent.DecodeToolSpecs(data)
 		if err != nil {
@@ -169,7 +168,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
 	// Closing the proxy first ends the long-lived streams, so that
 	// Shutdown can finish.
-	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() })
+	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() }, nil)
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }

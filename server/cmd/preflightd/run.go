@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
 	cfg.Logger = logger
+	cfg.Drain = &server.Drain{}
 	tp, err := startTracing(ctx, getenv, logger)
 	if err != nil {
 		return err
@@ -84,32 +85,50 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")
 	}
 
-	return serve(ctx, srv, ln, logger, opts.ops.shutdownTimeout, nil)
+	return serve(ctx, srv, ln, logger, opts.ops.shutdownTimeout, cfg.Drain.Start, cfg.Drain.Settling)
 }
 
 // serve runs srv on ln until ctx is done, then shuts it down gracefully:
 // beforeShutdown (if not nil) runs first, then srv stops accepting
-// connections and waits (up to grace) for requests in flight.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func()) error {
+// connections and waits (up to grace) for requests in flight. If the grace
+// runs out, every request id that settling (if not nil) returns is logged
+// as a payment whose outcome is unknown. A failure is logged as JSON and
+// returned as a reportedError.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func(), settling func() []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(envelopeListener{ln}) }()
 	select {
 	case err := <-served:
-		return err
+		logger.Error("stopped: the listener failed", "error", err.Error())
+		return reportedError{err}
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if beforeShutdown != nil {
-		beforeShutdown()
+		beforeShutdown() // first: from the "shutting down" line on, new payments are refused
 	}
+	logger.Info("shutting down", "timeout", grace.String())
 	if err := srv.Shutdown(sctx); err != nil {
-		return err
+		if settling != nil {
+			for _, id := range settling() {
+				logger.Error("exiting with a payment in settlement, outcome unknown", "request_id", id, "timeout", grace.String())
+			}
+		}
+		logger.Error("stopped before every request in flight finished", "error", err.Error(), "timeout", grace.String())
+		return reportedError{err}
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
+		logger.Error("stopped: the listener failed", "error", err.Error())
+		return reportedError{err}
 	}
 	logger.Info("stopped")
 	return nil
 }
+
+// reportedError is a failure already logged as a JSON line; main exits 1
+// without printing it again.
+type reportedError struct{ err error }
+
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,9 +26,14 @@ import (
 const serviceVersion = "0.3.0"
 
 // tracingWanted reports whether the standard OpenTelemetry variables ask for
-// traces: OTEL_TRACES_EXPORTER set to anything but none, or an OTLP endpoint
-// set. It refuses exporters and protocols preflightd does not ship.
+// traces: OTEL_TRACES_EXPORTER set to otlp, or an OTLP endpoint set, unless
+// OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is none. It refuses
+// exporters and protocols preflightd does not ship, and exporter variables
+// the exporter could not use (checkOTLPEnv).
 func tracingWanted(getenv func(string) string) (bool, error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false, nil
+	}
 	exporter := getenv("OTEL_TRACES_EXPORTER")
 	switch exporter {
 	case "none":
@@ -43,7 +50,10 @@ func tracingWanted(getenv func(string) string) (bool, error) {
 		return false, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported: preflightd sends OTLP as http/protobuf (collector port 4318)", protocol)
 	}
 	endpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	return exporter == "otlp" || endpoint, nil
+	if exporter != "otlp" && !endpoint {
+		return false, nil
+	}
+	return true, checkOTLPEnv(getenv)
 }
 
 // startTracing returns a tracer provider exporting over OTLP/HTTP as the
@@ -55,6 +65,13 @@ func startTracing(ctx context.Context, getenv func(string) string, logger *slog.
 	if err != nil || !on {
 		return nil, err
 	}
+	// The SDK's own log lines (a certificate file it cannot read, an export
+	// that failed) go to the JSON log like every other line.
+	otelLog := logger.With("component", "opentelemetry")
+	otel.SetLogger(logr.FromSlogHandler(otelLog.Handler()))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		otelLog.Warn("opentelemetry error", "error", err.Error())
+	}))
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
@@ -67,9 +84,6 @@ func startTracing(ctx context.Context, getenv func(string) string, logger *slog.
 	if err != nil {
 		return nil, fmt.Errorf("trace resource: %w", err)
 	}
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		logger.Warn("opentelemetry error", "error", err.Error())
-	}))
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
 }
 
