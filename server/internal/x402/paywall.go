@@ -229,11 +229,17 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 // copy). The request id comes from ctx through the logger's handler, when
 // the server puts one there.
 func (p *Paywall) logSettlement(ctx context.Context, level slog.Level, msg string, sr SettleResponse, clientGone slog.Attr) {
+	amount := sr.Amount
+	if amount == "" {
+		// The facilitator may leave it out; the exact scheme pays exactly
+		// what the offer asks.
+		amount = p.offer.Amount
+	}
 	attrs := []slog.Attr{
 		slog.String("transaction", sr.Transaction),
 		slog.String("payer", sr.Payer),
 		slog.String("network", sr.Network),
-		slog.String("amount", sr.Amount),
+		slog.String("amount", amount),
 		clientGone,
 	}
 	if sr.ErrorReason != "" {
