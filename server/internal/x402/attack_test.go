@@ -98,6 +98,11 @@ func TestSettlementSurvivesClientLeaving(t *testing.T) {
 			if line["msg"] != "x402 settled" || line["transaction"] != testTx || line["client_gone"] != true {
 				t.Errorf("settlement log line %v; want msg \"x402 settled\", transaction %s, client_gone true", line, testTx)
 			}
+			// The test facilitator leaves the amount out; the log says the
+			// offer's, which the exact scheme pays.
+			if want := p.Requirements().Amount; want == "" || line["amount"] != want {
+				t.Errorf("settlement log line amount %v, want the offer's %q", line["amount"], want)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

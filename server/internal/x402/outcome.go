@@ -21,6 +21,10 @@ const (
 	// OutcomeFacilitatorError: /verify gave no usable answer (503); nothing
 	// was charged.
 	OutcomeFacilitatorError Outcome = "facilitator_error"
+	// OutcomeClientGone: the client disconnected while its payment was
+	// being verified; nothing was charged. It is not the facilitator's
+	// failure, so it is counted apart from OutcomeFacilitatorError.
+	OutcomeClientGone Outcome = "client_gone"
 	// OutcomeSettled: the payment settled and the decision was released.
 	OutcomeSettled Outcome = "settled"
 	// OutcomeSettleFailed: the facilitator definitely did not settle (402).
@@ -33,7 +37,7 @@ const (
 // Outcomes lists every Outcome, for initializing counters.
 var Outcomes = []Outcome{
 	OutcomeChallengeSent, OutcomeMalformed, OutcomeVerified, OutcomeVerifyFailed,
-	OutcomeFacilitatorError, OutcomeSettled, OutcomeSettleFailed, OutcomeUnknown,
+	OutcomeFacilitatorError, OutcomeClientGone, OutcomeSettled, OutcomeSettleFailed, OutcomeUnknown,
 }
 
 // observe reports o to the configured observer, if any.

@@ -20,6 +20,7 @@ func TestObserveOutcomes(t *testing.T) {
 		verify, settle string
 		down           bool
 		short          bool
+		hangUp         bool // the client is gone before verification
 		sig            func(*testing.T) string
 		produce        int
 		want           []Outcome
@@ -35,6 +36,7 @@ func TestObserveOutcomes(t *testing.T) {
 		{name: "rejected", verify: "invalid200", sig: good, want: []Outcome{OutcomeVerifyFailed}},
 		{name: "verify 500", verify: "500", sig: good, want: []Outcome{OutcomeFacilitatorError}},
 		{name: "facilitator down", down: true, sig: good, want: []Outcome{OutcomeFacilitatorError}},
+		{name: "client hung up", hangUp: true, sig: good, want: []Outcome{OutcomeClientGone}},
 		{name: "settlement refused", settle: "fail200", sig: good, want: []Outcome{OutcomeVerified, OutcomeSettleFailed}},
 		{name: "settle garbage", settle: "garbage", sig: good, want: []Outcome{OutcomeVerified, OutcomeUnknown}},
 		{name: "settle too slow", settle: "slow", short: true, sig: good, want: []Outcome{OutcomeVerified, OutcomeUnknown}},
@@ -71,6 +73,11 @@ func TestObserveOutcomes(t *testing.T) {
 				status = http.StatusOK
 			}
 			req := requestWithValue(ctxKey{}, "request")
+			if tc.hangUp {
+				ctx, cancel := context.WithCancel(req.Context())
+				cancel()
+				req = req.WithContext(ctx)
+			}
 			serveRequest(t, p, req, tc.sig(t), func() (int, []byte) { return status, []byte(`{}`) })
 			mu.Lock()
 			defer mu.Unlock()

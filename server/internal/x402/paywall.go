@@ -130,6 +130,13 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	vctx, cancel := context.WithTimeout(r.Context(), p.cfg.verifyTimeout())
 	vr, err := p.fac.Verify(vctx, payload, p.offer)
 	cancel()
+	if err != nil && r.Context().Err() != nil {
+		// The client hung up: no one is waiting for an answer, and the
+		// facilitator is not to blame.
+		p.logger.LogAttrs(r.Context(), slog.LevelInfo, "x402 verify abandoned: the client disconnected", slog.String("error", err.Error()))
+		p.observe(r.Context(), OutcomeClientGone)
+		return
+	}
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 verify failed", slog.String("error", err.Error()))
 		p.observe(r.Context(), OutcomeFacilitatorError)
@@ -222,11 +229,17 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 // copy). The request id comes from ctx through the logger's handler, when
 // the server puts one there.
 func (p *Paywall) logSettlement(ctx context.Context, level slog.Level, msg string, sr SettleResponse, clientGone slog.Attr) {
+	amount := sr.Amount
+	if amount == "" {
+		// The facilitator may leave it out; the exact scheme pays exactly
+		// what the offer asks.
+		amount = p.offer.Amount
+	}
 	attrs := []slog.Attr{
 		slog.String("transaction", sr.Transaction),
 		slog.String("payer", sr.Payer),
 		slog.String("network", sr.Network),
-		slog.String("amount", sr.Amount),
+		slog.String("amount", amount),
 		clientGone,
 	}
 	if sr.ErrorReason != "" {
