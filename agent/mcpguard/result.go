@@ -1,11 +1,9 @@
 package mcpguard
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
@@ -49,65 +47,8 @@ func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResul
 // or over a limit).
 func notEvaluated(e *preflight.Error, tool string, args json.RawMessage, structured bool) *mcp.CallToolResult {
 	w := Withheld{Tool: tool, ReasonCodes: []preflight.ReasonCode{}, Issues: e.Details,
-		Message: notEvaluatedMessage(e, tool, args)}
+		Message: toolguard.NotEvaluatedMessage(e, tool, args)}
 	return w.result(structured)
-}
-
-// Where preflight's issues point in the request it decides: the tool name
-// and the arguments.
-const (
-	namePath = "/tool/operation"
-	argsPath = "/tool/request"
-)
-
-// byteOffset ends an issue message with an offset into preflight's own
-// request, which means nothing to the caller.
-var byteOffset = regexp.MustCompile(` \(at byte [0-9]+\)$`)
-
-// notEvaluatedMessage says what is wrong with the call, in the caller's
-// terms: the tool name, or the arguments with a pointer into them.
-func notEvaluatedMessage(e *preflight.Error, tool string, args json.RawMessage) string {
-	var first preflight.Issue
-	if len(e.Details) > 0 {
-		first = e.Details[0]
-	}
-	q := strconv.Quote(tool)
-	switch {
-	case first.Path == namePath && tool == "":
-		return "not run: the call names no tool (params.name is missing or empty); send the name of a listed tool instead"
-	case first.Path == namePath:
-		return "not run: the tool name " + q + " could not be checked (" + byteOffset.ReplaceAllString(first.Message, "") + "); send the name of a listed tool instead"
-	case first.Path == argsPath && first.Code == "type":
-		return "not run: the arguments of " + q + " are not a JSON object (found " + kindOf(args) + "); send the arguments as one JSON object instead"
-	case strings.HasPrefix(first.Path, argsPath+"/") || first.Path == argsPath:
-		at := strings.TrimPrefix(first.Path, argsPath)
-		if at == "" {
-			at = "the arguments"
-		}
-		return "not run: the arguments of " + q + " could not be checked (" + at + ": " + byteOffset.ReplaceAllString(first.Message, "") + "); fix the arguments and call it again instead"
-	}
-	return "not run: the call of " + q + " could not be checked (" + e.Message + "); fix the call and send it again instead"
-}
-
-// kindOf names the kind of JSON value v is, with its article.
-func kindOf(v json.RawMessage) string {
-	v = bytes.TrimLeft(v, " \t\r\n")
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	}
-	return "a number"
 }
 
 func (w Withheld) result(structured bool) *mcp.CallToolResult {

@@ -5,9 +5,13 @@
 package toolguard
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
@@ -88,7 +92,7 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe) && ans.Report.Decision == nil:
-		return ans, NotEvaluated(tool, pe), nil
+		return ans, NotEvaluated(tool, args, pe), nil
 	case err != nil:
 		return ans, nil, err
 	case ans.How == agent.Withheld:
@@ -140,7 +144,7 @@ func Begin(ctx context.Context, s *agent.Session, tool string, args json.RawMess
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
-		return nil, ans, NotEvaluated(tool, pe), nil
+		return nil, ans, NotEvaluated(tool, args, pe), nil
 	case err != nil || p != nil:
 		return p, ans, nil, err
 	case ans.How == agent.Withheld:
@@ -189,14 +193,71 @@ func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
 	return rep.Decision.ReasonCodes
 }
 
-// NotEvaluated is the result for the model of a call whose arguments
-// could not be evaluated.
-func NotEvaluated(tool string, e *preflight.Error) *Withheld {
-	w := &Withheld{Error: "not run: the arguments of \"" + tool + "\" could not be checked (" + e.Message +
-		"); send the arguments as one JSON object instead",
-		Preflight: Decision{Tool: tool, Issues: e.Details}}
+// NotEvaluated is the result for the model of a call of tool with args
+// that could not be evaluated.
+func NotEvaluated(tool string, args json.RawMessage, e *preflight.Error) *Withheld {
+	w := &Withheld{Error: NotEvaluatedMessage(e, tool, args), Preflight: Decision{Tool: tool, Issues: e.Details}}
 	w.fill()
 	return w
+}
+
+// Where preflight's issues point in the request it decides: the tool name
+// and the arguments.
+const (
+	namePath = "/tool/operation"
+	argsPath = "/tool/request"
+)
+
+// byteOffset ends an issue message with an offset into preflight's own
+// request, which means nothing to the caller.
+var byteOffset = regexp.MustCompile(` \(at byte [0-9]+\)$`)
+
+// NotEvaluatedMessage says what is wrong with a call of tool with args
+// that preflight could not evaluate (e), in the caller's terms: the tool
+// name, or the arguments with a pointer into them, without offsets into
+// preflight's own request.
+func NotEvaluatedMessage(e *preflight.Error, tool string, args json.RawMessage) string {
+	var first preflight.Issue
+	if len(e.Details) > 0 {
+		first = e.Details[0]
+	}
+	q := strconv.Quote(tool)
+	switch {
+	case first.Path == namePath && tool == "":
+		return "not run: the call names no tool (params.name is missing or empty); send the name of a listed tool instead"
+	case first.Path == namePath:
+		return "not run: the tool name " + q + " could not be checked (" + byteOffset.ReplaceAllString(first.Message, "") + "); send the name of a listed tool instead"
+	case first.Path == argsPath && first.Code == "type":
+		return "not run: the arguments of " + q + " are not a JSON object (found " + kindOf(args) + "); send the arguments as one JSON object instead"
+	case strings.HasPrefix(first.Path, argsPath+"/") || first.Path == argsPath:
+		at := strings.TrimPrefix(first.Path, argsPath)
+		if at == "" {
+			at = "the arguments"
+		}
+		return "not run: the arguments of " + q + " could not be checked (" + at + ": " + byteOffset.ReplaceAllString(first.Message, "") + "); fix the arguments and call it again instead"
+	}
+	return "not run: the call of " + q + " could not be checked (" + e.Message + "); fix the call and send it again instead"
+}
+
+// kindOf names the kind of JSON value v is, with its article.
+func kindOf(v json.RawMessage) string {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	}
+	return "a number"
 }
 
 func (w *Withheld) fill() {

@@ -170,3 +170,28 @@ func TestNewSessionClassifier(t *testing.T) {
 		t.Errorf("given classifier: got %q, want %q", got, "mine")
 	}
 }
+
+// TestNotEvaluatedSaysWhatIsWrong: the adapters tell the model what is
+// wrong with arguments preflight cannot evaluate, in its own terms, and
+// the tool does not run.
+func TestNotEvaluatedSaysWhatIsWrong(t *testing.T) {
+	tests := []struct{ name, args, want string }{
+		{"an array", `[1]`, `not run: the arguments of "quote" are not a JSON object (found an array); send the arguments as one JSON object instead`},
+		{"a duplicate member", `{"s":1,"s":2}`, `not run: the arguments of "quote" could not be checked (/s: duplicate member name "s"); fix the arguments and call it again instead`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ran := false
+			_, w, err := Call(context.Background(), newSession(t), nil, "quote", json.RawMessage(tt.args), func(context.Context) ([]byte, error) {
+				ran = true
+				return []byte(`{}`), nil
+			})
+			if err != nil || w == nil || ran {
+				t.Fatalf("Call = %v, %v, ran %v; want a withheld result and no run", w, err, ran)
+			}
+			if d := cmp.Diff(tt.want, w.Error); d != "" {
+				t.Errorf("message (-want +got):\n%s", d)
+			}
+		})
+	}
+}
