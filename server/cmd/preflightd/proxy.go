@@ -78,6 +78,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	}
 	o.command = fs.Args()
 	switch {
+	case o.listen == "":
+		return o, usagef("proxy: --listen is empty; want a listen address such as 127.0.0.1:8090 (port 0 picks a free port)")
 	case o.upstream == "" && len(o.command) == 0:
 		return o, usagef("proxy: give --upstream URL or a command after --")
 	case o.upstream != "" && len(o.command) > 0:

@@ -22,6 +22,7 @@ func TestProxyFlags(t *testing.T) {
 		{"http upstream", []string{"--upstream", "http://127.0.0.1:9/mcp"}, ""},
 		{"stdio upstream", []string{"--budget-usd", "0.5", "--max-calls", "20", "--ttl", "10m", "--", "server", "--flag"}, ""},
 		{"no upstream", []string{"--listen", ":0"}, "give --upstream URL or a command after --"},
+		{"empty listen", []string{"--listen", "", "--upstream", "http://x/mcp"}, "--listen is empty"},
 		{"both", []string{"--upstream", "http://x/mcp", "--", "server"}, "not both"},
 		{"relative upstream", []string{"--upstream", "/mcp"}, "must be an absolute http(s) URL"},
 		{"bad budget", []string{"--budget-usd", "-1", "--upstream", "http://x/mcp"}, "--budget-usd"},
