@@ -117,7 +117,8 @@ type Report struct {
 	// empty when it did not run.
 	ReservedUSD json.Number
 	// SettledUSD is what the call was counted as spending, once ended;
-	// empty when it did not run or its settlement failed.
+	// empty when it did not run or its settlement failed. A store that
+	// counts fewer fraction digits (redisledger: 18) counted it rounded up.
 	SettledUSD json.Number
 	// LateSettlement is true when the call's lease had expired before it
 	// ended: its money had been given back, and its cost was counted as

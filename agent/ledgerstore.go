@@ -43,7 +43,10 @@ type LedgerStore interface {
 	// spent. When record is non-nil it is appended to the history in the
 	// same step. Settling an id whose lease expired (the money had already
 	// been given back) still counts costUSD as spent; settling an id twice
-	// counts it once.
+	// counts it once. A store that counts fewer fraction digits than
+	// costUSD has rounds it up, never down, and never refuses it for that.
+	// Whatever Settle returns, the store stops keeping the hold alive: a
+	// hold it could not free is given back when its lease runs out.
 	Settle(ctx context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error)
 	// Release frees reservation id without spending: the call did not run.
 	// The call still counts against MaxCalls.

@@ -202,13 +202,13 @@ func balance(v []any) (agent.Balance, error) {
 // scope's limits hold, with a lease this process renews until Settle or
 // Release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
-	amount, err := toAtto(r.AmountUSD)
+	amount, err := exactAtto(r.AmountUSD)
 	if err != nil {
 		return false, agent.Balance{}, err
 	}
 	limit := ""
 	if r.LimitUSD != "" {
-		if limit, err = toAtto(r.LimitUSD); err != nil {
+		if limit, err = exactAtto(r.LimitUSD); err != nil {
 			return false, agent.Balance{}, err
 		}
 	}
@@ -236,9 +236,15 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 }
 
 // Settle ends reservation id, counting costUSD as spent and recording
-// record (when non-nil) in one atomic step. While Redis is unreachable it
-// retries for Options.SettleTimeout, keeping the lease renewed.
+// record (when non-nil) in one atomic step. A cost with more than
+// MaxFractionDigits fraction digits is counted rounded up to the next
+// attodollar. While Redis is unreachable Settle retries for
+// Options.SettleTimeout, keeping the lease renewed; then it gives up and
+// returns an error: the cost is not counted, and the hold, no longer
+// renewed, is given back when its lease runs out. This process stops
+// renewing the lease when Settle returns, whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
+	defer s.unhold(id)
 	cost, err := toAtto(costUSD)
 	if err != nil {
 		return agent.Settlement{}, err
@@ -258,7 +264,6 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	s.unhold(id)
 	bal, err := balance(v[1:4])
 	state := fmt.Sprint(v[0])
 	return agent.Settlement{Late: state == "1", Duplicate: state == "2", Balance: bal}, err
