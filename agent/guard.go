@@ -170,7 +170,9 @@ type CallFunc func(ctx context.Context) (Result, error)
 
 // NewGuard returns a Guard recording into ledger. A nil ledger means a new
 // one with the system clock (see [Guard.Ledger]). opts may be nil. It fails
-// only when opts.BudgetUSD is not a non-negative decimal.
+// only when opts.BudgetUSD is not a non-negative decimal, or is one that
+// opts.Store cannot keep as a limit (see [LedgerStore]: the Redis store
+// counts at most 18 fraction digits).
 func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	var store LedgerStore
 	if opts != nil {
@@ -191,6 +193,11 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 			b, err := parseUSD(opts.BudgetUSD)
 			if err != nil || b.Sign() < 0 {
 				return nil, fmt.Errorf("agent: BudgetUSD %q must be a non-negative decimal", string(opts.BudgetUSD))
+			}
+			if c, ok := store.(limitChecker); ok {
+				if err := c.CheckLimit(formatUSD(b)); err != nil {
+					return nil, fmt.Errorf("agent: BudgetUSD %q cannot be kept by the store: %w", string(opts.BudgetUSD), err)
+				}
 			}
 			g.budget = &b
 		}

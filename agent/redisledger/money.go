@@ -13,14 +13,15 @@ import (
 // MaxFractionDigits is the finest amount the Redis ledger counts: money is
 // held in Redis as an integer number of 10^-18 USD (attodollars), in
 // decimal text of any length, so totals are exact however large they grow.
-// A settled cost with more fraction digits is counted rounded up to the
-// next attodollar, so that spending is never under-counted; a
-// reservation's amount or limit with more is refused with ErrPrecision.
+// An amount held or spent with more fraction digits (a reservation's
+// amount, a settled cost) is rounded up to the next attodollar, so that
+// spending is never under-counted; a limit (a budget) with more is
+// refused with ErrPrecision.
 const MaxFractionDigits = 18
 
-// ErrPrecision is wrapped by the error for a reservation amount or limit
-// the Redis ledger cannot represent exactly: more than MaxFractionDigits
-// fraction digits.
+// ErrPrecision is wrapped by the error for a limit (a budget) the Redis
+// ledger cannot represent exactly: more than MaxFractionDigits fraction
+// digits. See [Store.CheckLimit].
 var ErrPrecision = errors.New("redisledger: more fraction digits than the ledger counts")
 
 var attoPerUSD = new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxFractionDigits), nil)

@@ -200,9 +200,11 @@ func balance(v []any) (agent.Balance, error) {
 
 // Reserve holds r.AmountUSD and one call, atomically in Redis, if the
 // scope's limits hold, with a lease this process renews until Settle or
-// Release.
+// Release. An amount with more than MaxFractionDigits fraction digits is
+// held rounded up to the next attodollar; a limit with more is refused
+// with an error wrapping ErrPrecision (see [Store.CheckLimit]).
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
-	amount, err := exactAtto(r.AmountUSD)
+	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
 		return false, agent.Balance{}, err
 	}
@@ -233,6 +235,16 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 		s.unhold(r.ID)
 	}
 	return ok, bal, err
+}
+
+// CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
+// budget, has more than MaxFractionDigits fraction digits, and an error
+// when it is not a non-negative decimal: the limits Reserve refuses.
+// agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
+// is refused when the Guard is built.
+func (s *Store) CheckLimit(limitUSD json.Number) error {
+	_, err := exactAtto(limitUSD)
+	return err
 }
 
 // Settle ends reservation id, counting costUSD as spent and recording
