@@ -23,13 +23,17 @@ func (s *Store) unhold(id string) {
 	delete(s.leases, id)
 }
 
-// renew extends, every third of the shortest lease, the leases of the
-// reservations this process holds, until Close. A process that dies stops
-// renewing, and its holds expire.
+// renew extends, every third of the shortest lease (and of IdleTTL, when
+// set), the leases of the reservations this process holds and the expiry
+// of the scope's keys, until Close. A process that dies stops renewing,
+// and its holds expire.
 func (s *Store) renew() {
 	for {
 		s.mu.Lock()
 		tick := s.lease / 3
+		if s.idle > 0 {
+			tick = min(tick, s.idle/3)
+		}
 		byLease := make(map[time.Duration][]any)
 		for id, l := range s.leases {
 			tick = min(tick, l/3)
@@ -40,7 +44,7 @@ func (s *Store) renew() {
 			ctx, cancel := context.WithTimeout(context.Background(), tick)
 			// A failure is retried at the next tick; the lease is long
 			// enough for two more tries.
-			_ = renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l)}, ids...)...).Err()
+			_ = renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l), ms(s.idle)}, ids...)...).Err()
 			cancel()
 		}
 		select {

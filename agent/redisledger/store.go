@@ -33,7 +33,11 @@ type Options struct {
 	SettledRetention time.Duration
 	// IdleTTL, when positive, makes a scope's keys expire when it has not
 	// been written to for that long (its budget starts again from zero).
-	// Zero means they never expire.
+	// Every reservation, settlement, release, appended entry and lease
+	// renewal is a write: while a call is in flight its renewals keep the
+	// scope alive, however short IdleTTL (renewals then come every third
+	// of IdleTTL, if that is shorter than a third of the lease). Zero
+	// means the keys never expire.
 	IdleTTL time.Duration
 	// SettleTimeout is how long Settle keeps retrying while Redis is
 	// unreachable (the call already ran: its cost must be counted). Zero
@@ -285,7 +289,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 func (s *Store) Release(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id).Err() })
+	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err() })
 	s.unhold(id) // on failure the lease expires
 	if err != nil {
 		return fmt.Errorf("redisledger: release %s: %w", id, err)
