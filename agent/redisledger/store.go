@@ -1,6 +1,11 @@
 // Package redisledger keeps an agent.Ledger's history and an agent.Guard's
 // budget in Redis, so that many worker processes spend one budget with no
 // overshoot and reuse each other's results. See [New] and [NewResultStore].
+//
+// Build the client with ContextTimeoutEnabled set (redis.UniversalOptions,
+// redis.Options or redis.ClusterOptions): without it go-redis ignores
+// context deadlines and waits on a slow Redis for its ReadTimeout (3 s by
+// default), so a call's deadline is not kept.
 package redisledger
 
 import (
@@ -68,9 +73,10 @@ var _ agent.LedgerStore = (*Store)(nil)
 var ErrScope = errors.New("redisledger: bad scope")
 
 // New returns the store of scope on c, a single Redis, a Cluster or a
-// failover client. Its keys are Prefix + ":{" + scope + "}:" + name: the
-// scope is the hash tag, so every key of a scope lives in one Cluster slot
-// and every script runs on one node. Two scopes share no key; give each
+// failover client, built with ContextTimeoutEnabled (see the package
+// doc). Its keys are Prefix + ":{" + scope + "}:" + name: the scope is the
+// hash tag, so every key of a scope lives in one Cluster slot and every
+// script runs on one node. Two scopes share no key; give each
 // customer (and run, when runs have their own budget) its own scope. scope
 // must be 1 to 200 bytes without '{' or '}'. opts may be nil.
 //
