@@ -143,7 +143,9 @@ type Report struct {
 // until its function returns, its estimate (external plus model) is held in
 // flight and added to Budget.ReservedUSD of every other request; deciding
 // and reserving happen under one lock. That is enough when the Guard owns
-// the budget (GuardOptions.BudgetUSD). When the caller supplies
+// the budget (GuardOptions.BudgetUSD), as far as estimates go: a call whose
+// Result.CostUSD exceeds its estimate takes spending past BudgetUSD by the
+// difference (the calls after it see nothing left). When the caller supplies
 // RemainingUSD itself, it must deduct a call's cost before the call's
 // function returns, and must read RemainingUSD as late as possible:
 // a request built from a balance read before another call finished still

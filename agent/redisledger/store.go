@@ -1,11 +1,37 @@
 // Package redisledger keeps an agent.Ledger's history and an agent.Guard's
-// budget in Redis, so that many worker processes spend one budget with no
-// overshoot and reuse each other's results. See [New] and [NewResultStore].
+// budget in Redis, so that many worker processes spend one budget and
+// reuse each other's results. See [New] and [NewResultStore].
 //
 // Build the client with ContextTimeoutEnabled set (redis.UniversalOptions,
 // redis.Options or redis.ClusterOptions): without it go-redis ignores
 // context deadlines and waits on a slow Redis for its ReadTimeout (3 s by
-// default), so a call's deadline is not kept.
+// default), so neither a call's deadline nor the lease renewer's is kept.
+//
+// # Overshoot
+//
+// A call runs only after Redis has atomically reserved its estimate
+// against the budget, so the estimates of the calls that run never add up
+// past it. Spending can still pass the budget in two ways, each bounded:
+//
+//   - A tool that reports a cost (agent.Result.CostUSD) above its estimate
+//     adds the difference. The overshoot is at most the sum of those
+//     differences over the calls in flight when the last call was
+//     reserved; estimate each call's worst case to avoid it.
+//   - A hold lapses when no renewal has reached Redis for a whole lease:
+//     its money is given back and another worker can spend it while the
+//     call runs; the call's cost is counted anyway when it settles
+//     (agent.Report.LateSettlement). The overshoot is at most the costs of
+//     the calls whose holds lapsed. Renewals go every third of the lease
+//     and are tried again 0.1 s after one fails or gets no answer within
+//     that third (with ContextTimeoutEnabled), so an interruption between
+//     a worker and Redis (Redis stalled, restarting or failing over, a
+//     network partition, the worker paused) shorter than a third of the
+//     lease never lapses a hold, and one that lasts the whole lease always
+//     does: choose Options.Lease at least three times the longest
+//     interruption to ride out.
+//
+// A cost whose settlement still fails after Options.SettleTimeout is not
+// counted at all (see [Store.Settle]).
 package redisledger
 
 import (
@@ -31,7 +57,9 @@ type Options struct {
 	// Lease is how long a reservation outlives a worker that stopped
 	// renewing it (died, or lost Redis): then its money is given back.
 	// A live worker renews its leases every Lease/3 until the call ends,
-	// so a call may run longer than Lease. Zero means 15 s.
+	// so a call may run longer than Lease. Make it at least three times
+	// the longest interruption between a worker and Redis to ride out
+	// (see Overshoot in the package doc). Zero means 15 s.
 	Lease time.Duration
 	// SettledRetention is how long the ids of settled reservations are
 	// kept to make a repeated settlement count once. Zero means 24 h.
