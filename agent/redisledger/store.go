@@ -259,8 +259,10 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	if lease <= 0 {
 		lease = s.lease
 	}
-	// Registered before the script runs: a reservation made by a script
-	// whose reply is lost still gets renewed, then released by Release.
+	// Registered before the script runs, so that the renewer covers the
+	// hold from the moment it exists. On an error the hold may still have
+	// been made (its reply lost): it is dropped from the renewer below and
+	// given back when its lease runs out.
 	s.hold(r.ID, lease)
 	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
 	if err != nil {
