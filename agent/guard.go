@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -162,7 +161,7 @@ type Guard struct {
 	maxCalls int
 	coalesce bool
 
-	mu      sync.Mutex
+	mu      ctxLock            // Begin's decide-and-reserve step; see lock.go
 	flights map[string]*Flight // read-only calls in flight, by fingerprint
 }
 
@@ -186,7 +185,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if store == nil {
 		store = NewMemoryLedgerStore(nil)
 	}
-	g := &Guard{ledger: ledger, store: store, coalesce: true, flights: make(map[string]*Flight)}
+	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight)}
 	if opts != nil {
 		g.lease = opts.Lease
 		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
@@ -240,8 +239,10 @@ func (g *Guard) SpentUSD() json.Number {
 //     the Result is malformed, in which case nothing is recorded).
 //
 // When call does not run, nothing is recorded. A context that is already
-// done when Call starts, or when the call is about to run, stops it before
-// running call: Call returns ctx.Err() and records nothing. A context
+// done when Call starts, that ends while Call waits for another call's
+// decision and reservation (on a slow store), or that is done when the
+// call is about to run, stops it before running call: Call returns
+// ctx.Err() and records nothing. A context
 // cancelled while call runs is call's business: its Result is recorded as
 // it classified it. Call never retries.
 func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call CallFunc) (Report, error) {
