@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -117,7 +116,8 @@ type Report struct {
 	// empty when it did not run.
 	ReservedUSD json.Number
 	// SettledUSD is what the call was counted as spending, once ended;
-	// empty when it did not run or its settlement failed.
+	// empty when it did not run or its settlement failed. A store that
+	// counts fewer fraction digits (redisledger: 18) counted it rounded up.
 	SettledUSD json.Number
 	// LateSettlement is true when the call's lease had expired before it
 	// ended: its money had been given back, and its cost was counted as
@@ -142,7 +142,9 @@ type Report struct {
 // until its function returns, its estimate (external plus model) is held in
 // flight and added to Budget.ReservedUSD of every other request; deciding
 // and reserving happen under one lock. That is enough when the Guard owns
-// the budget (GuardOptions.BudgetUSD). When the caller supplies
+// the budget (GuardOptions.BudgetUSD), as far as estimates go: a call whose
+// Result.CostUSD exceeds its estimate takes spending past BudgetUSD by the
+// difference (the calls after it see nothing left). When the caller supplies
 // RemainingUSD itself, it must deduct a call's cost before the call's
 // function returns, and must read RemainingUSD as late as possible:
 // a request built from a balance read before another call finished still
@@ -159,7 +161,7 @@ type Guard struct {
 	maxCalls int
 	coalesce bool
 
-	mu      sync.Mutex
+	mu      ctxLock            // Begin's decide-and-reserve step; see lock.go
 	flights map[string]*Flight // read-only calls in flight, by fingerprint
 }
 
@@ -169,7 +171,9 @@ type CallFunc func(ctx context.Context) (Result, error)
 
 // NewGuard returns a Guard recording into ledger. A nil ledger means a new
 // one with the system clock (see [Guard.Ledger]). opts may be nil. It fails
-// only when opts.BudgetUSD is not a non-negative decimal.
+// only when opts.BudgetUSD is not a non-negative decimal, or is one that
+// opts.Store cannot keep as a limit (see [LedgerStore]: the Redis store
+// counts at most 18 fraction digits).
 func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	var store LedgerStore
 	if opts != nil {
@@ -181,7 +185,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if store == nil {
 		store = NewMemoryLedgerStore(nil)
 	}
-	g := &Guard{ledger: ledger, store: store, coalesce: true, flights: make(map[string]*Flight)}
+	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight)}
 	if opts != nil {
 		g.lease = opts.Lease
 		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
@@ -190,6 +194,11 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 			b, err := parseUSD(opts.BudgetUSD)
 			if err != nil || b.Sign() < 0 {
 				return nil, fmt.Errorf("agent: BudgetUSD %q must be a non-negative decimal", string(opts.BudgetUSD))
+			}
+			if c, ok := store.(limitChecker); ok {
+				if err := c.CheckLimit(formatUSD(b)); err != nil {
+					return nil, fmt.Errorf("agent: BudgetUSD %q cannot be kept by the store: %w", string(opts.BudgetUSD), err)
+				}
 			}
 			g.budget = &b
 		}
@@ -230,8 +239,10 @@ func (g *Guard) SpentUSD() json.Number {
 //     the Result is malformed, in which case nothing is recorded).
 //
 // When call does not run, nothing is recorded. A context that is already
-// done when Call starts, or when the call is about to run, stops it before
-// running call: Call returns ctx.Err() and records nothing. A context
+// done when Call starts, that ends while Call waits for another call's
+// decision and reservation (on a slow store), or that is done when the
+// call is about to run, stops it before running call: Call returns
+// ctx.Err() and records nothing. A context
 // cancelled while call runs is call's business: its Result is recorded as
 // it classified it. Call never retries.
 func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call CallFunc) (Report, error) {

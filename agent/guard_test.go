@@ -467,6 +467,44 @@ func TestNewGuardRejectsBadBudget(t *testing.T) {
 	}
 }
 
+// centStore is a LedgerStore that keeps limits in whole cents, as a store
+// with a fixed precision does. (The Redis store, in its own module, is
+// tested the same way against a real redis-server.)
+type centStore struct{ LedgerStore }
+
+func (centStore) CheckLimit(limitUSD json.Number) error {
+	if i := strings.IndexByte(string(limitUSD), '.'); i >= 0 && len(limitUSD)-i-1 > 2 {
+		return fmt.Errorf("limit %s has more than 2 fraction digits", limitUSD)
+	}
+	return nil
+}
+
+// TestNewGuardAsksTheStoreAboutTheBudget: a budget the store cannot keep
+// as a limit is refused by NewGuard, naming the field, instead of failing
+// every reservation later.
+func TestNewGuardAsksTheStoreAboutTheBudget(t *testing.T) {
+	for _, tt := range []struct {
+		budget json.Number
+		want   string // "" for no error
+	}{
+		{"25", ""},
+		{"0.25", ""},
+		{"0.250", ""}, // checked as the value, 0.25
+		{"2.5e-1", ""},
+		{"0.251", `agent: BudgetUSD "0.251" cannot be kept by the store: limit 0.251 has more than 2 fraction digits`},
+		{"1e-3", `agent: BudgetUSD "1e-3" cannot be kept by the store: limit 0.001 has more than 2 fraction digits`},
+	} {
+		_, err := NewGuard(nil, &GuardOptions{BudgetUSD: tt.budget, Store: centStore{NewMemoryLedgerStore(nil)}})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("NewGuard(BudgetUSD %s) error %q, want %q", tt.budget, got, tt.want)
+		}
+	}
+}
+
 func TestGuardPanickingToolFreesReservation(t *testing.T) {
 	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "1"})
 	func() {

@@ -25,7 +25,13 @@ import (
 // reads or writes another's.
 //
 // Money crosses this interface as exact decimal text; a store must never
-// round it through a binary float.
+// round it through a binary float. A store that counts a fixed number of
+// fraction digits rounds the amounts it holds and the costs it counts up,
+// never down, so that spending is never under-counted. A limit it cannot
+// represent exactly would make every Reserve fail: such a store has a
+// method CheckLimit(limitUSD json.Number) error, which [NewGuard] calls on
+// GuardOptions.BudgetUSD so that the budget is refused when the Guard is
+// built.
 type LedgerStore interface {
 	// Append records the outcome of a completed call in the history,
 	// stamped with the store's clock, applying the retention rules of
@@ -43,11 +49,20 @@ type LedgerStore interface {
 	// spent. When record is non-nil it is appended to the history in the
 	// same step. Settling an id whose lease expired (the money had already
 	// been given back) still counts costUSD as spent; settling an id twice
-	// counts it once.
+	// counts it once. A store that counts fewer fraction digits than
+	// costUSD has rounds it up, never down, and never refuses it for that.
+	// Whatever Settle returns, the store stops keeping the hold alive: a
+	// hold it could not free is given back when its lease runs out.
 	Settle(ctx context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error)
 	// Release frees reservation id without spending: the call did not run.
 	// The call still counts against MaxCalls.
 	Release(ctx context.Context, id string) error
+}
+
+// limitChecker is the method of a [LedgerStore] that cannot represent
+// every limit (see the LedgerStore doc).
+type limitChecker interface {
+	CheckLimit(limitUSD json.Number) error
 }
 
 // LedgerState is a snapshot of a [LedgerStore].

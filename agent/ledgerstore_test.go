@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -90,5 +91,57 @@ func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
 	})
 	if ran || rep.Called || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "call not made") {
 		t.Errorf("with the store down: ran %v, report %+v, error %v; want not run and ErrStoreUnavailable", ran, rep, err)
+	}
+}
+
+// stuckStore is a store whose State waits until released: a store across
+// the network that stopped answering. (The Redis store is tested against a
+// real stalled redis-server in its own module.)
+type stuckStore struct {
+	LedgerStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s stuckStore) State(ctx context.Context) (LedgerState, error) {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.LedgerStore.State(ctx)
+}
+
+// TestGuardDeadlineBehindStuckCall: a call waiting for the Guard's
+// decide-and-reserve step behind another call stuck on the store returns
+// when its own context ends, without running.
+func TestGuardDeadlineBehindStuckCall(t *testing.T) {
+	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Result, error) { return Result{}, nil })
+		first <- err
+	}()
+	<-st.entered // the first call holds the step, stuck on the store
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	second := make(chan error, 1)
+	ran := false
+	go func() {
+		_, err := g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Result, error) { ran = true; return Result{}, nil })
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		if ran || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("behind a stuck call: ran %v, error %v; want not run and context.DeadlineExceeded", ran, err)
+		}
+	case <-time.After(10 * time.Second): // not a timing claim: it would wait for ever
+		t.Error("a call with a 50 ms deadline still waits behind a stuck call after 10 s")
+	}
+	close(st.release)
+	if err := <-first; err != nil {
+		t.Errorf("the first call: %v", err)
 	}
 }

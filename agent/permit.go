@@ -63,9 +63,10 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // A nil Permit means do not run the call: the Report says why (its
 // Decision, ReuseReference, OverBudget, or Coalesced when an identical
 // read-only call is in flight). An error is a malformed request (a
-// *preflight.Error), a context already done, or a [LedgerStore] that could
-// not be read or could not reserve (wrapping ErrStoreUnavailable: the call
-// must not be made); the Permit is then nil.
+// *preflight.Error), a context done before the decision (also while Begin
+// waits for another call's decision on this Guard), or a [LedgerStore]
+// that could not be read or could not reserve (wrapping
+// ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
 // ends or is released.
@@ -79,7 +80,11 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		estimate = decimal.Dec{} // Decide rejects such estimates below
 	}
 
-	g.mu.Lock()
+	// Deciding and reserving are one step per Guard; a call waiting behind
+	// another one that is stuck on a slow store keeps its own deadline.
+	if err := g.mu.lockCtx(ctx); err != nil {
+		return nil, Report{}, err
+	}
 	defer g.mu.Unlock()
 	callerReserved := req.Budget.ReservedUSD
 	// A reservation refused by a store shared with other processes means

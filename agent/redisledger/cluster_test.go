@@ -95,7 +95,7 @@ func TestCluster(t *testing.T) {
 	}
 	nodes := startCluster(t)
 	addrs := clusterAddrs(nodes)
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
 	defer c.Close()
 	const scope, budget = "cluster-run", "500.000000000000000001"
 	s, _ := New(c, scope, nil)

@@ -16,7 +16,12 @@ import (
 // it needs a Redis at 127.0.0.1:6379; the package tests start their own.)
 func ExampleNew() {
 	ctx := context.Background()
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:6379"}})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs: []string{"127.0.0.1:6379"},
+		// Without it go-redis ignores ctx's deadline and waits up to its
+		// ReadTimeout (3 s by default) on a slow Redis.
+		ContextTimeoutEnabled: true,
+	})
 	defer rdb.Close()
 	const scope = "customer-42/run-7"
 	store, err := redisledger.New(rdb, scope, &redisledger.Options{Lease: 15 * time.Second})

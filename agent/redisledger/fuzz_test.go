@@ -2,13 +2,16 @@ package redisledger
 
 import (
 	"encoding/json"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
 )
 
 // FuzzAmount: any text either converts to attodollars that convert back
-// to the same value, or is refused; it never panics and never rounds.
+// to the same value rounded up to the next attodollar, or is refused; it
+// never panics. exactAtto gives the same count when no rounding was needed
+// and refuses with ErrPrecision otherwise.
 func FuzzAmount(f *testing.F) {
 	for _, s := range []string{"0", "1", "0.5", "1e-18", "1e-19", "12.345678901234567890", "-1", "1e29", "abc", "", "0.000000000000000001"} {
 		f.Add(s)
@@ -30,8 +33,20 @@ func FuzzAmount(f *testing.F) {
 			want, ok = new(big.Rat), true
 		}
 		got, ok2 := new(big.Rat).SetString(string(back))
-		if !ok || !ok2 || want.Cmp(got) != 0 {
-			t.Fatalf("%q -> %q -> %q: value changed", s, atto, back)
+		if !ok || !ok2 {
+			t.Fatalf("%q -> %q -> %q: not a number", s, atto, back)
+		}
+		// want <= got < want + 10^-18
+		up := new(big.Rat).Add(want, new(big.Rat).SetFrac(big.NewInt(1), attoPerUSD))
+		if got.Cmp(want) < 0 || got.Cmp(up) >= 0 {
+			t.Fatalf("%q -> %q -> %q: not rounded up to the next attodollar", s, atto, back)
+		}
+		exact, err := exactAtto(json.Number(s))
+		switch {
+		case got.Cmp(want) == 0 && (err != nil || exact != atto):
+			t.Fatalf("exactAtto(%q) = %q, %v; want %q", s, exact, err, atto)
+		case got.Cmp(want) != 0 && !errors.Is(err, ErrPrecision):
+			t.Fatalf("exactAtto(%q) = %q, %v; want ErrPrecision", s, exact, err)
 		}
 	})
 }

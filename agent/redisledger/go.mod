@@ -5,7 +5,7 @@ go 1.25.0
 require (
 	github.com/agentpreflight/preflight v0.0.0
 	github.com/google/go-cmp v0.7.0
-	github.com/redis/go-redis/v9 v9.17.0
+	github.com/redis/go-redis/v9 v9.17.3
 )
 
 require (

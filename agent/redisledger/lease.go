@@ -23,30 +23,43 @@ func (s *Store) unhold(id string) {
 	delete(s.leases, id)
 }
 
-// renew extends, every third of the shortest lease, the leases of the
-// reservations this process holds, until Close. A process that dies stops
-// renewing, and its holds expire.
+// renewRetry is how soon a renewal that failed is tried again.
+const renewRetry = 100 * time.Millisecond
+
+// renew extends, every third of the shortest lease (and of IdleTTL, when
+// set), the leases of the reservations this process holds and the expiry
+// of the scope's keys, until Close. A process that dies stops renewing,
+// and its holds expire.
+//
+// Each try waits at most that third for Redis (with ContextTimeoutEnabled);
+// one that failed is tried again after renewRetry, not a third later, so
+// that a renewal reaches Redis soon after an interruption ends: a hold
+// lapses only when none has reached Redis for a whole lease.
 func (s *Store) renew() {
 	for {
 		s.mu.Lock()
 		tick := s.lease / 3
+		if s.idle > 0 {
+			tick = min(tick, s.idle/3)
+		}
 		byLease := make(map[time.Duration][]any)
 		for id, l := range s.leases {
 			tick = min(tick, l/3)
 			byLease[l] = append(byLease[l], id)
 		}
 		s.mu.Unlock()
+		wait := tick
 		for l, ids := range byLease {
 			ctx, cancel := context.WithTimeout(context.Background(), tick)
-			// A failure is retried at the next tick; the lease is long
-			// enough for two more tries.
-			_ = renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l)}, ids...)...).Err()
+			if err := renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l), ms(s.idle)}, ids...)...).Err(); err != nil {
+				wait = min(wait, renewRetry)
+			}
 			cancel()
 		}
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(max(tick, time.Millisecond)):
+		case <-time.After(max(wait, time.Millisecond)):
 		}
 	}
 }

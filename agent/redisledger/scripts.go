@@ -191,7 +191,7 @@ touch(tonumber(ARGV[6]))
 return {state, spent, held, calls}
 `)
 
-// releaseScript: ARGV id. Frees the hold without spending.
+// releaseScript: ARGV id, idle ms. Frees the hold without spending.
 var releaseScript = redis.NewScript(prelude + `
 local id = ARGV[1]
 reap(now_ms())
@@ -201,22 +201,26 @@ if amount then
   redis.call('HSET', K_money, 'held', sub(held, amount))
   redis.call('HDEL', K_holds, id)
   redis.call('ZREM', K_leases, id)
+  touch(tonumber(ARGV[2]))
 end
 return 0
 `)
 
-// renewScript: ARGV lease ms, then reservation ids. Extends the leases of
-// the ids still held; returns how many were.
+// renewScript: ARGV lease ms, idle ms, then reservation ids. Extends the
+// leases of the ids still held and, when there was one, the expiry of the
+// scope's keys: a call in flight keeps its scope alive. Returns how many
+// were held.
 var renewScript = redis.NewScript(prelude + `
 local now = now_ms()
 reap(now)
 local until_ms, n = now + tonumber(ARGV[1]), 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   if redis.call('HEXISTS', K_holds, ARGV[i]) == 1 then
     redis.call('ZADD', K_leases, 'XX', until_ms, ARGV[i])
     n = n + 1
   end
 end
+if n > 0 then touch(tonumber(ARGV[2])) end
 return n
 `)
 

@@ -111,8 +111,10 @@ func (p *redisProc) kill() {
 	p.cmd = nil
 }
 
+// client returns a client as the README recommends: ContextTimeoutEnabled,
+// so that a call's deadline also bounds its wait on Redis.
 func (p *redisProc) client(t testing.TB) redis.UniversalClient {
-	c := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{p.addr()}, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	c := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{p.addr()}, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -1,6 +1,37 @@
 // Package redisledger keeps an agent.Ledger's history and an agent.Guard's
-// budget in Redis, so that many worker processes spend one budget with no
-// overshoot and reuse each other's results. See [New] and [NewResultStore].
+// budget in Redis, so that many worker processes spend one budget and
+// reuse each other's results. See [New] and [NewResultStore].
+//
+// Build the client with ContextTimeoutEnabled set (redis.UniversalOptions,
+// redis.Options or redis.ClusterOptions): without it go-redis ignores
+// context deadlines and waits on a slow Redis for its ReadTimeout (3 s by
+// default), so neither a call's deadline nor the lease renewer's is kept.
+//
+// # Overshoot
+//
+// A call runs only after Redis has atomically reserved its estimate
+// against the budget, so the estimates of the calls that run never add up
+// past it. Spending can still pass the budget in two ways, each bounded:
+//
+//   - A tool that reports a cost (agent.Result.CostUSD) above its estimate
+//     adds the difference. The overshoot is at most the sum of those
+//     differences over the calls in flight when the last call was
+//     reserved; estimate each call's worst case to avoid it.
+//   - A hold lapses when no renewal has reached Redis for a whole lease:
+//     its money is given back and another worker can spend it while the
+//     call runs; the call's cost is counted anyway when it settles
+//     (agent.Report.LateSettlement). The overshoot is at most the costs of
+//     the calls whose holds lapsed. Renewals go every third of the lease
+//     and are tried again 0.1 s after one fails or gets no answer within
+//     that third (with ContextTimeoutEnabled), so an interruption between
+//     a worker and Redis (Redis stalled, restarting or failing over, a
+//     network partition, the worker paused) shorter than a third of the
+//     lease never lapses a hold, and one that lasts the whole lease always
+//     does: choose Options.Lease at least three times the longest
+//     interruption to ride out.
+//
+// A cost whose settlement still fails after Options.SettleTimeout is not
+// counted at all (see [Store.Settle]).
 package redisledger
 
 import (
@@ -26,14 +57,20 @@ type Options struct {
 	// Lease is how long a reservation outlives a worker that stopped
 	// renewing it (died, or lost Redis): then its money is given back.
 	// A live worker renews its leases every Lease/3 until the call ends,
-	// so a call may run longer than Lease. Zero means 15 s.
+	// so a call may run longer than Lease. Make it at least three times
+	// the longest interruption between a worker and Redis to ride out
+	// (see Overshoot in the package doc). Zero means 15 s.
 	Lease time.Duration
 	// SettledRetention is how long the ids of settled reservations are
 	// kept to make a repeated settlement count once. Zero means 24 h.
 	SettledRetention time.Duration
 	// IdleTTL, when positive, makes a scope's keys expire when it has not
 	// been written to for that long (its budget starts again from zero).
-	// Zero means they never expire.
+	// Every reservation, settlement, release, appended entry and lease
+	// renewal is a write: while a call is in flight its renewals keep the
+	// scope alive, however short IdleTTL (renewals then come every third
+	// of IdleTTL, if that is shorter than a third of the lease). Zero
+	// means the keys never expire.
 	IdleTTL time.Duration
 	// SettleTimeout is how long Settle keeps retrying while Redis is
 	// unreachable (the call already ran: its cost must be counted). Zero
@@ -64,9 +101,10 @@ var _ agent.LedgerStore = (*Store)(nil)
 var ErrScope = errors.New("redisledger: bad scope")
 
 // New returns the store of scope on c, a single Redis, a Cluster or a
-// failover client. Its keys are Prefix + ":{" + scope + "}:" + name: the
-// scope is the hash tag, so every key of a scope lives in one Cluster slot
-// and every script runs on one node. Two scopes share no key; give each
+// failover client, built with ContextTimeoutEnabled (see the package
+// doc). Its keys are Prefix + ":{" + scope + "}:" + name: the scope is the
+// hash tag, so every key of a scope lives in one Cluster slot and every
+// script runs on one node. Two scopes share no key; give each
 // customer (and run, when runs have their own budget) its own scope. scope
 // must be 1 to 200 bytes without '{' or '}'. opts may be nil.
 //
@@ -200,7 +238,9 @@ func balance(v []any) (agent.Balance, error) {
 
 // Reserve holds r.AmountUSD and one call, atomically in Redis, if the
 // scope's limits hold, with a lease this process renews until Settle or
-// Release.
+// Release. An amount with more than MaxFractionDigits fraction digits is
+// held rounded up to the next attodollar; a limit with more is refused
+// with an error wrapping ErrPrecision (see [Store.CheckLimit]).
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
 	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
@@ -208,7 +248,7 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	}
 	limit := ""
 	if r.LimitUSD != "" {
-		if limit, err = toAtto(r.LimitUSD); err != nil {
+		if limit, err = exactAtto(r.LimitUSD); err != nil {
 			return false, agent.Balance{}, err
 		}
 	}
@@ -219,8 +259,10 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	if lease <= 0 {
 		lease = s.lease
 	}
-	// Registered before the script runs: a reservation made by a script
-	// whose reply is lost still gets renewed, then released by Release.
+	// Registered before the script runs, so that the renewer covers the
+	// hold from the moment it exists. On an error the hold may still have
+	// been made (its reply lost): it is dropped from the renewer below and
+	// given back when its lease runs out.
 	s.hold(r.ID, lease)
 	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
 	if err != nil {
@@ -235,10 +277,26 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	return ok, bal, err
 }
 
+// CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
+// budget, has more than MaxFractionDigits fraction digits, and an error
+// when it is not a non-negative decimal: the limits Reserve refuses.
+// agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
+// is refused when the Guard is built.
+func (s *Store) CheckLimit(limitUSD json.Number) error {
+	_, err := exactAtto(limitUSD)
+	return err
+}
+
 // Settle ends reservation id, counting costUSD as spent and recording
-// record (when non-nil) in one atomic step. While Redis is unreachable it
-// retries for Options.SettleTimeout, keeping the lease renewed.
+// record (when non-nil) in one atomic step. A cost with more than
+// MaxFractionDigits fraction digits is counted rounded up to the next
+// attodollar. While Redis is unreachable Settle retries for
+// Options.SettleTimeout, keeping the lease renewed; then it gives up and
+// returns an error: the cost is not counted, and the hold, no longer
+// renewed, is given back when its lease runs out. This process stops
+// renewing the lease when Settle returns, whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
+	defer s.unhold(id)
 	cost, err := toAtto(costUSD)
 	if err != nil {
 		return agent.Settlement{}, err
@@ -258,7 +316,6 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	s.unhold(id)
 	bal, err := balance(v[1:4])
 	state := fmt.Sprint(v[0])
 	return agent.Settlement{Late: state == "1", Duplicate: state == "2", Balance: bal}, err
@@ -268,7 +325,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 func (s *Store) Release(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id).Err() })
+	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err() })
 	s.unhold(id) // on failure the lease expires
 	if err != nil {
 		return fmt.Errorf("redisledger: release %s: %w", id, err)

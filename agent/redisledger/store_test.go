@@ -79,29 +79,48 @@ func TestMoney(t *testing.T) {
 
 func TestAmountBounds(t *testing.T) {
 	for _, tt := range []struct {
-		in, atto string
-		err      error
+		in    string
+		atto  string // what toAtto gives, rounded up; "" when refused
+		exact bool   // exactAtto gives the same; else it refuses with ErrPrecision
 	}{
-		{"0", "0", nil},
-		{"", "0", nil},
-		{"1", "1000000000000000000", nil},
-		{"0.000000000000000001", "1", nil},
-		{"1e-18", "1", nil},
-		{"999999999.999999999999999999", "999999999999999999999999999", nil},
-		{"0.0000000000000000001", "", ErrPrecision},
-		{"-1", "", nil},
-		{"1e40", "", nil},
-		{"abc", "", nil},
+		{"0", "0", true},
+		{"", "0", true},
+		{"1", "1000000000000000000", true},
+		{"0.000000000000000001", "1", true},
+		{"1e-18", "1", true},
+		{"999999999.999999999999999999", "999999999999999999999999999", true},
+		{"0.0000000000000000001", "1", false},
+		{"0.0500000000000000001", "50000000000000001", false},
+		{"0.0500000000000000009", "50000000000000001", false},
+		{"1.0000000000000000000001", "1000000000000000001", false},
+		{"1e-40", "1", false},
+		{"-1", "", false},
+		{"-0.0000000000000000001", "", false},
+		{"1e40", "", false},
+		{"abc", "", false},
 	} {
 		got, err := toAtto(json.Number(tt.in))
 		if tt.atto == "" {
-			if err == nil || tt.err != nil && !errors.Is(err, tt.err) {
-				t.Errorf("toAtto(%q) = %q, %v; want an error %v", tt.in, got, err, tt.err)
+			if err == nil {
+				t.Errorf("toAtto(%q) = %q; want an error", tt.in, got)
+			}
+			if got, err := exactAtto(json.Number(tt.in)); err == nil || errors.Is(err, ErrPrecision) {
+				t.Errorf("exactAtto(%q) = %q, %v; want an error other than ErrPrecision", tt.in, got, err)
 			}
 			continue
 		}
 		if err != nil || got != tt.atto {
 			t.Errorf("toAtto(%q) = %q, %v; want %q", tt.in, got, err, tt.atto)
+		}
+		exact, err := exactAtto(json.Number(tt.in))
+		switch {
+		case tt.exact && (err != nil || exact != tt.atto):
+			t.Errorf("exactAtto(%q) = %q, %v; want %q", tt.in, exact, err, tt.atto)
+		case !tt.exact && !errors.Is(err, ErrPrecision):
+			t.Errorf("exactAtto(%q) = %q, %v; want ErrPrecision", tt.in, exact, err)
+		}
+		if !tt.exact {
+			continue
 		}
 		back, err := fromAtto(got)
 		if err != nil || agentCmp(string(back), tt.in) != 0 {
@@ -114,8 +133,8 @@ func agentCmp(a, b string) int {
 	if b == "" {
 		b = "0"
 	}
-	x, _ := toAtto(json.Number(a))
-	y, _ := toAtto(json.Number(b))
+	x, _ := exactAtto(json.Number(a))
+	y, _ := exactAtto(json.Number(b))
 	return strings.Compare(fmt.Sprintf("%40s", x), fmt.Sprintf("%40s", y))
 }
 
@@ -156,6 +175,66 @@ func TestLeaseRenewedWhileAlive(t *testing.T) {
 	}
 	if set, _ := s.Settle(ctx, "x", "0.5", nil); set.Late {
 		t.Errorf("renewed hold settled late")
+	}
+}
+
+// TestSettleEndsTheHold: a cost with more fraction digits than the ledger
+// counts is counted rounded up, never refused; and whatever Settle
+// returns, this process stops renewing the hold, so a hold whose
+// settlement failed is given back when its lease runs out instead of
+// being held for ever.
+func TestSettleEndsTheHold(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	const lease = 300 * time.Millisecond
+	for _, tt := range []struct {
+		cost    string
+		wantErr bool
+		want    agent.Balance // after two leases
+	}{
+		{cost: "0.0500000000000000001", want: agent.Balance{SpentUSD: "0.050000000000000001", ReservedUSD: "0", Calls: 1}},
+		{cost: "0.05", want: agent.Balance{SpentUSD: "0.05", ReservedUSD: "0", Calls: 1}},
+		{cost: "abc", wantErr: true, want: agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 1}},
+		{cost: "-1", wantErr: true, want: agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 1}},
+	} {
+		t.Run(tt.cost, func(t *testing.T) {
+			s := newStore(t, p, "settle-"+tt.cost, nil)
+			if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "x", AmountUSD: "0.4", LimitUSD: "1", Lease: lease}); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			_, err := s.Settle(ctx, "x", json.Number(tt.cost), nil)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Settle(%s) error: %v; want an error: %v", tt.cost, err, tt.wantErr)
+			}
+			time.Sleep(2 * lease)
+			st, err := s.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, st.Balance); diff != "" {
+				t.Errorf("balance two leases after Settle(%s) (-want +got):\n%s", tt.cost, diff)
+			}
+		})
+	}
+}
+
+// TestSettleGivesUp: when Redis stays unreachable for SettleTimeout,
+// Settle returns an error and this process no longer renews the hold.
+func TestSettleGivesUp(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "gives-up", &Options{SettleTimeout: 300 * time.Millisecond})
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "x", AmountUSD: "0.4"}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	p.kill()
+	if _, err := s.Settle(ctx, "x", "0.1", nil); err == nil {
+		t.Fatal("Settle with Redis down succeeded")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, renewed := s.leases["x"]; renewed {
+		t.Error("the hold of a settlement that gave up is still being renewed")
 	}
 }
 

@@ -67,7 +67,7 @@ func decimalText(n int64, scale int) string {
 }
 
 func (c workerConfig) client() redis.UniversalClient {
-	o := &redis.UniversalOptions{Addrs: c.Addrs, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
+	o := &redis.UniversalOptions{Addrs: c.Addrs, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true}
 	if c.Cluster {
 		o.IsClusterMode = true
 		o.MaxRedirects = 8
