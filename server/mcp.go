@@ -41,7 +41,7 @@ const mcpServerVersion = "0.3.0"
 //   - any method but POST (GET, DELETE, ...): 405 method_not_allowed, Allow: POST
 //   - a body over 65,536 bytes: 413 payload_too_large (read at most one byte
 //     past the limit)
-//   - a body with a Content-Encoding other than identity: 415
+//   - a body with a Content-Encoding other than identity: 400
 //     unsupported_content_encoding, with Accept-Encoding: identity (not read)
 //   - an empty or non-JSON body, judged as strictly as the other routes'
 //     bodies (invalid UTF-8, lone surrogate escapes and duplicate member

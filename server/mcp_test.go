@@ -307,7 +307,7 @@ func TestMCPTransportAnswers(t *testing.T) {
 		{name: "unknown method", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/execute","params":{}}`), wantStatus: 400, wantCode: "invalid_request"},
 		{name: "over 65536 bytes with Content-Length", method: "POST", body: strings.NewReader(big), wantStatus: 413, wantCode: "payload_too_large"},
 		{name: "over 65536 bytes chunked", method: "POST", body: io.MultiReader(strings.NewReader(big)), wantStatus: 413, wantCode: "payload_too_large"},
-		{name: "gzip body", method: "POST", header: http.Header{"Content-Encoding": {"gzip"}}, body: strings.NewReader("\x1f\x8b\x08\x00"), wantStatus: 415, wantCode: "unsupported_content_encoding"},
+		{name: "gzip body", method: "POST", header: http.Header{"Content-Encoding": {"gzip"}}, body: strings.NewReader("\x1f\x8b\x08\x00"), wantStatus: 400, wantCode: "unsupported_content_encoding"},
 		{name: "identity body", method: "POST", header: http.Header{"Content-Encoding": {"identity"}}, body: strings.NewReader(tools), wantStatus: 200},
 		{name: "Content-Type not JSON", method: "POST", header: http.Header{"Content-Type": {"text/plain"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "unsupported_media_type"},
 		{name: "protocol version not a date", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"latest"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
