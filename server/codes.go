@@ -9,7 +9,7 @@ import "github.com/agentpreflight/preflight"
 // its copies equal to these.
 const (
 	CodeUnsupportedMediaType       preflight.ErrorCode = "unsupported_media_type"       // 400: Content-Type is not JSON
-	CodeUnsupportedContentEncoding preflight.ErrorCode = "unsupported_content_encoding" // 415: the body has a Content-Encoding other than identity (the answer carries Accept-Encoding: identity)
+	CodeUnsupportedContentEncoding preflight.ErrorCode = "unsupported_content_encoding" // 400: the body has a Content-Encoding other than identity (the answer carries Accept-Encoding: identity)
 	CodePayloadTooLarge            preflight.ErrorCode = "payload_too_large"            // 413: body over MaxBodyBytes
 	CodeNotFound                   preflight.ErrorCode = "not_found"                    // 404: no such route
 	CodeMethodNotAllowed           preflight.ErrorCode = "method_not_allowed"           // 405: the Allow header lists the right methods

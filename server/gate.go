@@ -20,7 +20,6 @@ import (
 // write it.
 const (
 	gateSlotsPerCPU = 2
-	gateWait        = MaxEvaluationWait
 	gateRetryAfter  = 1 // seconds, in Retry-After
 )
 
@@ -40,7 +39,7 @@ type gate struct {
 }
 
 func newGate() *gate {
-	return &gate{slots: make(chan struct{}, gateSlotsPerCPU*runtime.GOMAXPROCS(0)), wait: gateWait}
+	return &gate{slots: make(chan struct{}, gateSlotsPerCPU*runtime.GOMAXPROCS(0)), wait: MaxEvaluationWait}
 }
 
 // enter takes a slot, waiting at most g.wait (less if ctx ends). It

@@ -41,7 +41,7 @@ const mcpServerVersion = "0.3.0"
 //   - any method but POST (GET, DELETE, ...): 405 method_not_allowed, Allow: POST
 //   - a body over 65,536 bytes: 413 payload_too_large (read at most one byte
 //     past the limit)
-//   - a body with a Content-Encoding other than identity: 415
+//   - a body with a Content-Encoding other than identity: 400
 //     unsupported_content_encoding, with Accept-Encoding: identity (not read)
 //   - an empty or non-JSON body, judged as strictly as the other routes'
 //     bodies (invalid UTF-8, lone surrogate escapes and duplicate member
@@ -205,8 +205,17 @@ func strictJSON(body []byte) *preflight.Error {
 	if err == nil || !errors.As(err, &je) {
 		return nil // the parser only returns *jsonv.Error
 	}
-	if je.Pointer == "/params/arguments" || strings.HasPrefix(je.Pointer, "/params/arguments/") {
-		return nil // the tool answers for its arguments, with a result carrying the envelope
+	inArguments := strings.HasPrefix(je.Pointer, "/params/arguments/") ||
+		je.Pointer == "/params/arguments" && je.Kind != jsonv.ErrDuplicateKey // a second "arguments" is the message's
+	if inArguments {
+		// The tool answers for its arguments, with a result carrying the
+		// envelope. The parser stopped there, so the message's own members
+		// after them are checked here for a repeated name.
+		if at, dup := repeatedEnvelopeMember(body); dup {
+			return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: duplicate object member name: expected a JSON-RPC 2.0 message",
+				Details: []preflight.Issue{{Path: at, Code: preflight.IssueDuplicateKey, Message: "duplicate member name " + strconv.Quote(at[strings.LastIndexByte(at, '/')+1:])}}}
+		}
+		return nil
 	}
 	issue, what := preflight.IssueInvalidJSON, "not valid JSON"
 	switch je.Kind {
@@ -219,6 +228,49 @@ func strictJSON(body []byte) *preflight.Error {
 	}
 	return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is " + what + ": expected a JSON-RPC 2.0 message",
 		Details: []preflight.Issue{{Path: je.Pointer, Code: issue, Message: je.Msg + " (at byte " + strconv.Itoa(je.Offset) + ")"}}}
+}
+
+// repeatedEnvelopeMember reports the pointer of a member name repeated in
+// the message object or in its params object, whatever the arguments
+// hold. It is strictJSON's second look when the parser stopped inside the
+// arguments.
+func repeatedEnvelopeMember(body []byte) (string, bool) {
+	at, dup, params := repeatedMember(body, "", "params")
+	if dup || params == nil {
+		return at, dup
+	}
+	at, dup, _ = repeatedMember(params, "/params", "")
+	return at, dup
+}
+
+// repeatedMember reports the pointer (under path) of a member name the
+// object text obj repeats, and returns the value of its member named keep.
+// Text that is not an object repeats nothing.
+func repeatedMember(obj []byte, path, keep string) (at string, dup bool, kept json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false, nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return "", false, nil
+		}
+		if seen[name] {
+			return path + "/" + jsonv.EscapePointerToken(name), true, nil
+		}
+		seen[name] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return "", false, nil
+		}
+		if name == keep {
+			kept = v
+		}
+	}
+	return "", false, kept
 }
 
 // mcpBatchRefusal is the answer to a JSON-RPC batch (a top-level array):

@@ -16,7 +16,7 @@ func statusOf(code preflight.ErrorCode) int {
 	case CodePayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case CodeUnsupportedContentEncoding:
-		return http.StatusUnsupportedMediaType
+		return http.StatusBadRequest // the spec's status for a body that cannot be read as JSON
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:

@@ -105,11 +105,11 @@ func routeCases() []routeCase {
 		{name: "tool_form", method: "POST", path: tool, body: "a=b", headers: []string{"Content-Type: application/x-www-form-urlencoded"}, status: 400, code: "unsupported_media_type"},
 		{name: "tool_bad_media_type", method: "POST", path: tool, body: toolAllow, headers: []string{"Content-Type: ;;"}, status: 400, code: "unsupported_media_type"},
 
-		// 415 unsupported_content_encoding: a coded body is refused, not
+		// 400 unsupported_content_encoding: a coded body is refused, not
 		// parsed as JSON.
-		{name: "check_gzip", method: "POST", path: check, body: "\x1f\x8b\x08\x00", headers: []string{"Content-Encoding: gzip"}, status: 415, code: "unsupported_content_encoding"},
-		{name: "tool_deflate", method: "POST", path: tool, body: toolAllow, headers: []string{"Content-Encoding: deflate"}, status: 415, code: "unsupported_content_encoding"},
-		{name: "tool_identity_then_br", method: "POST", path: tool, body: toolAllow, headers: []string{"Content-Encoding: identity, br"}, status: 415, code: "unsupported_content_encoding"},
+		{name: "check_gzip", method: "POST", path: check, body: "\x1f\x8b\x08\x00", headers: []string{"Content-Encoding: gzip"}, status: 400, code: "unsupported_content_encoding"},
+		{name: "tool_deflate", method: "POST", path: tool, body: toolAllow, headers: []string{"Content-Encoding: deflate"}, status: 400, code: "unsupported_content_encoding"},
+		{name: "tool_identity_then_br", method: "POST", path: tool, body: toolAllow, headers: []string{"Content-Encoding: identity, br"}, status: 400, code: "unsupported_content_encoding"},
 		{name: "check_identity", method: "POST", path: check, body: checkValid, headers: []string{"Content-Encoding: Identity"}, status: 200},
 
 		// 404 and 405.
