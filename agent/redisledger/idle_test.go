@@ -2,6 +2,7 @@ package redisledger
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestIdleTTL(t *testing.T) {
 		lease time.Duration
 	}{
 		{"lease shorter than IdleTTL", 300 * time.Millisecond},
-		{"lease longer than IdleTTL", 3 * time.Second},
+		{"lease equal to IdleTTL", idle},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			scope := "idle-" + tt.name
@@ -52,5 +53,50 @@ func TestIdleTTL(t *testing.T) {
 				t.Errorf("after IdleTTL with nothing written, the scope is still there (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestIdleTTLShorterThanLease: keys that can expire before a lease runs
+// out would give a lapsed worker's scope a fresh budget while its hold is
+// still meant to count, so New refuses an IdleTTL shorter than Lease, and
+// Reserve a reservation whose own lease is longer than IdleTTL, with an
+// error naming both.
+func TestIdleTTLShorterThanLease(t *testing.T) {
+	p := startRedis(t)
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want string // in New's error; "" for none
+	}{
+		{"shorter than Lease", Options{IdleTTL: 150 * time.Millisecond, Lease: time.Second}, "Options.IdleTTL (150ms) is shorter than Options.Lease (1s)"},
+		{"shorter than the default lease", Options{IdleTTL: 2 * time.Millisecond}, "Options.IdleTTL (2ms) is shorter than Options.Lease (15s)"},
+		{"equal to Lease", Options{IdleTTL: time.Second, Lease: time.Second}, ""},
+		{"zero", Options{Lease: time.Second}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(p.client(t), "idle-check", &tt.opts)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				s.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New: error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	s := newStore(t, p, "idle-check", &Options{IdleTTL: time.Second, Lease: time.Second})
+	ok, _, err := s.Reserve(context.Background(), agent.Reservation{ID: "x", AmountUSD: "0.1", Lease: 2 * time.Second})
+	if want := "reservation lease 2s is longer than Options.IdleTTL (1s)"; ok || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Reserve with a lease longer than IdleTTL: %v, %v; want an error containing %q", ok, err, want)
+	}
+	st, err := s.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 0}, st.Balance); diff != "" {
+		t.Errorf("after the refused reservation (-want +got):\n%s", diff)
 	}
 }

@@ -68,9 +68,10 @@ type Options struct {
 	// been written to for that long (its budget starts again from zero).
 	// Every reservation, settlement, release, appended entry and lease
 	// renewal is a write: while a call is in flight its renewals keep the
-	// scope alive, however short IdleTTL (renewals then come every third
-	// of IdleTTL, if that is shorter than a third of the lease). Zero
-	// means the keys never expire.
+	// scope alive. It must be at least Lease (New refuses a shorter one),
+	// and a reservation's own lease must not exceed it (Reserve refuses
+	// one that does): keys that could expire before a lease would make
+	// the lease meaningless. Zero means the keys never expire.
 	IdleTTL time.Duration
 	// SettleTimeout is how long Settle keeps retrying while Redis is
 	// unreachable (the call already ran: its cost must be counted). Zero
@@ -125,6 +126,9 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	}
 	if o.Lease <= 0 {
 		o.Lease = 15 * time.Second
+	}
+	if o.IdleTTL > 0 && o.IdleTTL < o.Lease {
+		return nil, fmt.Errorf("redisledger: Options.IdleTTL (%v) is shorter than Options.Lease (%v): the scope's keys could expire while a lease still holds money; make IdleTTL at least Lease", o.IdleTTL, o.Lease)
 	}
 	if o.SettledRetention <= 0 {
 		o.SettledRetention = 24 * time.Hour
@@ -258,6 +262,9 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	lease := r.Lease
 	if lease <= 0 {
 		lease = s.lease
+	}
+	if s.idle > 0 && lease > s.idle {
+		return false, agent.Balance{}, fmt.Errorf("redisledger: reservation lease %v is longer than Options.IdleTTL (%v): the scope's keys could expire while the lease still holds money; make the lease (GuardOptions.Lease) at most IdleTTL", lease, s.idle)
 	}
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists. On an error the hold may still have
