@@ -245,6 +245,13 @@ func balance(v []any) (agent.Balance, error) {
 // Release. An amount with more than MaxFractionDigits fraction digits is
 // held rounded up to the next attodollar; a limit with more is refused
 // with an error wrapping ErrPrecision (see [Store.CheckLimit]).
+//
+// When Reserve returns an error from Redis, the hold may have been made
+// and only its reply lost (the caller's deadline passed first, with
+// ContextTimeoutEnabled, or the connection broke): Reserve then tries
+// once, for up to 1 s and whatever ctx, to release it, so that its money
+// is given back at once rather than a lease later. The call it counted
+// stays counted, as for any release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
 	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
@@ -267,13 +274,14 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 		return false, agent.Balance{}, fmt.Errorf("redisledger: reservation lease %v is longer than Options.IdleTTL (%v): the scope's keys could expire while the lease still holds money; make the lease (GuardOptions.Lease) at most IdleTTL", lease, s.idle)
 	}
 	// Registered before the script runs, so that the renewer covers the
-	// hold from the moment it exists. On an error the hold may still have
-	// been made (its reply lost): it is dropped from the renewer below and
-	// given back when its lease runs out.
+	// hold from the moment it exists.
 	s.hold(r.ID, lease)
 	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
 	if err != nil {
 		s.unhold(r.ID)
+		if !isScriptError(err) {
+			s.releaseLost(ctx, r.ID)
+		}
 		return false, agent.Balance{}, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	bal, err := balance(v[1:4])
@@ -282,6 +290,22 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 		s.unhold(r.ID)
 	}
 	return ok, bal, err
+}
+
+// lostReleaseTimeout bounds releaseLost.
+const lostReleaseTimeout = time.Second
+
+// releaseLost gives back reservation id after Reserve failed without an
+// answer from the script: Redis may have made the hold and its reply been
+// lost (the caller's deadline passed, the connection broke), and the
+// caller will not run the call. It tries the release script once, outside
+// the caller's context, which has often ended; for an id Redis does not
+// hold it does nothing. If it fails too, the hold is given back when its
+// lease runs out.
+func (s *Store) releaseLost(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lostReleaseTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err()
 }
 
 // CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
