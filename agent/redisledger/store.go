@@ -11,7 +11,7 @@
 //
 // A call runs only after Redis has atomically reserved its estimate
 // against the budget, so the estimates of the calls that run never add up
-// past it. Spending can still pass the budget in two ways, each bounded:
+// past it. Spending can still pass the budget in three ways, each bounded:
 //
 //   - A tool that reports a cost (agent.Result.CostUSD) above its estimate
 //     adds the difference. The overshoot is at most the sum of those
@@ -29,6 +29,21 @@
 //     lease never lapses a hold, and one that lasts the whole lease always
 //     does: choose Options.Lease at least three times the longest
 //     interruption to ride out.
+//   - With Options.IdleTTL set, the scope's keys expire when nothing has
+//     written to it for IdleTTL: then its spending, holds, call count and
+//     history are gone, and spending restarts from zero. Renewals are
+//     writes, so this happens while calls are in flight only when every
+//     worker with a call in flight has been cut off from Redis (or Redis
+//     stalled) for longer than IdleTTL and no other worker wrote
+//     meanwhile; IdleTTL is at least the lease (New refuses a shorter
+//     one), so those calls' holds had lapsed too (the second way). The
+//     workers can then spend a whole budget again, and the calls in flight
+//     settle into the emptied scope: on top of the second way, the
+//     overshoot is at most what was spent before the keys expired (itself
+//     at most the budget plus the other two overshoots), once per
+//     expiry. An interruption too short to lapse a
+//     hold never expires the keys; leave IdleTTL zero, or well above the
+//     longest interruption, to rule this out.
 //
 // A cost whose settlement still fails after Options.SettleTimeout is not
 // counted at all (see [Store.Settle]).
