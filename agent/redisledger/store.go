@@ -122,7 +122,8 @@ var ErrScope = errors.New("redisledger: bad scope")
 // hash tag, so every key of a scope lives in one Cluster slot and every
 // script runs on one node. Two scopes share no key; give each
 // customer (and run, when runs have their own budget) its own scope. scope
-// must be 1 to 200 bytes without '{' or '}'. opts may be nil.
+// must be 1 to 200 bytes without '{' or '}'. opts may be nil; an
+// Options.IdleTTL shorter than Options.Lease is refused.
 //
 // Call Close when done, to stop renewing leases.
 func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
