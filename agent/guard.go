@@ -115,9 +115,12 @@ type Report struct {
 	// ReservedUSD is the money the call held while it ran (its estimate);
 	// empty when it did not run.
 	ReservedUSD json.Number
-	// SettledUSD is what the call was counted as spending, once ended;
-	// empty when it did not run or its settlement failed. A store that
-	// counts fewer fraction digits (redisledger: 18) counted it rounded up.
+	// SettledUSD is the cost the call was settled with once it ended,
+	// exact and unrounded: Result.CostUSD, or the estimate when the call
+	// reported none or an invalid one. Empty when it did not run or its
+	// settlement failed. A store that counts fewer fraction digits
+	// (redisledger: 18) counts it rounded up to its precision, so the
+	// balance may show slightly more than this.
 	SettledUSD json.Number
 	// LateSettlement is true when the call's lease had expired before it
 	// ended: its money had been given back, and its cost was counted as

@@ -31,26 +31,31 @@ const renewRetry = 100 * time.Millisecond
 // of the scope's keys, until Close. A process that dies stops renewing,
 // and its holds expire.
 //
-// Each try waits at most that third for Redis (with ContextTimeoutEnabled);
-// one that failed is tried again after renewRetry, not a third later, so
-// that a renewal reaches Redis soon after an interruption ends: a hold
-// lapses only when none has reached Redis for a whole lease.
+// Each try waits for Redis (with ContextTimeoutEnabled) a third of the
+// shortest lease, the time a renewal has before the next one is due,
+// whatever IdleTTL: IdleTTL sets only how often renewals go, never how
+// long one may take. One that failed is tried again after renewRetry,
+// not a third later, so that a renewal reaches Redis soon after an
+// interruption ends: a hold lapses only when none has reached Redis for a
+// whole lease.
 func (s *Store) renew() {
 	for {
 		s.mu.Lock()
-		tick := s.lease / 3
-		if s.idle > 0 {
-			tick = min(tick, s.idle/3)
-		}
+		shortest := s.lease
 		byLease := make(map[time.Duration][]any)
 		for id, l := range s.leases {
-			tick = min(tick, l/3)
+			shortest = min(shortest, l)
 			byLease[l] = append(byLease[l], id)
 		}
 		s.mu.Unlock()
-		wait := tick
+		try := max(shortest/3, time.Millisecond)
+		every := try
+		if s.idle > 0 {
+			every = min(every, max(s.idle/3, time.Millisecond))
+		}
+		wait := every
 		for l, ids := range byLease {
-			ctx, cancel := context.WithTimeout(context.Background(), tick)
+			ctx, cancel := context.WithTimeout(context.Background(), try)
 			if err := renewScript.Run(ctx, s.c, s.keys, append([]any{ms(l), ms(s.idle)}, ids...)...).Err(); err != nil {
 				wait = min(wait, renewRetry)
 			}
@@ -59,7 +64,7 @@ func (s *Store) renew() {
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(max(wait, time.Millisecond)):
+		case <-time.After(wait):
 		}
 	}
 }

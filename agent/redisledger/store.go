@@ -11,7 +11,7 @@
 //
 // A call runs only after Redis has atomically reserved its estimate
 // against the budget, so the estimates of the calls that run never add up
-// past it. Spending can still pass the budget in two ways, each bounded:
+// past it. Spending can still pass the budget in three ways, each bounded:
 //
 //   - A tool that reports a cost (agent.Result.CostUSD) above its estimate
 //     adds the difference. The overshoot is at most the sum of those
@@ -29,6 +29,21 @@
 //     lease never lapses a hold, and one that lasts the whole lease always
 //     does: choose Options.Lease at least three times the longest
 //     interruption to ride out.
+//   - With Options.IdleTTL set, the scope's keys expire when nothing has
+//     written to it for IdleTTL: then its spending, holds, call count and
+//     history are gone, and spending restarts from zero. Renewals are
+//     writes, so this happens while calls are in flight only when every
+//     worker with a call in flight has been cut off from Redis (or Redis
+//     stalled) for longer than IdleTTL and no other worker wrote
+//     meanwhile; IdleTTL is at least the lease (New refuses a shorter
+//     one), so those calls' holds had lapsed too (the second way). The
+//     workers can then spend a whole budget again, and the calls in flight
+//     settle into the emptied scope: on top of the second way, the
+//     overshoot is at most what was spent before the keys expired (itself
+//     at most the budget plus the other two overshoots), once per
+//     expiry. An interruption too short to lapse a
+//     hold never expires the keys; leave IdleTTL zero, or well above the
+//     longest interruption, to rule this out.
 //
 // A cost whose settlement still fails after Options.SettleTimeout is not
 // counted at all (see [Store.Settle]).
@@ -68,9 +83,10 @@ type Options struct {
 	// been written to for that long (its budget starts again from zero).
 	// Every reservation, settlement, release, appended entry and lease
 	// renewal is a write: while a call is in flight its renewals keep the
-	// scope alive, however short IdleTTL (renewals then come every third
-	// of IdleTTL, if that is shorter than a third of the lease). Zero
-	// means the keys never expire.
+	// scope alive. It must be at least Lease (New refuses a shorter one),
+	// and a reservation's own lease must not exceed it (Reserve refuses
+	// one that does): keys that could expire before a lease would make
+	// the lease meaningless. Zero means the keys never expire.
 	IdleTTL time.Duration
 	// SettleTimeout is how long Settle keeps retrying while Redis is
 	// unreachable (the call already ran: its cost must be counted). Zero
@@ -106,7 +122,8 @@ var ErrScope = errors.New("redisledger: bad scope")
 // hash tag, so every key of a scope lives in one Cluster slot and every
 // script runs on one node. Two scopes share no key; give each
 // customer (and run, when runs have their own budget) its own scope. scope
-// must be 1 to 200 bytes without '{' or '}'. opts may be nil.
+// must be 1 to 200 bytes without '{' or '}'. opts may be nil; an
+// Options.IdleTTL shorter than Options.Lease is refused.
 //
 // Call Close when done, to stop renewing leases.
 func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
@@ -125,6 +142,9 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	}
 	if o.Lease <= 0 {
 		o.Lease = 15 * time.Second
+	}
+	if o.IdleTTL > 0 && o.IdleTTL < o.Lease {
+		return nil, fmt.Errorf("redisledger: Options.IdleTTL (%v) is shorter than Options.Lease (%v): the scope's keys could expire while a lease still holds money; make IdleTTL at least Lease", o.IdleTTL, o.Lease)
 	}
 	if o.SettledRetention <= 0 {
 		o.SettledRetention = 24 * time.Hour
@@ -241,6 +261,13 @@ func balance(v []any) (agent.Balance, error) {
 // Release. An amount with more than MaxFractionDigits fraction digits is
 // held rounded up to the next attodollar; a limit with more is refused
 // with an error wrapping ErrPrecision (see [Store.CheckLimit]).
+//
+// When Reserve returns an error from Redis, the hold may have been made
+// and only its reply lost (the caller's deadline passed first, with
+// ContextTimeoutEnabled, or the connection broke): Reserve then tries
+// once, for up to 1 s and whatever ctx, to release it, so that its money
+// is given back at once rather than a lease later. The call it counted
+// stays counted, as for any release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
 	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
@@ -259,14 +286,18 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	if lease <= 0 {
 		lease = s.lease
 	}
+	if s.idle > 0 && lease > s.idle {
+		return false, agent.Balance{}, fmt.Errorf("redisledger: reservation lease %v is longer than Options.IdleTTL (%v): the scope's keys could expire while the lease still holds money; make the lease (GuardOptions.Lease) at most IdleTTL", lease, s.idle)
+	}
 	// Registered before the script runs, so that the renewer covers the
-	// hold from the moment it exists. On an error the hold may still have
-	// been made (its reply lost): it is dropped from the renewer below and
-	// given back when its lease runs out.
+	// hold from the moment it exists.
 	s.hold(r.ID, lease)
 	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
 	if err != nil {
 		s.unhold(r.ID)
+		if !isScriptError(err) {
+			s.releaseLost(ctx, r.ID)
+		}
 		return false, agent.Balance{}, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	bal, err := balance(v[1:4])
@@ -275,6 +306,22 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 		s.unhold(r.ID)
 	}
 	return ok, bal, err
+}
+
+// lostReleaseTimeout bounds releaseLost.
+const lostReleaseTimeout = time.Second
+
+// releaseLost gives back reservation id after Reserve failed without an
+// answer from the script: Redis may have made the hold and its reply been
+// lost (the caller's deadline passed, the connection broke), and the
+// caller will not run the call. It tries the release script once, outside
+// the caller's context, which has often ended; for an id Redis does not
+// hold it does nothing. If it fails too, the hold is given back when its
+// lease runs out.
+func (s *Store) releaseLost(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lostReleaseTimeout)
+	defer cancel()
+	_ = releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err()
 }
 
 // CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
