@@ -176,7 +176,8 @@ type CallFunc func(ctx context.Context) (Result, error)
 // one with the system clock (see [Guard.Ledger]). opts may be nil. It fails
 // only when opts.BudgetUSD is not a non-negative decimal, or is one that
 // opts.Store cannot keep as a limit (see [LedgerStore]: the Redis store
-// counts at most 18 fraction digits).
+// counts at most 18 fraction digits), or when opts.Lease is one the store
+// refuses (the Redis store's is at most its IdleTTL).
 func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	var store LedgerStore
 	if opts != nil {
@@ -191,6 +192,11 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight)}
 	if opts != nil {
 		g.lease = opts.Lease
+		if c, ok := store.(leaseChecker); ok && opts.Lease > 0 {
+			if err := c.CheckLease(opts.Lease); err != nil {
+				return nil, fmt.Errorf("agent: Lease %v cannot be used with the store: %w", opts.Lease, err)
+			}
+		}
 		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
 		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {

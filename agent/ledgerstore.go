@@ -31,7 +31,9 @@ import (
 // represent exactly would make every Reserve fail: such a store has a
 // method CheckLimit(limitUSD json.Number) error, which [NewGuard] calls on
 // GuardOptions.BudgetUSD so that the budget is refused when the Guard is
-// built.
+// built. Likewise a store that refuses some reservation leases has a
+// method CheckLease(lease time.Duration) error, which NewGuard calls on a
+// non-zero GuardOptions.Lease.
 type LedgerStore interface {
 	// Append records the outcome of a completed call in the history,
 	// stamped with the store's clock, applying the retention rules of
@@ -63,6 +65,12 @@ type LedgerStore interface {
 // every limit (see the LedgerStore doc).
 type limitChecker interface {
 	CheckLimit(limitUSD json.Number) error
+}
+
+// leaseChecker is the method of a [LedgerStore] that refuses some
+// reservation leases (see the LedgerStore doc).
+type leaseChecker interface {
+	CheckLease(lease time.Duration) error
 }
 
 // LedgerState is a snapshot of a [LedgerStore].

@@ -3,6 +3,7 @@ package redisledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,15 @@ func TestIdleTTLShorterThanLease(t *testing.T) {
 	ok, _, err := s.Reserve(context.Background(), agent.Reservation{ID: "x", AmountUSD: "0.1", Lease: 2 * time.Second})
 	if want := "reservation lease 2s is longer than Options.IdleTTL (1s)"; ok || err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Reserve with a lease longer than IdleTTL: %v, %v; want an error containing %q", ok, err, want)
+	}
+	// A Guard with such a lease is refused when it is built, not failed
+	// on every call as if the store were unavailable.
+	_, err = agent.NewGuard(nil, &agent.GuardOptions{Store: s, Lease: 2 * time.Second})
+	if want := "reservation lease 2s is longer than Options.IdleTTL (1s)"; err == nil || !strings.Contains(err.Error(), want) || errors.Is(err, agent.ErrStoreUnavailable) {
+		t.Errorf("NewGuard with a lease longer than IdleTTL: %v; want an error containing %q, not ErrStoreUnavailable", err, want)
+	}
+	if _, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, Lease: time.Second}); err != nil {
+		t.Errorf("NewGuard with a lease equal to IdleTTL: %v", err)
 	}
 	st, err := s.State(context.Background())
 	if err != nil {

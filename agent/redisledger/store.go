@@ -286,8 +286,8 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	if lease <= 0 {
 		lease = s.lease
 	}
-	if s.idle > 0 && lease > s.idle {
-		return false, agent.Balance{}, fmt.Errorf("redisledger: reservation lease %v is longer than Options.IdleTTL (%v): the scope's keys could expire while the lease still holds money; make the lease (GuardOptions.Lease) at most IdleTTL", lease, s.idle)
+	if err := s.CheckLease(lease); err != nil {
+		return false, agent.Balance{}, err
 	}
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
@@ -322,6 +322,18 @@ func (s *Store) releaseLost(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lostReleaseTimeout)
 	defer cancel()
 	_ = releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err()
+}
+
+// CheckLease returns an error when a reservation lease is longer than
+// Options.IdleTTL: the scope's keys could then expire while the lease
+// still holds money. Reserve refuses such a lease; agent.NewGuard calls
+// CheckLease on GuardOptions.Lease, so that it is refused when the Guard
+// is built, not reported on every call as an unavailable store.
+func (s *Store) CheckLease(lease time.Duration) error {
+	if s.idle > 0 && lease > s.idle {
+		return fmt.Errorf("redisledger: reservation lease %v is longer than Options.IdleTTL (%v): the scope's keys could expire while the lease still holds money; make the lease (GuardOptions.Lease) at most IdleTTL", lease, s.idle)
+	}
+	return nil
 }
 
 // CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
