@@ -99,8 +99,15 @@ func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string
 	if spent.Cmp(limit) > 0 {
 		t.Errorf("OVERSHOOT: spent %s > budget %s", st.Balance.SpentUSD, budget)
 	}
-	if ran.Cmp(limit) > 0 {
-		t.Errorf("OVERSHOOT: the workers' calls cost %s > budget %s", ran.FloatString(18), budget)
+	if over := new(big.Rat).Sub(ran, limit); over.Sign() > 0 {
+		// A failover can lose settlements the old primary acknowledged
+		// (replication is asynchronous); the budget is then passed by at
+		// most their costs, as documented. Anything more is a bug.
+		if lostCost := new(big.Rat).Sub(ran, spent); mayLose && over.Cmp(lostCost) <= 0 {
+			t.Logf("the workers' calls cost %s > budget %s: %s over, within the %s USD of settlements the failover lost", ran.FloatString(18), budget, over.FloatString(9), lostCost.FloatString(9))
+		} else {
+			t.Errorf("OVERSHOOT: the workers' calls cost %s > budget %s", ran.FloatString(18), budget)
+		}
 	}
 	settled, err := c.ZCard(ctx, s.keys[3]).Result()
 	if err != nil {

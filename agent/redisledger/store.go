@@ -46,7 +46,10 @@
 //     longest interruption, to rule this out.
 //
 // A cost whose settlement still fails after Options.SettleTimeout is not
-// counted at all (see [Store.Settle]).
+// counted at all (see [Store.Settle]). And Redis replicates
+// asynchronously: a failover can lose settlements the old primary had
+// acknowledged but not yet sent to its replica (the replication lag's
+// worth), and spending can then pass the budget by at most their costs.
 package redisledger
 
 import (
