@@ -371,18 +371,12 @@ func isSensitiveHeader(name string) bool {
 // otherwise returns dst unchanged and false: Unicode case mapping (the
 // Kelvin sign lowers to 'k') is left to strings.ToLower.
 func appendLowerASCII(dst []byte, s string) ([]byte, bool) {
-	start := len(dst)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			return dst[:start], false
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
+		if s[i] >= utf8.RuneSelf {
+			return dst, false
 		}
-		dst = append(dst, c)
 	}
-	return dst, true
+	return appendFoldASCII(dst, s), true
 }
 
 // isSensitiveLower is isSensitiveHeader for a name already in lower case.

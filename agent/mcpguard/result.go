@@ -47,7 +47,7 @@ func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResul
 // or over a limit).
 func notEvaluated(e *preflight.Error, tool string, args json.RawMessage, structured bool) *mcp.CallToolResult {
 	w := Withheld{Tool: tool, ReasonCodes: []preflight.ReasonCode{}, Issues: e.Details,
-		Message: toolguard.NotEvaluatedMessage(e, tool, args)}
+		Message: toolguard.NotEvaluatedMessage(tool, args, e)}
 	return w.result(structured)
 }
 

@@ -196,7 +196,7 @@ func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
 // NotEvaluated is the result for the model of a call of tool with args
 // that could not be evaluated.
 func NotEvaluated(tool string, args json.RawMessage, e *preflight.Error) *Withheld {
-	w := &Withheld{Error: NotEvaluatedMessage(e, tool, args), Preflight: Decision{Tool: tool, Issues: e.Details}}
+	w := &Withheld{Error: NotEvaluatedMessage(tool, args, e), Preflight: Decision{Tool: tool, Issues: e.Details}}
 	w.fill()
 	return w
 }
@@ -216,7 +216,7 @@ var byteOffset = regexp.MustCompile(` \(at byte [0-9]+\)$`)
 // that preflight could not evaluate (e), in the caller's terms: the tool
 // name, or the arguments with a pointer into them, without offsets into
 // preflight's own request.
-func NotEvaluatedMessage(e *preflight.Error, tool string, args json.RawMessage) string {
+func NotEvaluatedMessage(tool string, args json.RawMessage, e *preflight.Error) string {
 	var first preflight.Issue
 	if len(e.Details) > 0 {
 		first = e.Details[0]
