@@ -118,6 +118,7 @@ const (
 	hasMinLength
 	hasMaxLength
 	hasConst
+	hasEnum // with enum, so that one test tells whether a value meets enum or const
 )
 
 // schemaBounds holds what a schema's minimum, maximum, minLength and

@@ -406,6 +406,7 @@ func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) 
 // compileEnum indexes the enum array list for s.
 func compileEnum(s *schema, list jsonv.Value) {
 	s.enum = list
+	s.has |= hasEnum
 	nstr := 0
 	for it := list.Iter(); it.Next(); {
 		k := it.Value().Kind()

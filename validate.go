@@ -143,7 +143,7 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 		b = s.appendFoundType(append(b, ", found "...), v)
 		w.failBytes(f, IssueType, b)
 	}
-	enumConst := s.enum.IsValid() || s.has&hasConst != 0
+	enumConst := s.has&(hasEnum|hasConst) != 0
 	switch kind {
 	case jsonv.Object:
 		w.object(s, v, f)
@@ -307,7 +307,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 		}
 		w.walk(sub, it.Value(), &member)
 	}
-	if len(s.required) > 0 {
+	if n := len(s.required); n > 0 && !(fewRequired && present == ^uint64(0)>>(64-n)) {
 		w.missing(s, v, f, mark, present, fewRequired)
 	}
 }
