@@ -89,10 +89,15 @@ var kindTypes = [8]typeSet{jsonv.Null: typeNull, jsonv.Bool: typeBoolean, jsonv.
 // matchesKind reports whether v, of kind k, is one of the types in t.
 // "integer" matches any number whose value has no fractional part (1.0 and
 // 1e2 included).
+// The test of the kind is apart from the test of "integer", so that it
+// is inlined where it is called.
 func (t typeSet) matchesKind(k jsonv.Kind, v jsonv.Value) bool {
-	if t&kindTypes[k&7] != 0 {
-		return true
-	}
+	return t&kindTypes[k&7] != 0 || t.matchesInteger(k, v)
+}
+
+// matchesInteger reports whether t has "integer" and v, of kind k, is an
+// integer.
+func (t typeSet) matchesInteger(k jsonv.Kind, v jsonv.Value) bool {
 	return k == jsonv.Number && t&typeInteger != 0 && decimal.IsInteger(v.Str())
 }
 
