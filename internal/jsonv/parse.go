@@ -452,51 +452,53 @@ func (p *parser) number() *Error {
 // str parses a string starting at its opening quote and emits its node.
 // Strings without escapes are not copied.
 func (p *parser) str() *Error {
-	s := p.src
+	data := p.data
 	open := p.pos
-	i := p.pos + 1
-	for i < len(s) {
-		// plainRun's loop, here so that a short string costs no call.
-		for ; i+8 <= len(p.data); i += 8 {
-			if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto found
+	rest := data[open+1:] // the string's bytes from the one to examine next
+	for {
+		// plainRun's loop, here so that a short string costs no call. It
+		// walks a slice rather than an index so that the compiler can see
+		// that every eight-byte load is in bounds: each pass costs the
+		// load, stopBytes and the loop test, with no bounds checks.
+		for len(rest) >= 8 {
+			if m := stopBytes(binary.LittleEndian.Uint64(rest)); m != 0 {
+				rest = rest[bits.TrailingZeros64(m)>>3:]
+				goto stop
 			}
+			rest = rest[8:]
 		}
-		i = p.plainRun(i)
-		if i >= len(s) {
-			break
+		rest = rest[plainTail(rest):]
+		if len(rest) == 0 {
+			p.pos = len(data)
+			return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
 		}
-	found:
-		c := s[i]
-		if c == '"' {
+	stop:
+		i := len(data) - len(rest)
+		switch c := rest[0]; {
+		case c == '"':
 			p.pos = i + 1
 			p.emit(String, flagVerbatim, open, p.pos) // no escapes: canonical as written
 			return nil
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
+		case c == '\\':
+			return p.escaped(open, i)
+		case c < 0x20:
 			p.pos = i
 			return p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
 		}
-		if c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// Not ASCII, the only other byte at which a plain run stops.
+		r, size := utf8.DecodeRuneInString(p.src[i:])
 		if r == utf8.RuneError && size == 1 {
 			p.pos = i
 			return p.fail(ErrInvalidUTF8, "string contains invalid UTF-8")
 		}
-		i += size
+		rest = rest[size:]
 	}
-	if i >= len(s) {
-		p.pos = i
-		return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
-	}
-	// Slow path: the string has escapes.
+}
+
+// escaped finishes str for a string with escapes, the first of them at i:
+// it decodes the string into p.esc.
+func (p *parser) escaped(open, i int) *Error {
+	s := p.src
 	b := append(p.buf[:0], s[open+1:i]...)
 	defer func() { p.buf = b[:0] }()
 	for i < len(s) {
@@ -583,21 +585,16 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plainRun returns the index of the first byte at or after i that is a
-// quote, a backslash, a control character or not ASCII, or len(p.data) when
-// there is none, skipping eight bytes at a time where it can.
-func (p *parser) plainRun(i int) int {
-	for ; i+8 <= len(p.data); i += 8 {
-		if m := stopBytes(binary.LittleEndian.Uint64(p.data[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(p.data); i++ {
-		if c := p.data[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+// plainTail returns the index in b, fewer than eight bytes of a string,
+// of the first byte that is a quote, a backslash, a control character or
+// not ASCII, or len(b) when there is none.
+func plainTail(b []byte) int {
+	for i, c := range b {
+		if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			return i
 		}
 	}
-	return i
+	return len(b)
 }
 
 // stopBytes marks the bytes of x (eight bytes of a string, little-endian)
@@ -605,10 +602,16 @@ func (p *parser) plainRun(i int) int {
 // or '\\' (the byte minus one borrows), is below 0x20, or is not ASCII.
 // Borrows can only mark bytes above a marked one, so the lowest mark is
 // exact.
+//
+// The textbook zero-byte test is (v-ones)&^v: the &^v drops the bytes at
+// or above 0x81, which v-ones also marks. Here every such byte of q or b
+// (x with '"' or '\\' flipped, neither of which has the high bit) and
+// every byte of x-0x20 at or above 0xa0 comes from a byte of x at or above
+// 0x80, which the final |x marks anyway; so the three &^ are dropped.
 func stopBytes(x uint64) uint64 {
 	q := x ^ (ones * '"')
 	b := x ^ (ones * '\\')
-	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x | x) & highs
+	return ((q - ones) | (b - ones) | (x - ones*0x20) | x) & highs
 }
 
 func hex4(s string, i int) (rune, bool) {
