@@ -2,8 +2,11 @@ package jsonv
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestParseStringEdges puts each byte at which the string scanner stops (a
@@ -60,6 +63,86 @@ func TestParseStringEdges(t *testing.T) {
 				}
 				if v.Str() != w.str || v.Start() != len(wrap) || v.End() != len(wrap)+len(doc) {
 					t.Errorf("Parse(%q) = %q at %d-%d, want %q at %d-%d", text, v.Str(), v.Start(), v.End(), w.str, len(wrap), len(wrap)+len(doc))
+				}
+			}
+		}
+	}
+}
+
+// tapeNode is a node of a parsed document as tests compare it: offsets
+// relative to the value's start, escaped strings by their text rather
+// than by their index in doc.esc.
+type tapeNode struct {
+	start, end, next, meta uint32
+	text                   string
+}
+
+// subtape returns the nodes of v's subtree relative to v.
+func subtape(v Value) []tapeNode {
+	var out []tapeNode
+	first := v.n()
+	for i := v.i; i < first.next; i++ {
+		n := v.d.nodes[i]
+		tn := tapeNode{start: n.start - first.start, end: n.end - first.start, next: n.next - v.i, meta: n.meta}
+		if Kind(n.meta&kindMask) == String && n.meta&flagEscape != 0 {
+			tn.meta &= 1<<countShift - 1
+			tn.text = Value{v.d, i}.Str()
+		}
+		out = append(out, tn)
+	}
+	return out
+}
+
+// TestParsePredictedNames: an object in an array is parsed predicting the
+// names of the object before it. Whatever the two objects, the second
+// must parse as it does alone: same nodes and flags, same error at the
+// same place, whether the prediction holds, fails at some name, runs out
+// or comes from an object that was itself predicted.
+func TestParsePredictedNames(t *testing.T) {
+	var big, bigDup, bigMore strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&big, `,"k%02d":%d`, 19-i, i) // out of order from the second name
+	}
+	bigDup.WriteString(big.String()[:strings.Index(big.String(), `,"k02"`)] + `,"k10":0`)
+	bigMore.WriteString(big.String() + `,"k20":0,"k19":1`)
+	objects := []string{
+		`{}`, `{"a":1}`, `{"a":1,"b":2}`, `{"a":1,"b":2,"c":3}`, `{"a":1,"b":2,"a":3}`,
+		`{"b":1,"a":2}`, `{"b":1,"a":2,"c":3}`, `{"b":1,"a":2,"b":3}`, `{"a":1,"a":2}`,
+		`{"ab":"x"}`, `{"ab" :"x"}`, `{ "ab":"x"}`, `{"abc":1}`, `{"a":1,"ab":2}`,
+		`{"a\u0062":1}`, `{"ab\u0063":1}`, `{"\u00e9":1}`, `{"é":1,"\u00e9":2}`, `{"é":1,"é":2}`,
+		`{"a":1,"b":{"a":1,"b":2}}`, `{"a":[{"a":1},{"a":2}],"b":1}`, `{"a":{"a":{}},"b":[]}`,
+		`{"a":1,"b":}`, `{"a":1,"b":2`, `{"a":1,"b":2,}`, `{"a":1 "b":2}`, `{"a":1,"b"`, `{"a":1,"b":"\x01"}`,
+		"{" + big.String()[1:] + "}", "{" + bigDup.String()[1:] + "}", "{" + bigMore.String()[1:] + "}",
+	}
+	for _, o2 := range objects {
+		alone, aloneErr := Parse([]byte(o2), Limits{})
+		for _, o1 := range objects {
+			if _, err := Parse([]byte(o1), Limits{}); err != nil {
+				continue
+			}
+			for _, items := range [][]string{{o1, o2}, {o1, o1, o2}, {o1, "1", o2}} {
+				doc := "[" + strings.Join(items, ",") + "]"
+				at := len(doc) - len(o2) - 1
+				got, err := Parse([]byte(doc), Limits{})
+				if aloneErr != nil {
+					var want, perr *Error
+					errors.As(aloneErr, &want)
+					if !errors.As(err, &perr) || perr.Kind != want.Kind || perr.Offset != want.Offset+at ||
+						perr.Pointer != fmt.Sprintf("/%d%s", len(items)-1, want.Pointer) ||
+						perr.Msg != want.Msg && want.Offset < len(o2) { // alone, the input ends where "]" follows
+						t.Errorf("Parse(%s) = %v, want %v at %d", doc, err, aloneErr, want.Offset+at)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("Parse(%s): %v", doc, err)
+					continue
+				}
+				it := got.Iter()
+				for it.Next() && it.Index() < len(items)-1 {
+				}
+				if diff := cmp.Diff(subtape(alone), subtape(it.Value()), cmp.AllowUnexported(tapeNode{})); diff != "" {
+					t.Errorf("Parse(%s): last item differs from Parse(%s) (-alone +item):\n%s", doc, o2, diff)
 				}
 			}
 		}
