@@ -156,6 +156,23 @@ func (p *parser) found() string {
 	return strconv.Quote(string(c))
 }
 
+// peek skips white space and returns the byte at p.pos, or 0 at the end
+// of input. Callers compare it with punctuation, which 0 is not, and let
+// found tell the end of input from a NUL byte; so one load serves both the
+// white space test and the punctuation test.
+func (p *parser) peek() byte {
+	if p.pos < len(p.src) {
+		if c := p.src[p.pos]; c > ' ' {
+			return c // the common case, compact JSON: inlined, no loop
+		}
+	}
+	p.skipSpaceLoop()
+	if p.pos < len(p.src) {
+		return p.src[p.pos]
+	}
+	return 0
+}
+
 func (p *parser) skipSpace() {
 	if p.pos >= len(p.src) || p.src[p.pos] > ' ' {
 		return // the common case, compact JSON: inlined, no loop
@@ -267,8 +284,7 @@ func (p *parser) object() *Error {
 	}
 	obj := p.open(Object)
 	bent := p.bent
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+	if p.peek() == '}' {
 		p.pos++
 		p.close(obj, 0, bent)
 		p.unordered = 0
@@ -321,8 +337,7 @@ func (p *parser) objectRest(obj uint32, count, bent, unordered int) *Error {
 	}
 	ordered := unordered == count // the names so far are strictly increasing
 	for {
-		p.skipSpace()
-		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+		if p.peek() != '"' {
 			return p.fail(ErrSyntax, "expected a member name in double quotes, found "+p.found())
 		}
 		keyPos := p.pos
@@ -348,8 +363,7 @@ func (p *parser) objectRest(obj uint32, count, bent, unordered int) *Error {
 			return err
 		}
 		prev = key
-		p.skipSpace()
-		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+		if p.peek() != ':' {
 			return p.fail(ErrSyntax, "expected ':' after a member name, found "+p.found())
 		}
 		p.pos++
@@ -359,12 +373,12 @@ func (p *parser) objectRest(obj uint32, count, bent, unordered int) *Error {
 			return err
 		}
 		count++
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
+		c := p.peek()
+		if c == ',' {
 			p.pos++
 			continue
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
+		if c == '}' {
 			p.pos++
 			break
 		}
@@ -388,8 +402,7 @@ func (p *parser) objectRest(obj uint32, count, bent, unordered int) *Error {
 // Check on a small request (web_search_valid), where objects are few and
 // small and so rarely predicted.
 func (p *parser) member(key string) (last bool, err *Error) {
-	p.skipSpace()
-	if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+	if p.peek() != ':' {
 		return false, p.fail(ErrSyntax, "expected ':' after a member name, found "+p.found())
 	}
 	p.pos++
@@ -398,12 +411,12 @@ func (p *parser) member(key string) (last bool, err *Error) {
 		err.tokens = append(err.tokens, key)
 		return false, err
 	}
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == ',' {
+	c := p.peek()
+	if c == ',' {
 		p.pos++
 		return false, nil
 	}
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+	if c == '}' {
 		p.pos++
 		return true, nil
 	}
@@ -426,14 +439,32 @@ type shape struct {
 // same closing quote: the node is the one str would emit, for a compare of
 // a few bytes.
 func (p *parser) repeatName(i uint32) bool {
-	n := &p.tape[i]
-	name := p.src[n.start:n.end]
-	if n.meta&flagEscape != 0 || !strings.HasPrefix(p.src[p.pos:], name) {
+	n := p.tape[i]
+	start, size := int(n.start), int(n.end-n.start)
+	if n.meta&flagEscape != 0 || !sameText(p.data, start, p.pos, size) {
 		return false
 	}
-	p.emit(String, flagVerbatim, p.pos, p.pos+len(name))
-	p.pos += len(name)
+	p.emit(String, flagVerbatim, p.pos, p.pos+size)
+	p.pos += size
 	return true
+}
+
+// sameText reports whether the size bytes of data at a and at b, with a <
+// b and size at least 2, are the same. Most member names, quotes included,
+// are at most sixteen bytes: those it compares as two eight-byte words,
+// dropping the bytes past size by shifting them out (the first byte is the
+// lowest, little-endian), where a string compare would call memequal.
+func sameText(data []byte, a, b, size int) bool {
+	if size > 16 || b+16 > len(data) {
+		return b+size <= len(data) && string(data[a:a+size]) == string(data[b:b+size])
+	}
+	x, y := data[a:a+16], data[b:b+16] // a+16 < b+16 <= len(data)
+	lo := binary.LittleEndian.Uint64(x) ^ binary.LittleEndian.Uint64(y)
+	hi := binary.LittleEndian.Uint64(x[8:]) ^ binary.LittleEndian.Uint64(y[8:])
+	if size <= 8 {
+		return lo<<(64-8*size) == 0
+	}
+	return lo == 0 && hi<<(128-8*size) == 0
 }
 
 // fewNames is how many member names of an object the parser keeps at
@@ -475,8 +506,7 @@ func (p *parser) array() *Error {
 	}
 	arr := p.open(Array)
 	count, bent := 0, p.bent
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
+	if p.peek() == ']' {
 		p.pos++
 		p.close(arr, 0, bent)
 		return nil
@@ -495,12 +525,12 @@ func (p *parser) array() *Error {
 			pred = shape{first: uint32(item) + 1, n: int(n.meta >> countShift), unordered: p.unordered}
 		}
 		count++
-		p.skipSpace()
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
+		c := p.peek()
+		if c == ',' {
 			p.pos++
 			continue
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
+		if c == ']' {
 			p.pos++
 			break
 		}
