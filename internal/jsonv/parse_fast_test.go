@@ -148,3 +148,28 @@ func TestParsePredictedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSameText compares against a string compare for every size around
+// the one- and two-word cases, with a difference at every byte and just
+// past the end, and with the second text at every distance from the end
+// of the data.
+func TestSameText(t *testing.T) {
+	for size := 2; size <= 20; size++ {
+		for diff := -1; diff <= size; diff++ { // -1: none; size: just past the end
+			for tail := 0; tail <= 20; tail++ {
+				a := strings.Repeat("x", size+1)
+				b := []byte(a)
+				if diff >= 0 {
+					b[diff] = 'y'
+				}
+				after := string(b) + strings.Repeat(" ", tail)
+				data := []byte("[" + a + "," + after[:size+tail]) // tail bytes after the second text
+				at := 1 + len(a) + 1
+				want := string(data[1:1+size]) == string(data[at:at+size])
+				if got := sameText(data, 1, at, size); got != want {
+					t.Errorf("sameText(%q, 1, %d, %d) = %v, want %v", data, at, size, got, want)
+				}
+			}
+		}
+	}
+}
