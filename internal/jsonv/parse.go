@@ -546,6 +546,7 @@ func (p *parser) number() *Error {
 	if s[i] == '-' {
 		i++
 	}
+	body := i
 	switch {
 	case i < len(s) && s[i] == '0':
 		i++
@@ -557,7 +558,9 @@ func (p *parser) number() *Error {
 		p.pos = i
 		return p.fail(ErrSyntax, "expected a digit in a number, found "+p.found())
 	}
+	dot := -1 // the decimal point's offset in the text, if it has one
 	if i < len(s) && s[i] == '.' {
+		dot = i - start
 		i++
 		d := i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -568,7 +571,8 @@ func (p *parser) number() *Error {
 			return p.fail(ErrSyntax, "expected a digit after the decimal point, found "+p.found())
 		}
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	exponent := i < len(s) && (s[i] == 'e' || s[i] == 'E')
+	if exponent {
 		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
@@ -583,8 +587,12 @@ func (p *parser) number() *Error {
 		}
 	}
 	p.pos = i
+	text := s[start:i]
+	if dot < 0 {
+		dot = len(text)
+	}
 	var flags uint32
-	if verbatimNumber(s[start:i]) {
+	if !exponent && verbatimNumber(text, body-start, dot) {
 		flags = flagVerbatim
 	} else {
 		p.bent++

@@ -173,3 +173,46 @@ func TestSameText(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberVerbatimMark checks the mark the parser gives numbers, from the
+// parts it found while scanning, against a reading of the whole text.
+func TestNumberVerbatimMark(t *testing.T) {
+	// verbatimText is the rule of verbatimNumber on the text alone.
+	verbatimText := func(s string) bool {
+		body := strings.TrimPrefix(s, "-")
+		if strings.ContainsAny(body, "eE") {
+			return false
+		}
+		intPart, frac, found := strings.Cut(body, ".")
+		if !found {
+			if body == "0" {
+				return s == "0"
+			}
+			return len(body) <= maxVerbatimDigits
+		}
+		if strings.HasSuffix(frac, "0") {
+			return false
+		}
+		if intPart == "0" {
+			zeros := len(frac) - len(strings.TrimLeft(frac, "0"))
+			return zeros <= 5 && len(frac)-zeros <= maxVerbatimDigits
+		}
+		return len(intPart)+len(frac) <= maxVerbatimDigits
+	}
+	for _, sign := range []string{"", "-"} {
+		for _, intPart := range []string{"0", "1", "10", "123456789012345", "1234567890123456"} {
+			for _, frac := range []string{"", ".0", ".5", ".50", ".05", ".000001", ".0000001", ".000005", ".0000005", ".12345678901234", ".123456789012345", ".1234567890123456"} {
+				for _, exp := range []string{"", "e5", "E-2", "e+0"} {
+					text := sign + intPart + frac + exp
+					v, err := Parse([]byte(text), Limits{})
+					if err != nil {
+						t.Fatalf("Parse(%q): %v", text, err)
+					}
+					if got, want := v.n().meta&flagVerbatim != 0, verbatimText(text); got != want {
+						t.Errorf("Parse(%q) marked verbatim %v, want %v", text, got, want)
+					}
+				}
+			}
+		}
+	}
+}
