@@ -430,30 +430,31 @@ type shape struct {
 func (p *parser) repeatName(i uint32) bool {
 	n := p.tape[i]
 	start, size := int(n.start), int(n.end-n.start)
-	if n.meta&flagEscape != 0 || !sameText(p.data, start, p.pos, size) {
+	if n.meta&flagEscape != 0 {
+		return false
+	}
+	if size <= 16 && p.pos+16 <= len(p.data) {
+		// Most names, quotes included, are at most sixteen bytes: they are
+		// compared as two eight-byte words, the bytes past size shifted
+		// out (the first byte is the lowest, little-endian), where a
+		// string compare would call memequal. size is at least 2, so the
+		// shift is at most 112.
+		x, y := p.data[start:start+16], p.data[p.pos:p.pos+16] // start < p.pos
+		lo := binary.LittleEndian.Uint64(x) ^ binary.LittleEndian.Uint64(y)
+		hi := binary.LittleEndian.Uint64(x[8:]) ^ binary.LittleEndian.Uint64(y[8:])
+		shift := uint(128 - 8*size)
+		if shift >= 64 {
+			lo, hi = lo<<(shift-64), 0
+		}
+		if lo|hi<<shift != 0 {
+			return false
+		}
+	} else if p.pos+size > len(p.data) || p.src[start:start+size] != p.src[p.pos:p.pos+size] {
 		return false
 	}
 	p.emit(String, flagVerbatim, p.pos, p.pos+size)
 	p.pos += size
 	return true
-}
-
-// sameText reports whether the size bytes of data at a and at b, with a <
-// b and size at least 2, are the same. Most member names, quotes included,
-// are at most sixteen bytes: those it compares as two eight-byte words,
-// dropping the bytes past size by shifting them out (the first byte is the
-// lowest, little-endian), where a string compare would call memequal.
-func sameText(data []byte, a, b, size int) bool {
-	if size > 16 || b+16 > len(data) {
-		return b+size <= len(data) && string(data[a:a+size]) == string(data[b:b+size])
-	}
-	x, y := data[a:a+16], data[b:b+16] // a+16 < b+16 <= len(data)
-	lo := binary.LittleEndian.Uint64(x) ^ binary.LittleEndian.Uint64(y)
-	hi := binary.LittleEndian.Uint64(x[8:]) ^ binary.LittleEndian.Uint64(y[8:])
-	if size <= 8 {
-		return lo<<(64-8*size) == 0
-	}
-	return lo == 0 && hi<<(128-8*size) == 0
 }
 
 // fewNames is how many member names of an object the parser keeps at

@@ -149,11 +149,11 @@ func TestParsePredictedNames(t *testing.T) {
 	}
 }
 
-// TestSameText compares against a string compare for every size around
-// the one- and two-word cases, with a difference at every byte and just
-// past the end, and with the second text at every distance from the end
-// of the data.
-func TestSameText(t *testing.T) {
+// TestRepeatName checks the compare of a predicted member name against a
+// string compare for every size around the one- and two-word cases, with
+// a difference at every byte and just past the end, and with the name at
+// every distance from the end of the input.
+func TestRepeatName(t *testing.T) {
 	for size := 2; size <= 20; size++ {
 		for diff := -1; diff <= size; diff++ { // -1: none; size: just past the end
 			for tail := 0; tail <= 20; tail++ {
@@ -165,9 +165,14 @@ func TestSameText(t *testing.T) {
 				after := string(b) + strings.Repeat(" ", tail)
 				data := []byte("[" + a + "," + after[:size+tail]) // tail bytes after the second text
 				at := 1 + len(a) + 1
+				p := &parser{src: string(data), data: data, pos: at}
+				p.tape = []node{{start: 1, end: uint32(1 + size), meta: uint32(String) | flagVerbatim}}
 				want := string(data[1:1+size]) == string(data[at:at+size])
-				if got := sameText(data, 1, at, size); got != want {
-					t.Errorf("sameText(%q, 1, %d, %d) = %v, want %v", data, at, size, got, want)
+				if got := p.repeatName(0); got != want {
+					t.Errorf("repeatName at %d of %q, size %d = %v, want %v", at, data, size, got, want)
+				}
+				if want && (p.pos != at+size || len(p.tape) != 2 || p.tape[1] != (node{start: uint32(at), end: uint32(at + size), next: 2, meta: p.tape[0].meta})) {
+					t.Errorf("repeatName at %d of %q, size %d: pos %d, tape %v", at, data, size, p.pos, p.tape)
 				}
 			}
 		}
