@@ -56,12 +56,9 @@ type encoder struct {
 	// noVerbatim makes the encoder rebuild values the parser marked as
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
-	// recOrder is the sorted order of the members of the last record
-	// written (see object): the record of recCount members whose first
-	// name node is recFirst in recDoc.
+	// recOrder is the order the members of the last record sorted
+	// (see object) sorted into, a permutation of its recCount members.
 	recOrder [smallObject]uint8
-	recDoc   *doc
-	recFirst uint32
 	recCount int
 }
 
@@ -70,7 +67,7 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 func (e *encoder) release() {
 	e.buf = nil
 	e.noVerbatim = false
-	e.recDoc = nil
+	e.recCount = 0
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
@@ -163,19 +160,9 @@ func (e *encoder) object(v Value) *walkError {
 	// A record: at most smallObject members, all scalars, so that member
 	// k's name node is first+2k. Arrays of records tend to repeat their
 	// members in one order, so the order a record's members sort into is
-	// kept and reused for the next record with the same names.
+	// kept and tried on the next record with as many members.
 	record := count <= smallObject && n.next == first+2*uint32(count)
-	if record && e.sameNames(d, first, count) {
-		e.buf = append(e.buf, '{')
-		for j, k := range e.recOrder[:count] {
-			if j > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			if err := e.member(d, first+2*uint32(k)); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, '}')
+	if record && e.recCount == count && e.record(d, first, e.recOrder[:count]) {
 		return nil
 	}
 	// A small object's members are sorted in an array on the goroutine
@@ -212,10 +199,104 @@ func (e *encoder) object(v Value) *walkError {
 		for j, m := range ms {
 			e.recOrder[j] = uint8((m.node - first) / 2)
 		}
-		e.recDoc, e.recFirst, e.recCount = d, first, count
+		e.recCount = count
 	}
 	e.order = e.order[:mark]
 	return nil
+}
+
+// record writes the record (see object) whose first name node is first
+// with its members in order, when that order sorts them, and reports
+// whether it did; when it reports false it has written nothing.
+//
+// An order sorts a record's members exactly when each name in it sorts
+// strictly before the next: the sorted order of distinct names is the
+// only increasing one, and a duplicate name is never strictly before
+// itself. Checking that costs little: names as written mostly differ in
+// their first character. A record this fails on, and one with a member
+// in error, is left to object's sort, which finds the order or the error
+// object finds for any object.
+//
+// Most records are compact, with names and values as written: then each
+// member's text from its name to the end of its value is already
+// canonical, and so is the comma before it, when it has one. A member
+// that follows the one written before it in the document too (userId
+// and value in {"id":…,"type":…,"timestamp":…,"userId":…,"value":…})
+// starts where that one's text ends, so the two are copied together: a
+// record costs one copy per run of such members instead of one per
+// member and one per comma.
+func (e *encoder) record(d *doc, first uint32, order []uint8) bool {
+	mark := len(e.buf)
+	buf := append(e.buf, '{')
+	var from, to uint32 // the text src[from:to] is still to be copied
+	var prev uint32     // the name node written before
+	var prevKey uint16  // its nameKey
+	for j, k := range order {
+		node := first + 2*uint32(k)
+		name, val := &d.nodes[node], &d.nodes[node+1]
+		key := d.nameKey(name)
+		switch {
+		case j == 0:
+		case prevKey != 0 && key != 0 && prevKey != key:
+			if prevKey > key {
+				e.buf = buf[:mark]
+				return false
+			}
+		case CompareKeys(d.key(prev), d.key(node)) >= 0:
+			e.buf = buf[:mark]
+			return false
+		}
+		prev, prevKey = node, key
+		if name.meta&flagEscape != 0 || val.meta&flagVerbatim == 0 || e.noVerbatim || val.start != name.end+1 {
+			buf = append(buf, d.src[from:to]...)
+			from, to = 0, 0
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			e.buf = buf
+			if err := e.member(d, node); err != nil {
+				e.buf = e.buf[:mark]
+				return false
+			}
+			buf = e.buf
+			continue
+		}
+		start := name.start
+		if j > 0 {
+			if d.src[start-1] == ',' {
+				start-- // the comma as written, directly before the name
+			} else {
+				buf = append(append(buf, d.src[from:to]...), ',')
+				from, to = start, start
+			}
+		}
+		if start != to {
+			buf = append(buf, d.src[from:to]...)
+			from = start
+		}
+		to = val.end
+	}
+	e.buf = append(append(buf, d.src[from:to]...), '}')
+	return true
+}
+
+// nameKey returns the first two bytes of the name n as written, big-endian
+// (the second 0 for a name of one character), when both are ASCII: two
+// such names whose keys differ sort as their keys do, since their first
+// characters are code units of their own. It returns 0 for a name
+// escaped, empty or starting with a byte beyond ASCII.
+func (d *doc) nameKey(n *node) uint16 {
+	if n.meta&flagEscape != 0 || n.end-n.start < 3 {
+		return 0
+	}
+	c0, c1 := d.src[n.start+1], d.src[n.start+2]
+	if c1 == '"' { // the closing quote: a name of one character sorts before longer ones it starts
+		c1 = 0
+	}
+	if c0|c1 >= utf8.RuneSelf {
+		return 0
+	}
+	return uint16(c0)<<8 | uint16(c1)
 }
 
 // member writes the member whose name node is at node: its name, a colon
@@ -251,21 +332,6 @@ func (d *doc) key(i uint32) string {
 		return d.esc[n.meta>>countShift]
 	}
 	return d.src[n.start+1 : n.end-1]
-}
-
-// sameNames reports whether the record whose first name node is first
-// has the names, in the same order, of the record whose order e.recOrder
-// holds.
-func (e *encoder) sameNames(d *doc, first uint32, count int) bool {
-	if e.recDoc != d || e.recCount != count {
-		return false
-	}
-	for k := range uint32(count) {
-		if d.key(first+2*k) != d.key(e.recFirst+2*k) {
-			return false
-		}
-	}
-	return true
 }
 
 // sortMembers orders ms by the UTF-16 code units of the names.
