@@ -302,6 +302,22 @@ func benchArrayDoc() string {
 	return b.String()
 }
 
+// benchRecordsDoc is an array of 200 records of scalars whose members
+// are out of order, like a batch of events.
+func benchRecordsDoc() string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":"evt_%016d","type":"click","timestamp":"2026-11-18T10:17:%02d.276Z","userId":"0831f746-f61f-4228-b429-%012d","value":%d.%02d}`,
+			i, i%60, i, i%90, i%100)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
 func BenchmarkCanonical(b *testing.B) {
 	for _, bc := range []struct {
 		name string
@@ -309,6 +325,7 @@ func BenchmarkCanonical(b *testing.B) {
 	}{
 		{"object2KB", benchObjectDoc()},
 		{"array200", benchArrayDoc()},
+		{"records200", benchRecordsDoc()},
 	} {
 		v, err := Parse([]byte(bc.doc), Limits{})
 		if err != nil {
