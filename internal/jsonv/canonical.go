@@ -213,70 +213,90 @@ func (e *encoder) object(v Value) *walkError {
 // strictly before the next: the sorted order of distinct names is the
 // only increasing one, and a duplicate name is never strictly before
 // itself. Checking that costs little: names as written mostly differ in
-// their first character. A record this fails on, and one with a member
-// in error, is left to object's sort, which finds the order or the error
-// object finds for any object.
+// their first two characters. A record this fails on, and one with a
+// member in error, is left to object's sort, which finds the order or
+// the error object finds for any object.
 //
 // Most records are compact, with names and values as written: then each
 // member's text from its name to the end of its value is already
-// canonical, and so is the comma before it, when it has one. A member
-// that follows the one written before it in the document too (userId
-// and value in {"id":…,"type":…,"timestamp":…,"userId":…,"value":…})
-// starts where that one's text ends, so the two are copied together: a
-// record costs one copy per run of such members instead of one per
-// member and one per comma.
+// canonical, and so is the comma before it. A member that follows the one
+// before it in the document too (userId and value in
+// {"id":…,"type":…,"timestamp":…,"userId":…,"value":…}) starts where that
+// one's text ends, so the two are copied together. The first pass over
+// the members checks the order and finds these runs of text without a
+// call, so that the compiler keeps its values in registers; the copies
+// come after, one per run.
 func (e *encoder) record(d *doc, first uint32, order []uint8) bool {
-	mark := len(e.buf)
-	buf := append(e.buf, '{')
-	var from, to uint32 // the text src[from:to] is still to be copied
-	var prev uint32     // the name node written before
-	var prevKey uint16  // its nameKey
+	var runs [smallObject][2]uint32 // spans of src to copy, in order
+	nruns := 0
+	copied := !e.noVerbatim // every member so far is in runs
+	undecided := false      // some names' keys did not decide their order
+	var prevKey uint16      // the nameKey of the name before
 	for j, k := range order {
-		node := first + 2*uint32(k)
-		name, val := &d.nodes[node], &d.nodes[node+1]
+		at := first + 2*uint32(k) // the name node
+		name, val := &d.nodes[at], &d.nodes[at+1]
 		key := d.nameKey(name)
-		switch {
-		case j == 0:
-		case prevKey != 0 && key != 0 && prevKey != key:
-			if prevKey > key {
-				e.buf = buf[:mark]
+		if j > 0 {
+			if prevKey == 0 || key == 0 || prevKey == key {
+				undecided = true
+			} else if prevKey > key {
 				return false
 			}
-		case CompareKeys(d.key(prev), d.key(node)) >= 0:
-			e.buf = buf[:mark]
-			return false
 		}
-		prev, prevKey = node, key
-		if name.meta&flagEscape != 0 || val.meta&flagVerbatim == 0 || e.noVerbatim || val.start != name.end+1 {
-			buf = append(buf, d.src[from:to]...)
-			from, to = 0, 0
-			if j > 0 {
-				buf = append(buf, ',')
-			}
-			e.buf = buf
-			if err := e.member(d, node); err != nil {
-				e.buf = e.buf[:mark]
-				return false
-			}
-			buf = e.buf
+		prevKey = key
+		if !copied || name.meta&flagEscape != 0 || val.meta&flagVerbatim == 0 || val.start != name.end+1 {
+			copied = false
 			continue
 		}
 		start := name.start
 		if j > 0 {
-			if d.src[start-1] == ',' {
-				start-- // the comma as written, directly before the name
-			} else {
-				buf = append(append(buf, d.src[from:to]...), ',')
-				from, to = start, start
+			if d.src[start-1] != ',' { // white space before the name
+				copied = false
+				continue
 			}
+			start-- // the comma as written, directly before the name
 		}
-		if start != to {
-			buf = append(buf, d.src[from:to]...)
-			from = start
+		if nruns > 0 && runs[nruns-1][1] == start {
+			runs[nruns-1][1] = val.end
+		} else {
+			runs[nruns] = [2]uint32{start, val.end}
+			nruns++
 		}
-		to = val.end
 	}
-	e.buf = append(append(buf, d.src[from:to]...), '}')
+	if undecided && !d.sorts(first, order) {
+		return false
+	}
+	if copied {
+		buf := append(e.buf, '{')
+		for _, r := range runs[:nruns] {
+			buf = append(buf, d.src[r[0]:r[1]]...)
+		}
+		e.buf = append(buf, '}')
+		return true
+	}
+	mark := len(e.buf)
+	e.buf = append(e.buf, '{')
+	for j, k := range order {
+		if j > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.member(d, first+2*uint32(k)); err != nil {
+			e.buf = e.buf[:mark]
+			return false
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return true
+}
+
+// sorts reports whether order sorts the record whose first name node is
+// first: whether each name in it sorts strictly before the next.
+func (d *doc) sorts(first uint32, order []uint8) bool {
+	for j := 1; j < len(order); j++ {
+		if CompareKeys(d.key(first+2*uint32(order[j-1])), d.key(first+2*uint32(order[j]))) >= 0 {
+			return false
+		}
+	}
 	return true
 }
 
