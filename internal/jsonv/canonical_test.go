@@ -289,33 +289,28 @@ func benchObjectDoc() string {
 
 // benchArrayDoc is an array of 200 small records.
 func benchArrayDoc() string {
-	var b strings.Builder
-	b.WriteString("[")
-	for i := range 200 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"sku":"SKU-%05d","qty":%d,"price":%d.%02d,"tags":["a","b"],"active":%t,"note":null}`,
+	return jsonArray(200, func(i int) string {
+		return fmt.Sprintf(`{"sku":"SKU-%05d","qty":%d,"price":%d.%02d,"tags":["a","b"],"active":%t,"note":null}`,
 			i, i%7+1, i*3, i%100, i%2 == 0)
-	}
-	b.WriteString("]")
-	return b.String()
+	})
 }
 
 // benchRecordsDoc is an array of 200 records of scalars whose members
 // are out of order, like a batch of events.
 func benchRecordsDoc() string {
-	var b strings.Builder
-	b.WriteString("[")
-	for i := range 200 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"id":"evt_%016d","type":"click","timestamp":"2026-11-18T10:17:%02d.276Z","userId":"0831f746-f61f-4228-b429-%012d","value":%d.%02d}`,
+	return jsonArray(200, func(i int) string {
+		return fmt.Sprintf(`{"id":"evt_%016d","type":"click","timestamp":"2026-11-18T10:17:%02d.276Z","userId":"0831f746-f61f-4228-b429-%012d","value":%d.%02d}`,
 			i, i%60, i, i%90, i%100)
+	})
+}
+
+// jsonArray returns the JSON array of n items, item(i) the text of the i-th.
+func jsonArray(n int, item func(i int) string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = item(i)
 	}
-	b.WriteString("]")
-	return b.String()
+	return "[" + strings.Join(items, ",") + "]"
 }
 
 func BenchmarkCanonical(b *testing.B) {
