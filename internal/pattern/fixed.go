@@ -342,8 +342,8 @@ func (f *fixedSeq) matchBytes(s string) bool {
 // instructions than the tests it runs (its slicing, bounds checks and
 // counters, and the registers they take from the tests), while these
 // check the length of the terms left once per word and each term not at
-// all. On a batch of UUIDs, ids and timestamps they take 45% fewer
-// instructions than the general loop.
+// all. On a batch of UUIDs, ids and timestamps matchWords takes half
+// the instructions it took with the general loop alone.
 func (f *fixedSeq) matchWords(s string) bool {
 	// The high bit of each byte of out is set when some byte tested
 	// there is out of its set or is not ASCII (a byte that is not ASCII
