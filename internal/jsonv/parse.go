@@ -330,6 +330,9 @@ func (p *parser) object() *Error {
 		if c == '}' {
 			p.pos++
 			p.close(obj, count, bent)
+			if count == pred.n { // every name as predicted, and no more
+				p.tape[obj].meta |= flagRepeat
+			}
 			p.unordered = min(pred.unordered, count)
 			return nil
 		}

@@ -139,14 +139,41 @@ func TestParsePredictedNames(t *testing.T) {
 					continue
 				}
 				it := got.Iter()
+				var prev Value
 				for it.Next() && it.Index() < len(items)-1 {
+					prev = it.Value()
 				}
-				if diff := cmp.Diff(subtape(alone), subtape(it.Value()), cmp.AllowUnexported(tapeNode{})); diff != "" {
+				item := subtape(it.Value())
+				if len(item) > 0 {
+					item[0].meta &^= flagRepeat // alone, it has no item before it
+				}
+				if diff := cmp.Diff(subtape(alone), item, cmp.AllowUnexported(tapeNode{})); diff != "" {
 					t.Errorf("Parse(%s): last item differs from Parse(%s) (-alone +item):\n%s", doc, o2, diff)
+				}
+				if got, want := it.Value().RepeatsNames(), repeatsNames(prev, it.Value()); got != want {
+					t.Errorf("Parse(%s): last item's RepeatsNames() = %v, want %v", doc, got, want)
 				}
 			}
 		}
 	}
+}
+
+// repeatsNames reports whether the objects prev and v have the same
+// member names in the same order, written alike, none with an escape: the
+// items the parser marks as repeating names.
+func repeatsNames(prev, v Value) bool {
+	if prev.Kind() != Object || v.Kind() != Object || prev.Len() != v.Len() || v.Len() == 0 {
+		return false
+	}
+	a, b := prev.Iter(), v.Iter()
+	for a.Next() && b.Next() {
+		na, nb := prev.d.nodes[a.keyNode()], v.d.nodes[b.keyNode()]
+		ta, tb := prev.d.src[na.start:na.end], v.d.src[nb.start:nb.end]
+		if ta != tb || strings.Contains(ta, `\`) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestRepeatName checks the compare of a predicted member name against a
