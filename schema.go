@@ -133,7 +133,13 @@ const (
 type schemaBounds struct {
 	minNum, maxNum         decimal.Number
 	minLenText, maxLenText jsonv.Value
+	// A value's sign meets a minimum of at most 0 when it is not negative,
+	// and a maximum of at least 0 when it is, without reading its digits.
+	minNotPositive, maxNotNegative bool
 }
+
+// decimalZero is the number 0, to tell the sign of a bound.
+var decimalZero = decimal.ParseNumber("0")
 
 // schema is a compiled subschema (object or boolean form). It keeps
 // references into the parsed schema document (names, enum and const values,
