@@ -60,6 +60,9 @@ type encoder struct {
 	// (see object) sorted into, a permutation of its recCount members.
 	recOrder [smallObject]uint8
 	recCount int
+	// recEnd is the node just past the last object written, when that
+	// object was a record written in recOrder; 0 when it was not.
+	recEnd uint32
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -67,7 +70,7 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 func (e *encoder) release() {
 	e.buf = nil
 	e.noVerbatim = false
-	e.recCount = 0
+	e.recCount, e.recEnd = 0, 0
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
@@ -162,7 +165,11 @@ func (e *encoder) object(v Value) *walkError {
 	// members in one order, so the order a record's members sort into is
 	// kept and tried on the next record with as many members.
 	record := count <= smallObject && n.next == first+2*uint32(count)
-	if record && e.recCount == count && e.record(d, first, e.recOrder[:count]) {
+	// An item that repeats the names of the item before it (RepeatsNames),
+	// when that item was the last object written and a record written in
+	// recOrder, sorts into the same order: no need to check it.
+	if record && e.recCount == count && e.record(d, first, e.recOrder[:count], n.meta&flagRepeat != 0 && e.recEnd == v.i) {
+		e.recEnd = n.next
 		return nil
 	}
 	// A small object's members are sorted in an array on the goroutine
@@ -195,11 +202,12 @@ func (e *encoder) object(v Value) *walkError {
 		}
 	}
 	e.buf = append(e.buf, '}')
+	e.recEnd = 0
 	if record {
 		for j, m := range ms {
 			e.recOrder[j] = uint8((m.node - first) / 2)
 		}
-		e.recCount = count
+		e.recCount, e.recEnd = count, n.next
 	}
 	e.order = e.order[:mark]
 	return nil
@@ -225,8 +233,9 @@ func (e *encoder) object(v Value) *walkError {
 // one's text ends, so the two are copied together. The first pass over
 // the members checks the order and finds these runs of text without a
 // call, so that the compiler keeps its values in registers; the copies
-// come after, one per run.
-func (e *encoder) record(d *doc, first uint32, order []uint8) bool {
+// come after, one per run. When sorted is set, the order is known to sort
+// the members and is not checked.
+func (e *encoder) record(d *doc, first uint32, order []uint8, sorted bool) bool {
 	var runs [smallObject][2]uint32 // spans of src to copy, in order
 	nruns := 0
 	copied := !e.noVerbatim // every member so far is in runs
@@ -235,15 +244,17 @@ func (e *encoder) record(d *doc, first uint32, order []uint8) bool {
 	for j, k := range order {
 		at := first + 2*uint32(k) // the name node
 		name, val := &d.nodes[at], &d.nodes[at+1]
-		key := d.nameKey(name)
-		if j > 0 {
-			if prevKey == 0 || key == 0 || prevKey == key {
-				undecided = true
-			} else if prevKey > key {
-				return false
+		if !sorted {
+			key := d.nameKey(name)
+			if j > 0 {
+				if prevKey == 0 || key == 0 || prevKey == key {
+					undecided = true
+				} else if prevKey > key {
+					return false
+				}
 			}
+			prevKey = key
 		}
-		prevKey = key
 		if !copied || name.meta&flagEscape != 0 || val.meta&flagVerbatim == 0 || val.start != name.end+1 {
 			copied = false
 			continue

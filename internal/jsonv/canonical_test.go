@@ -530,6 +530,14 @@ func TestRecordNames(t *testing.T) {
 			"{\"\uFFFF\uFFFF\":0,\"a\uFFFF\":1,\"a\U0001F600\":2}", "{\"\uFFFF\uFFFF\":0,\"é\":1,\"e\":2}",
 			"{\"\uFFFF\uFFFF\":0,\"b\":1,\"é\":2}", "{\"\uFFFF\uFFFF\":0,\"é\":1,\"b\":2}"},
 		[]string{`{"~":0,"\u0062":1,"a":2}`, `{"~":0,"b":1,"\u0061":2}`, `{"~":0,"\u0061":1,"b":2}`, `{"~":0,"\u0000":1,"\u0001":2}`},
+		// An item that repeats the names of the item before it takes the
+		// last order unchecked only when that item was the record written
+		// last, not when it held it: here {"d":1,"c":2} sorts the other
+		// way round from the items' a and b (1.0 keeps them from being
+		// copied whole).
+		[]string{`{"a":1.0,"b":{"d":1,"c":2}}`, `{"a":1.0,"b":2}`, `{"a":3.0,"b":4}`},
+		[]string{`{"a":1.0,"b":[{"d":1,"c":2}]}`, `{"a":1.0,"b":2}`},
+		[]string{`{"b":1,"a":2}`, `{"b":3,"a":4}`, `{"b":5,"a":6}`, `{"a":7.0,"b":8}`, `{"a":7.0,"b":8}`},
 	)
 	for _, records := range docs {
 		doc := "[" + strings.Join(records, ",") + "]"
