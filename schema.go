@@ -89,10 +89,15 @@ var kindTypes = [8]typeSet{jsonv.Null: typeNull, jsonv.Bool: typeBoolean, jsonv.
 // matchesKind reports whether v, of kind k, is one of the types in t.
 // "integer" matches any number whose value has no fractional part (1.0 and
 // 1e2 included).
+// The test of the kind is apart from the test of "integer", so that it
+// is inlined where it is called.
 func (t typeSet) matchesKind(k jsonv.Kind, v jsonv.Value) bool {
-	if t&kindTypes[k&7] != 0 {
-		return true
-	}
+	return t&kindTypes[k&7] != 0 || t.matchesInteger(k, v)
+}
+
+// matchesInteger reports whether t has "integer" and v, of kind k, is an
+// integer.
+func (t typeSet) matchesInteger(k jsonv.Kind, v jsonv.Value) bool {
 	return k == jsonv.Number && t&typeInteger != 0 && decimal.IsInteger(v.Str())
 }
 
@@ -118,6 +123,7 @@ const (
 	hasMinLength
 	hasMaxLength
 	hasConst
+	hasEnum // with enum, so that one test tells whether a value meets enum or const
 )
 
 // schemaBounds holds what a schema's minimum, maximum, minLength and
@@ -127,7 +133,13 @@ const (
 type schemaBounds struct {
 	minNum, maxNum         decimal.Number
 	minLenText, maxLenText jsonv.Value
+	// A value's sign meets a minimum of at most 0 when it is not negative,
+	// and a maximum of at least 0 when it is, without reading its digits.
+	minNotPositive, maxNotNegative bool
 }
+
+// decimalZero is the number 0, to tell the sign of a bound.
+var decimalZero = decimal.ParseNumber("0")
 
 // schema is a compiled subschema (object or boolean form). It keeps
 // references into the parsed schema document (names, enum and const values,

@@ -216,10 +216,11 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind().String())
 				continue
 			}
+			b, x := c.bound(s), decimal.ParseNumber(val.Str())
 			if m.Key == "minimum" {
-				c.bound(s).minNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMinimum
+				b.minNum, b.minNotPositive, s.has = x, x.Cmp(decimalZero) <= 0, s.has|hasMinimum
 			} else {
-				c.bound(s).maxNum, s.has = decimal.ParseNumber(val.Str()), s.has|hasMaximum
+				b.maxNum, b.maxNotNegative, s.has = x, x.Cmp(decimalZero) >= 0, s.has|hasMaximum
 			}
 		case "minLength", "maxLength":
 			n, ok := schemaLengthLimit(val)
@@ -406,6 +407,7 @@ func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) 
 // compileEnum indexes the enum array list for s.
 func compileEnum(s *schema, list jsonv.Value) {
 	s.enum = list
+	s.has |= hasEnum
 	nstr := 0
 	for it := list.Iter(); it.Next(); {
 		k := it.Value().Kind()

@@ -40,7 +40,34 @@ type validator struct {
 	// same request always gets the same answer.
 	states [4]pattern.State
 	more   []pattern.State
+
+	// items[d] holds what object learnt from the names of the last item
+	// of the array being walked at array depth d (the first len(items)
+	// depths), for the next item should it repeat them. itemAt is the
+	// depth of the array whose item is being walked, until object takes
+	// it; -1 when there is none.
+	items  [2]itemNames
+	depth  int
+	itemAt int
 }
+
+// itemNames is what object learnt from the member names of an item of an
+// array: under schema s, member k of an item with those names is walked
+// under subs[k] (skipped when nil) with the name names[k], and the
+// required names present are present. It holds for an item with the same
+// names in the same order (jsonv.Value.RepeatsNames), whatever its
+// values, so such an item needs no property lookups: the schemas are a
+// tree, so no object but an item of that array is validated under s.
+type itemNames struct {
+	s       *schema // nil: nothing learnt
+	present uint64
+	names   [maxItemNames]string
+	subs    [maxItemNames]*schema
+}
+
+// maxItemNames is the most members an item may have for object to keep
+// what it learnt from their names.
+const maxItemNames = 16
 
 // validate appends every failure of the instance v (found at JSON Pointer
 // path) to errs, in walk order. It allocates only for failures it records
@@ -53,7 +80,7 @@ func (s *schema) validate(v jsonv.Value, path string, errs *issueList) *Error {
 // validateAt is validate for a schema found at JSON Pointer schemaBase in
 // the request, which names the keyword in a limit error.
 func (s *schema) validateAt(v jsonv.Value, path string, errs *issueList, schemaBase string) *Error {
-	w := validator{errs: *errs, base: path, work: maxValidationWork, root: s, schemaBase: schemaBase}
+	w := validator{errs: *errs, base: path, work: maxValidationWork, root: s, schemaBase: schemaBase, itemAt: -1}
 	w.walk(s, v, nil)
 	*errs = w.errs
 	return w.over
@@ -143,17 +170,13 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 		b = s.appendFoundType(append(b, ", found "...), v)
 		w.failBytes(f, IssueType, b)
 	}
-	enumConst := s.enum.IsValid() || s.has&hasConst != 0
+	enumConst := s.has&(hasEnum|hasConst) != 0
 	switch kind {
 	case jsonv.Object:
 		w.object(s, v, f)
 	case jsonv.Array:
 		if s.items != nil && s.items.kind != trueSchema {
-			item := frame{up: f}
-			for it := v.Iter(); it.Next(); {
-				item.index = it.Index()
-				w.walk(s.items, it.Value(), &item)
-			}
+			w.array(s.items, v, f)
 		}
 	case jsonv.Number:
 		if enumConst {
@@ -201,13 +224,19 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
+	b, negative := s.bounds, n[0] == '-' // -0 too: as 0 it meets a maximum of at least 0 all the same
+	checkMin := s.has&hasMinimum != 0 && !(b.minNotPositive && !negative)
+	checkMax := s.has&hasMaximum != 0 && !(b.maxNotNegative && negative)
+	if !checkMin && !checkMax {
+		return
+	}
 	x := decimal.ParseNumber(n)
-	if s.has&hasMinimum != 0 && s.bounds.minNum.Cmp(x) > 0 && w.errs.room() {
+	if checkMin && s.bounds.minNum.Cmp(x) > 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
 		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
-	if s.has&hasMaximum != 0 && s.bounds.maxNum.Cmp(x) < 0 && w.errs.room() {
+	if checkMax && s.bounds.maxNum.Cmp(x) < 0 && w.errs.room() {
 		var buf [192]byte
 		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
 		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))
@@ -260,12 +289,44 @@ func (w *validator) state(i int32) *pattern.State {
 	return &w.more[j]
 }
 
+// array walks the items of the array v (at f) under the schema items.
+func (w *validator) array(items *schema, v jsonv.Value, f *frame) {
+	d := w.depth
+	w.depth++
+	if d < len(w.items) {
+		// What was learnt from another array's items (the first item
+		// would set it aside too: it never repeats names).
+		w.items[d].s = nil
+	}
+	item := frame{up: f}
+	for it := v.Iter(); it.Next(); {
+		item.index = it.Index()
+		w.itemAt = d
+		w.walk(items, it.Value(), &item)
+	}
+	w.itemAt = -1
+	w.depth--
+}
+
 // object applies required, properties and additionalProperties to the
 // object v (at f) in one pass over its members, walking each, in instance
 // order, under its property schema or else additionalProperties. The
 // failures of required are reported before those of the members: they are
 // inserted ahead of them once the pass has seen which names are present.
 func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
+	var learn *itemNames // where to keep what the names teach, if anywhere
+	if d := w.itemAt; d >= 0 && d < len(w.items) {
+		w.itemAt = -1 // for v, not for the objects in it
+		learn = &w.items[d]
+		if learn.s == s && v.RepeatsNames() {
+			w.repeatedNames(s, v, f, learn)
+			return
+		}
+		learn.s = nil
+		if v.Len() > maxItemNames {
+			learn = nil
+		}
+	}
 	additional := s.additional
 	if additional != nil && additional.kind == trueSchema {
 		additional = nil
@@ -294,21 +355,46 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 		switch {
 		case sub != nil:
 		case additional == nil:
-			continue
 		case additional.kind == falseSchema:
 			if w.errs.room() {
 				var buf [96]byte
 				b := appendEchoQuote(append(buf[:0], "property "...), key)
 				w.failBytes(&member, IssueAdditionalProperties, append(b, " is not allowed"...))
 			}
-			continue
+			learn = nil // the next item would have to fail the same way
 		default:
 			sub = additional
 		}
-		w.walk(sub, it.Value(), &member)
+		if learn != nil {
+			k := it.Index()
+			learn.names[k], learn.subs[k] = key, sub
+		}
+		if sub != nil {
+			w.walk(sub, it.Value(), &member)
+		}
 	}
-	if len(s.required) > 0 {
+	if n := len(s.required); n > 0 && !(fewRequired && present == ^uint64(0)>>(64-n)) {
 		w.missing(s, v, f, mark, present, fewRequired)
+	}
+	if learn != nil {
+		learn.s, learn.present = s, present
+	}
+}
+
+// repeatedNames is object for an item v whose names are those of the item
+// before it, from which learnt was learnt under s.
+func (w *validator) repeatedNames(s *schema, v jsonv.Value, f *frame, learnt *itemNames) {
+	mark := len(w.errs.issues)
+	member := frame{up: f, index: -1}
+	for it := v.Iter(); it.Next(); {
+		k := it.Index()
+		if sub := learnt.subs[k]; sub != nil {
+			member.name = learnt.names[k]
+			w.walk(sub, it.Value(), &member)
+		}
+	}
+	if n := len(s.required); n > 0 && !(len(s.required) <= 64 && learnt.present == ^uint64(0)>>(64-n)) {
+		w.missing(s, v, f, mark, learnt.present, len(s.required) <= 64)
 	}
 }
 

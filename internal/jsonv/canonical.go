@@ -56,13 +56,13 @@ type encoder struct {
 	// noVerbatim makes the encoder rebuild values the parser marked as
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
-	// recOrder is the sorted order of the members of the last record
-	// written (see object): the record of recCount members whose first
-	// name node is recFirst in recDoc.
+	// recOrder is the order the members of the last record sorted
+	// (see object) sorted into, a permutation of its recCount members.
 	recOrder [smallObject]uint8
-	recDoc   *doc
-	recFirst uint32
 	recCount int
+	// recEnd is the node just past the last object written, when that
+	// object was a record written in recOrder; 0 when it was not.
+	recEnd uint32
 }
 
 var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
@@ -70,7 +70,7 @@ var encoderPool = sync.Pool{New: func() any { return new(encoder) }}
 func (e *encoder) release() {
 	e.buf = nil
 	e.noVerbatim = false
-	e.recDoc = nil
+	e.recCount, e.recEnd = 0, 0
 	e.order = e.order[:0]
 	if cap(e.order) > 1<<16 {
 		e.order = nil
@@ -163,19 +163,13 @@ func (e *encoder) object(v Value) *walkError {
 	// A record: at most smallObject members, all scalars, so that member
 	// k's name node is first+2k. Arrays of records tend to repeat their
 	// members in one order, so the order a record's members sort into is
-	// kept and reused for the next record with the same names.
+	// kept and tried on the next record with as many members.
 	record := count <= smallObject && n.next == first+2*uint32(count)
-	if record && e.sameNames(d, first, count) {
-		e.buf = append(e.buf, '{')
-		for j, k := range e.recOrder[:count] {
-			if j > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			if err := e.member(d, first+2*uint32(k)); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, '}')
+	// An item that repeats the names of the item before it (RepeatsNames),
+	// when that item was the last object written and a record written in
+	// recOrder, sorts into the same order: no need to check it.
+	if record && e.recCount == count && e.record(d, first, e.recOrder[:count], n.meta&flagRepeat != 0 && e.recEnd == v.i) {
+		e.recEnd = n.next
 		return nil
 	}
 	// A small object's members are sorted in an array on the goroutine
@@ -208,14 +202,132 @@ func (e *encoder) object(v Value) *walkError {
 		}
 	}
 	e.buf = append(e.buf, '}')
+	e.recEnd = 0
 	if record {
 		for j, m := range ms {
 			e.recOrder[j] = uint8((m.node - first) / 2)
 		}
-		e.recDoc, e.recFirst, e.recCount = d, first, count
+		e.recCount, e.recEnd = count, n.next
 	}
 	e.order = e.order[:mark]
 	return nil
+}
+
+// record writes the record (see object) whose first name node is first
+// with its members in order, when that order sorts them, and reports
+// whether it did; when it reports false it has written nothing.
+//
+// An order sorts a record's members exactly when each name in it sorts
+// strictly before the next: the sorted order of distinct names is the
+// only increasing one, and a duplicate name is never strictly before
+// itself. Checking that costs little: names as written mostly differ in
+// their first two characters. A record this fails on, and one with a
+// member in error, is left to object's sort, which finds the order or
+// the error object finds for any object.
+//
+// Most records are compact, with names and values as written: then each
+// member's text from its name to the end of its value is already
+// canonical, and so is the comma before it. A member that follows the one
+// before it in the document too (userId and value in
+// {"id":…,"type":…,"timestamp":…,"userId":…,"value":…}) starts where that
+// one's text ends, so the two are copied together. The first pass over
+// the members checks the order and finds these runs of text without a
+// call, so that the compiler keeps its values in registers; the copies
+// come after, one per run. When sorted is set, the order is known to sort
+// the members and is not checked.
+func (e *encoder) record(d *doc, first uint32, order []uint8, sorted bool) bool {
+	var runs [smallObject][2]uint32 // spans of src to copy, in order
+	nruns := 0
+	copied := !e.noVerbatim // every member so far is in runs
+	undecided := false      // some names' keys did not decide their order
+	var prevKey uint16      // the nameKey of the name before
+	for j, k := range order {
+		at := first + 2*uint32(k) // the name node
+		name, val := &d.nodes[at], &d.nodes[at+1]
+		if !sorted {
+			key := d.nameKey(name)
+			if j > 0 {
+				if prevKey == 0 || key == 0 || prevKey == key {
+					undecided = true
+				} else if prevKey > key {
+					return false
+				}
+			}
+			prevKey = key
+		}
+		if !copied || name.meta&flagEscape != 0 || val.meta&flagVerbatim == 0 || val.start != name.end+1 {
+			copied = false
+			continue
+		}
+		start := name.start
+		if j > 0 {
+			if d.src[start-1] != ',' { // white space before the name
+				copied = false
+				continue
+			}
+			start-- // the comma as written, directly before the name
+		}
+		if nruns > 0 && runs[nruns-1][1] == start {
+			runs[nruns-1][1] = val.end
+		} else {
+			runs[nruns] = [2]uint32{start, val.end}
+			nruns++
+		}
+	}
+	if undecided && !d.sorts(first, order) {
+		return false
+	}
+	if copied {
+		buf := append(e.buf, '{')
+		for _, r := range runs[:nruns] {
+			buf = append(buf, d.src[r[0]:r[1]]...)
+		}
+		e.buf = append(buf, '}')
+		return true
+	}
+	mark := len(e.buf)
+	e.buf = append(e.buf, '{')
+	for j, k := range order {
+		if j > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.member(d, first+2*uint32(k)); err != nil {
+			e.buf = e.buf[:mark]
+			return false
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return true
+}
+
+// sorts reports whether order sorts the record whose first name node is
+// first: whether each name in it sorts strictly before the next.
+func (d *doc) sorts(first uint32, order []uint8) bool {
+	for j := 1; j < len(order); j++ {
+		if CompareKeys(d.key(first+2*uint32(order[j-1])), d.key(first+2*uint32(order[j]))) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nameKey returns the first two bytes of the name n as written, big-endian
+// (the second 0 for a name of one character), when both are ASCII: two
+// such names whose keys differ sort as their keys do, since their first
+// characters are code units of their own. It returns 0 for a name
+// escaped, empty or starting with a byte beyond ASCII.
+func (d *doc) nameKey(n *node) uint16 {
+	if n.meta&flagEscape != 0 || n.end-n.start < 3 {
+		return 0
+	}
+	c0, c1 := d.src[n.start+1], d.src[n.start+2]
+	if c1 == '"' { // the closing quote: a name of one character sorts before longer ones it starts
+		c1 = 0
+	}
+	if c0|c1 >= utf8.RuneSelf {
+		return 0
+	}
+	return uint16(c0)<<8 | uint16(c1)
 }
 
 // member writes the member whose name node is at node: its name, a colon
@@ -251,21 +363,6 @@ func (d *doc) key(i uint32) string {
 		return d.esc[n.meta>>countShift]
 	}
 	return d.src[n.start+1 : n.end-1]
-}
-
-// sameNames reports whether the record whose first name node is first
-// has the names, in the same order, of the record whose order e.recOrder
-// holds.
-func (e *encoder) sameNames(d *doc, first uint32, count int) bool {
-	if e.recDoc != d || e.recCount != count {
-		return false
-	}
-	for k := range uint32(count) {
-		if d.key(first+2*k) != d.key(e.recFirst+2*k) {
-			return false
-		}
-	}
-	return true
 }
 
 // sortMembers orders ms by the UTF-16 code units of the names.

@@ -289,17 +289,28 @@ func benchObjectDoc() string {
 
 // benchArrayDoc is an array of 200 small records.
 func benchArrayDoc() string {
-	var b strings.Builder
-	b.WriteString("[")
-	for i := range 200 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"sku":"SKU-%05d","qty":%d,"price":%d.%02d,"tags":["a","b"],"active":%t,"note":null}`,
+	return jsonArray(200, func(i int) string {
+		return fmt.Sprintf(`{"sku":"SKU-%05d","qty":%d,"price":%d.%02d,"tags":["a","b"],"active":%t,"note":null}`,
 			i, i%7+1, i*3, i%100, i%2 == 0)
+	})
+}
+
+// benchRecordsDoc is an array of 200 records of scalars whose members
+// are out of order, like a batch of events.
+func benchRecordsDoc() string {
+	return jsonArray(200, func(i int) string {
+		return fmt.Sprintf(`{"id":"evt_%016d","type":"click","timestamp":"2026-11-18T10:17:%02d.276Z","userId":"0831f746-f61f-4228-b429-%012d","value":%d.%02d}`,
+			i, i%60, i, i%90, i%100)
+	})
+}
+
+// jsonArray returns the JSON array of n items, item(i) the text of the i-th.
+func jsonArray(n int, item func(i int) string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = item(i)
 	}
-	b.WriteString("]")
-	return b.String()
+	return "[" + strings.Join(items, ",") + "]"
 }
 
 func BenchmarkCanonical(b *testing.B) {
@@ -309,6 +320,7 @@ func BenchmarkCanonical(b *testing.B) {
 	}{
 		{"object2KB", benchObjectDoc()},
 		{"array200", benchArrayDoc()},
+		{"records200", benchRecordsDoc()},
 	} {
 		v, err := Parse([]byte(bc.doc), Limits{})
 		if err != nil {
@@ -469,6 +481,77 @@ func TestRecords(t *testing.T) {
 		}
 		if want := appendCanonicalRebuilt(t, v); got != string(want) {
 			t.Errorf("%s:\ngot  %s\nwant %s", doc, got, want)
+		}
+	}
+}
+
+// TestRecordNames checks that a record's member order is reused only where
+// it sorts the record: names of 1 to 18 bytes differing from the last
+// record's in one byte anywhere, names that nameKey cannot order (equal
+// first characters, escaped, empty, beyond ASCII), and members apart,
+// together and with white space between them. Each array must
+// canonicalize to its records canonicalized alone.
+func TestRecordNames(t *testing.T) {
+	var docs [][]string // arrays of records
+	for n := 1; n <= 18; n++ {
+		name := strings.Repeat("m", n)
+		for i := range n {
+			// name sorts before its companion and other after it, so
+			// reusing name's order for other would show. "~" sorts last
+			// and comes first, so that no record is in order as written
+			// (which would be copied whole).
+			other, companion := name[:i]+"z"+name[i+1:], name[:i]+"n"
+			docs = append(docs,
+				[]string{`{"~":0,"` + name + `":1,"` + companion + `":2}`, `{"~":0,"` + other + `":1,"` + companion + `":2}`},
+				[]string{`{"~":0,"` + companion + `":1,"` + name + `":2}`, `{"~":0,"` + companion + `":1,"` + other + `":2}`},
+				[]string{`{"~":0,"` + name + `":1,"` + companion + `":2}`, `{"~":0,"` + name + `":3,"` + companion + `":4}`,
+					`{"~":0,"` + other + `":5,"` + companion + `":6}`})
+		}
+	}
+	docs = append(docs,
+		[]string{`{"b":1,"a":2}`, `{"b":3,"\u0061":4}`, `{"\u0062":5,"a":6}`},
+		[]string{`{"c":1,"a":2,"b":3}`, `{"c":4,"a":5,"b":6}`},
+		[]string{`{"c":1, "a":2, "b":3}`, `{"c":4 ,"a":5,"b" :6}`, `{ "c":4,"a":5,"b":6 }`},
+		[]string{`{"d":1,"c":"\n","b":2,"a":3}`, `{"d":1,"c":1.50,"b":2,"a":3}`, `{"d":1e2,"c":-0,"b":2,"a":3}`},
+		[]string{`{"b":1,"a":2,"\u00e9":3}`, `{"b":1,"a":2,"é":3}`},
+		// The reused order is checked by the names' first two characters
+		// (nameKey) where it can be, and by CompareKeys where it cannot.
+		[]string{`{"~":0,"b":1,"a":2}`, `{"~":0,"a":1,"b":2}`, `{"~":0,"b":1,"a":2}`},
+		// Each after a record whose order would put the last name first:
+		// the empty name, an escape and a name of one character.
+		[]string{`{"~":0,"b":1,"a":2}`, `{"~":0,"":1,"!":2}`, `{"~":0,"b":1,"a":2}`, `{"~":0,"a":1,"\u007d":2}`,
+			`{"~":0,"b":1,"a":2}`, `{"~":0,"a":1,"a!":2}`},
+		[]string{`{"~":0,"ab":1,"a":2}`, `{"~":0,"a":1,"ab":2}`, `{"~":0,"ac":1,"a":2}`, `{"~":0,"ab":1,"b":2}`},
+		[]string{`{"~":0,"type":1,"typ":2}`, `{"~":0,"typo":1,"type":2}`, `{"~":0,"type":1,"typo":2}`},
+		[]string{`{"~":0,"":1,"a":2}`, `{"~":0,"a":1,"":2}`, `{"~":0," ":1,"":2}`},
+		// U+FFFF U+FFFF sorts after the other names here, as "~" does
+		// after ASCII ones.
+		[]string{"{\"\uFFFF\uFFFF\":0,\"\uFFFF\":1,\"\U0001F600\":2}", "{\"\uFFFF\uFFFF\":0,\"\U0001F600\":1,\"\uFFFF\":2}",
+			"{\"\uFFFF\uFFFF\":0,\"a\uFFFF\":1,\"a\U0001F600\":2}", "{\"\uFFFF\uFFFF\":0,\"é\":1,\"e\":2}",
+			"{\"\uFFFF\uFFFF\":0,\"b\":1,\"é\":2}", "{\"\uFFFF\uFFFF\":0,\"é\":1,\"b\":2}"},
+		[]string{`{"~":0,"\u0062":1,"a":2}`, `{"~":0,"b":1,"\u0061":2}`, `{"~":0,"\u0061":1,"b":2}`, `{"~":0,"\u0000":1,"\u0001":2}`},
+		// An item that repeats the names of the item before it takes the
+		// last order unchecked only when that item was the record written
+		// last, not when it held it: here {"d":1,"c":2} sorts the other
+		// way round from the items' a and b (1.0 keeps them from being
+		// copied whole).
+		[]string{`{"a":1.0,"b":{"d":1,"c":2}}`, `{"a":1.0,"b":2}`, `{"a":3.0,"b":4}`},
+		[]string{`{"a":1.0,"b":[{"d":1,"c":2}]}`, `{"a":1.0,"b":2}`},
+		[]string{`{"b":1,"a":2}`, `{"b":3,"a":4}`, `{"b":5,"a":6}`, `{"a":7.0,"b":8}`, `{"a":7.0,"b":8}`},
+	)
+	for _, records := range docs {
+		doc := "[" + strings.Join(records, ",") + "]"
+		var want strings.Builder
+		want.WriteByte('[')
+		for i, r := range records {
+			if i > 0 {
+				want.WriteByte(',')
+			}
+			want.WriteString(canon(t, r))
+		}
+		want.WriteByte(']')
+		if got := canon(t, doc); got != want.String() {
+			t.Errorf("%s:\ngot  %s\nwant %s", doc, got, want.String())
 		}
 	}
 }

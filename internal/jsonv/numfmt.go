@@ -90,30 +90,21 @@ func appendShortDecimal(dst []byte, s string) ([]byte, bool) {
 }
 
 // verbatimNumber reports whether s, text that follows the JSON number
-// grammar, is already its own RFC 8785 form: what appendShortDecimal would
-// write for it unchanged. That rules out exponents, trailing fraction
-// zeros, -0, more than 15 significant digits and magnitudes below 10^-6.
-func verbatimNumber(s string) bool {
-	body := s
-	if body[0] == '-' {
-		body = body[1:]
-	}
-	dot := -1
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '.':
-			dot = i
-		case 'e', 'E':
-			return false
+// grammar and has no exponent, is already its own RFC 8785 form: what
+// appendShortDecimal would write for it unchanged. Its digits start at
+// body (after any minus sign) and its decimal point is at dot, len(s) if
+// it has none; the parser, which found both, passes them. That rules out
+// trailing fraction zeros, -0, more than 15 significant digits and
+// magnitudes below 10^-6 (and an exponent, which the parser rules out
+// itself).
+func verbatimNumber(s string, body, dot int) bool {
+	if dot == len(s) {
+		if s[body] == '0' { // the whole integer part, by the grammar
+			return body == 0 // -0 is written 0
 		}
+		return len(s)-body <= maxVerbatimDigits
 	}
-	if dot < 0 {
-		if body == "0" {
-			return len(s) == 1 // -0 is written 0
-		}
-		return len(body) <= maxVerbatimDigits
-	}
-	intPart, frac := body[:dot], body[dot+1:]
+	intPart, frac := s[body:dot], s[dot+1:]
 	if frac[len(frac)-1] == '0' {
 		return false
 	}

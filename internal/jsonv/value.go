@@ -69,7 +69,10 @@ const (
 	// without escapes, a number in shortest form, a container of such
 	// values without white space and with its members in order.
 	flagVerbatim = 1 << (kindBits + 2)
-	countShift   = kindBits + 3 // containers: number of items or members; escaped strings: index in esc
+	// flagRepeat marks an Object, an item of an array, whose member names
+	// are those of the item before it, in the same order, byte for byte.
+	flagRepeat = 1 << (kindBits + 3)
+	countShift = kindBits + 4 // containers: number of items or members; escaped strings: index in esc
 )
 
 // Value is one value of a parsed document: a small handle that is cheap to
@@ -81,6 +84,14 @@ type Value struct {
 }
 
 func (v Value) n() *node { return &v.d.nodes[v.i] }
+
+// RepeatsNames reports whether v is an Object, an item of an array, whose
+// member names are those of the item before it, in the same order and
+// written byte for byte alike. Arrays of records tend to repeat their
+// names, so what was worked out from the names of one item (where each
+// member's schema is, which required names are present) holds for the
+// next. It may report false for an item that does repeat the names.
+func (v Value) RepeatsNames() bool { return v.n().meta&flagRepeat != 0 }
 
 // IsValid reports whether v refers to a value.
 func (v Value) IsValid() bool { return v.d != nil }

@@ -18,6 +18,7 @@ func TestFixedWords(t *testing.T) {
 		return r.IntN(128)
 	}
 	words, checked := 0, 0
+	perSeen := map[int]int{} // sequences by terms per word: 1, 2 and 3 have loops of their own
 	for range 3000 {
 		var sets [fixedSets][2]uint64
 		nsets := 1 + r.IntN(fixedSets)
@@ -41,6 +42,7 @@ func TestFixedWords(t *testing.T) {
 		}
 		bytewise := fixedSeq{n: len(at), at: at, sets: sets}
 		words++
+		perSeen[min(f.per, 4)]++
 		for range 20 {
 			b := make([]byte, len(at))
 			for i, k := range at {
@@ -64,6 +66,11 @@ func TestFixedWords(t *testing.T) {
 	}
 	if words < 1000 {
 		t.Fatalf("only %d sequences had word tests", words)
+	}
+	for per := 1; per <= 4; per++ {
+		if perSeen[per] < 50 {
+			t.Fatalf("only %d sequences with %d terms per word (4: more)", perSeen[per], per)
+		}
 	}
 	t.Logf("%d sequences with word tests, %d texts", words, checked)
 }

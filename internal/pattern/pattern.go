@@ -280,16 +280,19 @@ type State struct {
 // meaningless, when the search stopped because it would have spent more
 // than budget. The work is a function of p, st's history and s alone.
 func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, work int, ok bool) {
-	if (p.fixed != nil || p.prefix != nil) && len(s) > budget {
+	if f := p.fixed; f != nil {
 		// The DFA's count: one unit per byte of s, charged up front.
-		return false, len(s), false
-	}
-	if p.fixed != nil {
-		return p.fixed.match(s), len(s), true
+		if len(s) > budget {
+			return false, len(s), false
+		}
+		return f.match(s), len(s), true
 	}
 	if pp := p.prefix; pp != nil {
 		// The prefix's bytes up front, the rest's as it counts them. Only
 		// the rest uses a State, so it can have p's.
+		if len(s) > budget {
+			return false, len(s), false
+		}
 		if !pp.seq.match(s) {
 			return false, len(s), true
 		}

@@ -20,6 +20,9 @@ var cases = []struct{ pattern string }{
 	// Fixed sequences of ASCII sets (the fixedSeq fast path) and near misses.
 	{`^[0-9a-f]{4}-[0-9a-f]{2}$`}, {`^evt_[A-Za-z0-9]{4}`}, {`^\d{4}-\d{2}$`}, {`^(?:ab)c$`}, {`^[]a`},
 	{`^\x7f$`}, {`^[^a]$`}, {`^[\0-\x7f]{2}$`}, {`^a$|^b$`}, {`^\s$`}, {`^^a$$`}, {`a$`},
+	// Word tests of one, two, three and four terms, the last word
+	// overlapping the one before.
+	{`^\d{4}-\d{2}-\d{2}$`}, {`^[0-9a-f]{8}-[0-9a-f]{4}$`}, {`^[A-Za-z0-9]{9}$`}, {`^[a-cx-z0-1_]{10}`},
 	// Fixed prefixes matched apart from the rest, and near misses.
 	{`^\d{4}-\d{2}(?:Z|[+-]\d{2})$`}, {`^abcd(?:é|e)+$`}, {`^(ab)(cd)x*`}, {`^abcd\b`}, {`^abcd.$`},
 }
@@ -32,6 +35,9 @@ var inputs = []string{
 	"09af-1b", "09af-1b\n", "09aF-1b", "09af-1b2", "evt_aB3z", "evt_aB3zé", "evt_é3z", "2026-11", "2026-1",
 	"abc", "\x7f", "\x7f\x7f", "é", "\x00\x7f", " ", "2026-11Z", "2026-11+01", "2026-11+0", "2026-11Z\n",
 	"abcde", "abcdé", "abcdeé", "abcd", "abcdx", "abcdxx", "abcd\n", "abcd😀", "abcd-", "abce",
+	"2026-11-23", "2026-11-2x", "2026-11-23Z", "2026-11-2é", "0123abcd-ef01", "0123abcd-ef0g", "0123abcD-ef01",
+	"0123abcd-ef0/", "aZ09bY18c", "aZ09bY18é", "aZ09bY18-", "aZ09bY18", "[Z09bY18c", "abcxyz01_a", "abcxyz01_ax",
+	"abcxyz01_d", "abcxyz01`a", "abcxyz2_aa",
 }
 
 // TestFixedSequences checks which patterns take the fixedSeq fast path, so
