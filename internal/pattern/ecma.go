@@ -100,6 +100,13 @@ func (p *parser) node(op syntax.Op) *syntax.Regexp {
 	return re
 }
 
+// pop drops the stack's entries from base on, clearing them so that the
+// pooled parser keeps no pointer into the tree.
+func (p *parser) pop(base int) {
+	clear(p.stack[base:])
+	p.stack = p.stack[:base]
+}
+
 // keepSubs copies list into the parser's child lists.
 func (p *parser) keepSubs(list []*syntax.Regexp) []*syntax.Regexp {
 	at := len(p.subs)
@@ -120,9 +127,11 @@ func (p *parser) release() {
 	}
 	p.chunks = p.chunks[:min(len(p.chunks), 1)]
 	p.used = 0
-	clear(p.subs[:cap(p.subs)])
-	clear(p.stack[:cap(p.stack)])
-	clear(p.terms[:cap(p.terms)])
+	// subs and terms only grow during a parse, and the stack is cleared
+	// as it is popped: clearing the parts used, not whole capacities,
+	// spares a write barrier per slot while the GC is marking.
+	clear(p.subs)
+	clear(p.terms)
 	p.subs, p.ranges, p.stack, p.terms, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], p.terms[:0], nil, ""
 	p.groups, p.notRegular, p.refs = 0, nil, p.refs[:0]
 	parsers.Put(p)
@@ -238,7 +247,7 @@ func (p *parser) lookingAt(s string) bool {
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
 	base := len(p.stack)
-	defer func() { p.stack = p.stack[:base] }()
+	defer p.pop(base)
 	for {
 		a, err := p.alternative(depth)
 		if err != nil {
@@ -261,7 +270,7 @@ func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
 // alternative parses Term*.
 func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
 	base := len(p.stack)
-	defer func() { p.stack = p.stack[:base] }()
+	defer p.pop(base)
 	for p.more() && !p.peekIs('|') && !p.peekIs(')') {
 		t, err := p.term(depth)
 		if err != nil {
