@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
 // TestItemsWithRepeatedNames: an item of an array whose member names repeat
@@ -32,20 +34,57 @@ func TestItemsWithRepeatedNames(t *testing.T) {
 		for _, first := range items {
 			for _, second := range items {
 				for _, seq := range [][]string{{first, second}, {first, first, second}, {second, first, first}} {
-					var want []Issue
-					for i, item := range seq {
-						for _, iss := range validateTest(t, is, item, 100).issues {
-							iss.Path = "/request/body/" + strconv.Itoa(i) + strings.TrimPrefix(iss.Path, "/request/body")
-							want = append(want, iss)
-						}
-					}
-					doc := "[" + strings.Join(seq, ",") + "]"
-					got := validateTest(t, `{"items":`+is+`}`, doc, 100).issues
-					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("items %s, array %s: failures differ from each item's alone (-alone +array):\n%s", is, doc, diff)
-					}
+					checkItemsAlone(t, is, seq)
 				}
 			}
 		}
 	}
+}
+
+// checkItemsAlone validates the array of items under {"items":itemSchema}
+// and each item alone under itemSchema, and requires the same failures.
+func checkItemsAlone(t *testing.T, itemSchema string, items []string) {
+	t.Helper()
+	var want []Issue
+	for i, item := range items {
+		for _, iss := range validateTest(t, itemSchema, item, 1000).issues {
+			iss.Path = "/request/body/" + strconv.Itoa(i) + strings.TrimPrefix(iss.Path, "/request/body")
+			want = append(want, iss)
+		}
+	}
+	if len(want) >= 1000 {
+		return // the array's list would be truncated where the items' are not
+	}
+	doc := "[" + strings.Join(items, ",") + "]"
+	got := validateTest(t, `{"items":`+itemSchema+`}`, doc, 1000).issues
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("items %s, array %s: failures differ from each item's alone (-alone +array):\n%s", itemSchema, doc, diff)
+	}
+}
+
+// FuzzItemsWithRepeatedNames is TestItemsWithRepeatedNames over any item
+// schema and any array of items.
+func FuzzItemsWithRepeatedNames(f *testing.F) {
+	f.Add(`{"required":["a","c"],"properties":{"a":{"type":"integer"},"b":{"enum":["x","y"]}},"additionalProperties":false}`,
+		`[{"a":1,"b":"x"},{"a":"1","b":"z"},{"c":1},{"c":2}]`)
+	f.Add(`{"properties":{"a":{"items":{"properties":{"b":{"minimum":0}},"required":["b"]}}}}`,
+		`[{"a":[{"b":1},{"b":-1},{"c":1}]},{"a":[{"b":"2"},{"b":2}]},{"a":{}}]`)
+	f.Fuzz(func(t *testing.T, itemSchema, array string) {
+		s, err := jsonv.Parse([]byte(itemSchema), jsonv.Limits{MaxDepth: 32, MaxNodes: 2000})
+		if err != nil || s.Kind() != jsonv.Object {
+			return
+		}
+		if _, cerr := compileSchema(s, "/schema"); cerr != nil {
+			return
+		}
+		v, err := jsonv.Parse([]byte(array), jsonv.Limits{MaxDepth: 32, MaxNodes: 2000})
+		if err != nil || v.Kind() != jsonv.Array {
+			return
+		}
+		var items []string
+		for it := v.Iter(); it.Next(); {
+			items = append(items, it.Value().Raw())
+		}
+		checkItemsAlone(t, itemSchema, items)
+	})
 }
