@@ -87,6 +87,13 @@ func (p *parser) release() {
 	parserPool.Put(p)
 }
 
+// maxDocBytes is the longest document Parse reads, so that every count
+// fits the bits of node.meta above countShift: an array of n items takes
+// at least 2n-1 bytes, an object of n members more, and an escaped string
+// (whose index in doc.esc the same bits hold) at least four. It is a
+// variable so that tests can lower it.
+var maxDocBytes = 2*(1<<(32-countShift)-1) - 1
+
 // hardMaxDepth keeps recursion bounded whatever the caller's limits are.
 const hardMaxDepth = 10000
 
@@ -104,6 +111,10 @@ func Parse(data []byte, lim Limits) (Value, error) {
 	p.data, p.pred = data, shape{}
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
+	}
+	if len(data) > maxDocBytes {
+		p.pos = maxDocBytes
+		return Value{}, p.fail(ErrNodes, "expected a document of at most "+strconv.Itoa(maxDocBytes)+" bytes, found "+strconv.Itoa(len(data)))
 	}
 	p.skipSpace()
 	if p.pos == len(p.src) {

@@ -291,3 +291,21 @@ func TestParseDuplicateAfterOrderedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDocumentSize: a document longer than maxDocBytes is refused
+// rather than given counts that do not fit a node; at the bound it
+// parses, and its counts are exact.
+func TestParseDocumentSize(t *testing.T) {
+	defer func(n int) { maxDocBytes = n }(maxDocBytes)
+	maxDocBytes = 7
+	v, err := Parse([]byte(`[1,2,3]`), Limits{})
+	if err != nil || v.Len() != 3 {
+		t.Fatalf("Parse([1,2,3]) = %d items, %v; want 3 items", v.Len(), err)
+	}
+	_, err = Parse([]byte(`[1,2,3] `), Limits{})
+	var perr *Error
+	if !errors.As(err, &perr) || perr.Kind != ErrNodes || perr.Offset != 7 ||
+		perr.Msg != "expected a document of at most 7 bytes, found 8" {
+		t.Fatalf("Parse of 8 bytes = %v, want ErrNodes at 7", err)
+	}
+}
