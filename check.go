@@ -37,6 +37,8 @@ var (
 // The returned request keeps its parsed form, so Check does no parsing. Its
 // byte fields are its own copies and may be edited, in place or not: Check
 // notices any edit and checks the edited request as if it were sent anew.
+// A document over 67,108,861 bytes (64 MiB) is refused with
+// limit_exceeded (max_nodes); the server's body limit is far below it.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth}, true)
 	if perr != nil {
