@@ -335,7 +335,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 		return
 	}
 	mark := len(w.errs.issues)
-	fewRequired := len(s.required) <= 64
+	fewRequired := s.fewRequired()
 	var present uint64 // bit j: required name j is a member (when fewRequired)
 	member := frame{up: f, index: -1}
 	for it := v.Iter(); it.Next(); {
@@ -373,9 +373,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 			w.walk(sub, it.Value(), &member)
 		}
 	}
-	if n := len(s.required); n > 0 && !(fewRequired && present == ^uint64(0)>>(64-n)) {
-		w.missing(s, v, f, mark, present, fewRequired)
-	}
+	w.missing(s, v, f, mark, present)
 	if learn != nil {
 		learn.s, learn.present = s, present
 	}
@@ -393,15 +391,19 @@ func (w *validator) repeatedNames(s *schema, v jsonv.Value, f *frame, learnt *it
 			w.walk(sub, it.Value(), &member)
 		}
 	}
-	if n := len(s.required); n > 0 && !(len(s.required) <= 64 && learnt.present == ^uint64(0)>>(64-n)) {
-		w.missing(s, v, f, mark, learnt.present, len(s.required) <= 64)
-	}
+	w.missing(s, v, f, mark, learnt.present)
 }
 
 // missing reports the required names v (at f) lacks, inserting the
 // failures at position mark of the list (ahead of the failures of v's
-// members) and keeping the list within its cap.
-func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64, fewRequired bool) {
+// members) and keeping the list within its cap. present has bit j set for
+// each required name j that v has, when s.fewRequired(); otherwise missing
+// looks the names up in v.
+func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64) {
+	n, fewRequired := len(s.required), s.fewRequired()
+	if n == 0 || fewRequired && present == ^uint64(0)>>(64-n) {
+		return // every required name is there: nothing to look at
+	}
 	l := &w.errs
 	end := len(l.issues)
 	for j, name := range s.required {
