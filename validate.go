@@ -224,21 +224,21 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
-	b, negative := s.bounds, n[0] == '-' // -0 too: as 0 it meets a maximum of at least 0 all the same
-	checkMin := s.has&hasMinimum != 0 && !(b.minNotPositive && !negative)
-	checkMax := s.has&hasMaximum != 0 && !(b.maxNotNegative && negative)
+	lim, negative := s.bounds, n[0] == '-' // -0 too: as 0 it meets a maximum of at least 0 all the same
+	checkMin := s.has&hasMinimum != 0 && !(lim.minNotPositive && !negative)
+	checkMax := s.has&hasMaximum != 0 && !(lim.maxNotNegative && negative)
 	if !checkMin && !checkMax {
 		return
 	}
 	x := decimal.ParseNumber(n)
-	if checkMin && s.bounds.minNum.Cmp(x) > 0 && w.errs.room() {
+	if checkMin && lim.minNum.Cmp(x) > 0 && w.errs.room() {
 		var buf [192]byte
-		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
+		b := clip.Append(append(buf[:0], "expected at least "...), lim.minNum.Text())
 		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
-	if checkMax && s.bounds.maxNum.Cmp(x) < 0 && w.errs.room() {
+	if checkMax && lim.maxNum.Cmp(x) < 0 && w.errs.room() {
 		var buf [192]byte
-		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
+		b := clip.Append(append(buf[:0], "expected at most "...), lim.maxNum.Text())
 		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))
 	}
 }
