@@ -194,6 +194,10 @@ const (
 // scan; beyond it, lookup is a binary search on the sorted names.
 const schemaLinearScan = 8
 
+// fewRequired reports whether s's required names are few enough to be
+// tracked as bits of a uint64 (see schemaProp.required).
+func (s *schema) fewRequired() bool { return len(s.required) <= 64 }
+
 // propertyEntry returns the properties member named name, or nil.
 func (s *schema) propertyEntry(name string) *schemaProp {
 	ps := s.props

@@ -224,21 +224,21 @@ func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
 
 // bounds applies minimum and maximum to the number text n.
 func (w *validator) bounds(s *schema, n string, f *frame) {
-	b, negative := s.bounds, n[0] == '-' // -0 too: as 0 it meets a maximum of at least 0 all the same
-	checkMin := s.has&hasMinimum != 0 && !(b.minNotPositive && !negative)
-	checkMax := s.has&hasMaximum != 0 && !(b.maxNotNegative && negative)
+	lim, negative := s.bounds, n[0] == '-' // -0 too: as 0 it meets a maximum of at least 0 all the same
+	checkMin := s.has&hasMinimum != 0 && !(lim.minNotPositive && !negative)
+	checkMax := s.has&hasMaximum != 0 && !(lim.maxNotNegative && negative)
 	if !checkMin && !checkMax {
 		return
 	}
 	x := decimal.ParseNumber(n)
-	if checkMin && s.bounds.minNum.Cmp(x) > 0 && w.errs.room() {
+	if checkMin && lim.minNum.Cmp(x) > 0 && w.errs.room() {
 		var buf [192]byte
-		b := clip.Append(append(buf[:0], "expected at least "...), s.bounds.minNum.Text())
+		b := clip.Append(append(buf[:0], "expected at least "...), lim.minNum.Text())
 		w.failBytes(f, IssueMinimum, clip.Append(append(b, ", found "...), n))
 	}
-	if checkMax && s.bounds.maxNum.Cmp(x) < 0 && w.errs.room() {
+	if checkMax && lim.maxNum.Cmp(x) < 0 && w.errs.room() {
 		var buf [192]byte
-		b := clip.Append(append(buf[:0], "expected at most "...), s.bounds.maxNum.Text())
+		b := clip.Append(append(buf[:0], "expected at most "...), lim.maxNum.Text())
 		w.failBytes(f, IssueMaximum, clip.Append(append(b, ", found "...), n))
 	}
 }
@@ -335,7 +335,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 		return
 	}
 	mark := len(w.errs.issues)
-	fewRequired := len(s.required) <= 64
+	fewRequired := s.fewRequired()
 	var present uint64 // bit j: required name j is a member (when fewRequired)
 	member := frame{up: f, index: -1}
 	for it := v.Iter(); it.Next(); {
@@ -373,9 +373,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 			w.walk(sub, it.Value(), &member)
 		}
 	}
-	if n := len(s.required); n > 0 && !(fewRequired && present == ^uint64(0)>>(64-n)) {
-		w.missing(s, v, f, mark, present, fewRequired)
-	}
+	w.missing(s, v, f, mark, present)
 	if learn != nil {
 		learn.s, learn.present = s, present
 	}
@@ -393,15 +391,19 @@ func (w *validator) repeatedNames(s *schema, v jsonv.Value, f *frame, learnt *it
 			w.walk(sub, it.Value(), &member)
 		}
 	}
-	if n := len(s.required); n > 0 && !(len(s.required) <= 64 && learnt.present == ^uint64(0)>>(64-n)) {
-		w.missing(s, v, f, mark, learnt.present, len(s.required) <= 64)
-	}
+	w.missing(s, v, f, mark, learnt.present)
 }
 
 // missing reports the required names v (at f) lacks, inserting the
 // failures at position mark of the list (ahead of the failures of v's
-// members) and keeping the list within its cap.
-func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64, fewRequired bool) {
+// members) and keeping the list within its cap. present has bit j set for
+// each required name j that v has, when s.fewRequired(); otherwise missing
+// looks the names up in v.
+func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64) {
+	n, fewRequired := len(s.required), s.fewRequired()
+	if n == 0 || fewRequired && present == ^uint64(0)>>(64-n) {
+		return // every required name is there: nothing to look at
+	}
 	l := &w.errs
 	end := len(l.issues)
 	for j, name := range s.required {

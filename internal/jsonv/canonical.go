@@ -56,8 +56,9 @@ type encoder struct {
 	// noVerbatim makes the encoder rebuild values the parser marked as
 	// canonical as written, so tests can check that mark.
 	noVerbatim bool
-	// recOrder is the order the members of the last record sorted
-	// (see object) sorted into, a permutation of its recCount members.
+	// recOrder is the order object found by sorting the members of the
+	// last record (see object) it sorted: a permutation of its recCount
+	// members.
 	recOrder [smallObject]uint8
 	recCount int
 	// recEnd is the node just past the last object written, when that
@@ -168,7 +169,7 @@ func (e *encoder) object(v Value) *walkError {
 	// An item that repeats the names of the item before it (RepeatsNames),
 	// when that item was the last object written and a record written in
 	// recOrder, sorts into the same order: no need to check it.
-	if record && e.recCount == count && e.record(d, first, e.recOrder[:count], n.meta&flagRepeat != 0 && e.recEnd == v.i) {
+	if record && e.recCount == count && e.record(d, first, e.recOrder[:count], v.RepeatsNames() && e.recEnd == v.i) {
 		e.recEnd = n.next
 		return nil
 	}
