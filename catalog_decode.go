@@ -37,7 +37,7 @@ var (
 // (with its codes) are reported in an *Error whose details carry JSON
 // Pointers into the file, such as "/operations/1/schema/format".
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	root, _, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth}, false)
+	root, _, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth}, false, jsonv.Parse)
 	if perr != nil {
 		return nil, perr
 	}

@@ -34,36 +34,40 @@ var (
 // reports every broken input rule at once in an *Error: malformed JSON
 // (invalid_json), unknown or ill-typed members (invalid_request), and a
 // schema that is too large, malformed or uses keywords outside the subset.
-// The returned request keeps its parsed form, so Check does no parsing. Its
-// byte fields are its own copies and may be edited, in place or not: Check
-// notices any edit and checks the edited request as if it were sent anew.
+// Decoding does the whole check (validation, warnings, economics and
+// hash) and the returned request keeps its outcome, so Check of an
+// unchanged request only copies it out. Its byte fields are its own copies
+// and may be edited, in place or not: Check notices any edit and checks
+// the edited request as if it were sent anew.
 // A document over 67,108,861 bytes (64 MiB) is refused with
 // limit_exceeded (max_nodes); the server's body limit is far below it.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth}, true)
+	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth}, true, jsonv.ParseScratch)
 	if perr != nil {
 		return nil, perr
 	}
+	defer root.Release() // nothing decoded keeps a Value: see decoded.go
 	var d decoder
-	both := &struct { // one allocation for the request and its parsed form
+	both := &struct { // one allocation for the request and what it keeps of decoding
 		req CheckRequest
 		p   parsedCheck
 	}{}
 	req, p := &both.req, &both.p
+	var t checkTree
 	var top [3]jsonv.Value // checkTopMembers
 	d.fields(root, "", checkTopMembers, top[:])
 
 	if rv := d.need(top[0], "", "request"); rv.IsValid() {
-		p.parts = d.proposedRequest(rv, "/request", &req.Request)
+		t.parts = d.proposedRequest(rv, "/request", &req.Request)
 	}
 	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
-		p.rawSch = sv
+		t.rawSch = sv
 		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
 			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
 		} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
 			d.issues = append(d.issues, serr.Details...)
 		} else {
-			p.schema = s
+			t.schema = s
 		}
 	}
 	if ev := top[2]; ev.IsValid() {
@@ -72,9 +76,17 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.publish(req, spare)
+	p.publish(req, &t, spare)
+	p.outcome, p.err = t.check(req.Request.Method, req.Economics)
 	req.parsed = p
 	return req, nil
+}
+
+// checkTree is the parsed form of a check request while it is decoded.
+type checkTree struct {
+	parts  requestParts
+	schema *schema
+	rawSch jsonv.Value
 }
 
 // requestParts are the members of a check's "request" object, each
@@ -278,7 +290,8 @@ func plainHTTPURL(s string) bool {
 // req.Economics is set, adds proceed/abort advice. It never sends the
 // request or fetches its URL.
 //
-// A request from DecodeCheckRequest is checked from its parsed form. A
+// A request from DecodeCheckRequest gets the outcome worked out while it
+// was decoded, in a copy of its own; the caller may change it. A
 // request built in Go is first encoded and put through the same decoder, so
 // both paths apply the same rules and report the same errors. Its strings
 // must be UTF-8, as in JSON: a method, URL or header name or value that is
@@ -304,21 +317,47 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &struct { // one allocation for the result and its economics
-		res  CheckResult
-		econ EconomicsResult
-	}{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
+	if p.err != nil {
+		return nil, p.err.clone()
+	}
+	return p.outcome.clone(), nil
+}
+
+// checkOutcome is a CheckResult and its economics, in one allocation.
+type checkOutcome struct {
+	res  CheckResult
+	econ EconomicsResult
+}
+
+// clone returns a copy of o's result that shares nothing the caller could
+// change with o.
+func (o *checkOutcome) clone() *CheckResult {
+	c := &checkOutcome{res: o.res, econ: o.econ}
+	ne := len(o.res.Errors)
+	issues := append(append(make([]Issue, 0, ne+len(o.res.Warnings)), o.res.Errors...), o.res.Warnings...)
+	c.res.Errors, c.res.Warnings = issues[:ne:ne], issues[ne:]
+	if o.res.Economics != nil {
+		c.res.Economics = &c.econ
+	}
+	return &c.res
+}
+
+// check works out the outcome of the decoded request: the body validated
+// against the schema, the warnings, the economics and the request hash.
+// method and econ are the request's, as decoded.
+func (t *checkTree) check(method string, econ *CheckEconomics) (*checkOutcome, *Error) {
+	out := &checkOutcome{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
 	res := &out.res
 	errs := issueList{max: maxCheckErrors}
 
-	if !p.parts.body.IsValid() {
-		if _, ok := p.rawSch.Get("type"); ok {
+	if !t.parts.body.IsValid() {
+		if _, ok := t.rawSch.Get("type"); ok {
 			errs.add(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
 		} else {
 			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
 		}
 	} else {
-		if err := p.schema.validateAt(p.parts.body, "/request/body", &errs, "/schema"); err != nil {
+		if err := t.schema.validateAt(t.parts.body, "/request/body", &errs, "/schema"); err != nil {
 			return nil, err
 		}
 	}
@@ -330,21 +369,21 @@ func Check(req *CheckRequest) (*CheckResult, error) {
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
 			Message: "more than 100 validation errors; only the first 100 are listed"})
 	}
-	res.Warnings = append(res.Warnings, requestWarnings(p.parts.headers, req.Request.Method, p.parts.body.IsValid())...)
+	res.Warnings = append(res.Warnings, requestWarnings(t.parts.headers, method, t.parts.body.IsValid())...)
 
-	if req.Economics != nil {
-		warn := checkEconomics(req.Economics, res.Valid, &out.econ)
+	if econ != nil {
+		warn := checkEconomics(econ, res.Valid, &out.econ)
 		res.Economics = &out.econ
 		if warn != nil {
 			res.Warnings = append(res.Warnings, *warn)
 		}
 	}
-	hash, herr := requestHash(p)
+	hash, herr := requestHash(t)
 	if herr != nil {
 		return nil, herr
 	}
 	res.RequestHash = hash
-	return res, nil
+	return out, nil
 }
 
 // sensitiveHeaders are header names (lower case) that carry credentials.

@@ -74,8 +74,9 @@ func issuesError(issues []Issue) *Error {
 // room, the copy's allocation has len(data) bytes more, returned as spare
 // (empty, with that capacity) for the request's exported copies of its
 // raw texts (copyOut), so that both copies cost one allocation; the tree
-// never reads spare.
-func parseObject(data []byte, lim jsonv.Limits, room bool) (root jsonv.Value, spare []byte, perr *Error) {
+// never reads spare. parse is jsonv.Parse, or jsonv.ParseScratch for a
+// tree the caller releases before it returns.
+func parseObject(data []byte, lim jsonv.Limits, room bool, parse func([]byte, jsonv.Limits) (jsonv.Value, error)) (root jsonv.Value, spare []byte, perr *Error) {
 	var private []byte
 	if room {
 		buf := make([]byte, 2*len(data))
@@ -84,7 +85,7 @@ func parseObject(data []byte, lim jsonv.Limits, room bool) (root jsonv.Value, sp
 	} else {
 		private = bytes.Clone(data)
 	}
-	root, err := jsonv.Parse(private, lim)
+	root, err := parse(private, lim)
 	if err != nil {
 		return jsonv.Value{}, nil, parseError(err)
 	}

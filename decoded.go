@@ -2,7 +2,7 @@ package preflight
 
 // A decoded request cannot lie. This file holds the whole mechanism that
 // keeps a request from DecodeCheckRequest or DecodeToolCallRequest and the
-// parsed form Check and Decide read from it in agreement:
+// parsed form (or outcome) Check and Decide read from it in agreement:
 //
 //   - The decoder copies the caller's bytes once. The parsed tree reads that
 //     private copy (through unsafe.String, without copying again), and
@@ -21,7 +21,10 @@ package preflight
 //     a json.Number that is empty or not a number (numberFieldIssues).
 //
 // So an edit can never reach the tree, and the tree is never trusted past
-// an edit.
+// an edit. A check request keeps no tree at all: DecodeCheckRequest works
+// out the outcome while the tree is there and releases its nodes to jsonv
+// for the next request, and what sameAs compares are strings in the
+// private copy.
 
 import (
 	"encoding/json"
@@ -31,17 +34,46 @@ import (
 	"github.com/agentpreflight/preflight/internal/jsonv"
 )
 
-// parsedCheck is the parsed form of a decoded CheckRequest, kept so that
-// Check does not parse or compile again.
+// parsedCheck is what DecodeCheckRequest keeps in a CheckRequest: the
+// outcome of the check, worked out while decoding so that the parsed tree
+// can be dropped (its nodes go back to jsonv for the next request), and
+// what decoding stored in the request, for sameAs. Nothing in it refers to
+// the tree.
 type parsedCheck struct {
-	parts  requestParts
-	schema *schema
-	rawSch jsonv.Value
-	// What decoding stored in the CheckRequest besides the raw JSON texts
-	// (which sameAs compares with parts and rawSch).
-	method, url  string
-	economics    CheckEconomics
-	hasEconomics bool
+	outcome *checkOutcome // when err is nil
+	err     *Error        // a check that could not finish (max_work)
+	// The raw JSON texts as decoded, in the private copy, and whether
+	// each was present.
+	query, body, schema rawText
+	headers             []header // the headers members; none when absent
+	method, url         string
+	economics           CheckEconomics
+	hasEconomics        bool
+}
+
+// rawText is the text of a raw JSON member, or absent.
+type rawText struct {
+	text    string
+	present bool
+}
+
+// header is one member of a decoded headers object.
+type header struct{ name, value string }
+
+// textOf returns the text of v, which may be absent.
+func textOf(v jsonv.Value) rawText {
+	if !v.IsValid() {
+		return rawText{}
+	}
+	return rawText{v.Raw(), true}
+}
+
+// same reports whether b holds t's text, or is empty when t is absent.
+func (t rawText) same(b []byte) bool {
+	if !t.present {
+		return len(b) == 0
+	}
+	return string(b) == t.text // compared in place, not converted
 }
 
 // parsedToolCall is the parsed form of a decoded ToolCallRequest.
@@ -88,11 +120,18 @@ func sameRaw(b []byte, v jsonv.Value) bool {
 	return string(b) == v.Raw() // compared in place, not converted
 }
 
-// publish gives req its exported copies of the raw texts and records what
-// else decoding stored in it, for sameAs.
-func (p *parsedCheck) publish(req *CheckRequest, spare []byte) {
+// publish gives req its exported copies of the raw texts of t and records
+// what decoding stored in req, for sameAs.
+func (p *parsedCheck) publish(req *CheckRequest, t *checkTree, spare []byte) {
 	r := &req.Request
-	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{p.parts.query, p.parts.body, p.rawSch})
+	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{t.parts.query, t.parts.body, t.rawSch})
+	p.query, p.body, p.schema = textOf(t.parts.query), textOf(t.parts.body), textOf(t.rawSch)
+	if h := t.parts.headers; h.IsValid() && h.Len() > 0 {
+		p.headers = make([]header, 0, h.Len())
+		for it := h.Iter(); it.Next(); {
+			p.headers = append(p.headers, header{it.Key(), it.Value().Str()})
+		}
+	}
 	p.method, p.url = r.Method, r.URL
 	if req.Economics != nil {
 		p.economics, p.hasEconomics = *req.Economics, true
@@ -102,8 +141,7 @@ func (p *parsedCheck) publish(req *CheckRequest, spare []byte) {
 // sameAs reports whether r still holds the values it was decoded into.
 func (p *parsedCheck) sameAs(r *CheckRequest) bool {
 	a := &r.Request
-	if a.Method != p.method || a.URL != p.url || !sameRaw(a.Query, p.parts.query) || !sameRaw(a.Body, p.parts.body) ||
-		!sameRaw(r.Schema, p.rawSch) {
+	if a.Method != p.method || a.URL != p.url || !p.query.same(a.Query) || !p.body.same(a.Body) || !p.schema.same(r.Schema) {
 		return false
 	}
 	if r.Economics == nil {
@@ -113,14 +151,11 @@ func (p *parsedCheck) sameAs(r *CheckRequest) bool {
 	} else if !p.hasEconomics || *r.Economics != p.economics {
 		return false
 	}
-	if !p.parts.headers.IsValid() {
-		return len(a.Headers) == 0
-	}
-	if len(a.Headers) != p.parts.headers.Len() {
+	if len(a.Headers) != len(p.headers) {
 		return false
 	}
-	for it := p.parts.headers.Iter(); it.Next(); {
-		if v, ok := a.Headers[it.Key()]; !ok || v != it.Value().Str() {
+	for _, h := range p.headers {
+		if v, ok := a.Headers[h.name]; !ok || v != h.value {
 			return false
 		}
 	}

@@ -379,3 +379,64 @@ func sameAnswer[R any](t *testing.T, data []byte, req any, changed bool, got R, 
 		t.Fatalf("edited request (-fresh decode +edited):\n%s", diff)
 	}
 }
+
+// TestRepeatedChecksShareNothing: DecodeCheckRequest works the outcome out
+// once, and every Check of the request hands out its own copy, so that a
+// caller editing one result (or its error) does not change the next, and
+// goroutines may check one request at once.
+func TestRepeatedChecksShareNothing(t *testing.T) {
+	data := []byte(`{"request":{"method":"GET","url":"https://a.example/","headers":{"Authorization":"x"},"body":{"n":"one","m":2}},
+		"schema":{"type":"object","properties":{"n":{"type":"integer"},"m":{"type":"string"}}},
+		"economics":{"downstreamCostUsd":0.5,"billsOnInvalidRequest":true,"retryCostUsd":0.1}}`)
+	req, err := DecodeCheckRequest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Check(req)
+	if err != nil || len(want.Errors) != 2 || len(want.Warnings) < 2 || want.Economics == nil {
+		t.Fatalf("Check = %+v, %v; want two errors, the header and GET warnings and economics", want, err)
+	}
+	pristine := *want
+	pristine.Errors, pristine.Warnings = append([]Issue(nil), want.Errors...), append([]Issue(nil), want.Warnings...)
+	econ := *want.Economics
+	pristine.Economics = &econ
+
+	want.Errors[0].Message = "edited"
+	want.Errors = append(want.Errors, Issue{Code: "x"})
+	want.Warnings[0].Path = "/edited"
+	want.Economics.Advice = "edited"
+	want.RequestHash = "edited"
+
+	done := make(chan *CheckResult, 4)
+	for range cap(done) {
+		go func() {
+			res, err := Check(req)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+	}
+	for range cap(done) {
+		if diff := cmp.Diff(&pristine, <-done); diff != "" {
+			t.Errorf("a later Check saw the edits to an earlier result (-want +got):\n%s", diff)
+		}
+	}
+
+	// An error from a check that could not finish is copied as well.
+	long := []byte(worstCases()[0].data) // the issue's pattern, beyond the work ceiling
+	lreq, err := DecodeCheckRequest(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, first := Check(lreq)
+	var e *Error
+	if !errors.As(first, &e) || e.Code != CodeLimitExceeded || len(e.Details) != 1 {
+		t.Fatalf("Check of a pattern beyond the work ceiling = %v; want limit_exceeded with one detail", first)
+	}
+	e.Details[0].Path, e.Message = "/edited", "edited"
+	_, second := Check(lreq)
+	if errors.As(second, &e); e.Message == "edited" || e.Details[0].Path == "/edited" {
+		t.Errorf("a later Check saw the edits to an earlier error: %v", second)
+	}
+}

@@ -77,9 +77,9 @@ func withWriter(sizeHint int, f func(w *canonicalWriter)) (string, *Error) {
 // in Go (whose empty Headers map is not marshaled).
 // Economics are not hashed. The members are written in canonical (sorted)
 // order: body, headers, method, query, url.
-func requestHash(p *parsedCheck) (string, *Error) {
-	r := &p.parts
-	size := 64 + rawLen(r.body) + rawLen(r.query) + rawLen(p.rawSch) // canonical text is rarely longer than the text sent
+func requestHash(t *checkTree) (string, *Error) {
+	r := &t.parts
+	size := 64 + rawLen(r.body) + rawLen(r.query) + rawLen(t.rawSch) // canonical text is rarely longer than the text sent
 	return withWriter(size, func(w *canonicalWriter) {
 		w.raw(`{"request":{`)
 		sep := ""
@@ -113,7 +113,7 @@ func requestHash(p *parsedCheck) (string, *Error) {
 			w.str(u.Str())
 		}
 		w.raw(`},"schema":`)
-		w.value(p.rawSch)
+		w.value(t.rawSch)
 		w.raw("}")
 	})
 }

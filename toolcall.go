@@ -42,7 +42,7 @@ var (
 // Tool.Request is its own copy and may be edited, in place or not: Decide
 // notices any edit and decides the edited request as if it were sent anew.
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true)
+	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true, jsonv.Parse)
 	if perr != nil {
 		return nil, perr
 	}

@@ -81,7 +81,7 @@ var parserPool = sync.Pool{New: func() any { return new(parser) }}
 // release returns p to the pool, dropping references into the document.
 func (p *parser) release() {
 	p.tape, p.esc, p.src, p.data = p.tape[:0], nil, "", nil
-	if cap(p.tape) > 1<<16 {
+	if cap(p.tape) > maxPooledTape {
 		p.tape = nil
 	}
 	parserPool.Put(p)
@@ -104,7 +104,42 @@ const hardMaxDepth = 10000
 //
 // The returned tree refers to data without copying it: data must not be
 // modified while the tree is in use.
-func Parse(data []byte, lim Limits) (Value, error) {
+func Parse(data []byte, lim Limits) (Value, error) { return parse(data, lim, false) }
+
+// ParseScratch is Parse for a tree that is needed only briefly. Its nodes
+// are the parser's scratch tape, handed over instead of copied, and
+// Release hands them back for the next document, so that parsing one
+// document after another allocates no nodes. No Value of the tree may be
+// used after Release: reading one panics.
+func ParseScratch(data []byte, lim Limits) (Value, error) { return parse(data, lim, true) }
+
+// tapePool holds the tapes of released scratch trees.
+var tapePool sync.Pool // of *[]node
+
+// Release gives the nodes of a tree from ParseScratch back for reuse; v
+// may be any value of the tree. It does nothing for a tree from Parse.
+// Values of the tree are not to be used afterwards.
+func (v Value) Release() {
+	d := v.d
+	if d == nil || !d.scratch || d.nodes == nil {
+		return
+	}
+	tape, box := d.nodes[:0], d.box
+	d.nodes, d.box = nil, nil
+	if cap(tape) <= maxPooledTape {
+		if box == nil {
+			box = new([]node)
+		}
+		*box = tape
+		tapePool.Put(box)
+	}
+}
+
+// maxPooledTape is the capacity of the largest tape kept for reuse, in
+// nodes.
+const maxPooledTape = 1 << 16
+
+func parse(data []byte, lim Limits, scratch bool) (Value, error) {
 	p := parserPool.Get().(*parser)
 	defer p.release()
 	p.src, p.pos, p.depth, p.nodes, p.lim, p.bent = unsafe.String(unsafe.SliceData(data), len(data)), 0, 0, 0, lim, 0
@@ -127,8 +162,16 @@ func Parse(data []byte, lim Limits) (Value, error) {
 	if p.pos != len(p.src) {
 		return Value{}, finish(p.fail(ErrSyntax, "expected end of input after the top-level value, found "+p.found()))
 	}
-	d := &doc{src: p.src, nodes: make([]node, len(p.tape)), esc: p.esc}
-	copy(d.nodes, p.tape)
+	d := &doc{src: p.src, esc: p.esc, scratch: scratch}
+	if scratch {
+		d.nodes, p.tape = p.tape, nil
+		if box, ok := tapePool.Get().(*[]node); ok { // the box takes d.nodes back on Release
+			p.tape, *box, d.box = *box, nil, box
+		}
+	} else {
+		d.nodes = make([]node, len(p.tape))
+		copy(d.nodes, p.tape)
+	}
 	return Value{d: d}, nil
 }
 

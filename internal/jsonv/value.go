@@ -50,6 +50,10 @@ type doc struct {
 	src   string   // the document text
 	nodes []node   // values in document order; an object's members are key, value pairs
 	esc   []string // decoded text of strings that had escapes
+	// scratch marks a tree from ParseScratch, whose nodes Release takes
+	// back, in box when it is not nil.
+	scratch bool
+	box     *[]node
 }
 
 // node is one value (or member name) on the tape.
