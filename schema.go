@@ -163,7 +163,7 @@ type schema struct {
 	props     []schemaProp // sorted by name when there are many
 	items     *schema
 	enum      jsonv.Value   // the enum array; nil: no enum
-	enumStrs  *[]string     // the sorted strings of a long enum; nil: scan enum
+	enumStrs  []string      // the strings of enum, sorted when there are more than schemaLinearScan
 	constant  jsonv.Value   // valid when has&hasConst
 	bounds    *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
 	pattern   *pattern.Pattern
@@ -231,16 +231,11 @@ func (s *schema) enumContains(v jsonv.Value) bool {
 	}
 	if v.Kind() == jsonv.String {
 		str := v.Str()
-		if s.enumStrs != nil {
-			_, ok := slices.BinarySearch(*s.enumStrs, str)
+		if len(s.enumStrs) > schemaLinearScan {
+			_, ok := slices.BinarySearch(s.enumStrs, str)
 			return ok
 		}
-		for it := s.enum.Iter(); it.Next(); {
-			if e := it.Value(); e.Kind() == jsonv.String && e.Str() == str {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(s.enumStrs, str)
 	}
 	for it := s.enum.Iter(); it.Next(); {
 		if schemaEqual(it.Value(), v) {

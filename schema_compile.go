@@ -68,7 +68,7 @@ type schemaCompiler struct {
 	slab         []schema // preallocated object schemas, handed out in order
 	boundSlab    []schemaBounds
 	props        []schemaProp // backing store of every properties list
-	names        []string     // backing store of every required list
+	strs         []string     // backing store of every required list and enum's strings
 	count        schemaCount
 	patternInsts int // estimated program size of the patterns compiled so far
 	classRanges  int // class ranges of the patterns compiled so far
@@ -81,8 +81,9 @@ func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
 
 // schemaCount is what compiling a document builds, counted first so that
 // each kind of part is allocated at once: object schemas, schemas with
-// bounds or lengths, properties members and required names.
-type schemaCount struct{ schemas, bounded, props, required int }
+// bounds or lengths, properties members, and required names with enum
+// members (strs).
+type schemaCount struct{ schemas, bounded, props, strs int }
 
 // countSchemas counts the object schemas that compiling v will build.
 func countSchemas(v jsonv.Value) schemaCount {
@@ -96,7 +97,7 @@ func countSchemas(v jsonv.Value) schemaCount {
 		n.schemas += k.schemas
 		n.bounded += k.bounded
 		n.props += k.props
-		n.required += k.required
+		n.strs += k.strs
 	}
 	for it := v.Iter(); it.Next(); {
 		m := it.Member()
@@ -108,8 +109,8 @@ func countSchemas(v jsonv.Value) schemaCount {
 					add(p.Value())
 				}
 			}
-		case "required":
-			n.required += m.Value.Len()
+		case "required", "enum":
+			n.strs += m.Value.Len()
 		case "items", "additionalProperties":
 			add(m.Value)
 		case "minimum", "maximum", "minLength", "maxLength":
@@ -207,7 +208,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind().String())
 				continue
 			}
-			compileEnum(s, val)
+			c.enum(s, val)
 		case "const":
 			s.constant = val
 			s.has |= hasConst
@@ -347,7 +348,7 @@ func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at *frame) {
 		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
 		return
 	}
-	names := take(&c.names, v.Len(), c.count.required)
+	names := take(&c.strs, v.Len(), c.count.strs)
 	for iter := v.Iter(); iter.Next(); {
 		if it := iter.Value(); it.Kind() != jsonv.String {
 			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind().String()+" at index "+strconv.Itoa(iter.Index()))
@@ -404,8 +405,8 @@ func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) 
 	s.props = props
 }
 
-// compileEnum indexes the enum array list for s.
-func compileEnum(s *schema, list jsonv.Value) {
+// enum indexes the enum array list for s.
+func (c *schemaCompiler) enum(s *schema, list jsonv.Value) {
 	s.enum = list
 	s.has |= hasEnum
 	nstr := 0
@@ -416,16 +417,19 @@ func compileEnum(s *schema, list jsonv.Value) {
 			nstr++
 		}
 	}
-	if nstr > schemaLinearScan {
-		strs := make([]string, 0, nstr)
-		for it := list.Iter(); it.Next(); {
-			if v := it.Value(); v.Kind() == jsonv.String {
-				strs = append(strs, v.Str())
-			}
-		}
-		slices.Sort(strs)
-		s.enumStrs = &strs
+	if nstr == 0 {
+		return
 	}
+	strs := take(&c.strs, nstr, c.count.strs)
+	for it := list.Iter(); it.Next(); {
+		if v := it.Value(); v.Kind() == jsonv.String {
+			strs = append(strs, v.Str())
+		}
+	}
+	if nstr > schemaLinearScan {
+		slices.Sort(strs)
+	}
+	s.enumStrs = strs
 }
 
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with

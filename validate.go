@@ -202,7 +202,7 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 
 // enumConst applies enum and const to v.
 func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
-	if s.enum.IsValid() && (v.Kind() != jsonv.String || s.enumStrs == nil) && !w.spend(s.enum.Len()) {
+	if s.enum.IsValid() && (v.Kind() != jsonv.String || len(s.enumStrs) <= schemaLinearScan) && !w.spend(s.enum.Len()) {
 		w.exhausted(w.keywordPointer(s, "enum"))
 		return
 	}
