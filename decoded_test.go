@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -438,5 +439,42 @@ func TestRepeatedChecksShareNothing(t *testing.T) {
 	_, second := Check(lreq)
 	if errors.As(second, &e); e.Message == "edited" || e.Details[0].Path == "/edited" {
 		t.Errorf("a later Check saw the edits to an earlier error: %v", second)
+	}
+}
+
+// TestConcurrentChecksReuseTapes: goroutines decoding at once take parse
+// tapes from one pool and give them back; each must still get exactly the
+// answer a lone call gets, whatever document used its tape before.
+func TestConcurrentChecksReuseTapes(t *testing.T) {
+	files := benchFiles(t, "check_*.json")
+	type answer struct {
+		Res *CheckResult
+		Err string
+	}
+	want := map[string]answer{}
+	var names []string
+	for name, data := range files {
+		res, err := checkBytes(data)
+		want[name] = answer{res, fmt.Sprint(err)}
+		names = append(names, name)
+	}
+	done := make(chan error, 8)
+	for g := range cap(done) {
+		go func() {
+			for i := range 40 {
+				name := names[(g*7+i)%len(names)]
+				res, err := checkBytes(files[name])
+				if diff := cmp.Diff(want[name], answer{res, fmt.Sprint(err)}); diff != "" {
+					done <- fmt.Errorf("%s, goroutine %d, call %d (-alone +concurrent):\n%s", name, g, i, diff)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range cap(done) {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
