@@ -35,10 +35,12 @@ var (
 // (invalid_json), unknown or ill-typed members (invalid_request), and a
 // schema that is too large, malformed or uses keywords outside the subset.
 // Decoding does the whole check (validation, warnings, economics and
-// hash) and the returned request keeps its outcome, so Check of an
-// unchanged request only copies it out. Its byte fields are its own copies
-// and may be edited, in place or not: Check notices any edit and checks
-// the edited request as if it were sent anew.
+// hash), so its cost is the check's, within the work ceiling Check
+// describes, and the returned request keeps its outcome: Check of an
+// unchanged request only copies it out. A check over that ceiling is not
+// a decoding error: Check reports it. The request's byte fields are its
+// own copies and may be edited, in place or not: Check notices any edit
+// and checks the edited request as if it were sent anew.
 // A document over 67,108,861 bytes (64 MiB) is refused with
 // limit_exceeded (max_nodes); the server's body limit is far below it.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
@@ -77,7 +79,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 		return nil, e
 	}
 	p.publish(req, &t, spare)
-	p.outcome, p.err = t.check(req.Request.Method, req.Economics)
+	p.err = t.check(req.Request.Method, req.Economics, &p.outcome)
 	req.parsed = p
 	return req, nil
 }
@@ -305,9 +307,10 @@ func plainHTTPURL(s string) bool {
 // that needs more gets no verdict but an *Error with code limit_exceeded
 // and one detail, max_work, whose path is the schema's pattern or enum
 // keyword that needed the work (or the body value reached). The ceiling
-// keeps one call within tens of milliseconds of CPU for any request within
-// the size limits, so a caller that checks untrusted schemas need not run
-// its own timer. Compiling the schema's patterns, before validation, has
+// keeps DecodeCheckRequest, which does the validating for a request it
+// decodes, and Check of a request built in Go within tens of milliseconds
+// of CPU for any request within the size limits, so a caller that checks
+// untrusted schemas need not run its own timer. Compiling the schema's patterns, before validation, has
 // bounds of its own: 3,000 program instructions per pattern, 30,000 per
 // schema, and 60,000 character-class ranges per schema (a range or
 // character in a class counts one, \p{L} about 680); a schema over them
@@ -342,11 +345,11 @@ func (o *checkOutcome) clone() *CheckResult {
 	return &c.res
 }
 
-// check works out the outcome of the decoded request: the body validated
-// against the schema, the warnings, the economics and the request hash.
-// method and econ are the request's, as decoded.
-func (t *checkTree) check(method string, econ *CheckEconomics) (*checkOutcome, *Error) {
-	out := &checkOutcome{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
+// check works out the outcome of the decoded request into out: the body
+// validated against the schema, the warnings, the economics and the
+// request hash. method and econ are the request's, as decoded.
+func (t *checkTree) check(method string, econ *CheckEconomics, out *checkOutcome) *Error {
+	*out = checkOutcome{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
 	res := &out.res
 	errs := issueList{max: maxCheckErrors}
 
@@ -358,7 +361,7 @@ func (t *checkTree) check(method string, econ *CheckEconomics) (*checkOutcome, *
 		}
 	} else {
 		if err := t.schema.validateAt(t.parts.body, "/request/body", &errs, "/schema"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if errs.issues != nil {
@@ -380,10 +383,10 @@ func (t *checkTree) check(method string, econ *CheckEconomics) (*checkOutcome, *
 	}
 	hash, herr := requestHash(t)
 	if herr != nil {
-		return nil, herr
+		return herr
 	}
 	res.RequestHash = hash
-	return out, nil
+	return nil
 }
 
 // sensitiveHeaders are header names (lower case) that carry credentials.

@@ -24,7 +24,7 @@ package preflight
 // an edit. A check request keeps no tree at all: DecodeCheckRequest works
 // out the outcome while the tree is there and releases its nodes to jsonv
 // for the next request, and what sameAs compares are strings in the
-// private copy.
+// private copy (or, for a header with escapes, its decoded text).
 
 import (
 	"encoding/json"
@@ -40,12 +40,13 @@ import (
 // what decoding stored in the request, for sameAs. Nothing in it refers to
 // the tree.
 type parsedCheck struct {
-	outcome *checkOutcome // when err is nil
-	err     *Error        // a check that could not finish (max_work)
+	outcome checkOutcome // when err is nil
+	err     *Error       // a check that could not finish (max_work)
 	// The raw JSON texts as decoded, in the private copy, and whether
 	// each was present.
 	query, body, schema rawText
-	headers             []header // the headers members; none when absent
+	headers             []header  // the headers members; none when absent
+	headerRoom          [4]header // headers' first backing array
 	method, url         string
 	economics           CheckEconomics
 	hasEconomics        bool
@@ -127,7 +128,7 @@ func (p *parsedCheck) publish(req *CheckRequest, t *checkTree, spare []byte) {
 	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{t.parts.query, t.parts.body, t.rawSch})
 	p.query, p.body, p.schema = textOf(t.parts.query), textOf(t.parts.body), textOf(t.rawSch)
 	if h := t.parts.headers; h.IsValid() && h.Len() > 0 {
-		p.headers = make([]header, 0, h.Len())
+		p.headers = p.headerRoom[:0]
 		for it := h.Iter(); it.Next(); {
 			p.headers = append(p.headers, header{it.Key(), it.Value().Str()})
 		}
@@ -162,8 +163,8 @@ func (p *parsedCheck) sameAs(r *CheckRequest) bool {
 	return true
 }
 
-// parsedFor returns the parsed form of req, decoding it afresh when it was
-// built in Go or changed after decoding.
+// parsedFor returns what decoding kept of req, its outcome included,
+// decoding it afresh when it was built in Go or changed after decoding.
 func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	if req == nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}

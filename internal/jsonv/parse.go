@@ -118,7 +118,9 @@ var tapePool sync.Pool // of *[]node
 
 // Release gives the nodes of a tree from ParseScratch back for reuse; v
 // may be any value of the tree. It does nothing for a tree from Parse.
-// Values of the tree are not to be used afterwards.
+// Call it once, after every reader of the tree is done: it is the one
+// method of Value that is not safe for concurrent use, and Values of the
+// tree are not to be used afterwards.
 func (v Value) Release() {
 	d := v.d
 	if d == nil || !d.scratch || d.nodes == nil {
@@ -146,6 +148,9 @@ func parse(data []byte, lim Limits, scratch bool) (Value, error) {
 	p.data, p.pred = data, shape{}
 	if p.lim.MaxDepth <= 0 || p.lim.MaxDepth > hardMaxDepth {
 		p.lim.MaxDepth = hardMaxDepth
+	}
+	if p.tape == nil { // a new parser, or its tape went to a tree: grown once, not doubled from nothing
+		p.tape = make([]node, 0, min(len(data)/8+16, maxPooledTape))
 	}
 	if len(data) > maxDocBytes {
 		p.pos = maxDocBytes

@@ -1,6 +1,8 @@
 package jsonv
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -123,4 +125,55 @@ func TestParseScratchErrors(t *testing.T) {
 			t.Errorf("%q: ParseScratch error %v, Parse error %v", doc, got, want)
 		}
 	}
+}
+
+// FuzzParseScratch: a tree from ParseScratch reads as the tree from Parse
+// does, and stays so while other documents, failing ones included, are
+// parsed into reused tapes and released around it.
+func FuzzParseScratch(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), []byte(`[1,{"a":"b"}]`))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		lim := Limits{MaxDepth: 64}
+		wantA, errA := Parse(a, lim)
+		wantB, errB := Parse(b, lim)
+		var wa, wb tree
+		if errA == nil {
+			wa = toTree(wantA)
+		}
+		if errB == nil {
+			wb = toTree(wantB)
+		}
+		gotA, gerrA := ParseScratch(a, lim)
+		if fmt.Sprint(errA) != fmt.Sprint(gerrA) {
+			t.Fatalf("ParseScratch(a) error %v, Parse %v", gerrA, errA)
+		}
+		for range 3 {
+			gotB, gerrB := ParseScratch(b, lim)
+			if fmt.Sprint(errB) != fmt.Sprint(gerrB) {
+				t.Fatalf("ParseScratch(b) error %v, Parse %v", gerrB, errB)
+			}
+			if errB == nil {
+				if diff := cmp.Diff(wb, toTree(gotB)); diff != "" {
+					t.Fatalf("b reads differently (-Parse +ParseScratch):\n%s", diff)
+				}
+				want, _ := AppendCanonical(nil, wantB)
+				got, _ := AppendCanonical(nil, gotB)
+				if string(want) != string(got) {
+					t.Fatalf("b canonicalizes to %s, Parse's tree to %s", got, want)
+				}
+				gotB.Release()
+			}
+			if _, err := ParseScratch(append(bytes.Clone(b), '['), lim); err == nil { // fails midway
+				t.Fatal("a document with a trailing '[' parsed")
+			}
+		}
+		if errA == nil {
+			if diff := cmp.Diff(wa, toTree(gotA)); diff != "" {
+				t.Fatalf("a, held, changed (-Parse +ParseScratch):\n%s", diff)
+			}
+			gotA.Release()
+		}
+	})
 }

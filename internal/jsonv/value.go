@@ -81,7 +81,7 @@ const (
 
 // Value is one value of a parsed document: a small handle that is cheap to
 // copy. The zero Value is not valid. Values are read-only and safe for
-// concurrent use.
+// concurrent use, until the Release of a tree from ParseScratch.
 type Value struct {
 	d *doc
 	i uint32
