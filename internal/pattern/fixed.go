@@ -305,23 +305,19 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 	return set, true
 }
 
-// match reports whether s matches the fixed sequence. Neither way of
-// testing it branches on a byte, so that the tests of successive bytes
-// overlap.
-func (f *fixedSeq) match(s string) bool {
-	if len(s) < f.n || f.end && len(s) != f.n {
+// fits reports whether s is long enough for the sequence, and not longer
+// when the sequence ends the pattern.
+func (f *fixedSeq) fits(s string) bool {
+	return len(s) == f.n || len(s) > f.n && !f.end
+}
+
+// matchBytes is match for a sequence without word tests: it tests the
+// bytes one by one.
+func (f *fixedSeq) matchBytes(s string) bool {
+	if !f.fits(s) {
 		return false
 	}
 	s = s[:f.n]
-	if f.nwords > 0 {
-		return f.matchWords(s)
-	}
-	return f.matchBytes(s)
-}
-
-// matchBytes is match given the text's first f.n bytes, tested one
-// by one.
-func (f *fixedSeq) matchBytes(s string) bool {
 	var miss uint64
 	for i, k := range f.at {
 		c := s[i]
@@ -332,9 +328,11 @@ func (f *fixedSeq) matchBytes(s string) bool {
 	return miss == 0
 }
 
-// matchWords is match for a sequence with word tests, given the text's
-// first f.n bytes. No word stops the others early, so that their
-// tests overlap too.
+// match reports whether s matches the fixed sequence. Neither way of
+// testing it branches on a byte, so that the tests of successive bytes
+// overlap: a sequence of at least eight positions tests them eight at a
+// time, with its words, and a shorter one byte by byte (matchBytes). No
+// word stops the others early, so that their tests overlap too.
 //
 // Words of one, two and three terms (sets of digits; hex digits of one
 // case; letters and digits, or hex digits of both cases) have loops of
@@ -342,9 +340,16 @@ func (f *fixedSeq) matchBytes(s string) bool {
 // instructions than the tests it runs (its slicing, bounds checks and
 // counters, and the registers they take from the tests), while these
 // check the length of the terms left once per word and each term not at
-// all. On a batch of UUIDs, ids and timestamps matchWords takes half
-// the instructions it took with the general loop alone.
-func (f *fixedSeq) matchWords(s string) bool {
+// all. On a batch of UUIDs, ids and timestamps the words take half
+// the instructions they took with the general loop alone.
+func (f *fixedSeq) match(s string) bool {
+	if f.nwords == 0 {
+		return f.matchBytes(s)
+	}
+	if !f.fits(s) {
+		return false
+	}
+	s = s[:f.n]
 	// The high bit of each byte of out is set when some byte tested
 	// there is out of its set or is not ASCII (a byte that is not ASCII
 	// is in no set; its own high bit says so). Its other bits are noise.
