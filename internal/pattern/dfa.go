@@ -54,7 +54,6 @@ type dstate struct {
 	kstart, kend uint32 // the kernel, d.kernels[kstart:kend]
 	hash         uint64 // of the kernel and flags
 	flags        uint8
-	end          int8 // at the end of the text: 0 not known, 1 match, -1 not
 }
 
 // dfa is a pattern's lazily built DFA, held by a State.
@@ -63,7 +62,8 @@ type dfa struct {
 	classes [256]uint8 // the class of each byte; every non-ASCII byte is class nonASCII
 	// A state's row in trans has a column per ASCII class, one for the
 	// bytes that start a non-ASCII character (always unknown: they take
-	// the rune path) and one that says whether the state has an
+	// the rune path), one for the end of the text (matchState or
+	// deadState once known) and one that says whether the state has an
 	// acceleration table (k > 0: accels[k-1]; 0 or less: none yet, minus
 	// the bytes it stayed on).
 	nonASCII int
@@ -218,7 +218,7 @@ func (d *dfa) init(p *Pattern) {
 	for b := 128; b < 256; b++ {
 		d.classes[b] = uint8(d.nonASCII)
 	}
-	d.stride = d.nonASCII + 2
+	d.stride = d.nonASCII + 3
 	bounds = sortBounds(bounds)
 	if len(bounds) > 0 {
 		d.bounds = append(d.bounds0[:0:len(d.bounds0)], bounds...)
@@ -448,11 +448,20 @@ func (d *dfa) runeClass(r rune) uint64 {
 const maxClears = 2
 
 // match reports whether s contains a match, spending at most budget units
-// of work; ok is false when it ran out first.
+// of work; ok is false when it ran out first. It is small enough to be
+// inlined into MatchBudget, so that a match on a DFA that holds the
+// states it needs costs one call.
 func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
+	res := d.search(s, budget)
+	return res == matchState, d.work, res != outOfBudget
+}
+
+// search runs the DFA over s, spending at most budget units of work, and
+// returns matchState, deadState or outOfBudget.
+func (d *dfa) search(s string, budget int) int32 {
 	d.work, d.budget, d.clears = len(s), budget, 0
 	if d.work > d.budget {
-		return false, d.work, false
+		return outOfBudget
 	}
 	if len(d.states) > maxDFAStates/2 || len(d.kernels) > maxDFAKernels/2 {
 		// A search starts with at least half the cache free. Left nearly
@@ -462,42 +471,37 @@ func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
 		// soon holds every state the text needs.
 		d.reset()
 	}
-	res := d.search(s)
-	d.release()
-	return res == matchState, d.work, res != outOfBudget
-}
-
-// search runs the DFA over s and returns matchState, deadState or
-// outOfBudget.
-func (d *dfa) search(s string) int32 {
 	stride := d.stride
 	meta := stride - 1
 	first := int32(firstState) * int32(stride)
-	cur := d.startState() * int32(stride) // states are premultiplied here
+	cur := d.start * int32(stride) // states are premultiplied here
+	if d.start == unknownState {
+		cur = d.startState() * int32(stride)
+	}
 	trans, classes := d.trans, &d.classes
 	for i := 0; i < len(s); {
 		next := trans[int(cur)+int(classes[s[i]])]
 		if next >= first {
-			if next == cur {
-				// A self-loop: skip the run of bytes the state stays on.
-				k := trans[int(cur)+meta]
-				if k <= 0 {
-					if k > -accelAfter { // not worth a table yet
-						d.trans[int(cur)+meta]--
-						i++
-						continue
-					}
-					k = d.accelerate(cur)
-				}
-				acc := &d.accels[k-1]
+			if next != cur { // the common case: a known move to another state
+				cur = next
 				i++
-				for i < len(s) && acc[s[i]] {
-					i++
-				}
 				continue
 			}
-			cur = next
+			// A self-loop: skip the run of bytes the state stays on.
+			k := trans[int(cur)+meta]
+			if k <= 0 {
+				if k > -accelAfter { // not worth a table yet
+					d.trans[int(cur)+meta]--
+					i++
+					continue
+				}
+				k = d.accelerate(cur)
+			}
+			acc := &d.accels[k-1]
 			i++
+			for i < len(s) && acc[s[i]] {
+				i++
+			}
 			continue
 		}
 		var n int
@@ -516,7 +520,7 @@ func (d *dfa) search(s string) int32 {
 			var r rune
 			r, n = utf8.DecodeRuneInString(s[i:])
 			if r >= 0x10000 && d.p.midEmpty {
-				return matchState
+				return d.done(matchState)
 			}
 			key := uint64(cur)<<32 | d.runeClass(r)
 			var ok bool
@@ -535,30 +539,35 @@ func (d *dfa) search(s string) int32 {
 			}
 		}
 		if next < first {
-			return next // matchState, deadState or outOfBudget
+			return d.done(next) // matchState, deadState or outOfBudget
 		}
 		if d.clears >= maxClears {
-			return d.thrash(next, s[i+n:])
+			return d.done(d.thrash(next, s[i+n:]))
 		}
 		trans = d.trans
 		cur = next
 		i += n
 	}
-	st := &d.states[cur/int32(stride)]
-	if st.end == 0 {
+	// The end of the text: the row's end column holds the answer once
+	// known.
+	end := &trans[int(cur)+stride-2]
+	if *end == unknownState {
 		next, _ := d.step(cur/int32(stride), -1)
 		if next == outOfBudget {
-			return next
+			return d.done(next)
 		}
-		st.end = -1
-		if next == matchState {
-			st.end = 1
-		}
+		*end = next // matchState or deadState: at the end no state is built
 	}
-	if st.end == 1 {
-		return matchState
+	return d.done(*end)
+}
+
+// done returns res, giving the scratch space back first if the search
+// took it: only a search that builds states does.
+func (d *dfa) done(res int32) int32 {
+	if d.dfaScratch != nil {
+		d.release()
 	}
-	return deadState
+	return res
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an

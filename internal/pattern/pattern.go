@@ -297,17 +297,28 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 			return false, len(s), true
 		}
 		n := pp.seq.n
-		matched, work, ok = pp.rest.MatchBudget(st, s[n:], budget-n)
+		if d := st.dfa; d != nil { // most calls: straight to the DFA
+			matched, work, ok = d.match(s[n:], budget-n)
+		} else {
+			matched, work, ok = pp.rest.matchFirst(st, s[n:], budget-n)
+		}
 		return matched, work + n, ok
 	}
-	if st.dfa == nil {
-		if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
-			matched, work, ok = p.pikeBudget(s, budget)
-			st.pikeWork += work
-			return matched, work, ok
-		}
-		st.dfa = newDFA(p)
+	if d := st.dfa; d != nil {
+		return d.match(s, budget)
 	}
+	return p.matchFirst(st, s, budget)
+}
+
+// matchFirst is MatchBudget for a State that has no DFA yet: the Pike VM
+// runs, or the DFA is made.
+func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, work int, ok bool) {
+	if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
+		matched, work, ok = p.pikeBudget(s, budget)
+		st.pikeWork += work
+		return matched, work, ok
+	}
+	st.dfa = newDFA(p)
 	return st.dfa.match(s, budget)
 }
 
