@@ -354,31 +354,38 @@ func (f *fixedSeq) match(s string) bool {
 	// there is out of its set or is not ASCII (a byte that is not ASCII
 	// is in no set; its own high bit says so). Its other bits are noise.
 	var out uint64
-	last := len(s) - 8 // where the last word starts; len(s) is f.n, at least 8
+	// Every word but the last starts eight bytes after the one before,
+	// taken off the front of s; the last is the text's last eight bytes.
+	tail := load64(s[len(s)-8:]) // len(s) is f.n, at least 8
 	switch f.per {
 	case 1:
-		for w, t := range f.terms[:f.nwords] {
-			x := load64(s[min(8*w, last):])
-			out |= ^t.in(x) | x
+		ts := f.terms[:f.nwords]
+		for len(ts) > 1 {
+			x := load64(s)
+			out |= ^ts[0].in(x) | x
+			s, ts = s[8:], ts[1:]
 		}
+		out |= ^ts[0].in(tail) | tail
 	case 2:
 		// Taking the terms off the front of ts leaves the compiler a
 		// length it can check the indexes against, once per word.
 		ts := f.terms[:2*f.nwords]
-		for off := 0; len(ts) >= 2; off += 8 {
-			x := load64(s[min(off, last):])
+		for len(ts) > 2 {
+			x := load64(s)
 			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
-			ts = ts[2:]
+			s, ts = s[8:], ts[2:]
 		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail)) | tail
 	case 3:
 		ts := f.terms[:3*f.nwords]
-		for off := 0; len(ts) >= 3; off += 8 {
-			x := load64(s[min(off, last):])
+		for len(ts) > 3 {
+			x := load64(s)
 			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
-			ts = ts[3:]
+			s, ts = s[8:], ts[3:]
 		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail) | ts[2].in(tail)) | tail
 	default:
-		per := f.per
+		per, last := f.per, len(s)-8
 		for w := range f.nwords {
 			x := load64(s[min(8*w, last):])
 			var in uint64
