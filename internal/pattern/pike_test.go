@@ -1,0 +1,129 @@
+package pattern
+
+import (
+	"math"
+	"math/rand/v2"
+	"regexp/syntax"
+	"testing"
+	"unicode/utf8"
+)
+
+// simplePike is the Pike VM as first written: each character decoded
+// twice and the empty-width conditions worked out twice per position, every
+// thread tested by accepts. pikeBudget must answer as it does and count the
+// same work, which a request's work ceiling depends on.
+func (p *Pattern) simplePike(s string, budget int) (matched bool, work int, ok bool) {
+	work = len(s)
+	if work > budget {
+		return false, work, false
+	}
+	m := new(machine)
+	n := len(p.insts)
+	m.cur.reset(n)
+	m.next.reset(n)
+	now, later := &m.cur, &m.next
+	prev := rune(-1)
+	for pos := 0; ; {
+		r, width := rune(-1), 0
+		if pos < len(s) {
+			r, width = utf8.DecodeRuneInString(s[pos:])
+		}
+		if pos == 0 || !p.anchorStart {
+			m.follow(p.insts, now, p.start, syntax.EmptyOpContext(prev, r))
+		}
+		if work += len(now.dense); work > budget {
+			return false, work, false
+		}
+		if len(now.dense) == 0 && (p.anchorStart || pos >= len(s)) {
+			return false, work, true
+		}
+		if r >= 0x10000 && p.midEmpty && !p.anchorStart {
+			return true, work, true
+		}
+		if pos >= len(s) {
+			for _, pc := range now.dense {
+				if p.insts[pc].op == opMatch {
+					return true, work, true
+				}
+			}
+			return false, work, true
+		}
+		next := rune(-1)
+		if pos+width < len(s) {
+			next, _ = utf8.DecodeRuneInString(s[pos+width:])
+		}
+		after := syntax.EmptyOpContext(r, next)
+		for _, pc := range now.dense {
+			in := &p.insts[pc]
+			if in.op == opMatch {
+				return true, work, true
+			}
+			if p.accepts(in, r) {
+				m.follow(p.insts, later, in.out, after)
+			}
+		}
+		pos += width
+		prev = r
+		now, later = later, now
+		later.dense = later.dense[:0]
+	}
+}
+
+// TestPikeCountsAsSimplePike checks pikeBudget against simplePike on the
+// hand-written cases and on the random patterns and texts of the V8
+// test, with and without a budget that runs out.
+func TestPikeCountsAsSimplePike(t *testing.T) {
+	type job struct {
+		src string
+		in  []string
+	}
+	var jobs []job
+	for _, c := range cases {
+		jobs = append(jobs, job{c.pattern, inputs})
+	}
+	r := rand.New(rand.NewPCG(7, 2026))
+	for range 3000 {
+		g := gen{r: r}
+		n := g.disjunction(3)
+		var in []string
+		for range 8 {
+			in = append(in, n.sample(r), mutate(r, n.sample(r)))
+		}
+		jobs = append(jobs, job{n.src, append(in, edgeInputs...)})
+	}
+	checked := 0
+	for _, j := range jobs {
+		p, _, err := Compile(j.src, 1<<12)
+		if err != nil {
+			continue
+		}
+		for _, q := range []*Pattern{p, restOf(p)} {
+			if q == nil {
+				continue
+			}
+			for _, s := range j.in {
+				m0, w0, ok0 := q.simplePike(s, math.MaxInt)
+				m1, w1, ok1 := q.pikeBudget(s, math.MaxInt)
+				if m0 != m1 || w0 != w1 || ok0 != ok1 {
+					t.Fatalf("%q on %q: pikeBudget %v, %d, %v; simplePike %v, %d, %v", j.src, s, m1, w1, ok1, m0, w0, ok0)
+				}
+				budget := r.IntN(w0 + 1)
+				m0, w0, ok0 = q.simplePike(s, budget)
+				m1, w1, ok1 = q.pikeBudget(s, budget)
+				if ok0 != ok1 || w0 != w1 || ok0 && m0 != m1 {
+					t.Fatalf("%q on %q, budget %d: pikeBudget %v, %d, %v; simplePike %v, %d, %v", j.src, s, budget, m1, w1, ok1, m0, w0, ok0)
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d patterns, %d texts checked", len(jobs), checked)
+}
+
+// restOf returns the pattern that goes on from p's fixed prefix, or nil.
+func restOf(p *Pattern) *Pattern {
+	if p.prefix == nil {
+		return nil
+	}
+	return &p.prefix.rest
+}
