@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math"
 	"math/bits"
 	"regexp/syntax"
 	"slices"
@@ -54,6 +55,11 @@ type dstate struct {
 	kstart, kend uint32 // the kernel, d.kernels[kstart:kend]
 	hash         uint64 // of the kernel and flags
 	flags        uint8
+	// threads, for pikeSearch, is the work the Pike VM counts at a
+	// position in this state, plus one (0: not known): before a character
+	// that is not a word character, one that is, and at the end of the
+	// text. It fills the padding after flags.
+	threads [3]uint16
 }
 
 // dfa is a pattern's lazily built DFA, held by a State.
@@ -568,6 +574,74 @@ func (d *dfa) done(res int32) int32 {
 		d.release()
 	}
 	return res
+}
+
+// pikeSearch is match for a State still in its Pike VM phase (see
+// matchFirst): it answers as the Pike VM does and counts work as the Pike
+// VM does, one unit per byte of s charged up front and one per thread at
+// each position, but it keeps the transitions it works out, and the
+// threads at each state, so that a text that takes the same steps again
+// costs a DFA's steps. The threads at a position are the closure a DFA
+// step follows, which depends on the state and on whether the character
+// is a word character or the end of the text (see advance).
+//
+// Its transitions hold state numbers, not premultiplied ones, and may
+// lead to matchState and deadState, which a DFA's never do: its DFA must
+// be reset before it searches as a DFA.
+func (d *dfa) pikeSearch(s string, budget int) (matched bool, work int, ok bool) {
+	work = len(s)
+	if work > budget {
+		return false, work, false
+	}
+	// The Pike VM's count is kept in work; the steps' own is not used.
+	d.work, d.budget, d.clears = 0, math.MaxInt, 0
+	stride := d.stride
+	id := d.startState()
+	for i := 0; ; {
+		col, kind, r, n := stride-2, 2, rune(-1), 0 // the end of the text
+		if i < len(s) {
+			if b := s[i]; b < utf8.RuneSelf {
+				col, kind, r, n = int(d.classes[b]), 0, rune(b), 1
+			} else {
+				r, n = utf8.DecodeRuneInString(s[i:])
+				col, kind = -1, 0 // the transition is not kept: such characters are rare here
+			}
+			if d.useWord && syntax.IsWordChar(r) {
+				kind = 1
+			}
+		}
+		row := int(id) * stride
+		next, cost := unknownState, int32(d.states[id].threads[kind])-1
+		if col >= 0 {
+			next = d.trans[row+col]
+		}
+		if next == unknownState || cost < 0 {
+			var cleared bool
+			next, cleared = d.step(id, r)
+			if next >= firstState*int32(stride) {
+				next /= int32(stride)
+			}
+			cost = int32(len(d.closure.dense)) // the threads at this position
+			if !cleared {
+				if col >= 0 {
+					d.trans[row+col] = next
+				}
+				if cost < 1<<16-1 {
+					d.states[id].threads[kind] = uint16(cost + 1)
+				}
+			}
+		}
+		if work += int(cost); work > budget {
+			d.done(0)
+			return false, work, false
+		}
+		if next < firstState || r >= 0x10000 && d.p.midEmpty && !d.p.anchorStart {
+			d.done(0)
+			return next == matchState || next >= firstState, work, true
+		}
+		id = next
+		i += n
+	}
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an

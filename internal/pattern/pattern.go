@@ -203,6 +203,7 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 const (
 	pikeMaxText = 64
 	pikePromote = 256
+	pikeAlone   = 4 // see matchFirst
 )
 
 // threadList is a sparse set of program counters.
@@ -266,8 +267,13 @@ func (p *Pattern) MatchString(s string) bool {
 // same count for the same texts gives each run its own State: a validator
 // uses a fresh one per pattern per validation.
 type State struct {
-	dfa      *dfa
-	pikeWork int
+	dfa *dfa
+	// pike keeps the transitions the Pike VM phase has worked out, from
+	// its second text on (see dfa.pikeSearch); it becomes dfa, emptied,
+	// when the phase ends.
+	pike      *dfa
+	pikeWork  int
+	pikeTexts int // the texts the Pike VM proper has run, up to pikeAlone
 }
 
 // MatchBudget is MatchString with a bound on the work it may do, for a
@@ -312,13 +318,33 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 
 // matchFirst is MatchBudget for a State that has no DFA yet: the Pike VM
 // runs, or the DFA is made.
+//
+// The Pike VM phase runs its first pikeAlone texts on the Pike VM proper,
+// which needs no memory (most patterns see no more); the next ones run on
+// a DFA that counts work as the Pike VM does (pikeSearch), so that a
+// pattern that sees more values steps over each state once there too. When the phase ends, that DFA is
+// emptied and goes on as the State's DFA, which counts as a new one does:
+// the work of a text is the same whichever way the phase ran it.
 func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, work int, ok bool) {
 	if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
-		matched, work, ok = p.pikeBudget(s, budget)
+		if st.pikeTexts < pikeAlone {
+			st.pikeTexts++
+			matched, work, ok = p.pikeBudget(s, budget)
+		} else {
+			if st.pike == nil {
+				st.pike = newDFA(p)
+			}
+			matched, work, ok = st.pike.pikeSearch(s, budget)
+		}
 		st.pikeWork += work
 		return matched, work, ok
 	}
-	st.dfa = newDFA(p)
+	if d := st.pike; d != nil {
+		d.reset()
+		st.dfa, st.pike = d, nil
+	} else {
+		st.dfa = newDFA(p)
+	}
 	return st.dfa.match(s, budget)
 }
 

@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp/syntax"
@@ -126,4 +127,82 @@ func restOf(p *Pattern) *Pattern {
 		return nil
 	}
 	return &p.prefix.rest
+}
+
+// TestStateCountsAsBefore runs texts one after another with a State, as a
+// validator does with the values of one pattern, and checks each answer
+// and count against the matching as first written: simplePike while the
+// Pike VM phase lasts, then a new DFA. pikeSearch keeps the phase's
+// transitions in a DFA and the DFA that follows is that one emptied, so
+// this holds them to the counts a request's work ceiling was set with.
+func TestStateCountsAsBefore(t *testing.T) {
+	defer func(s, k int) { maxDFAStates, maxDFAKernels = s, k }(maxDFAStates, maxDFAKernels)
+	for _, limits := range [][2]int{{maxDFAStates, maxDFAKernels}, {6, 1 << 18}, {1 << 12, 24}} {
+		maxDFAStates, maxDFAKernels = limits[0], limits[1]
+		t.Run(fmt.Sprintf("cache=%d,%d", limits[0], limits[1]), stateCountsAsBefore)
+	}
+}
+
+// stateCountsAsBefore is TestStateCountsAsBefore with the cache bounds
+// set.
+func stateCountsAsBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 2026))
+	type job struct {
+		src string
+		in  []string
+	}
+	var jobs []job
+	for _, c := range cases {
+		jobs = append(jobs, job{c.pattern, inputs})
+	}
+	for range 2000 {
+		g := gen{r: r}
+		n := g.disjunction(3)
+		var in []string
+		for range 6 {
+			in = append(in, n.sample(r), mutate(r, n.sample(r)))
+		}
+		jobs = append(jobs, job{n.src, append(in, edgeInputs...)})
+	}
+	runs := 0
+	for _, j := range jobs {
+		p, _, err := Compile(j.src, 1<<12)
+		if err != nil {
+			continue
+		}
+		for _, q := range []*Pattern{p, restOf(p)} {
+			if q == nil {
+				continue
+			}
+			// The general path: no fixed sequence, no prefix.
+			q = &Pattern{src: q.src, insts: q.insts, runes: q.runes, start: q.start, anchorStart: q.anchorStart, midEmpty: q.midEmpty}
+			var st State
+			var ref *dfa
+			refPike := 0
+			for k := range 60 {
+				s := j.in[r.IntN(len(j.in))]
+				budget := math.MaxInt
+				if k%5 == 4 {
+					budget = r.IntN(4 * (len(s) + 1) * len(q.insts))
+				}
+				var m0, ok0 bool
+				var w0 int
+				if ref == nil && len(s) <= pikeMaxText && refPike < pikePromote {
+					m0, w0, ok0 = q.simplePike(s, budget)
+					refPike += w0
+				} else {
+					if ref == nil {
+						ref = newDFA(q)
+					}
+					m0, w0, ok0 = ref.match(s, budget)
+				}
+				m1, w1, ok1 := q.MatchBudget(&st, s, budget)
+				if ok0 != ok1 || w0 != w1 || ok0 && m0 != m1 {
+					t.Fatalf("%q, text %d %q, budget %d: got %v, %d, %v; want %v, %d, %v", j.src, k, s, budget, m1, w1, ok1, m0, w0, ok0)
+				}
+			}
+			runs++
+		}
+	}
+	t.Logf("%d patterns run with a State", runs)
 }
