@@ -360,6 +360,11 @@ func (f *fixedSeq) match(s string) bool {
 	switch f.per {
 	case 1:
 		ts := f.terms[:f.nwords]
+		for len(ts) > 2 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^ts[0].in(x) | x | ^ts[1].in(y) | y
+			s, ts = s[16:], ts[2:]
+		}
 		for len(ts) > 1 {
 			x := load64(s)
 			out |= ^ts[0].in(x) | x
@@ -370,6 +375,11 @@ func (f *fixedSeq) match(s string) bool {
 		// Taking the terms off the front of ts leaves the compiler a
 		// length it can check the indexes against, once per word.
 		ts := f.terms[:2*f.nwords]
+		for len(ts) > 4 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x)) | x | ^(ts[2].in(y) | ts[3].in(y)) | y
+			s, ts = s[16:], ts[4:]
+		}
 		for len(ts) > 2 {
 			x := load64(s)
 			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
@@ -378,6 +388,11 @@ func (f *fixedSeq) match(s string) bool {
 		out |= ^(ts[0].in(tail) | ts[1].in(tail)) | tail
 	case 3:
 		ts := f.terms[:3*f.nwords]
+		for len(ts) > 6 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x | ^(ts[3].in(y) | ts[4].in(y) | ts[5].in(y)) | y
+			s, ts = s[16:], ts[6:]
+		}
 		for len(ts) > 3 {
 			x := load64(s)
 			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
