@@ -485,7 +485,14 @@ func (d *dfa) search(s string, budget int) int32 {
 		cur = d.startState() * int32(stride)
 	}
 	trans, classes := d.trans, &d.classes
+	short := len(s) <= shortText
 	for i := 0; i < len(s); {
+		if short {
+			n, to := walk(trans, classes, s[i:], cur, first)
+			if i, cur = i+n, to; i == len(s) {
+				break
+			}
+		}
 		next := trans[int(cur)+int(classes[s[i]])]
 		if next >= first {
 			if next != cur { // the common case: a known move to another state
@@ -642,6 +649,27 @@ func (d *dfa) pikeSearch(s string, budget int) (matched bool, work int, ok bool)
 		id = next
 		i += n
 	}
+}
+
+// shortText is the longest text search runs with walk: a longer one may
+// stay in a state long enough for its acceleration table to pay.
+const shortText = 64
+
+// walk follows the known transitions from the state at row cur over s as
+// far as they go, and returns how many bytes it went over and the state
+// it is in then: it stops at the end of s and at a byte whose transition
+// is not known or leaves the DFA's states. It is search's loop for short
+// texts: it steps over a state's self-loops as over any transition, where
+// the loop for long texts checks for them and skips their runs.
+func walk(trans []int32, classes *[256]uint8, s string, cur, first int32) (int, int32) {
+	for i := 0; i < len(s); i++ {
+		next := trans[int(cur)+int(classes[s[i]])]
+		if next < first {
+			return i, cur
+		}
+		cur = next
+	}
+	return len(s), cur
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an
