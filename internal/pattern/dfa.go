@@ -495,26 +495,26 @@ func (d *dfa) search(s string, budget int) int32 {
 		}
 		next := trans[int(cur)+int(classes[s[i]])]
 		if next >= first {
-			if next != cur { // the common case: a known move to another state
-				cur = next
+			if next == cur {
+				// A self-loop: skip the run of bytes the state stays on.
+				k := trans[int(cur)+meta]
+				if k <= 0 {
+					if k > -accelAfter { // not worth a table yet
+						d.trans[int(cur)+meta]--
+						i++
+						continue
+					}
+					k = d.accelerate(cur)
+				}
+				acc := &d.accels[k-1]
 				i++
+				for i < len(s) && acc[s[i]] {
+					i++
+				}
 				continue
 			}
-			// A self-loop: skip the run of bytes the state stays on.
-			k := trans[int(cur)+meta]
-			if k <= 0 {
-				if k > -accelAfter { // not worth a table yet
-					d.trans[int(cur)+meta]--
-					i++
-					continue
-				}
-				k = d.accelerate(cur)
-			}
-			acc := &d.accels[k-1]
+			cur = next
 			i++
-			for i < len(s) && acc[s[i]] {
-				i++
-			}
 			continue
 		}
 		var n int
