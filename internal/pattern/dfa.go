@@ -458,13 +458,54 @@ const maxClears = 2
 // inlined into MatchBudget, so that a match on a DFA that holds the
 // states it needs costs one call.
 func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
-	res := d.search(s, budget)
+	res := d.run(s, budget)
 	return res == matchState, d.work, res != outOfBudget
 }
 
+// shortText is the longest text run tries on known transitions alone: a
+// longer one may stay in a state long enough for search's acceleration
+// table to pay.
+const shortText = 64
+
+// run is search, tried first, for a short text, on the transitions the
+// DFA knows: most texts a State sees after its first few take only
+// those, and then it costs a small loop and none of search's setting up.
+// It hands the text over to search where the transition it needs is not
+// known yet, at the first byte of a character beyond ASCII (whose column
+// is never known) or at the end, and search goes on from there: the
+// transitions run took are the ones search would have taken, and cost the
+// one unit per byte search charges up front. It leaves the text to search
+// from the start when search would empty the cache first, which it then
+// refills, counting the work.
+func (d *dfa) run(s string, budget int) int32 {
+	if len(s) > shortText || len(s) > budget || d.start == unknownState ||
+		2*len(d.states) > maxDFAStates || 2*len(d.kernels) > maxDFAKernels {
+		return d.search(s, budget, 0, unknownState)
+	}
+	stride := int32(d.stride)
+	first := int32(firstState) * stride
+	cur := d.start * stride
+	trans := d.trans
+	for i := 0; i < len(s); i++ {
+		next := trans[int(cur)+int(d.classes[s[i]])]
+		if next < first {
+			return d.search(s, budget, i, cur)
+		}
+		cur = next
+	}
+	end := trans[int(cur)+int(stride)-2]
+	if end == unknownState {
+		return d.search(s, budget, len(s), cur)
+	}
+	d.work = len(s)
+	return end
+}
+
 // search runs the DFA over s, spending at most budget units of work, and
-// returns matchState, deadState or outOfBudget.
-func (d *dfa) search(s string, budget int) int32 {
+// returns matchState, deadState or outOfBudget. It starts at byte from in
+// the state at row cur, which run has reached on known transitions, or at
+// the start when cur is unknownState.
+func (d *dfa) search(s string, budget int, from int, cur int32) int32 {
 	d.work, d.budget, d.clears = len(s), budget, 0
 	if d.work > d.budget {
 		return outOfBudget
@@ -480,19 +521,11 @@ func (d *dfa) search(s string, budget int) int32 {
 	stride := d.stride
 	meta := stride - 1
 	first := int32(firstState) * int32(stride)
-	cur := d.start * int32(stride) // states are premultiplied here
-	if d.start == unknownState {
-		cur = d.startState() * int32(stride)
+	if cur == unknownState {
+		from, cur = 0, d.startState()*int32(stride) // states are premultiplied here
 	}
 	trans, classes := d.trans, &d.classes
-	short := len(s) <= shortText
-	for i := 0; i < len(s); {
-		if short {
-			n, to := walk(trans, classes, s[i:], cur, first)
-			if i, cur = i+n, to; i == len(s) {
-				break
-			}
-		}
+	for i := from; i < len(s); {
 		next := trans[int(cur)+int(classes[s[i]])]
 		if next >= first {
 			if next == cur {
@@ -649,27 +682,6 @@ func (d *dfa) pikeSearch(s string, budget int) (matched bool, work int, ok bool)
 		id = next
 		i += n
 	}
-}
-
-// shortText is the longest text search runs with walk: a longer one may
-// stay in a state long enough for its acceleration table to pay.
-const shortText = 64
-
-// walk follows the known transitions from the state at row cur over s as
-// far as they go, and returns how many bytes it went over and the state
-// it is in then: it stops at the end of s and at a byte whose transition
-// is not known or leaves the DFA's states. It is search's loop for short
-// texts: it steps over a state's self-loops as over any transition, where
-// the loop for long texts checks for them and skips their runs.
-func walk(trans []int32, classes *[256]uint8, s string, cur, first int32) (int, int32) {
-	for i := 0; i < len(s); i++ {
-		next := trans[int(cur)+int(classes[s[i]])]
-		if next < first {
-			return i, cur
-		}
-		cur = next
-	}
-	return len(s), cur
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an
