@@ -175,31 +175,16 @@ func stateCountsAsBefore(t *testing.T) {
 			if q == nil {
 				continue
 			}
-			// The general path: no fixed sequence, no prefix.
-			q = &Pattern{src: q.src, insts: q.insts, runes: q.runes, start: q.start, anchorStart: q.anchorStart, midEmpty: q.midEmpty}
+			q = general(q)
 			var st State
-			var ref *dfa
-			refPike := 0
+			var ref stateRef
 			for k := range 60 {
 				s := j.in[r.IntN(len(j.in))]
 				budget := math.MaxInt
 				if k%5 == 4 {
 					budget = r.IntN(4 * (len(s) + 1) * len(q.insts))
 				}
-				var m0, ok0 bool
-				var w0 int
-				if ref == nil && len(s) <= pikeMaxText && refPike < pikePromote {
-					m0, w0, ok0 = q.simplePike(s, budget)
-					refPike += w0
-				} else {
-					if ref == nil {
-						ref = newDFA(q)
-					}
-					// search alone, from the start: not run's known
-					// transitions first.
-					res := ref.search(s, budget, 0, unknownState)
-					m0, w0, ok0 = res == matchState, ref.work, res != outOfBudget
-				}
+				m0, w0, ok0 := ref.match(q, s, budget)
 				m1, w1, ok1 := q.MatchBudget(&st, s, budget)
 				if ok0 != ok1 || w0 != w1 || ok0 && m0 != m1 {
 					t.Fatalf("%q, text %d %q, budget %d: got %v, %d, %v; want %v, %d, %v", j.src, k, s, budget, m1, w1, ok1, m0, w0, ok0)
@@ -209,4 +194,33 @@ func stateCountsAsBefore(t *testing.T) {
 		}
 	}
 	t.Logf("%d patterns run with a State", runs)
+}
+
+// stateRef is a State's matching as first written: simplePike while the
+// Pike VM phase lasts, then a new DFA that runs search alone, from the
+// start of each text rather than on run's known transitions first.
+type stateRef struct {
+	dfa      *dfa
+	pikeWork int
+}
+
+// match is MatchBudget on the general path (no fixed sequence, no
+// prefix) as first written.
+func (ref *stateRef) match(p *Pattern, s string, budget int) (matched bool, work int, ok bool) {
+	if ref.dfa == nil && len(s) <= pikeMaxText && ref.pikeWork < pikePromote {
+		matched, work, ok = p.simplePike(s, budget)
+		ref.pikeWork += work
+		return matched, work, ok
+	}
+	if ref.dfa == nil {
+		ref.dfa = newDFA(p)
+	}
+	res := ref.dfa.search(s, budget, 0, unknownState)
+	return res == matchState, ref.dfa.work, res != outOfBudget
+}
+
+// general returns p on the general path: without its fixed sequence or
+// prefix, if it has one.
+func general(p *Pattern) *Pattern {
+	return &Pattern{src: p.src, insts: p.insts, runes: p.runes, start: p.start, anchorStart: p.anchorStart, midEmpty: p.midEmpty}
 }
