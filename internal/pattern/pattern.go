@@ -268,9 +268,9 @@ func (p *Pattern) MatchString(s string) bool {
 // uses a fresh one per pattern per validation.
 type State struct {
 	dfa *dfa
-	// pike keeps the transitions the Pike VM phase has worked out, from
-	// its second text on (see dfa.pikeSearch); it becomes dfa, emptied,
-	// when the phase ends.
+	// pike keeps the transitions the Pike VM phase has worked out once
+	// pikeAlone texts have run on the Pike VM proper (see matchFirst); it
+	// becomes dfa, emptied, when the phase ends.
 	pike      *dfa
 	pikeWork  int
 	pikeTexts int // the texts the Pike VM proper has run, up to pikeAlone
@@ -322,9 +322,10 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 // The Pike VM phase runs its first pikeAlone texts on the Pike VM proper,
 // which needs no memory (most patterns see no more); the next ones run on
 // a DFA that counts work as the Pike VM does (pikeSearch), so that a
-// pattern that sees more values steps over each state once there too. When the phase ends, that DFA is
-// emptied and goes on as the State's DFA, which counts as a new one does:
-// the work of a text is the same whichever way the phase ran it.
+// pattern that sees more values steps over each state once there too.
+// When the phase ends, that DFA is emptied and goes on as the State's
+// DFA, which counts as a new one does: the work of a text is the same
+// whichever way the phase ran it.
 func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, work int, ok bool) {
 	if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
 		if st.pikeTexts < pikeAlone {
