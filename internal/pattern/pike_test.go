@@ -74,34 +74,11 @@ func (p *Pattern) simplePike(s string, budget int) (matched bool, work int, ok b
 // hand-written cases and on the random patterns and texts of the V8
 // test, with and without a budget that runs out.
 func TestPikeCountsAsSimplePike(t *testing.T) {
-	type job struct {
-		src string
-		in  []string
-	}
-	var jobs []job
-	for _, c := range cases {
-		jobs = append(jobs, job{c.pattern, inputs})
-	}
 	r := rand.New(rand.NewPCG(7, 2026))
-	for range 3000 {
-		g := gen{r: r}
-		n := g.disjunction(3)
-		var in []string
-		for range 8 {
-			in = append(in, n.sample(r), mutate(r, n.sample(r)))
-		}
-		jobs = append(jobs, job{n.src, append(in, edgeInputs...)})
-	}
+	jobs := patternJobs(r, 3000, 8)
 	checked := 0
 	for _, j := range jobs {
-		p, _, err := Compile(j.src, 1<<12)
-		if err != nil {
-			continue
-		}
-		for _, q := range []*Pattern{p, restOf(p)} {
-			if q == nil {
-				continue
-			}
+		for _, q := range j.ps {
 			for _, s := range j.in {
 				m0, w0, ok0 := q.simplePike(s, math.MaxInt)
 				m1, w1, ok1 := q.pikeBudget(s, math.MaxInt)
@@ -119,14 +96,6 @@ func TestPikeCountsAsSimplePike(t *testing.T) {
 		}
 	}
 	t.Logf("%d patterns, %d texts checked", len(jobs), checked)
-}
-
-// restOf returns the pattern that goes on from p's fixed prefix, or nil.
-func restOf(p *Pattern) *Pattern {
-	if p.prefix == nil {
-		return nil
-	}
-	return &p.prefix.rest
 }
 
 // TestStateCountsAsBefore runs texts one after another with a State, as a
@@ -148,33 +117,10 @@ func TestStateCountsAsBefore(t *testing.T) {
 // set.
 func stateCountsAsBefore(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 2026))
-	type job struct {
-		src string
-		in  []string
-	}
-	var jobs []job
-	for _, c := range cases {
-		jobs = append(jobs, job{c.pattern, inputs})
-	}
-	for range 2000 {
-		g := gen{r: r}
-		n := g.disjunction(3)
-		var in []string
-		for range 6 {
-			in = append(in, n.sample(r), mutate(r, n.sample(r)))
-		}
-		jobs = append(jobs, job{n.src, append(in, edgeInputs...)})
-	}
+	jobs := patternJobs(r, 2000, 6)
 	runs := 0
 	for _, j := range jobs {
-		p, _, err := Compile(j.src, 1<<12)
-		if err != nil {
-			continue
-		}
-		for _, q := range []*Pattern{p, restOf(p)} {
-			if q == nil {
-				continue
-			}
+		for _, q := range j.ps {
 			q = general(q)
 			var st State
 			var ref stateRef
@@ -223,4 +169,44 @@ func (ref *stateRef) match(p *Pattern, s string, budget int) (matched bool, work
 // prefix, if it has one.
 func general(p *Pattern) *Pattern {
 	return &Pattern{src: p.src, insts: p.insts, runes: p.runes, start: p.start, anchorStart: p.anchorStart, midEmpty: p.midEmpty}
+}
+
+// patternJob is a pattern, compiled, and texts to match it against: ps
+// holds the pattern and, when it has a fixed prefix, the pattern that
+// goes on from it.
+type patternJob struct {
+	src string
+	ps  []*Pattern
+	in  []string
+}
+
+// patternJobs returns the hand-written cases with their inputs, and n
+// random patterns of the V8 test's generator, each with k samples, k
+// near misses and the edge inputs; those that compile.
+func patternJobs(r *rand.Rand, n, k int) []patternJob {
+	var jobs []patternJob
+	add := func(src string, in []string) {
+		p, _, err := Compile(src, 1<<12)
+		if err != nil {
+			return
+		}
+		j := patternJob{src, []*Pattern{p}, in}
+		if p.prefix != nil {
+			j.ps = append(j.ps, &p.prefix.rest)
+		}
+		jobs = append(jobs, j)
+	}
+	for _, c := range cases {
+		add(c.pattern, inputs)
+	}
+	for range n {
+		g := gen{r: r}
+		node := g.disjunction(3)
+		var in []string
+		for range k {
+			in = append(in, node.sample(r), mutate(r, node.sample(r)))
+		}
+		add(node.src, append(in, edgeInputs...))
+	}
+	return jobs
 }
