@@ -305,23 +305,19 @@ func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
 	return set, true
 }
 
-// match reports whether s matches the fixed sequence. Neither way of
-// testing it branches on a byte, so that the tests of successive bytes
-// overlap.
-func (f *fixedSeq) match(s string) bool {
-	if len(s) < f.n || f.end && len(s) != f.n {
+// fits reports whether s is long enough for the sequence, and not longer
+// when the sequence ends the pattern.
+func (f *fixedSeq) fits(s string) bool {
+	return len(s) == f.n || len(s) > f.n && !f.end
+}
+
+// matchBytes is match for a sequence without word tests: it tests the
+// bytes one by one.
+func (f *fixedSeq) matchBytes(s string) bool {
+	if !f.fits(s) {
 		return false
 	}
 	s = s[:f.n]
-	if f.nwords > 0 {
-		return f.matchWords(s)
-	}
-	return f.matchBytes(s)
-}
-
-// matchBytes is match given the text's first f.n bytes, tested one
-// by one.
-func (f *fixedSeq) matchBytes(s string) bool {
 	var miss uint64
 	for i, k := range f.at {
 		c := s[i]
@@ -332,9 +328,11 @@ func (f *fixedSeq) matchBytes(s string) bool {
 	return miss == 0
 }
 
-// matchWords is match for a sequence with word tests, given the text's
-// first f.n bytes. No word stops the others early, so that their
-// tests overlap too.
+// match reports whether s matches the fixed sequence. Neither way of
+// testing it branches on a byte, so that the tests of successive bytes
+// overlap: a sequence of at least eight positions tests them eight at a
+// time, with its words, and a shorter one byte by byte (matchBytes). No
+// word stops the others early, so that their tests overlap too.
 //
 // Words of one, two and three terms (sets of digits; hex digits of one
 // case; letters and digits, or hex digits of both cases) have loops of
@@ -342,38 +340,67 @@ func (f *fixedSeq) matchBytes(s string) bool {
 // instructions than the tests it runs (its slicing, bounds checks and
 // counters, and the registers they take from the tests), while these
 // check the length of the terms left once per word and each term not at
-// all. On a batch of UUIDs, ids and timestamps matchWords takes half
-// the instructions it took with the general loop alone.
-func (f *fixedSeq) matchWords(s string) bool {
+// all. On a batch of UUIDs, ids and timestamps the words take half
+// the instructions they took with the general loop alone.
+func (f *fixedSeq) match(s string) bool {
+	if f.nwords == 0 {
+		return f.matchBytes(s)
+	}
+	if !f.fits(s) {
+		return false
+	}
+	s = s[:f.n]
 	// The high bit of each byte of out is set when some byte tested
 	// there is out of its set or is not ASCII (a byte that is not ASCII
 	// is in no set; its own high bit says so). Its other bits are noise.
 	var out uint64
-	last := len(s) - 8 // where the last word starts; len(s) is f.n, at least 8
+	// Every word but the last starts eight bytes after the one before,
+	// taken off the front of s; the last is the text's last eight bytes.
+	tail := load64(s[len(s)-8:]) // len(s) is f.n, at least 8
 	switch f.per {
 	case 1:
-		for w, t := range f.terms[:f.nwords] {
-			x := load64(s[min(8*w, last):])
-			out |= ^t.in(x) | x
+		ts := f.terms[:f.nwords]
+		for len(ts) > 2 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^ts[0].in(x) | x | ^ts[1].in(y) | y
+			s, ts = s[16:], ts[2:]
 		}
+		for len(ts) > 1 {
+			x := load64(s)
+			out |= ^ts[0].in(x) | x
+			s, ts = s[8:], ts[1:]
+		}
+		out |= ^ts[0].in(tail) | tail
 	case 2:
 		// Taking the terms off the front of ts leaves the compiler a
 		// length it can check the indexes against, once per word.
 		ts := f.terms[:2*f.nwords]
-		for off := 0; len(ts) >= 2; off += 8 {
-			x := load64(s[min(off, last):])
-			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
-			ts = ts[2:]
+		for len(ts) > 4 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x)) | x | ^(ts[2].in(y) | ts[3].in(y)) | y
+			s, ts = s[16:], ts[4:]
 		}
+		for len(ts) > 2 {
+			x := load64(s)
+			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
+			s, ts = s[8:], ts[2:]
+		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail)) | tail
 	case 3:
 		ts := f.terms[:3*f.nwords]
-		for off := 0; len(ts) >= 3; off += 8 {
-			x := load64(s[min(off, last):])
-			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
-			ts = ts[3:]
+		for len(ts) > 6 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x | ^(ts[3].in(y) | ts[4].in(y) | ts[5].in(y)) | y
+			s, ts = s[16:], ts[6:]
 		}
+		for len(ts) > 3 {
+			x := load64(s)
+			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
+			s, ts = s[8:], ts[3:]
+		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail) | ts[2].in(tail)) | tail
 	default:
-		per := f.per
+		per, last := f.per, len(s)-8
 		for w := range f.nwords {
 			x := load64(s[min(8*w, last):])
 			var in uint64

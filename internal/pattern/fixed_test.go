@@ -58,7 +58,7 @@ func TestFixedWords(t *testing.T) {
 				b[r.IntN(len(b))] = byte(r.IntN(256))
 			}
 			s := string(b)
-			if got, want := f.matchWords(s), bytewise.matchBytes(s); got != want {
+			if got, want := f.match(s), bytewise.matchBytes(s); got != want {
 				t.Fatalf("sets %x at %v on %q: words %v, bytes %v", sets[:nsets], at, s, got, want)
 			}
 			checked++

@@ -249,6 +249,19 @@ func FuzzMatch(f *testing.F) {
 		if got != want {
 			t.Fatalf("pattern %q on %q: DFA %v, Pike VM %v", pattern, in, got, want)
 		}
+		// A State through its phases on the text again and again (the
+		// Pike VM, then pikeSearch, then the DFA's run), answering and
+		// counting as the matching first written does.
+		q := general(p)
+		var st State
+		var ref stateRef
+		for k := 0; k < 3*pikePromote && (st.dfa == nil || k%8 != 7); k++ {
+			m0, w0, _ := ref.match(q, in, math.MaxInt)
+			m1, w1, _ := q.MatchBudget(&st, in, math.MaxInt)
+			if m1 != want || m0 != want || w1 != w0 {
+				t.Fatalf("pattern %q on %q, match %d: State %v, %d; first written %v, %d; want %v", pattern, in, k, m1, w1, m0, w0, want)
+			}
+		}
 		if re, err := regexp.Compile(pattern); err == nil && sharedDialect(pattern) {
 			if want := re.MatchString(in); got != want {
 				t.Fatalf("pattern %q on %q: got %v, regexp says %v", pattern, in, got, want)
