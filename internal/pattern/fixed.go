@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"regexp/syntax"
 	"slices"
@@ -83,42 +84,66 @@ func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bo
 // they pay. Every word gets the same number of terms, so that the loop
 // over a word's terms runs the same number of times for each word of a
 // text, and the processor predicts where it ends.
+//
+// It runs on every compile, so it builds each word from addends worked
+// out once per set, and spares the lane-by-lane work where sequences
+// repeat: a word of one set throughout (eight of [0-9a-f]{12}) is each
+// addend broadcast to every byte, and a word whose positions have the
+// same sets as the word before (the overlapping last word of
+// [A-Za-z0-9]{16}) copies its terms.
 func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 	n := len(at)
 	if n < 8 {
 		return false
 	}
-	// The ranges of each set, found once: runs[first[k]:first[k+1]]. A
-	// set of more than maxTerms ranges is too many for a word.
-	var runs [fixedSets * (maxTerms + 1)][2]uint8
-	var first [fixedSets + 1]int
+	// The addends of each set's ranges, found once: lo[k][j] and
+	// above[k][j] for its j-th range, j < count[k]. A set of more than
+	// maxTerms ranges is too many for a word.
+	var lo, above [fixedSets][maxTerms]uint8
+	var count [fixedSets]int
 	per := 0
 	for k := range nsets {
-		first[k+1] = first[k] + len(appendRuns(runs[first[k]:first[k]:first[k]+maxTerms+1], f.sets[k]))
-		per = max(per, first[k+1]-first[k]) // every set of sets[:nsets] is used
-	}
-	if per > maxTerms {
-		return false
+		var buf [maxTerms + 1][2]uint8
+		runs := appendRuns(buf[:0], f.sets[k])
+		if len(runs) > maxTerms {
+			return false
+		}
+		for j, r := range runs {
+			lo[k][j], above[k][j] = 0x80-r[0], 0x7f-r[1]
+		}
+		count[k] = len(runs)
+		per = max(per, len(runs)) // every set of sets[:nsets] is used
 	}
 	nwords := (n + 7) / 8
-	f.terms = f.termsBuf[:0]
 	if total := nwords * per; total > len(f.termsBuf) {
-		f.terms = make([]rangeTerm, 0, total)
+		f.terms = make([]rangeTerm, total)
+	} else {
+		f.terms = f.termsBuf[:total] // zero: f is
 	}
+	var prev uint64 // the sets of the word before, a byte each
 	for w := range nwords {
 		off := min(8*w, n-8)
-		for j := range per {
-			var t rangeTerm
-			for lane, k := range at[off : off+8] {
-				if j >= first[k+1]-first[k] {
-					continue // the set has fewer ranges: not tested here
-				}
-				r := runs[first[k]+j]
-				t.addLo |= (0x80 - uint64(r[0])) << (8 * lane)
-				t.addAbove |= (0x7f - uint64(r[1])) << (8 * lane)
+		ts := f.terms[w*per : (w+1)*per]
+		key := binary.LittleEndian.Uint64(at[off:])
+		switch k := at[off] % fixedSets; {
+		case w > 0 && key == prev:
+			copy(ts, f.terms[(w-1)*per:w*per])
+		case key == uint64(k)*ones: // one set in every lane
+			for j := range count[k] {
+				ts[j] = rangeTerm{uint64(lo[k][j]) * ones, uint64(above[k][j]) * ones}
 			}
-			f.terms = append(f.terms, t)
+		default:
+			// Term j tests each lane against the j-th range of its set;
+			// a set with fewer ranges leaves its lane untested.
+			for lane, k := range at[off : off+8] {
+				k %= fixedSets
+				for j := range count[k] {
+					ts[j].addLo |= uint64(lo[k][j]) << (8 * lane)
+					ts[j].addAbove |= uint64(above[k][j]) << (8 * lane)
+				}
+			}
 		}
+		prev = key
 	}
 	f.nwords, f.per = nwords, per
 	return true
