@@ -223,19 +223,24 @@ func (c *compiler) repeat(x *syntax.Regexp, lo, hi int) frag {
 			f, have = g, true
 		}
 	}
+	n := lo // the copies of x in a row
 	if hi == -1 {
-		for range lo - 1 {
+		n = lo - 1
+	}
+	if n > 1 && isOneInst(x) {
+		add(c.row(x, n))
+	} else {
+		for range n {
 			add(c.compile(x))
 		}
+	}
+	if hi == -1 {
 		if lo == 0 {
 			add(c.star(c.compile(x)))
 		} else {
 			add(c.plus(c.compile(x)))
 		}
 		return f
-	}
-	for range lo {
-		add(c.compile(x))
 	}
 	var tail frag
 	haveTail := false
@@ -253,6 +258,35 @@ func (c *compiler) repeat(x *syntax.Regexp, lo, hi int) frag {
 		return c.single(inst{op: opNop})
 	}
 	return f
+}
+
+// row compiles n copies of x, which is one instruction (the \d{4} of
+// \d{4}, the [a-zA-Z0-9]{7} of [a-zA-Z0-9]{8,}), each going on to the
+// next: the program the fragments of n copies make, emitted in a row
+// without patching them.
+func (c *compiler) row(x *syntax.Regexp, n int) frag {
+	f := c.compile(x)
+	in := c.insts[f.start]
+	for range n - 1 {
+		pc := c.emit(in)
+		if c.over {
+			return frag{}
+		}
+		c.insts[pc-1].out = pc
+		f.out = c.hole(pc, false)
+	}
+	return f
+}
+
+// isOneInst reports whether re compiles to one rune instruction.
+func isOneInst(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpCharClass, syntax.OpAnyChar:
+		return true
+	case syntax.OpLiteral:
+		return len(re.Rune) == 1
+	}
+	return false
 }
 
 // class compiles sorted, merged range pairs: one character, one range,
