@@ -135,12 +135,17 @@ func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 		default:
 			// Term j tests each lane against the j-th range of its set;
 			// a set with fewer ranges leaves its lane untested.
+			var addLo, addAbove [maxTerms]uint64
 			for lane, k := range at[off : off+8] {
 				k %= fixedSets
-				for j := range count[k] {
-					ts[j].addLo |= uint64(lo[k][j]) << (8 * lane)
-					ts[j].addAbove |= uint64(above[k][j]) << (8 * lane)
+				ab := above[k][:count[k]]
+				for j, l := range lo[k][:len(ab)] {
+					addLo[j] |= uint64(l) << (8 * lane)
+					addAbove[j] |= uint64(ab[j]) << (8 * lane)
 				}
+			}
+			for j := range ts {
+				ts[j] = rangeTerm{addLo[j], addAbove[j]}
 			}
 		}
 		prev = key
@@ -229,30 +234,39 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 			if !begin || end || n == maxFixed {
 				return split()
 			}
+			var k uint8
 			if n > 0 && in.op == last.op && in.arg == last.arg && in.end == last.end {
-				// A repeated set (the copies of [0-9a-f]{8}).
-				at[n] = at[n-1]
-				n++
-				break
-			}
-			last = *in
-			set, ok := asciiSet(p, in)
-			if !ok {
-				return split()
-			}
-			k := 0
-			for k < nsets && sets[k] != set {
-				k++
-			}
-			if k == nsets {
-				if nsets == fixedSets {
+				k = at[n-1] // a repeated set
+			} else {
+				last = *in
+				set, ok := asciiSet(p, in)
+				if !ok {
 					return split()
 				}
-				sets[k] = set
-				nsets++
+				for int(k) < nsets && sets[k%fixedSets] != set {
+					k++
+				}
+				if int(k) == nsets {
+					if nsets == fixedSets {
+						return split()
+					}
+					sets[k%fixedSets] = set
+					nsets++
+				}
 			}
-			at[n] = uint8(k)
+			at[n] = k
 			n++
+			// The copies of a counted repetition ([0-9a-f]{8}) follow
+			// in a row: take them here, up to the most positions.
+			for n < maxFixed {
+				next := &p.insts[in.out]
+				if next.op != in.op || next.arg != in.arg || next.end != in.end {
+					break
+				}
+				at[n] = k
+				n++
+				in = next
+			}
 		default: // alternatives, loops, any character, case folding
 			return split()
 		}
