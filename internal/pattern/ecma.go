@@ -246,11 +246,11 @@ func (p *parser) lookingAt(s string) bool {
 
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
-	base := len(p.stack)
-	defer p.pop(base)
+	base := len(p.stack) // popped on every return, without a defer's cost
 	for {
 		a, err := p.alternative(depth)
 		if err != nil {
+			p.pop(base)
 			return nil, err
 		}
 		p.stack = append(p.stack, a)
@@ -259,33 +259,37 @@ func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
 		}
 		p.pos++
 	}
-	if len(p.stack)-base == 1 {
-		return p.stack[base], nil
+	re := p.stack[base]
+	if len(p.stack)-base > 1 {
+		re = p.node(syntax.OpAlternate)
+		re.Sub = p.keepSubs(p.stack[base:])
 	}
-	re := p.node(syntax.OpAlternate)
-	re.Sub = p.keepSubs(p.stack[base:])
+	p.pop(base)
 	return re, nil
 }
 
 // alternative parses Term*.
 func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
-	base := len(p.stack)
-	defer p.pop(base)
+	base := len(p.stack) // popped on every return, without a defer's cost
 	for p.more() && !p.peekIs('|') && !p.peekIs(')') {
 		t, err := p.term(depth)
 		if err != nil {
+			p.pop(base)
 			return nil, err
 		}
 		p.stack = append(p.stack, t)
 	}
+	var re *syntax.Regexp
 	switch len(p.stack) - base {
 	case 0:
-		return p.node(syntax.OpEmptyMatch), nil
+		re = p.node(syntax.OpEmptyMatch)
 	case 1:
-		return p.stack[base], nil
+		re = p.stack[base]
+	default:
+		re = p.node(syntax.OpConcat)
+		re.Sub = p.keepSubs(p.stack[base:])
 	}
-	re := p.node(syntax.OpConcat)
-	re.Sub = p.keepSubs(p.stack[base:])
+	p.pop(base)
 	return re, nil
 }
 
