@@ -96,10 +96,10 @@ func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 	if n < 8 {
 		return false
 	}
-	// The addends of each set's ranges, found once: lo[k][j] and
-	// above[k][j] for its j-th range, j < count[k]. A set of more than
-	// maxTerms ranges is too many for a word.
-	var lo, above [fixedSets][maxTerms]uint8
+	// The addends of each set's ranges, found once: lo[j][k] and
+	// above[j][k] for its j-th range, j < count[k], and 0 past them. A
+	// set of more than maxTerms ranges is too many for a word.
+	var lo, above [maxTerms][fixedSets]uint8
 	var count [fixedSets]int
 	per := 0
 	for k := range nsets {
@@ -109,7 +109,7 @@ func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 			return false
 		}
 		for j, r := range runs {
-			lo[k][j], above[k][j] = 0x80-r[0], 0x7f-r[1]
+			lo[j][k], above[j][k] = 0x80-r[0], 0x7f-r[1]
 		}
 		count[k] = len(runs)
 		per = max(per, len(runs)) // every set of sets[:nsets] is used
@@ -130,22 +130,20 @@ func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 			copy(ts, f.terms[(w-1)*per:w*per])
 		case key == uint64(k)*ones: // one set in every lane
 			for j := range count[k] {
-				ts[j] = rangeTerm{uint64(lo[k][j]) * ones, uint64(above[k][j]) * ones}
+				ts[j] = rangeTerm{uint64(lo[j][k]) * ones, uint64(above[j][k]) * ones}
 			}
 		default:
 			// Term j tests each lane against the j-th range of its set;
-			// a set with fewer ranges leaves its lane untested.
-			var addLo, addAbove [maxTerms]uint64
-			for lane, k := range at[off : off+8] {
-				k %= fixedSets
-				ab := above[k][:count[k]]
-				for j, l := range lo[k][:len(ab)] {
-					addLo[j] |= uint64(l) << (8 * lane)
-					addAbove[j] |= uint64(ab[j]) << (8 * lane)
-				}
-			}
+			// a set with fewer ranges leaves its lane untested (its
+			// addends there are 0).
 			for j := range ts {
-				ts[j] = rangeTerm{addLo[j], addAbove[j]}
+				var t rangeTerm
+				los, aboves := &lo[j], &above[j]
+				for lane, k := range at[off : off+8] {
+					t.addLo |= uint64(los[k%fixedSets]) << (8 * lane)
+					t.addAbove |= uint64(aboves[k%fixedSets]) << (8 * lane)
+				}
+				ts[j] = t
 			}
 		}
 		prev = key
