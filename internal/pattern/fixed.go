@@ -318,28 +318,45 @@ func onlyEndText(p *Pattern, pc uint32) bool {
 // asciiSet returns the bitmap of the characters the rune instruction in
 // accepts, or false if it accepts a character beyond ASCII.
 func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
-	var rs []rune
 	switch in.op {
 	case opRune1:
-		rs = []rune{rune(in.arg), rune(in.arg)}
-	case opRange:
-		rs = []rune{rune(in.arg), rune(in.end)}
-	case opClass:
-		rs = p.runes[in.arg:in.end]
-	}
-	for j := 0; j+1 < len(rs); j += 2 {
-		lo, hi := rs[j], rs[j+1]
-		if hi >= utf8.RuneSelf {
+		c := in.arg
+		if c >= utf8.RuneSelf {
 			return set, false
 		}
-		for h := range set { // the part of lo..hi in each half
-			a, b := max(lo, rune(64*h)), min(hi, rune(64*h+63))
-			if a <= b {
-				set[h] |= ^uint64(0) >> (63 - (b - a)) << (a - rune(64*h))
-			}
+		set[c>>6&1] = 1 << (c & 63)
+		return set, true
+	case opRange:
+		if in.end >= utf8.RuneSelf {
+			return set, false
 		}
+		return asciiRange(in.arg, in.end), true
+	}
+	rs := p.runes[in.arg:in.end] // opClass
+	for j := 0; j+1 < len(rs); j += 2 {
+		if rs[j+1] >= utf8.RuneSelf {
+			return set, false
+		}
+		r := asciiRange(uint32(rs[j]), uint32(rs[j+1]))
+		set[0], set[1] = set[0]|r[0], set[1]|r[1]
 	}
 	return set, true
+}
+
+// asciiRange returns the bitmap of the bytes lo..hi, which are ASCII.
+func asciiRange(lo, hi uint32) [2]uint64 {
+	a, b := below(lo), below(hi+1)
+	return [2]uint64{b[0] &^ a[0], b[1] &^ a[1]}
+}
+
+// below returns the bitmap of the bytes below x, at most 128 (a shift
+// by 64 or more gives 0).
+func below(x uint32) [2]uint64 {
+	m := [2]uint64{1<<x - 1, 0}
+	if x >= 64 {
+		m[1] = 1<<(x-64) - 1
+	}
+	return m
 }
 
 // match reports whether s matches the fixed sequence. Neither way of
