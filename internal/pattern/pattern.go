@@ -161,17 +161,16 @@ func (p *Pattern) String() string { return p.src }
 // optional ones), without the program's fail and match instructions. It
 // stops counting once the total exceeds limit, so it never overflows.
 func EstimateSize(re *syntax.Regexp, limit int) int {
-	sub := func(i int) int { return EstimateSize(re.Sub[i], limit) }
 	n := 1
 	switch re.Op {
 	case syntax.OpLiteral:
 		n = len(re.Rune)
 	case syntax.OpCapture:
-		n = sub(0) + 2
+		n = EstimateSize(re.Sub[0], limit) + 2
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		n = sub(0) + 1
+		n = EstimateSize(re.Sub[0], limit) + 1
 	case syntax.OpRepeat:
-		x := sub(0)
+		x := EstimateSize(re.Sub[0], limit)
 		if re.Max == -1 {
 			n = x*max(re.Min, 1) + 1
 		} else {
@@ -182,8 +181,8 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 		if re.Op == syntax.OpAlternate {
 			n = len(re.Sub) - 1
 		}
-		for i := range re.Sub {
-			n += sub(i)
+		for _, sub := range re.Sub {
+			n += EstimateSize(sub, limit)
 			if n > limit {
 				break
 			}
