@@ -88,7 +88,10 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 const chunkSize = 64
 
-// node returns a zeroed node with op.
+// node returns a zeroed node with op. The nodes of a chunk are zero until
+// they are taken (a new chunk is, and release clears the ones a parse
+// took), so only op is set: zeroing a node, which holds pointers, would
+// cost write barriers while the collector runs.
 func (p *parser) node(op syntax.Op) *syntax.Regexp {
 	if len(p.chunks) == 0 || p.used == chunkSize {
 		p.chunks = append(p.chunks, make([]syntax.Regexp, chunkSize))
@@ -96,7 +99,7 @@ func (p *parser) node(op syntax.Op) *syntax.Regexp {
 	}
 	re := &p.chunks[len(p.chunks)-1][p.used]
 	p.used++
-	*re = syntax.Regexp{Op: op}
+	re.Op = op
 	return re
 }
 
