@@ -54,11 +54,11 @@ func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 	c.patch(f.out, m)
 	var p *Pattern
 	if !c.over {
-		p = &Pattern{src: src, insts: slices.Clone(c.insts), start: f.start}
+		var runes []rune
 		if len(c.runes) > 0 {
-			p.runes = slices.Clone(c.runes)
+			runes = slices.Clone(c.runes)
 		}
-		p.analyze()
+		p = newPattern(src, slices.Clone(c.insts), runes, f.start)
 	}
 	if cap(c.insts) <= 1<<12 && cap(c.runes) <= 1<<12 && cap(c.classes) <= 1<<8 {
 		clear(c.classes[:cap(c.classes)]) // drop the pointers into the parse tree

@@ -186,24 +186,20 @@ const minPrefix = 4
 // the sequence matches its first bytes and the rest of the program,
 // anchored there, matches the remaining ones: the sets are ASCII, one
 // byte each, and the rest of the program cannot see what came before.
-// Both are nil when neither applies.
-func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
-	var sets [fixedSets][2]uint64
-	var at [maxFixed]uint8
+// It reports which applies, noFixed when neither does, and leaves the
+// sequence in fs, for newPattern to build with the Pattern.
+func fixedOf(p *Pattern, fs *fixedScan) fixedKind {
+	sets, at := &fs.sets, &fs.at
 	end := false
 	n, nsets, begin := 0, 0, false
 	var last inst // the instruction of the last set
 	pc := p.start
-	split := func() (*fixedSeq, *prefixed) {
+	split := func() fixedKind {
 		if !begin || end || n < minPrefix || !onlyEndText(p, pc) {
-			return nil, nil
+			return noFixed
 		}
-		pp := new(prefixed)
-		pp.seq.init(at[:n], sets, nsets, false)
-		// rest shares the program; it has no ^ or \b to tell it is not
-		// at the start of the text.
-		pp.rest = Pattern{src: p.src, insts: p.insts, runes: p.runes, start: pc, anchorStart: true}
-		return nil, pp
+		fs.n, fs.nsets, fs.rest = n, nsets, pc
+		return fixedPrefix
 	}
 	for range len(p.insts) + 1 {
 		in := &p.insts[pc]
@@ -211,16 +207,15 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 		case opNop:
 		case opMatch:
 			if !begin {
-				return nil, nil
+				return noFixed
 			}
-			f := new(fixedSeq)
-			f.init(at[:n], sets, nsets, end)
-			return f, nil
+			fs.n, fs.nsets, fs.end = n, nsets, end
+			return fixedWhole
 		case opEmpty:
 			switch syntax.EmptyOp(in.arg) {
 			case syntax.EmptyBeginText:
 				if n > 0 || end {
-					return nil, nil
+					return noFixed
 				}
 				begin = true
 			case syntax.EmptyEndText:
@@ -270,7 +265,27 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 		}
 		pc = in.out
 	}
-	return nil, nil
+	return noFixed
+}
+
+// fixedKind says which fast path fixedOf found.
+type fixedKind uint8
+
+const (
+	noFixed     fixedKind = iota
+	fixedWhole            // the program is a fixed sequence
+	fixedPrefix           // the program starts with one
+)
+
+// fixedScan is the fixed sequence fixedOf found: its first n positions'
+// sets, indexes into the first nsets of sets; whether it ends with $ (a
+// whole sequence); and where the rest of the program starts (a prefix).
+type fixedScan struct {
+	at       [maxFixed]uint8
+	sets     [fixedSets][2]uint64
+	n, nsets int
+	end      bool
+	rest     uint32
 }
 
 // prefixed is the fast path of a pattern that starts with a fixed

@@ -121,7 +121,45 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	return p, len(p.insts), ranges, nil
 }
 
-// analyze sets what the matchers need to know of the program as a whole.
+// newPattern returns the Pattern of a compiled program, with what the
+// matchers need to know of the program as a whole worked out. A pattern
+// with a fixed sequence's fast path (see fixedOf) is allocated in one
+// piece with it.
+func newPattern(src string, insts []inst, runes []rune, start uint32) *Pattern {
+	view := Pattern{src: src, insts: insts, runes: runes, start: start}
+	view.analyze()
+	var fs fixedScan
+	var p *Pattern
+	switch fixedOf(&view, &fs) {
+	case fixedWhole:
+		both := new(struct {
+			Pattern
+			seq fixedSeq
+		})
+		p = &both.Pattern
+		p.fixed = &both.seq
+		p.fixed.init(fs.at[:fs.n], fs.sets, fs.nsets, fs.end)
+	case fixedPrefix:
+		both := new(struct {
+			Pattern
+			pre prefixed
+		})
+		p = &both.Pattern
+		p.prefix = &both.pre
+		p.prefix.seq.init(fs.at[:fs.n], fs.sets, fs.nsets, false)
+		// rest shares the program; it has no ^ or \b to tell it is not
+		// at the start of the text.
+		p.prefix.rest = Pattern{src: src, insts: insts, runes: runes, start: fs.rest, anchorStart: true}
+	default:
+		p = new(Pattern)
+	}
+	p.src, p.insts, p.runes, p.start = src, insts, runes, start
+	p.anchorStart, p.midEmpty = view.anchorStart, view.midEmpty
+	return p
+}
+
+// analyze sets what the matchers need to know of the program as a whole
+// but its fast paths.
 func (p *Pattern) analyze() {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
 	m := machines.Get().(*machine)
@@ -131,7 +169,6 @@ func (p *Pattern) analyze() {
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
-	p.fixed, p.prefix = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
