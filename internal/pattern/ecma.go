@@ -77,7 +77,11 @@ type parser struct {
 	ranges []rune
 	spans  []span
 	stack  []*syntax.Regexp // terms and alternatives being collected
-	terms  []termAt         // where each term was written, for overSize
+	terms  []termAt         // where each term was written, when recordTerms
+	// recordTerms is set for the parse overSizeError makes again to
+	// name the piece at fault; the first parse of a pattern, which
+	// mostly fits, records nothing.
+	recordTerms bool
 
 	// rangeRoom is how many class ranges the pattern may still take (see
 	// CompileWithin); a class past it stops the parse.
@@ -136,7 +140,7 @@ func (p *parser) release() {
 	clear(p.subs)
 	clear(p.terms)
 	p.subs, p.ranges, p.stack, p.terms, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], p.terms[:0], nil, ""
-	p.groups, p.notRegular, p.refs = 0, nil, p.refs[:0]
+	p.groups, p.notRegular, p.refs, p.recordTerms = 0, nil, p.refs[:0], false
 	parsers.Put(p)
 }
 
@@ -301,7 +305,7 @@ func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
 func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	start := p.pos
 	re, err := p.quantified(depth)
-	if err == nil {
+	if err == nil && p.recordTerms {
 		p.terms = append(p.terms, termAt{re, start, p.pos})
 	}
 	return re, err

@@ -112,11 +112,11 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	defer parsed.release()
 	size = EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
-		return nil, size, ranges, parsed.overSize(tree, limit-2)
+		return nil, size, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
 	p = compileTree(src, tree, limit)
 	if p == nil {
-		return nil, limit + 1, ranges, parsed.overSize(tree, limit-2)
+		return nil, limit + 1, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
 	return p, len(p.insts), ranges, nil
 }
