@@ -3,21 +3,22 @@ package pattern
 import (
 	"regexp/syntax"
 	"slices"
-	"sync"
 	"unicode/utf8"
 )
 
 // compiler turns a parsed pattern into the matcher's program, Thompson's
 // construction straight into the compact instruction form. It runs on
-// every request, so it builds in pooled scratch buffers and allocates only
-// the Pattern, its instructions and, when it has classes of more than one
-// range, one array of their ranges.
+// every request, so it builds in scratch buffers reused across compiles
+// (each pooled parser holds a compiler) and allocates only the Pattern,
+// its instructions and, when it has classes of more than one range, one
+// array of their ranges.
 type compiler struct {
 	insts   []inst
 	runes   []rune
 	classes []classAt // the classes in runes, so that copies share ranges
 	limit   int
-	over    bool // the program grew past limit
+	over    bool    // the program grew past limit
+	m       machine // for analyze
 }
 
 // classAt says where a parsed class's ranges are in the program's runes:
@@ -28,8 +29,6 @@ type classAt struct {
 	n        int
 	from, to uint32
 }
-
-var compilers = sync.Pool{New: func() any { return new(compiler) }}
 
 // holes lists a fragment's unset successors, threaded through those
 // fields themselves as RE2's compiler does, so a fragment needs no slice
@@ -44,9 +43,9 @@ type frag struct {
 	out   holes
 }
 
-// compileTree compiles re, whose size EstimateSize put within limit.
-func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
-	c := compilers.Get().(*compiler)
+// compileTree compiles re, whose size EstimateSize put within limit, with
+// c's buffers.
+func (c *compiler) compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 	c.insts, c.runes, c.classes, c.limit, c.over = c.insts[:0], c.runes[:0], c.classes[:0], limit, false
 	c.emit(inst{op: opFail})
 	f := c.compile(re)
@@ -58,11 +57,11 @@ func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 		if len(c.runes) > 0 {
 			runes = slices.Clone(c.runes)
 		}
-		p = newPattern(src, slices.Clone(c.insts), runes, f.start)
+		p = newPattern(&c.m, src, slices.Clone(c.insts), runes, f.start)
 	}
-	if cap(c.insts) <= 1<<12 && cap(c.runes) <= 1<<12 && cap(c.classes) <= 1<<8 {
-		clear(c.classes[:cap(c.classes)]) // drop the pointers into the parse tree
-		compilers.Put(c)
+	clear(c.classes) // drop the pointers into the parse tree
+	if cap(c.insts) > 1<<12 || cap(c.runes) > 1<<12 || cap(c.classes) > 1<<8 || cap(c.m.cur.sparse) > 1<<12 {
+		*c = compiler{} // a large pattern's buffers are not kept
 	}
 	return p
 }

@@ -86,6 +86,8 @@ type parser struct {
 	// rangeRoom is how many class ranges the pattern may still take (see
 	// CompileWithin); a class past it stops the parse.
 	rangeRoom int
+
+	comp compiler // compiles the tree, pooled with the parser
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}

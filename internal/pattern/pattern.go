@@ -114,7 +114,7 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	if size > limit {
 		return nil, size, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
-	p = compileTree(src, tree, limit)
+	p = parsed.comp.compileTree(src, tree, limit)
 	if p == nil {
 		return nil, limit + 1, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
@@ -125,9 +125,9 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 // matchers need to know of the program as a whole worked out. A pattern
 // with a fixed sequence's fast path (see fixedOf) is allocated in one
 // piece with it.
-func newPattern(src string, insts []inst, runes []rune, start uint32) *Pattern {
+func newPattern(m *machine, src string, insts []inst, runes []rune, start uint32) *Pattern {
 	view := Pattern{src: src, insts: insts, runes: runes, start: start}
-	view.analyze()
+	view.analyze(m)
 	var fs fixedScan
 	var p *Pattern
 	switch fixedOf(&view, &fs) {
@@ -159,11 +159,9 @@ func newPattern(src string, insts []inst, runes []rune, start uint32) *Pattern {
 }
 
 // analyze sets what the matchers need to know of the program as a whole
-// but its fast paths.
-func (p *Pattern) analyze() {
+// but its fast paths, following its empty-width instructions with m.
+func (p *Pattern) analyze(m *machine) {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
-	m := machines.Get().(*machine)
-	defer machines.Put(m)
 	m.cur.reset(len(p.insts))
 	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
 	for _, pc := range m.cur.dense {
