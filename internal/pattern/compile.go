@@ -167,6 +167,9 @@ func (c *compiler) compile(re *syntax.Regexp) frag {
 		return c.single(inst{op: opNop})
 	case syntax.OpLiteral:
 		f := c.single(inst{op: opRune1, arg: uint32(re.Rune[0])})
+		if len(re.Rune) == 1 { // as the parser makes every literal
+			return f
+		}
 		for _, r := range re.Rune[1:] {
 			f = c.seq(f, c.single(inst{op: opRune1, arg: uint32(r)}))
 		}

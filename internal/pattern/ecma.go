@@ -440,6 +440,10 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 	case '\\':
 		return p.atomEscape()
 	}
+	if c := p.src[p.pos]; c < utf8.RuneSelf {
+		p.pos++
+		return p.literal(rune(c)), false, nil
+	}
 	r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	p.pos += n
 	return p.literal(r), false, nil
@@ -824,7 +828,11 @@ func (p *parser) class() (*syntax.Regexp, error) {
 
 // classAtom parses one character or class escape inside [...].
 func (p *parser) classAtom() (set []rune, r rune, err error) {
-	if p.src[p.pos] != '\\' {
+	if c := p.src[p.pos]; c != '\\' {
+		if c < utf8.RuneSelf {
+			p.pos++
+			return nil, rune(c), nil
+		}
 		r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 		p.pos += n
 		return nil, r, nil
