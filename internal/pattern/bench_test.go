@@ -164,3 +164,41 @@ func BenchmarkEvents(b *testing.B) {
 	b.Run("uuid", func(b *testing.B) { run(b, []int{1}) })
 	b.Run("timestamp", func(b *testing.B) { run(b, []int{2}) })
 }
+
+// compileCases are the patterns of the benchmark corpus's schemas
+// (testdata/bench), which a Check compiles afresh on every request.
+var compileCases = []struct{ name, pattern string }{
+	{"event_id", `^evt_[A-Za-z0-9]{16}$`},
+	{"timestamp", `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`},
+	{"uuid", `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`},
+	{"email", `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`},
+	{"enum", `^(pd|pw|pm|py)$`},
+	{"slug", `^[A-Za-z0-9-]+$`},
+	{"customer", `^cus_[a-zA-Z0-9]{8,}$`},
+	{"sku", `^[A-Z]{3}-[0-9]{4}$`},
+	{"postcode", `^[0-9A-Z -]{3,10}$`},
+	{"mime", `^[a-z]+/[a-z0-9.+-]+$`},
+	{"filename", `^[^/\\]+$`},
+	{"base64", `^[A-Za-z0-9+/]*={0,2}$`},
+}
+
+// BenchmarkCompile measures compiling alone, as a Check does for each
+// pattern of its schema.
+func BenchmarkCompile(b *testing.B) {
+	for _, c := range compileCases {
+		b.Run(c.name+"/preflight", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := CompileWithin(c.pattern, 3000, 1<<16); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/regexp", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				regexp.MustCompile(c.pattern)
+			}
+		})
+	}
+}

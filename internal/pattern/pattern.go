@@ -112,26 +112,61 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	defer parsed.release()
 	size = EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
-		return nil, size, ranges, parsed.overSize(tree, limit-2)
+		return nil, size, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
-	p = compileTree(src, tree, limit)
+	p = parsed.comp.compileTree(src, tree, limit)
 	if p == nil {
-		return nil, limit + 1, ranges, parsed.overSize(tree, limit-2)
+		return nil, limit + 1, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
 	return p, len(p.insts), ranges, nil
 }
 
-// analyze sets what the matchers need to know of the program as a whole.
-func (p *Pattern) analyze() {
+// newPattern returns the Pattern of a compiled program, with what the
+// matchers need to know of the program as a whole worked out. A pattern
+// with a fixed sequence's fast path (see fixedOf) is allocated in one
+// piece with it.
+func newPattern(m *machine, src string, insts []inst, runes []rune, start uint32) *Pattern {
+	view := Pattern{src: src, insts: insts, runes: runes, start: start}
+	view.analyze(m)
+	var fs fixedScan
+	var p *Pattern
+	switch fixedOf(&view, &fs) {
+	case fixedWhole:
+		both := new(struct {
+			Pattern
+			seq fixedSeq
+		})
+		p = &both.Pattern
+		p.fixed = &both.seq
+		p.fixed.init(fs.at[:fs.n], fs.sets, fs.nsets, fs.end)
+	case fixedPrefix:
+		both := new(struct {
+			Pattern
+			pre prefixed
+		})
+		p = &both.Pattern
+		p.prefix = &both.pre
+		p.prefix.seq.init(fs.at[:fs.n], fs.sets, fs.nsets, false)
+		// rest shares the program; it has no ^ or \b to tell it is not
+		// at the start of the text.
+		p.prefix.rest = Pattern{src: src, insts: insts, runes: runes, start: fs.rest, anchorStart: true}
+	default:
+		p = new(Pattern)
+	}
+	p.src, p.insts, p.runes, p.start = src, insts, runes, start
+	p.anchorStart, p.midEmpty = view.anchorStart, view.midEmpty
+	return p
+}
+
+// analyze sets what the matchers need to know of the program as a whole
+// but its fast paths, following its empty-width instructions with m.
+func (p *Pattern) analyze(m *machine) {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
-	m := machines.Get().(*machine)
-	defer machines.Put(m)
 	m.cur.reset(len(p.insts))
 	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
-	p.fixed, p.prefix = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
@@ -161,17 +196,16 @@ func (p *Pattern) String() string { return p.src }
 // optional ones), without the program's fail and match instructions. It
 // stops counting once the total exceeds limit, so it never overflows.
 func EstimateSize(re *syntax.Regexp, limit int) int {
-	sub := func(i int) int { return EstimateSize(re.Sub[i], limit) }
 	n := 1
 	switch re.Op {
 	case syntax.OpLiteral:
 		n = len(re.Rune)
 	case syntax.OpCapture:
-		n = sub(0) + 2
+		n = EstimateSize(re.Sub[0], limit) + 2
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		n = sub(0) + 1
+		n = EstimateSize(re.Sub[0], limit) + 1
 	case syntax.OpRepeat:
-		x := sub(0)
+		x := EstimateSize(re.Sub[0], limit)
 		if re.Max == -1 {
 			n = x*max(re.Min, 1) + 1
 		} else {
@@ -182,8 +216,8 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 		if re.Op == syntax.OpAlternate {
 			n = len(re.Sub) - 1
 		}
-		for i := range re.Sub {
-			n += sub(i)
+		for _, sub := range re.Sub {
+			n += EstimateSize(sub, limit)
 			if n > limit {
 				break
 			}

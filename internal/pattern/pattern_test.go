@@ -270,24 +270,6 @@ func FuzzMatch(f *testing.F) {
 	})
 }
 
-func BenchmarkCompile(b *testing.B) {
-	for _, src := range []string{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`, `^cus_[a-zA-Z0-9]{8,}$`,
-		`^[A-Z]{3}-[0-9]{4}$`, `^[0-9A-Z -]{3,10}$`, `^[A-Za-z0-9-]+$`} {
-		b.Run("pattern/"+src, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				Compile(src, 3000)
-			}
-		})
-		b.Run("regexp/"+src, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				regexp.Compile(src)
-			}
-		})
-	}
-}
-
 // TestPikeThenDFA checks when a pattern starts using its DFA: once the
 // Pike VM has spent pikePromote units of work on it, or at once for a
 // text longer than pikeMaxText, and that the Pike VM stops at the budget.
