@@ -2,6 +2,8 @@ package pattern
 
 import (
 	"encoding/base64"
+	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,6 +88,116 @@ func BenchmarkCompileAndMatch(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				regexp.MustCompile(c.pattern).MatchString(c.in)
+			}
+		})
+	}
+}
+
+// eventValues returns n values of each of the three patterned fields of
+// an event batch (an id, a UUID and a timestamp), generated as the
+// benchmark corpus's events are, with the patterns schemas give them.
+func eventValues(n int) (patterns [3]string, values [3][]string) {
+	patterns = [3]string{
+		`^evt_[A-Za-z0-9]{16}$`,
+		`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`,
+		`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`,
+	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const hex = "0123456789abcdef"
+	x := uint32(2463534242)
+	next := func(k int) int { // xorshift32
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return int(x % uint32(k))
+	}
+	pick := func(set string, k int) string {
+		b := make([]byte, k)
+		for i := range b {
+			b[i] = set[next(len(set))]
+		}
+		return string(b)
+	}
+	for range n {
+		values[0] = append(values[0], "evt_"+pick(alnum, 16))
+		values[1] = append(values[1], pick(hex, 8)+"-"+pick(hex, 4)+"-"+pick(hex, 4)+"-"+pick(hex, 4)+"-"+pick(hex, 12))
+		values[2] = append(values[2], fmt.Sprintf("2026-11-%02dT%02d:%02d:%02d.%03dZ",
+			1+next(28), next(24), next(60), next(60), next(1000)))
+	}
+	return patterns, values
+}
+
+// BenchmarkEvents measures what validating a batch of 200 events spends
+// matching: each of its three patterns, compiled once, matches its 200
+// values with a State of its own, fresh for each batch, as the validator
+// gives them. Each sub-benchmark reports the work MatchBudget counted, so
+// that a change to the matchers shows whether it kept the counts.
+func BenchmarkEvents(b *testing.B) {
+	patterns, values := eventValues(200)
+	var ps [3]*Pattern
+	for i, src := range patterns {
+		p, _, err := Compile(src, 3000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps[i] = p
+	}
+	run := func(b *testing.B, which []int) {
+		var work int
+		for b.Loop() {
+			work = 0
+			for _, i := range which {
+				var st State
+				for _, v := range values[i] {
+					matched, w, _ := ps[i].MatchBudget(&st, v, math.MaxInt)
+					if !matched {
+						b.Fatalf("%q does not match %q", v, patterns[i])
+					}
+					work += w
+				}
+			}
+		}
+		b.ReportMetric(float64(work), "work/op")
+	}
+	b.Run("all", func(b *testing.B) { run(b, []int{0, 1, 2}) })
+	b.Run("id", func(b *testing.B) { run(b, []int{0}) })
+	b.Run("uuid", func(b *testing.B) { run(b, []int{1}) })
+	b.Run("timestamp", func(b *testing.B) { run(b, []int{2}) })
+}
+
+// compileCases are the patterns of the benchmark corpus's schemas
+// (testdata/bench), which a Check compiles afresh on every request.
+var compileCases = []struct{ name, pattern string }{
+	{"event_id", `^evt_[A-Za-z0-9]{16}$`},
+	{"timestamp", `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$`},
+	{"uuid", `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`},
+	{"email", `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`},
+	{"enum", `^(pd|pw|pm|py)$`},
+	{"slug", `^[A-Za-z0-9-]+$`},
+	{"customer", `^cus_[a-zA-Z0-9]{8,}$`},
+	{"sku", `^[A-Z]{3}-[0-9]{4}$`},
+	{"postcode", `^[0-9A-Z -]{3,10}$`},
+	{"mime", `^[a-z]+/[a-z0-9.+-]+$`},
+	{"filename", `^[^/\\]+$`},
+	{"base64", `^[A-Za-z0-9+/]*={0,2}$`},
+}
+
+// BenchmarkCompile measures compiling alone, as a Check does for each
+// pattern of its schema.
+func BenchmarkCompile(b *testing.B) {
+	for _, c := range compileCases {
+		b.Run(c.name+"/preflight", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := CompileWithin(c.pattern, 3000, 1<<16); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/regexp", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				regexp.MustCompile(c.pattern)
 			}
 		})
 	}

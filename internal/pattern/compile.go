@@ -3,21 +3,22 @@ package pattern
 import (
 	"regexp/syntax"
 	"slices"
-	"sync"
 	"unicode/utf8"
 )
 
 // compiler turns a parsed pattern into the matcher's program, Thompson's
 // construction straight into the compact instruction form. It runs on
-// every request, so it builds in pooled scratch buffers and allocates only
-// the Pattern, its instructions and, when it has classes of more than one
-// range, one array of their ranges.
+// every request, so it builds in scratch buffers reused across compiles
+// (each pooled parser holds a compiler) and allocates only the Pattern,
+// its instructions and, when it has classes of more than one range, one
+// array of their ranges.
 type compiler struct {
 	insts   []inst
 	runes   []rune
 	classes []classAt // the classes in runes, so that copies share ranges
 	limit   int
-	over    bool // the program grew past limit
+	over    bool    // the program grew past limit
+	m       machine // for analyze
 }
 
 // classAt says where a parsed class's ranges are in the program's runes:
@@ -28,8 +29,6 @@ type classAt struct {
 	n        int
 	from, to uint32
 }
-
-var compilers = sync.Pool{New: func() any { return new(compiler) }}
 
 // holes lists a fragment's unset successors, threaded through those
 // fields themselves as RE2's compiler does, so a fragment needs no slice
@@ -44,9 +43,9 @@ type frag struct {
 	out   holes
 }
 
-// compileTree compiles re, whose size EstimateSize put within limit.
-func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
-	c := compilers.Get().(*compiler)
+// compileTree compiles re, whose size EstimateSize put within limit, with
+// c's buffers.
+func (c *compiler) compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 	c.insts, c.runes, c.classes, c.limit, c.over = c.insts[:0], c.runes[:0], c.classes[:0], limit, false
 	c.emit(inst{op: opFail})
 	f := c.compile(re)
@@ -54,15 +53,15 @@ func compileTree(src string, re *syntax.Regexp, limit int) *Pattern {
 	c.patch(f.out, m)
 	var p *Pattern
 	if !c.over {
-		p = &Pattern{src: src, insts: slices.Clone(c.insts), start: f.start}
+		var runes []rune
 		if len(c.runes) > 0 {
-			p.runes = slices.Clone(c.runes)
+			runes = slices.Clone(c.runes)
 		}
-		p.analyze()
+		p = newPattern(&c.m, src, slices.Clone(c.insts), runes, f.start)
 	}
-	if cap(c.insts) <= 1<<12 && cap(c.runes) <= 1<<12 && cap(c.classes) <= 1<<8 {
-		clear(c.classes[:cap(c.classes)]) // drop the pointers into the parse tree
-		compilers.Put(c)
+	clear(c.classes) // drop the pointers into the parse tree
+	if cap(c.insts) > 1<<12 || cap(c.runes) > 1<<12 || cap(c.classes) > 1<<8 || cap(c.m.cur.sparse) > 1<<12 {
+		*c = compiler{} // a large pattern's buffers are not kept
 	}
 	return p
 }
@@ -168,6 +167,9 @@ func (c *compiler) compile(re *syntax.Regexp) frag {
 		return c.single(inst{op: opNop})
 	case syntax.OpLiteral:
 		f := c.single(inst{op: opRune1, arg: uint32(re.Rune[0])})
+		if len(re.Rune) == 1 { // as the parser makes every literal
+			return f
+		}
 		for _, r := range re.Rune[1:] {
 			f = c.seq(f, c.single(inst{op: opRune1, arg: uint32(r)}))
 		}
@@ -223,19 +225,24 @@ func (c *compiler) repeat(x *syntax.Regexp, lo, hi int) frag {
 			f, have = g, true
 		}
 	}
+	n := lo // the copies of x in a row
 	if hi == -1 {
-		for range lo - 1 {
+		n = lo - 1
+	}
+	if n > 1 && isOneInst(x) {
+		add(c.row(x, n))
+	} else {
+		for range n {
 			add(c.compile(x))
 		}
+	}
+	if hi == -1 {
 		if lo == 0 {
 			add(c.star(c.compile(x)))
 		} else {
 			add(c.plus(c.compile(x)))
 		}
 		return f
-	}
-	for range lo {
-		add(c.compile(x))
 	}
 	var tail frag
 	haveTail := false
@@ -253,6 +260,35 @@ func (c *compiler) repeat(x *syntax.Regexp, lo, hi int) frag {
 		return c.single(inst{op: opNop})
 	}
 	return f
+}
+
+// row compiles n copies of x, which is one instruction (the \d{4} of
+// \d{4}, the [a-zA-Z0-9]{7} of [a-zA-Z0-9]{8,}), each going on to the
+// next: the program the fragments of n copies make, emitted in a row
+// without patching them.
+func (c *compiler) row(x *syntax.Regexp, n int) frag {
+	f := c.compile(x)
+	in := c.insts[f.start]
+	for range n - 1 {
+		pc := c.emit(in)
+		if c.over {
+			return frag{}
+		}
+		c.insts[pc-1].out = pc
+		f.out = c.hole(pc, false)
+	}
+	return f
+}
+
+// isOneInst reports whether re compiles to one rune instruction.
+func isOneInst(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpCharClass, syntax.OpAnyChar:
+		return true
+	case syntax.OpLiteral:
+		return len(re.Rune) == 1
+	}
+	return false
 }
 
 // class compiles sorted, merged range pairs: one character, one range,

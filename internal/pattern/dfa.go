@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"math"
 	"math/bits"
 	"regexp/syntax"
 	"slices"
@@ -54,7 +55,11 @@ type dstate struct {
 	kstart, kend uint32 // the kernel, d.kernels[kstart:kend]
 	hash         uint64 // of the kernel and flags
 	flags        uint8
-	end          int8 // at the end of the text: 0 not known, 1 match, -1 not
+	// threads, for pikeSearch, is the work the Pike VM counts at a
+	// position in this state, plus one (0: not known): before a character
+	// that is not a word character, one that is, and at the end of the
+	// text. It fills the padding after flags.
+	threads [3]uint16
 }
 
 // dfa is a pattern's lazily built DFA, held by a State.
@@ -63,7 +68,8 @@ type dfa struct {
 	classes [256]uint8 // the class of each byte; every non-ASCII byte is class nonASCII
 	// A state's row in trans has a column per ASCII class, one for the
 	// bytes that start a non-ASCII character (always unknown: they take
-	// the rune path) and one that says whether the state has an
+	// the rune path), one for the end of the text (matchState or
+	// deadState once known) and one that says whether the state has an
 	// acceleration table (k > 0: accels[k-1]; 0 or less: none yet, minus
 	// the bytes it stayed on).
 	nonASCII int
@@ -218,7 +224,7 @@ func (d *dfa) init(p *Pattern) {
 	for b := 128; b < 256; b++ {
 		d.classes[b] = uint8(d.nonASCII)
 	}
-	d.stride = d.nonASCII + 2
+	d.stride = d.nonASCII + 3
 	bounds = sortBounds(bounds)
 	if len(bounds) > 0 {
 		d.bounds = append(d.bounds0[:0:len(d.bounds0)], bounds...)
@@ -448,11 +454,61 @@ func (d *dfa) runeClass(r rune) uint64 {
 const maxClears = 2
 
 // match reports whether s contains a match, spending at most budget units
-// of work; ok is false when it ran out first.
+// of work; ok is false when it ran out first. It is small enough to be
+// inlined into MatchBudget, so that a match on a DFA that holds the
+// states it needs costs one call.
 func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
+	res := d.run(s, budget)
+	return res == matchState, d.work, res != outOfBudget
+}
+
+// shortText is the longest text run tries on known transitions alone: a
+// longer one may stay in a state long enough for search's acceleration
+// table to pay.
+const shortText = 64
+
+// run is search, tried first, for a short text, on the transitions the
+// DFA knows: most texts a State sees after its first few take only
+// those, and then it costs a small loop and none of search's setting up.
+// It hands the text over to search where the transition it needs is not
+// known yet, at the first byte of a character beyond ASCII (whose column
+// is never known) or at the end, and search goes on from there: the
+// transitions run took are the ones search would have taken, and cost the
+// one unit per byte search charges up front. It leaves the text to search
+// from the start when search would empty the cache first, which it then
+// refills, counting the work.
+func (d *dfa) run(s string, budget int) int32 {
+	if len(s) > shortText || len(s) > budget || d.start == unknownState ||
+		2*len(d.states) > maxDFAStates || 2*len(d.kernels) > maxDFAKernels {
+		return d.search(s, budget, 0, unknownState)
+	}
+	stride := int32(d.stride)
+	first := int32(firstState) * stride
+	cur := d.start * stride
+	trans := d.trans
+	for i := 0; i < len(s); i++ {
+		next := trans[int(cur)+int(d.classes[s[i]])]
+		if next < first {
+			return d.search(s, budget, i, cur)
+		}
+		cur = next
+	}
+	end := trans[int(cur)+int(stride)-2]
+	if end == unknownState {
+		return d.search(s, budget, len(s), cur)
+	}
+	d.work = len(s)
+	return end
+}
+
+// search runs the DFA over s, spending at most budget units of work, and
+// returns matchState, deadState or outOfBudget. It starts at byte from in
+// the state at row cur, which run has reached on known transitions, or at
+// the start when cur is unknownState.
+func (d *dfa) search(s string, budget int, from int, cur int32) int32 {
 	d.work, d.budget, d.clears = len(s), budget, 0
 	if d.work > d.budget {
-		return false, d.work, false
+		return outOfBudget
 	}
 	if len(d.states) > maxDFAStates/2 || len(d.kernels) > maxDFAKernels/2 {
 		// A search starts with at least half the cache free. Left nearly
@@ -462,20 +518,14 @@ func (d *dfa) match(s string, budget int) (matched bool, work int, ok bool) {
 		// soon holds every state the text needs.
 		d.reset()
 	}
-	res := d.search(s)
-	d.release()
-	return res == matchState, d.work, res != outOfBudget
-}
-
-// search runs the DFA over s and returns matchState, deadState or
-// outOfBudget.
-func (d *dfa) search(s string) int32 {
 	stride := d.stride
 	meta := stride - 1
 	first := int32(firstState) * int32(stride)
-	cur := d.startState() * int32(stride) // states are premultiplied here
+	if cur == unknownState {
+		from, cur = 0, d.startState()*int32(stride) // states are premultiplied here
+	}
 	trans, classes := d.trans, &d.classes
-	for i := 0; i < len(s); {
+	for i := from; i < len(s); {
 		next := trans[int(cur)+int(classes[s[i]])]
 		if next >= first {
 			if next == cur {
@@ -516,7 +566,7 @@ func (d *dfa) search(s string) int32 {
 			var r rune
 			r, n = utf8.DecodeRuneInString(s[i:])
 			if r >= 0x10000 && d.p.midEmpty {
-				return matchState
+				return d.done(matchState)
 			}
 			key := uint64(cur)<<32 | d.runeClass(r)
 			var ok bool
@@ -535,30 +585,103 @@ func (d *dfa) search(s string) int32 {
 			}
 		}
 		if next < first {
-			return next // matchState, deadState or outOfBudget
+			return d.done(next) // matchState, deadState or outOfBudget
 		}
 		if d.clears >= maxClears {
-			return d.thrash(next, s[i+n:])
+			return d.done(d.thrash(next, s[i+n:]))
 		}
 		trans = d.trans
 		cur = next
 		i += n
 	}
-	st := &d.states[cur/int32(stride)]
-	if st.end == 0 {
+	// The end of the text: the row's end column holds the answer once
+	// known.
+	end := &trans[int(cur)+stride-2]
+	if *end == unknownState {
 		next, _ := d.step(cur/int32(stride), -1)
 		if next == outOfBudget {
-			return next
+			return d.done(next)
 		}
-		st.end = -1
-		if next == matchState {
-			st.end = 1
+		*end = next // matchState or deadState: at the end no state is built
+	}
+	return d.done(*end)
+}
+
+// done returns res, giving the scratch space back first if the search
+// took it: only a search that builds states does.
+func (d *dfa) done(res int32) int32 {
+	if d.dfaScratch != nil {
+		d.release()
+	}
+	return res
+}
+
+// pikeSearch is match for a State still in its Pike VM phase (see
+// matchFirst): it answers as the Pike VM does and counts work as the Pike
+// VM does, one unit per byte of s charged up front and one per thread at
+// each position, but it keeps the transitions it works out, and the
+// threads at each state, so that a text that takes the same steps again
+// costs a DFA's steps. The threads at a position are the closure a DFA
+// step follows, which depends on the state and on whether the character
+// is a word character or the end of the text (see advance).
+//
+// Its transitions hold state numbers, not premultiplied ones, and may
+// lead to matchState and deadState, which a DFA's never do: its DFA must
+// be reset before it searches as a DFA.
+func (d *dfa) pikeSearch(s string, budget int) (matched bool, work int, ok bool) {
+	work = len(s)
+	if work > budget {
+		return false, work, false
+	}
+	// The Pike VM's count is kept in work; the steps' own is not used.
+	d.work, d.budget, d.clears = 0, math.MaxInt, 0
+	stride := d.stride
+	id := d.startState()
+	for i := 0; ; {
+		col, kind, r, n := stride-2, 2, rune(-1), 0 // the end of the text
+		if i < len(s) {
+			if b := s[i]; b < utf8.RuneSelf {
+				col, kind, r, n = int(d.classes[b]), 0, rune(b), 1
+			} else {
+				r, n = utf8.DecodeRuneInString(s[i:])
+				col, kind = -1, 0 // the transition is not kept: such characters are rare here
+			}
+			if d.useWord && syntax.IsWordChar(r) {
+				kind = 1
+			}
 		}
+		row := int(id) * stride
+		next, cost := unknownState, int32(d.states[id].threads[kind])-1
+		if col >= 0 {
+			next = d.trans[row+col]
+		}
+		if next == unknownState || cost < 0 {
+			var cleared bool
+			next, cleared = d.step(id, r)
+			if next >= firstState*int32(stride) {
+				next /= int32(stride)
+			}
+			cost = int32(len(d.closure.dense)) // the threads at this position
+			if !cleared {
+				if col >= 0 {
+					d.trans[row+col] = next
+				}
+				if cost < 1<<16-1 {
+					d.states[id].threads[kind] = uint16(cost + 1)
+				}
+			}
+		}
+		if work += int(cost); work > budget {
+			d.done(0)
+			return false, work, false
+		}
+		if next < firstState || r >= 0x10000 && d.p.midEmpty && !d.p.anchorStart {
+			d.done(0)
+			return next == matchState || next >= firstState, work, true
+		}
+		id = next
+		i += n
 	}
-	if st.end == 1 {
-		return matchState
-	}
-	return deadState
 }
 
 // accelAfter is how many bytes a state must stay on before it gets an

@@ -77,18 +77,27 @@ type parser struct {
 	ranges []rune
 	spans  []span
 	stack  []*syntax.Regexp // terms and alternatives being collected
-	terms  []termAt         // where each term was written, for overSize
+	terms  []termAt         // where each term was written, when recordTerms
+	// recordTerms is set for the parse overSizeError makes again to
+	// name the piece at fault; the first parse of a pattern, which
+	// mostly fits, records nothing.
+	recordTerms bool
 
 	// rangeRoom is how many class ranges the pattern may still take (see
 	// CompileWithin); a class past it stops the parse.
 	rangeRoom int
+
+	comp compiler // compiles the tree, pooled with the parser
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
 const chunkSize = 64
 
-// node returns a zeroed node with op.
+// node returns a zeroed node with op. The nodes of a chunk are zero until
+// they are taken (a new chunk is, and release clears the ones a parse
+// took), so only op is set: zeroing a node, which holds pointers, would
+// cost write barriers while the collector runs.
 func (p *parser) node(op syntax.Op) *syntax.Regexp {
 	if len(p.chunks) == 0 || p.used == chunkSize {
 		p.chunks = append(p.chunks, make([]syntax.Regexp, chunkSize))
@@ -96,7 +105,7 @@ func (p *parser) node(op syntax.Op) *syntax.Regexp {
 	}
 	re := &p.chunks[len(p.chunks)-1][p.used]
 	p.used++
-	*re = syntax.Regexp{Op: op}
+	re.Op = op
 	return re
 }
 
@@ -133,7 +142,7 @@ func (p *parser) release() {
 	clear(p.subs)
 	clear(p.terms)
 	p.subs, p.ranges, p.stack, p.terms, p.names, p.src = p.subs[:0], p.ranges[:0], p.stack[:0], p.terms[:0], nil, ""
-	p.groups, p.notRegular, p.refs = 0, nil, p.refs[:0]
+	p.groups, p.notRegular, p.refs, p.recordTerms = 0, nil, p.refs[:0], false
 	parsers.Put(p)
 }
 
@@ -246,11 +255,11 @@ func (p *parser) lookingAt(s string) bool {
 
 // disjunction parses Alternative ('|' Alternative)*.
 func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
-	base := len(p.stack)
-	defer p.pop(base)
+	base := len(p.stack) // popped on every return, without a defer's cost
 	for {
 		a, err := p.alternative(depth)
 		if err != nil {
+			p.pop(base)
 			return nil, err
 		}
 		p.stack = append(p.stack, a)
@@ -259,33 +268,37 @@ func (p *parser) disjunction(depth int) (*syntax.Regexp, error) {
 		}
 		p.pos++
 	}
-	if len(p.stack)-base == 1 {
-		return p.stack[base], nil
+	re := p.stack[base]
+	if len(p.stack)-base > 1 {
+		re = p.node(syntax.OpAlternate)
+		re.Sub = p.keepSubs(p.stack[base:])
 	}
-	re := p.node(syntax.OpAlternate)
-	re.Sub = p.keepSubs(p.stack[base:])
+	p.pop(base)
 	return re, nil
 }
 
 // alternative parses Term*.
 func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
-	base := len(p.stack)
-	defer p.pop(base)
+	base := len(p.stack) // popped on every return, without a defer's cost
 	for p.more() && !p.peekIs('|') && !p.peekIs(')') {
 		t, err := p.term(depth)
 		if err != nil {
+			p.pop(base)
 			return nil, err
 		}
 		p.stack = append(p.stack, t)
 	}
+	var re *syntax.Regexp
 	switch len(p.stack) - base {
 	case 0:
-		return p.node(syntax.OpEmptyMatch), nil
+		re = p.node(syntax.OpEmptyMatch)
 	case 1:
-		return p.stack[base], nil
+		re = p.stack[base]
+	default:
+		re = p.node(syntax.OpConcat)
+		re.Sub = p.keepSubs(p.stack[base:])
 	}
-	re := p.node(syntax.OpConcat)
-	re.Sub = p.keepSubs(p.stack[base:])
+	p.pop(base)
 	return re, nil
 }
 
@@ -294,7 +307,7 @@ func (p *parser) alternative(depth int) (*syntax.Regexp, error) {
 func (p *parser) term(depth int) (*syntax.Regexp, error) {
 	start := p.pos
 	re, err := p.quantified(depth)
-	if err == nil {
+	if err == nil && p.recordTerms {
 		p.terms = append(p.terms, termAt{re, start, p.pos})
 	}
 	return re, err
@@ -426,6 +439,10 @@ func (p *parser) atom(depth int) (re *syntax.Regexp, assertion bool, err error) 
 		return nil, false, p.errAt(start, start+1, "lone quantifier brackets (under the u flag write \\"+string(c)+" for the character)")
 	case '\\':
 		return p.atomEscape()
+	}
+	if c := p.src[p.pos]; c < utf8.RuneSelf {
+		p.pos++
+		return p.literal(rune(c)), false, nil
 	}
 	r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 	p.pos += n
@@ -811,7 +828,11 @@ func (p *parser) class() (*syntax.Regexp, error) {
 
 // classAtom parses one character or class escape inside [...].
 func (p *parser) classAtom() (set []rune, r rune, err error) {
-	if p.src[p.pos] != '\\' {
+	if c := p.src[p.pos]; c != '\\' {
+		if c < utf8.RuneSelf {
+			p.pos++
+			return nil, rune(c), nil
+		}
 		r, n := utf8.DecodeRuneInString(p.src[p.pos:])
 		p.pos += n
 		return nil, r, nil

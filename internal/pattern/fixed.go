@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"regexp/syntax"
 	"slices"
@@ -83,42 +84,69 @@ func (f *fixedSeq) init(at []uint8, sets [fixedSets][2]uint64, nsets int, end bo
 // they pay. Every word gets the same number of terms, so that the loop
 // over a word's terms runs the same number of times for each word of a
 // text, and the processor predicts where it ends.
+//
+// It runs on every compile, so it builds each word from addends worked
+// out once per set, and spares the lane-by-lane work where sequences
+// repeat: a word of one set throughout (eight of [0-9a-f]{12}) is each
+// addend broadcast to every byte, and a word whose positions have the
+// same sets as the word before (the overlapping last word of
+// [A-Za-z0-9]{16}) copies its terms.
 func (f *fixedSeq) setWords(at []uint8, nsets int) bool {
 	n := len(at)
 	if n < 8 {
 		return false
 	}
-	// The ranges of each set, found once: runs[first[k]:first[k+1]]. A
+	// The addends of each set's ranges, found once: lo[j][k] and
+	// above[j][k] for its j-th range, j < count[k], and 0 past them. A
 	// set of more than maxTerms ranges is too many for a word.
-	var runs [fixedSets * (maxTerms + 1)][2]uint8
-	var first [fixedSets + 1]int
+	var lo, above [maxTerms][fixedSets]uint8
+	var count [fixedSets]int
 	per := 0
 	for k := range nsets {
-		first[k+1] = first[k] + len(appendRuns(runs[first[k]:first[k]:first[k]+maxTerms+1], f.sets[k]))
-		per = max(per, first[k+1]-first[k]) // every set of sets[:nsets] is used
-	}
-	if per > maxTerms {
-		return false
+		var buf [maxTerms + 1][2]uint8
+		runs := appendRuns(buf[:0], f.sets[k])
+		if len(runs) > maxTerms {
+			return false
+		}
+		for j, r := range runs {
+			lo[j][k], above[j][k] = 0x80-r[0], 0x7f-r[1]
+		}
+		count[k] = len(runs)
+		per = max(per, len(runs)) // every set of sets[:nsets] is used
 	}
 	nwords := (n + 7) / 8
-	f.terms = f.termsBuf[:0]
 	if total := nwords * per; total > len(f.termsBuf) {
-		f.terms = make([]rangeTerm, 0, total)
+		f.terms = make([]rangeTerm, total)
+	} else {
+		f.terms = f.termsBuf[:total] // zero: f is
 	}
+	var prev uint64 // the sets of the word before, a byte each
 	for w := range nwords {
 		off := min(8*w, n-8)
-		for j := range per {
-			var t rangeTerm
-			for lane, k := range at[off : off+8] {
-				if j >= first[k+1]-first[k] {
-					continue // the set has fewer ranges: not tested here
-				}
-				r := runs[first[k]+j]
-				t.addLo |= (0x80 - uint64(r[0])) << (8 * lane)
-				t.addAbove |= (0x7f - uint64(r[1])) << (8 * lane)
+		ts := f.terms[w*per : (w+1)*per]
+		key := binary.LittleEndian.Uint64(at[off:])
+		switch k := at[off] % fixedSets; {
+		case w > 0 && key == prev:
+			copy(ts, f.terms[(w-1)*per:w*per])
+		case key == uint64(k)*ones: // one set in every lane
+			for j := range count[k] {
+				ts[j] = rangeTerm{uint64(lo[j][k]) * ones, uint64(above[j][k]) * ones}
 			}
-			f.terms = append(f.terms, t)
+		default:
+			// Term j tests each lane against the j-th range of its set;
+			// a set with fewer ranges leaves its lane untested (its
+			// addends there are 0).
+			for j := range ts {
+				var t rangeTerm
+				los, aboves := &lo[j], &above[j]
+				for lane, k := range at[off : off+8] {
+					t.addLo |= uint64(los[k%fixedSets]) << (8 * lane)
+					t.addAbove |= uint64(aboves[k%fixedSets]) << (8 * lane)
+				}
+				ts[j] = t
+			}
 		}
+		prev = key
 	}
 	f.nwords, f.per = nwords, per
 	return true
@@ -158,24 +186,20 @@ const minPrefix = 4
 // the sequence matches its first bytes and the rest of the program,
 // anchored there, matches the remaining ones: the sets are ASCII, one
 // byte each, and the rest of the program cannot see what came before.
-// Both are nil when neither applies.
-func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
-	var sets [fixedSets][2]uint64
-	var at [maxFixed]uint8
+// It reports which applies, noFixed when neither does, and leaves the
+// sequence in fs, for newPattern to build with the Pattern.
+func fixedOf(p *Pattern, fs *fixedScan) fixedKind {
+	sets, at := &fs.sets, &fs.at
 	end := false
 	n, nsets, begin := 0, 0, false
 	var last inst // the instruction of the last set
 	pc := p.start
-	split := func() (*fixedSeq, *prefixed) {
+	split := func() fixedKind {
 		if !begin || end || n < minPrefix || !onlyEndText(p, pc) {
-			return nil, nil
+			return noFixed
 		}
-		pp := new(prefixed)
-		pp.seq.init(at[:n], sets, nsets, false)
-		// rest shares the program; it has no ^ or \b to tell it is not
-		// at the start of the text.
-		pp.rest = Pattern{src: p.src, insts: p.insts, runes: p.runes, start: pc, anchorStart: true}
-		return nil, pp
+		fs.n, fs.nsets, fs.rest = n, nsets, pc
+		return fixedPrefix
 	}
 	for range len(p.insts) + 1 {
 		in := &p.insts[pc]
@@ -183,16 +207,15 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 		case opNop:
 		case opMatch:
 			if !begin {
-				return nil, nil
+				return noFixed
 			}
-			f := new(fixedSeq)
-			f.init(at[:n], sets, nsets, end)
-			return f, nil
+			fs.n, fs.nsets, fs.end = n, nsets, end
+			return fixedWhole
 		case opEmpty:
 			switch syntax.EmptyOp(in.arg) {
 			case syntax.EmptyBeginText:
 				if n > 0 || end {
-					return nil, nil
+					return noFixed
 				}
 				begin = true
 			case syntax.EmptyEndText:
@@ -204,36 +227,65 @@ func fixedOf(p *Pattern) (whole *fixedSeq, prefix *prefixed) {
 			if !begin || end || n == maxFixed {
 				return split()
 			}
+			var k uint8
 			if n > 0 && in.op == last.op && in.arg == last.arg && in.end == last.end {
-				// A repeated set (the copies of [0-9a-f]{8}).
-				at[n] = at[n-1]
-				n++
-				break
-			}
-			last = *in
-			set, ok := asciiSet(p, in)
-			if !ok {
-				return split()
-			}
-			k := 0
-			for k < nsets && sets[k] != set {
-				k++
-			}
-			if k == nsets {
-				if nsets == fixedSets {
+				k = at[n-1] // a repeated set
+			} else {
+				last = *in
+				set, ok := asciiSet(p, in)
+				if !ok {
 					return split()
 				}
-				sets[k] = set
-				nsets++
+				for int(k) < nsets && sets[k%fixedSets] != set {
+					k++
+				}
+				if int(k) == nsets {
+					if nsets == fixedSets {
+						return split()
+					}
+					sets[k%fixedSets] = set
+					nsets++
+				}
 			}
-			at[n] = uint8(k)
+			at[n] = k
 			n++
+			// The copies of a counted repetition ([0-9a-f]{8}) follow
+			// in a row: take them here, up to the most positions.
+			for n < maxFixed {
+				next := &p.insts[in.out]
+				if next.op != in.op || next.arg != in.arg || next.end != in.end {
+					break
+				}
+				at[n] = k
+				n++
+				in = next
+			}
 		default: // alternatives, loops, any character, case folding
 			return split()
 		}
 		pc = in.out
 	}
-	return nil, nil
+	return noFixed
+}
+
+// fixedKind says which fast path fixedOf found.
+type fixedKind uint8
+
+const (
+	noFixed     fixedKind = iota
+	fixedWhole            // the program is a fixed sequence
+	fixedPrefix           // the program starts with one
+)
+
+// fixedScan is the fixed sequence fixedOf found: its first n positions'
+// sets, indexes into the first nsets of sets; whether it ends with $ (a
+// whole sequence); and where the rest of the program starts (a prefix).
+type fixedScan struct {
+	at       [maxFixed]uint8
+	sets     [fixedSets][2]uint64
+	n, nsets int
+	end      bool
+	rest     uint32
 }
 
 // prefixed is the fast path of a pattern that starts with a fixed
@@ -281,47 +333,60 @@ func onlyEndText(p *Pattern, pc uint32) bool {
 // asciiSet returns the bitmap of the characters the rune instruction in
 // accepts, or false if it accepts a character beyond ASCII.
 func asciiSet(p *Pattern, in *inst) (set [2]uint64, ok bool) {
-	var rs []rune
 	switch in.op {
 	case opRune1:
-		rs = []rune{rune(in.arg), rune(in.arg)}
-	case opRange:
-		rs = []rune{rune(in.arg), rune(in.end)}
-	case opClass:
-		rs = p.runes[in.arg:in.end]
-	}
-	for j := 0; j+1 < len(rs); j += 2 {
-		lo, hi := rs[j], rs[j+1]
-		if hi >= utf8.RuneSelf {
+		c := in.arg
+		if c >= utf8.RuneSelf {
 			return set, false
 		}
-		for h := range set { // the part of lo..hi in each half
-			a, b := max(lo, rune(64*h)), min(hi, rune(64*h+63))
-			if a <= b {
-				set[h] |= ^uint64(0) >> (63 - (b - a)) << (a - rune(64*h))
-			}
+		set[c>>6&1] = 1 << (c & 63)
+		return set, true
+	case opRange:
+		if in.end >= utf8.RuneSelf {
+			return set, false
 		}
+		return asciiRange(in.arg, in.end), true
+	}
+	rs := p.runes[in.arg:in.end] // opClass
+	for j := 0; j+1 < len(rs); j += 2 {
+		if rs[j+1] >= utf8.RuneSelf {
+			return set, false
+		}
+		r := asciiRange(uint32(rs[j]), uint32(rs[j+1]))
+		set[0], set[1] = set[0]|r[0], set[1]|r[1]
 	}
 	return set, true
 }
 
-// match reports whether s matches the fixed sequence. Neither way of
-// testing it branches on a byte, so that the tests of successive bytes
-// overlap.
-func (f *fixedSeq) match(s string) bool {
-	if len(s) < f.n || f.end && len(s) != f.n {
+// asciiRange returns the bitmap of the bytes lo..hi, which are ASCII.
+func asciiRange(lo, hi uint32) [2]uint64 {
+	a, b := below(lo), below(hi+1)
+	return [2]uint64{b[0] &^ a[0], b[1] &^ a[1]}
+}
+
+// below returns the bitmap of the bytes below x, at most 128 (a shift
+// by 64 or more gives 0).
+func below(x uint32) [2]uint64 {
+	m := [2]uint64{1<<x - 1, 0}
+	if x >= 64 {
+		m[1] = 1<<(x-64) - 1
+	}
+	return m
+}
+
+// fits reports whether s is long enough for the sequence, and not longer
+// when the sequence ends the pattern.
+func (f *fixedSeq) fits(s string) bool {
+	return len(s) == f.n || len(s) > f.n && !f.end
+}
+
+// matchBytes is match for a sequence without word tests: it tests the
+// bytes one by one.
+func (f *fixedSeq) matchBytes(s string) bool {
+	if !f.fits(s) {
 		return false
 	}
 	s = s[:f.n]
-	if f.nwords > 0 {
-		return f.matchWords(s)
-	}
-	return f.matchBytes(s)
-}
-
-// matchBytes is match given the text's first f.n bytes, tested one
-// by one.
-func (f *fixedSeq) matchBytes(s string) bool {
 	var miss uint64
 	for i, k := range f.at {
 		c := s[i]
@@ -332,9 +397,11 @@ func (f *fixedSeq) matchBytes(s string) bool {
 	return miss == 0
 }
 
-// matchWords is match for a sequence with word tests, given the text's
-// first f.n bytes. No word stops the others early, so that their
-// tests overlap too.
+// match reports whether s matches the fixed sequence. Neither way of
+// testing it branches on a byte, so that the tests of successive bytes
+// overlap: a sequence of at least eight positions tests them eight at a
+// time, with its words, and a shorter one byte by byte (matchBytes). No
+// word stops the others early, so that their tests overlap too.
 //
 // Words of one, two and three terms (sets of digits; hex digits of one
 // case; letters and digits, or hex digits of both cases) have loops of
@@ -342,38 +409,67 @@ func (f *fixedSeq) matchBytes(s string) bool {
 // instructions than the tests it runs (its slicing, bounds checks and
 // counters, and the registers they take from the tests), while these
 // check the length of the terms left once per word and each term not at
-// all. On a batch of UUIDs, ids and timestamps matchWords takes half
-// the instructions it took with the general loop alone.
-func (f *fixedSeq) matchWords(s string) bool {
+// all. On a batch of UUIDs, ids and timestamps the words take half
+// the instructions they took with the general loop alone.
+func (f *fixedSeq) match(s string) bool {
+	if f.nwords == 0 {
+		return f.matchBytes(s)
+	}
+	if !f.fits(s) {
+		return false
+	}
+	s = s[:f.n]
 	// The high bit of each byte of out is set when some byte tested
 	// there is out of its set or is not ASCII (a byte that is not ASCII
 	// is in no set; its own high bit says so). Its other bits are noise.
 	var out uint64
-	last := len(s) - 8 // where the last word starts; len(s) is f.n, at least 8
+	// Every word but the last starts eight bytes after the one before,
+	// taken off the front of s; the last is the text's last eight bytes.
+	tail := load64(s[len(s)-8:]) // len(s) is f.n, at least 8
 	switch f.per {
 	case 1:
-		for w, t := range f.terms[:f.nwords] {
-			x := load64(s[min(8*w, last):])
-			out |= ^t.in(x) | x
+		ts := f.terms[:f.nwords]
+		for len(ts) > 2 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^ts[0].in(x) | x | ^ts[1].in(y) | y
+			s, ts = s[16:], ts[2:]
 		}
+		for len(ts) > 1 {
+			x := load64(s)
+			out |= ^ts[0].in(x) | x
+			s, ts = s[8:], ts[1:]
+		}
+		out |= ^ts[0].in(tail) | tail
 	case 2:
 		// Taking the terms off the front of ts leaves the compiler a
 		// length it can check the indexes against, once per word.
 		ts := f.terms[:2*f.nwords]
-		for off := 0; len(ts) >= 2; off += 8 {
-			x := load64(s[min(off, last):])
-			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
-			ts = ts[2:]
+		for len(ts) > 4 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x)) | x | ^(ts[2].in(y) | ts[3].in(y)) | y
+			s, ts = s[16:], ts[4:]
 		}
+		for len(ts) > 2 {
+			x := load64(s)
+			out |= ^(ts[0].in(x) | ts[1].in(x)) | x
+			s, ts = s[8:], ts[2:]
+		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail)) | tail
 	case 3:
 		ts := f.terms[:3*f.nwords]
-		for off := 0; len(ts) >= 3; off += 8 {
-			x := load64(s[min(off, last):])
-			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
-			ts = ts[3:]
+		for len(ts) > 6 { // two words at a time while two and the last are left
+			x, y := load64(s), load64(s[8:])
+			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x | ^(ts[3].in(y) | ts[4].in(y) | ts[5].in(y)) | y
+			s, ts = s[16:], ts[6:]
 		}
+		for len(ts) > 3 {
+			x := load64(s)
+			out |= ^(ts[0].in(x) | ts[1].in(x) | ts[2].in(x)) | x
+			s, ts = s[8:], ts[3:]
+		}
+		out |= ^(ts[0].in(tail) | ts[1].in(tail) | ts[2].in(tail)) | tail
 	default:
-		per := f.per
+		per, last := f.per, len(s)-8
 		for w := range f.nwords {
 			x := load64(s[min(8*w, last):])
 			var in uint64

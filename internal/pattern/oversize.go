@@ -3,11 +3,26 @@ package pattern
 import "regexp/syntax"
 
 // termAt is where a term of the pattern (an atom with its quantifier, if
-// any) was written: the parser records one per term, so that a pattern
-// over the size limit can name the piece that took it over.
+// any) was written: the parser records one per term when asked, so that a
+// pattern over the size limit can name the piece that took it over.
 type termAt struct {
 	re       *syntax.Regexp
 	from, to int
+}
+
+// overSizeError is the error for the pattern src, which parsed with
+// rangeRoom, when its program would take more than limit instructions. It
+// parses src again, noting where each term was written this time, and
+// returns overSize's error.
+func overSizeError(src string, rangeRoom, limit int) *Error {
+	p := parsers.Get().(*parser)
+	p.src, p.pos, p.rangeRoom, p.recordTerms = src, 0, rangeRoom, true
+	defer p.release()
+	tree, err := p.parse()
+	if err != nil { // not so: the same parse succeeded before
+		tree = nil // the error names the whole pattern
+	}
+	return p.overSize(tree, limit)
 }
 
 // overSize is the error for a pattern whose program would take more than

@@ -112,26 +112,61 @@ func CompileWithin(src string, limit, rangeRoom int) (p *Pattern, size, ranges i
 	defer parsed.release()
 	size = EstimateSize(tree, limit+1) + 2 // the program's fail and match instructions
 	if size > limit {
-		return nil, size, ranges, parsed.overSize(tree, limit-2)
+		return nil, size, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
-	p = compileTree(src, tree, limit)
+	p = parsed.comp.compileTree(src, tree, limit)
 	if p == nil {
-		return nil, limit + 1, ranges, parsed.overSize(tree, limit-2)
+		return nil, limit + 1, ranges, overSizeError(src, rangeRoom, limit-2)
 	}
 	return p, len(p.insts), ranges, nil
 }
 
-// analyze sets what the matchers need to know of the program as a whole.
-func (p *Pattern) analyze() {
+// newPattern returns the Pattern of a compiled program, with what the
+// matchers need to know of the program as a whole worked out. A pattern
+// with a fixed sequence's fast path (see fixedOf) is allocated in one
+// piece with it.
+func newPattern(m *machine, src string, insts []inst, runes []rune, start uint32) *Pattern {
+	view := Pattern{src: src, insts: insts, runes: runes, start: start}
+	view.analyze(m)
+	var fs fixedScan
+	var p *Pattern
+	switch fixedOf(&view, &fs) {
+	case fixedWhole:
+		both := new(struct {
+			Pattern
+			seq fixedSeq
+		})
+		p = &both.Pattern
+		p.fixed = &both.seq
+		p.fixed.init(fs.at[:fs.n], fs.sets, fs.nsets, fs.end)
+	case fixedPrefix:
+		both := new(struct {
+			Pattern
+			pre prefixed
+		})
+		p = &both.Pattern
+		p.prefix = &both.pre
+		p.prefix.seq.init(fs.at[:fs.n], fs.sets, fs.nsets, false)
+		// rest shares the program; it has no ^ or \b to tell it is not
+		// at the start of the text.
+		p.prefix.rest = Pattern{src: src, insts: insts, runes: runes, start: fs.rest, anchorStart: true}
+	default:
+		p = new(Pattern)
+	}
+	p.src, p.insts, p.runes, p.start = src, insts, runes, start
+	p.anchorStart, p.midEmpty = view.anchorStart, view.midEmpty
+	return p
+}
+
+// analyze sets what the matchers need to know of the program as a whole
+// but its fast paths, following its empty-width instructions with m.
+func (p *Pattern) analyze(m *machine) {
 	p.anchorStart = p.startCond()&syntax.EmptyBeginText != 0
-	m := machines.Get().(*machine)
-	defer machines.Put(m)
 	m.cur.reset(len(p.insts))
 	m.follow(p.insts, &m.cur, p.start, syntax.EmptyNoWordBoundary)
 	for _, pc := range m.cur.dense {
 		p.midEmpty = p.midEmpty || p.insts[pc].op == opMatch
 	}
-	p.fixed, p.prefix = fixedOf(p)
 }
 
 // startCond returns the empty-width conditions every match must begin
@@ -161,17 +196,16 @@ func (p *Pattern) String() string { return p.src }
 // optional ones), without the program's fail and match instructions. It
 // stops counting once the total exceeds limit, so it never overflows.
 func EstimateSize(re *syntax.Regexp, limit int) int {
-	sub := func(i int) int { return EstimateSize(re.Sub[i], limit) }
 	n := 1
 	switch re.Op {
 	case syntax.OpLiteral:
 		n = len(re.Rune)
 	case syntax.OpCapture:
-		n = sub(0) + 2
+		n = EstimateSize(re.Sub[0], limit) + 2
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		n = sub(0) + 1
+		n = EstimateSize(re.Sub[0], limit) + 1
 	case syntax.OpRepeat:
-		x := sub(0)
+		x := EstimateSize(re.Sub[0], limit)
 		if re.Max == -1 {
 			n = x*max(re.Min, 1) + 1
 		} else {
@@ -182,8 +216,8 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 		if re.Op == syntax.OpAlternate {
 			n = len(re.Sub) - 1
 		}
-		for i := range re.Sub {
-			n += sub(i)
+		for _, sub := range re.Sub {
+			n += EstimateSize(sub, limit)
 			if n > limit {
 				break
 			}
@@ -203,6 +237,7 @@ func EstimateSize(re *syntax.Regexp, limit int) int {
 const (
 	pikeMaxText = 64
 	pikePromote = 256
+	pikeAlone   = 4 // see matchFirst
 )
 
 // threadList is a sparse set of program counters.
@@ -266,8 +301,13 @@ func (p *Pattern) MatchString(s string) bool {
 // same count for the same texts gives each run its own State: a validator
 // uses a fresh one per pattern per validation.
 type State struct {
-	dfa      *dfa
-	pikeWork int
+	dfa *dfa
+	// pike keeps the transitions the Pike VM phase has worked out once
+	// pikeAlone texts have run on the Pike VM proper (see matchFirst); it
+	// becomes dfa, emptied, when the phase ends.
+	pike      *dfa
+	pikeWork  int
+	pikeTexts int // the texts the Pike VM proper has run, up to pikeAlone
 }
 
 // MatchBudget is MatchString with a bound on the work it may do, for a
@@ -297,15 +337,47 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 			return false, len(s), true
 		}
 		n := pp.seq.n
-		matched, work, ok = pp.rest.MatchBudget(st, s[n:], budget-n)
+		if d := st.dfa; d != nil { // most calls: straight to the DFA
+			matched, work, ok = d.match(s[n:], budget-n)
+		} else {
+			matched, work, ok = pp.rest.matchFirst(st, s[n:], budget-n)
+		}
 		return matched, work + n, ok
 	}
-	if st.dfa == nil {
-		if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
+	if d := st.dfa; d != nil {
+		return d.match(s, budget)
+	}
+	return p.matchFirst(st, s, budget)
+}
+
+// matchFirst is MatchBudget for a State that has no DFA yet: the Pike VM
+// runs, or the DFA is made.
+//
+// The Pike VM phase runs its first pikeAlone texts on the Pike VM proper,
+// which needs no memory (most patterns see no more); the next ones run on
+// a DFA that counts work as the Pike VM does (pikeSearch), so that a
+// pattern that sees more values steps over each state once there too.
+// When the phase ends, that DFA is emptied and goes on as the State's
+// DFA, which counts as a new one does: the work of a text is the same
+// whichever way the phase ran it.
+func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, work int, ok bool) {
+	if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
+		if st.pikeTexts < pikeAlone {
+			st.pikeTexts++
 			matched, work, ok = p.pikeBudget(s, budget)
-			st.pikeWork += work
-			return matched, work, ok
+		} else {
+			if st.pike == nil {
+				st.pike = newDFA(p)
+			}
+			matched, work, ok = st.pike.pikeSearch(s, budget)
 		}
+		st.pikeWork += work
+		return matched, work, ok
+	}
+	if d := st.pike; d != nil {
+		d.reset()
+		st.dfa, st.pike = d, nil
+	} else {
 		st.dfa = newDFA(p)
 	}
 	return st.dfa.match(s, budget)
@@ -333,14 +405,15 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 	m.cur.reset(n)
 	m.next.reset(n)
 	now, later := &m.cur, &m.next // swapped as pointers: no write barriers
-	prev := rune(-1)
+	insts := p.insts
+	// Each character is decoded once, as the one after the position
+	// before, and so are the empty-width conditions between two
+	// characters: ctx holds those before r.
+	r, width := runeAt(s, 0)
+	ctx := syntax.EmptyOpContext(-1, r)
 	for pos := 0; ; {
-		r, width := rune(-1), 0
-		if pos < len(s) {
-			r, width = utf8.DecodeRuneInString(s[pos:])
-		}
 		if pos == 0 || !p.anchorStart {
-			m.follow(p.insts, now, p.start, syntax.EmptyOpContext(prev, r))
+			m.follow(insts, now, p.start, ctx)
 		}
 		if work += len(now.dense); work > budget {
 			return false, work, false
@@ -354,31 +427,50 @@ func (p *Pattern) pikeBudget(s string, budget int) (matched bool, work int, ok b
 		if pos >= len(s) {
 			// No rune left to consume: only a thread at a match counts.
 			for _, pc := range now.dense {
-				if p.insts[pc].op == opMatch {
+				if insts[pc].op == opMatch {
 					return true, work, true
 				}
 			}
 			return false, work, true
 		}
-		next := rune(-1)
-		if pos+width < len(s) {
-			next, _ = utf8.DecodeRuneInString(s[pos+width:])
-		}
-		after := syntax.EmptyOpContext(r, next)
+		next, nextWidth := runeAt(s, pos+width)
+		ctx = syntax.EmptyOpContext(r, next)
 		for _, pc := range now.dense {
-			in := &p.insts[pc]
-			if in.op == opMatch {
+			in := &insts[pc]
+			var ok bool
+			switch in.op {
+			case opMatch:
 				return true, work, true
+			case opRune1:
+				ok = r == rune(in.arg)
+			case opRange:
+				ok = rune(in.arg) <= r && r <= rune(in.end)
+			default:
+				// The instructions that consume nothing were followed
+				// when the thread came.
+				ok = in.op >= opRune1 && p.accepts(in, r)
 			}
-			if p.accepts(in, r) {
-				m.follow(p.insts, later, in.out, after)
+			if ok {
+				m.follow(insts, later, in.out, ctx)
 			}
 		}
 		pos += width
-		prev = r
+		r, width = next, nextWidth
 		now, later = later, now
 		later.dense = later.dense[:0]
 	}
+}
+
+// runeAt returns the character of s at i and its width, or -1 and 0 at
+// the end of s.
+func runeAt(s string, i int) (rune, int) {
+	if i >= len(s) {
+		return -1, 0
+	}
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
 }
 
 // accepts reports whether the instruction in consumes r; only rune
@@ -448,6 +540,12 @@ func foldsTo(r0, r rune) bool {
 // follow adds to l the threads reachable from pc without consuming input,
 // given the empty-width conditions that hold at the position (ctx).
 func (m *machine) follow(insts []inst, l *threadList, pc uint32, ctx syntax.EmptyOp) {
+	if op := insts[pc].op; op >= opRune1 || op == opMatch || op == opFail {
+		if !l.has(pc) { // most threads: no empty moves to follow
+			l.add(pc)
+		}
+		return
+	}
 	m.stack = append(m.stack[:0], pc)
 	for len(m.stack) > 0 {
 		pc := m.stack[len(m.stack)-1]

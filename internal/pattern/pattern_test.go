@@ -249,30 +249,25 @@ func FuzzMatch(f *testing.F) {
 		if got != want {
 			t.Fatalf("pattern %q on %q: DFA %v, Pike VM %v", pattern, in, got, want)
 		}
+		// A State through its phases on the text again and again (the
+		// Pike VM, then pikeSearch, then the DFA's run), answering and
+		// counting as the matching first written does.
+		q := general(p)
+		var st State
+		var ref stateRef
+		for k := 0; k < 3*pikePromote && (st.dfa == nil || k%8 != 7); k++ {
+			m0, w0, _ := ref.match(q, in, math.MaxInt)
+			m1, w1, _ := q.MatchBudget(&st, in, math.MaxInt)
+			if m1 != want || m0 != want || w1 != w0 {
+				t.Fatalf("pattern %q on %q, match %d: State %v, %d; first written %v, %d; want %v", pattern, in, k, m1, w1, m0, w0, want)
+			}
+		}
 		if re, err := regexp.Compile(pattern); err == nil && sharedDialect(pattern) {
 			if want := re.MatchString(in); got != want {
 				t.Fatalf("pattern %q on %q: got %v, regexp says %v", pattern, in, got, want)
 			}
 		}
 	})
-}
-
-func BenchmarkCompile(b *testing.B) {
-	for _, src := range []string{`^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `^(pd|pw|pm|py)$`, `^cus_[a-zA-Z0-9]{8,}$`,
-		`^[A-Z]{3}-[0-9]{4}$`, `^[0-9A-Z -]{3,10}$`, `^[A-Za-z0-9-]+$`} {
-		b.Run("pattern/"+src, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				Compile(src, 3000)
-			}
-		})
-		b.Run("regexp/"+src, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				regexp.Compile(src)
-			}
-		})
-	}
 }
 
 // TestPikeThenDFA checks when a pattern starts using its DFA: once the
