@@ -310,8 +310,8 @@ func plainHTTPURL(s string) bool {
 // keeps DecodeCheckRequest, which does the validating for a request it
 // decodes, and Check of a request built in Go within tens of milliseconds
 // of CPU for any request within the size limits, so a caller that checks
-// untrusted schemas need not run its own timer. Compiling the schema's patterns, before validation, has
-// bounds of its own: 3,000 program instructions per pattern, 30,000 per
+// untrusted schemas need not run its own timer. Compiling the schema's
+// patterns, before validation, has bounds of its own: 3,000 program instructions per pattern, 30,000 per
 // schema, and 60,000 character-class ranges per schema (a range or
 // character in a class counts one, \p{L} about 680); a schema over them
 // is refused with unsupported_pattern naming the pattern.

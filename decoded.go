@@ -112,15 +112,6 @@ func copyOut(into []byte, dst []*json.RawMessage, src []jsonv.Value) {
 	}
 }
 
-// sameRaw reports whether b holds the text of v, or is empty when v is
-// absent.
-func sameRaw(b []byte, v jsonv.Value) bool {
-	if !v.IsValid() {
-		return len(b) == 0
-	}
-	return string(b) == v.Raw() // compared in place, not converted
-}
-
 // publish gives req its exported copies of the raw texts of t and records
 // what decoding stored in req, for sameAs.
 func (p *parsedCheck) publish(req *CheckRequest, t *checkTree, spare []byte) {
@@ -223,7 +214,7 @@ func (p *parsedToolCall) sameAs(r *ToolCallRequest) bool {
 		return false
 	}
 	a, b := &t.Tool, &r.Tool
-	if a.Provider != b.Provider || a.Operation != b.Operation || !sameRaw(b.Request, p.payload) ||
+	if a.Provider != b.Provider || a.Operation != b.Operation || !textOf(p.payload).same(b.Request) ||
 		a.EstimatedExternalCostUSD != b.EstimatedExternalCostUSD || a.EstimatedModelCostUSD != b.EstimatedModelCostUSD {
 		return false
 	}
