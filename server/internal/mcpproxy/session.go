@@ -213,11 +213,9 @@ func (s *session) cancelled(params json.RawMessage) {
 func (s *session) toolCall(req *jsonrpc.Request) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	var p struct {
-		Name string `json:"name"`
-	}
-	json.Unmarshal(req.Params, &p)
-	if s.guard.NeedsList(p.Name) {
+	// Params read two ways are refused by CallTool before anything is
+	// forwarded; only a readable name is worth listing the tools for.
+	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && s.guard.NeedsList(name) {
 		s.listTools(ctx)
 	}
 	result, err := s.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
