@@ -344,13 +344,20 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	rc := http.NewResponseController(w)
 	deadline := rc.SetReadDeadline(time.Now().Add(p.opts.BodyTimeout)) == nil
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes))
+	if err == nil {
+		if deadline {
+			rc.SetReadDeadline(time.Time{}) // the rest of the exchange (an SSE answer) is not bounded by it
+		}
+		return body, true
+	}
 	if deadline {
-		rc.SetReadDeadline(time.Time{}) // the rest of the exchange (an SSE answer) is not bounded by it
+		// Past deadline: net/http would otherwise wait for the rest of
+		// the body to discard it, holding the connection for a client
+		// that stalls.
+		rc.SetReadDeadline(time.Now())
 	}
 	var tooBig *http.MaxBytesError
 	switch {
-	case err == nil:
-		return body, true
 	case errors.As(err, &tooBig):
 		w.Header().Set("Connection", "close")
 		refuse(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
@@ -371,11 +378,11 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 func (p *Proxy) admit(client string) (int, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case len(p.sessions)+p.opening >= p.opts.MaxSessions:
-		return http.StatusServiceUnavailable, fmt.Sprintf("session limit reached: %d sessions are open (set by --max-sessions); retry later", p.opts.MaxSessions)
+	switch { // the client's own bound first: it is the one the client can act on
 	case p.perClient[client] >= p.opts.MaxSessionsPerClient:
 		return http.StatusTooManyRequests, fmt.Sprintf("per-client session limit reached: this address has %d sessions open (set by --max-sessions-per-client); end one (DELETE) or retry later", p.opts.MaxSessionsPerClient)
+	case len(p.sessions)+p.opening >= p.opts.MaxSessions:
+		return http.StatusServiceUnavailable, fmt.Sprintf("session limit reached: %d sessions are open (set by --max-sessions); retry later", p.opts.MaxSessions)
 	case p.opts.MaxProcesses > 0 && p.procs >= p.opts.MaxProcesses:
 		return http.StatusServiceUnavailable, fmt.Sprintf("upstream process limit reached: %d upstream processes are running (set by --max-processes); retry later", p.opts.MaxProcesses)
 	}
