@@ -241,13 +241,12 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		upstream = "stdio: " + o.command[0]
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
-	// Shutdown: from the first moment every request gets 503 with
-	// Retry-After (Drain); Shutdown closes the listener, then runs
-	// RegisterOnShutdown's functions, so the sessions close only once no
-	// connection can arrive, which ends their long-lived streams and lets
-	// Shutdown finish.
-	srv.RegisterOnShutdown(func() { p.Close() })
-	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, p.Drain, nil)
+	// net/http drops a request that arrives once Shutdown has begun, with
+	// no answer: the proxy stops accepting and drains first, for at most
+	// half the grace period, so that such requests get 503.
+	sl := &stoppableListener{Listener: ln}
+	drain := func() { drainProxy(sl, p, ops.shutdownTimeout/2, logger) }
+	return serve(ctx, srv, sl, logger, ops.shutdownTimeout, drain, nil)
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -332,7 +333,9 @@ func TestDrain(t *testing.T) {
 	up, _ := httpUpstream(t)
 	url, p := serveProxy(t, Options{Dial: HTTPDialer(up, nil)})
 	_, id := rpcPost(t, nil, url, initBody, nil)
-	p.Drain()
+	if err := p.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	want := answer{503, "5", limitErr("null", "the proxy is shutting down; retry later")}
 	for _, hdr := range []map[string]string{nil, {sessionHeader: id}} {
 		if got, _ := rpcPost(t, nil, url, initBody, hdr); !cmp.Equal(want, got) {

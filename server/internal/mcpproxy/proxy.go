@@ -88,6 +88,7 @@ type Proxy struct {
 	ctx      context.Context // ends every session when cancelled
 	stop     context.CancelFunc
 	draining atomic.Bool
+	inflight atomic.Int64 // requests being served but GET streams
 
 	mu        sync.Mutex
 	sessions  map[string]*entry
@@ -176,10 +177,22 @@ func (p *Proxy) reap() {
 }
 
 // Drain makes the proxy answer every request from now on with 503 and
-// Retry-After, so that clients go elsewhere or come back later; open
-// sessions stay open until Close. Call it when shutdown begins, before the
-// listener closes.
-func (p *Proxy) Drain() { p.draining.Store(true) }
+// Retry-After, so that clients go elsewhere or come back later, and waits
+// until the requests already being served (every one but GET streams,
+// which never end on their own) have been answered, or ctx is done; then it
+// returns ctx.Err(). Open sessions stay open until Close. Call it when
+// shutdown begins, once the listener has stopped accepting.
+func (p *Proxy) Drain(ctx context.Context) error {
+	p.draining.Store(true)
+	for p.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
 
 // Close ends every session and closes their upstream connections, all at
 // once, and returns when they are closed (a command upstream's process
@@ -229,6 +242,12 @@ const sessionHeader = "Mcp-Session-Id"
 // whose upstream cannot be reached, or ends before it answers, gets 502
 // with a JSON-RPC error carrying the request's id.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		// Counted before draining is read, so that Drain, which sets it
+		// first, sees every request that was let through.
+		p.inflight.Add(1)
+		defer p.inflight.Add(-1)
+	}
 	switch {
 	case p.draining.Load():
 		w.Header().Set("Connection", "close")
