@@ -476,6 +476,120 @@ func TestBinaryProxySlowBodies(t *testing.T) {
 	}
 }
 
+// TestBinaryProxyProcessFlood: initialize POSTs against a command
+// upstream (issue 30: 300 processes in 2 s, 2.95 GB). At most
+// --max-processes processes live at once, the rest get 503, and once the
+// sessions expire every process has exited.
+func TestBinaryProxyProcessFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binaries; floods them")
+	}
+	const (
+		floodFor     = 3 * time.Second // three --session-init-timeout
+		workers      = 16
+		maxProcesses = 8
+	)
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the tool server")
+	}
+	toolserver := t.TempDir() + "/toolserver"
+	if out, err := exec.Command(goTool, "build", "-o", toolserver, "github.com/agentpreflight/preflight/internal/mcptest/toolserver").CombinedOutput(); err != nil {
+		t.Fatalf("build the tool server: %v\n%s", err, out)
+	}
+	d := startProxyBinary(t, buildBinary(t), "--max-processes", strconv.Itoa(maxProcesses), "--session-init-timeout", "1s", "--", toolserver)
+	url := "http://" + d.addr + "/mcp"
+	pid := d.cmd.Process.Pid
+	before := usageOf(t, pid)
+
+	var peak atomic.Int64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak.Store(max(peak.Load(), int64(liveChildren(pid))))
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	c := fromLoopback("127.0.0.1", workers)
+	var next atomic.Int64
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ; time.Since(start) < floodFor; time.Sleep(5 * time.Millisecond) {
+				next.Add(1)
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(floodInit))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				status := 0
+				if resp, err := c.Do(req); err == nil {
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					status = resp.StatusCode
+					if status == 503 && !strings.Contains(string(body), "--max-processes") {
+						status = -503 // a 503 for another reason
+					}
+				}
+				mu.Lock()
+				statuses[status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	during := usageOf(t, pid)
+	c.CloseIdleConnections()
+	waitUntil(t, "every session's end", func() bool { return d.ended.Load() == d.started.Load() && liveChildren(pid) == 0 })
+	close(stop)
+	<-sampled
+	after := usageOf(t, pid)
+	attempts := int(next.Load())
+	t.Logf("%d initialize POSTs against a command upstream in %v (%.0f/s): statuses %v; sessions started %d; peak %d live processes",
+		attempts, elapsed.Round(time.Millisecond), float64(attempts)/elapsed.Seconds(), statuses, d.started.Load(), peak.Load())
+	t.Logf("proxy before: %v; during: %v; after: %v", before, during, after)
+	if statuses[200]+statuses[503] != attempts || statuses[200] < maxProcesses {
+		t.Errorf("statuses %v (-503: a 503 not naming --max-processes); want only 200 and 503, at least %d admitted", statuses, maxProcesses)
+	}
+	if d.started.Load() <= maxProcesses {
+		t.Errorf("%d sessions started in %v; want the expired sessions' process slots given back and used again", d.started.Load(), floodFor)
+	}
+	if peak.Load() > maxProcesses {
+		t.Errorf("%d upstream processes lived at once; want at most %d", peak.Load(), maxProcesses)
+	}
+	if after.FDs > before.FDs+8 {
+		t.Errorf("%d descriptors after the flood, %d before", after.FDs, before.FDs)
+	}
+}
+
+// liveChildren counts the processes whose parent is pid and that have not
+// exited (zombies excluded).
+func liveChildren(pid int) int {
+	dirs, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range dirs {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
+}
+
 // TestBinaryProxyOrigins: through the binary, a web page's cross-origin
 // simple POST (text/plain) is refused, a disallowed Origin with
 // application/json gets 403, an allowed one is served.
