@@ -116,7 +116,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "sessions open at once (`n`); past it an initialize gets 503")
-	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address (`n`), never read from a header; past it an initialize gets 429")
+	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
 	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
 	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")

@@ -70,15 +70,22 @@ func logID(id string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// clientOf returns the remote address of r as an IP address, the key of
-// the per-client session bound. It never reads a header (X-Forwarded-For
-// and the like are the client's to forge).
+// clientOf returns the client of r, the key of the per-client session
+// bound: the IP address of the connection, or for IPv6 its /64 (one
+// host's usual allocation, which holds more addresses than any bound). It
+// never reads a header (X-Forwarded-For and the like are the client's to
+// forge).
 func clientOf(r *http.Request) string {
 	host := hostOnly(r.RemoteAddr)
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.Unmap().String()
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
 	}
-	return host
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }
 
 // hostAllowed reports whether r may be served: any Host on a non-loopback

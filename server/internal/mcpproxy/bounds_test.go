@@ -54,6 +54,26 @@ func TestLoopbackHost(t *testing.T) {
 	}
 }
 
+func TestClientOf(t *testing.T) {
+	tests := []struct{ remote, want string }{
+		{"127.0.0.1:5555", "127.0.0.1"},
+		{"203.0.113.7:80", "203.0.113.7"},
+		{"[::ffff:203.0.113.7]:80", "203.0.113.7"},
+		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:443", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:443", "fe80::/64"},
+		{"[::1]:1", "::/64"},
+		{"@", "@"}, // not an IP address (a Unix socket): kept as it is
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.RemoteAddr = tt.remote
+		if got := clientOf(r); got != tt.want {
+			t.Errorf("clientOf(%q) = %q, want %q", tt.remote, got, tt.want)
+		}
+	}
+}
+
 func TestNormalizeOrigin(t *testing.T) {
 	tests := []struct {
 		in, want string // want "" means refused

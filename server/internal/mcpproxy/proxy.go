@@ -57,9 +57,9 @@ type Options struct {
 	// gets 503 with Retry-After. 0 means DefaultMaxSessions.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the sessions open at once from one
-	// remote IP address (that of the connection: headers such as
-	// X-Forwarded-For are never read); an initialize past it gets 429
-	// with Retry-After. 0 means DefaultMaxSessionsPerClient.
+	// remote IP address, or IPv6 /64 (that of the connection: headers
+	// such as X-Forwarded-For are never read); an initialize past it gets
+	// 429 with Retry-After. 0 means DefaultMaxSessionsPerClient.
 	MaxSessionsPerClient int
 	// MaxProcesses, when above 0, bounds the upstream connections alive
 	// at once, each counted until its Close has returned: for a
