@@ -171,7 +171,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	// The guard's own rule decides, so that a value accepted here is one
 	// every session's guard accepts.
 	if _, err := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD)}); err != nil {
-		return o, usagef("proxy: --budget-usd %q must be a non-negative decimal written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)", o.budgetUSD)
+		return o, usagef("proxy: --budget-usd %q must be a non-negative decimal below 1e30 written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)", o.budgetUSD)
 	}
 	return o, nil
 }

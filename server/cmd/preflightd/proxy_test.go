@@ -144,7 +144,7 @@ func TestProxyBudgetFlag(t *testing.T) {
 			if !errors.As(err, new(*cli.UsageError)) {
 				t.Errorf("error %T, want a *cli.UsageError (exit 2)", err)
 			}
-			want := `proxy: --budget-usd "` + tt.value + `" must be a non-negative decimal written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)`
+			want := `proxy: --budget-usd "` + tt.value + `" must be a non-negative decimal below 1e30 written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)`
 			if d := cmp.Diff(want, err.Error()); d != "" {
 				t.Errorf("message (-want +got):\n%s", d)
 			}
