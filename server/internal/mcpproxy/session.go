@@ -132,7 +132,7 @@ func (s *session) fromClient() {
 		}
 		if err := s.up.Write(s.ctx, msg); err != nil {
 			s.upstreamFailed(err)
-			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", s.down.SessionID, "err", err)
+			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", err)
 			return
 		}
 	}
@@ -146,7 +146,7 @@ func (s *session) fromServer() {
 		if err != nil {
 			if s.ctx.Err() == nil {
 				s.upstreamFailed(err)
-				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", s.down.SessionID, "err", err)
+				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", logID(s.down.SessionID), "err", err)
 			}
 			s.close()
 			return
@@ -171,7 +171,7 @@ func (s *session) fromServer() {
 			}
 		}
 		if err := s.dc.Write(s.ctx, msg); err != nil && s.ctx.Err() == nil {
-			s.log.Debug("mcp proxy: message to the client not delivered", "session", s.down.SessionID, "err", err)
+			s.log.Debug("mcp proxy: message to the client not delivered", "session", logID(s.down.SessionID), "err", err)
 		}
 	}
 }
@@ -240,7 +240,7 @@ func (s *session) toolCall(req *jsonrpc.Request) {
 		out = &jsonrpc.Response{ID: req.ID, Error: we}
 	}
 	if err := s.dc.Write(s.ctx, out); err != nil {
-		s.log.Debug("mcp proxy: tools/call response not delivered", "session", s.down.SessionID, "err", err)
+		s.log.Debug("mcp proxy: tools/call response not delivered", "session", logID(s.down.SessionID), "err", err)
 	}
 }
 
