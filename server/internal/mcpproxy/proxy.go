@@ -319,6 +319,7 @@ func (p *Proxy) open() (*session, error) {
 	p.log.Info("mcp proxy: session started", "session", down.SessionID)
 	go func() {
 		s.run()
+		g.Close() // its saved results go with it
 		p.mu.Lock()
 		delete(p.sessions, down.SessionID)
 		p.mu.Unlock()
