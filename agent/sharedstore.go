@@ -58,8 +58,10 @@ type SharedStoreOptions struct {
 // SharedStore keeps the results of many owners (many sessions) in memory
 // under one bound, each owner under a quota of its own, so that no owner's
 // traffic evicts another owner's result still within its TTL. Each owner
-// saves and reads through its own [StoreView] (see [SharedStore.View]); a
-// view finds only its own results.
+// saves through its own [StoreView] (see [SharedStore.View]). A reference
+// names one save: any view finds it, as long as it is kept, so sessions
+// that share their history (a shared LedgerStore) reuse each other's
+// results as they would with one MemoryStore.
 //
 // When an owner is over its quota, its own results make room: those past
 // their TTL first, then its least recently used ones. When the whole store
@@ -241,18 +243,19 @@ func (s *SharedStore) remove(e *sharedEntry) {
 	delete(s.byRef, e.ref)
 }
 
-// Get returns a copy of the result this view saved under ref, past its
-// TTL or not, and marks it recently used; false when the view does not
-// have it (never saved here, dropped, or saved by another owner).
+// Get returns a copy of the result saved under ref, by this view or
+// another of the store, past its TTL or not, and marks it recently used
+// among its owner's results; false when the store does not have it (never
+// saved, or dropped).
 func (v *StoreView) Get(_ context.Context, ref string) ([]byte, bool) {
 	s := v.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.byRef[ref]
-	if !ok || e.owner != v {
+	if !ok {
 		return nil, false
 	}
-	v.lru.MoveToFront(e.el)
+	e.owner.lru.MoveToFront(e.el)
 	return append([]byte(nil), e.data...), true
 }
 
@@ -265,7 +268,8 @@ func (v *StoreView) Len() (entries, bytes int) {
 }
 
 // Close drops the view's results and refuses its later saves (with
-// ErrStoreClosed); Get then finds nothing. Closing twice does nothing.
+// ErrStoreClosed); no view finds them any more. Closing twice does
+// nothing.
 func (v *StoreView) Close() {
 	s := v.s
 	s.mu.Lock()

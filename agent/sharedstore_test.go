@@ -169,10 +169,17 @@ func TestSharedStore(t *testing.T) {
 		},
 		left: []string{"a=0/0", "b=1/1", "c=1/1", "store=2/2"},
 	}, {
-		name: "a view finds only its own results",
-		ops:  []storeOp{put("a", "a1", live), get("b", "a1"), get("a", "a1")},
-		want: []string{"a put a1: ok", "b get a1: miss", "a get a1: hit"},
-		left: []string{"a=1/1", "b=0/0", "store=1/1"},
+		name: "a reference is found by any view, and marks its result recently used for its owner",
+		opts: SharedStoreOptions{MaxEntries: 10, OwnerEntries: 2},
+		ops: []storeOp{
+			put("a", "a1", live), put("a", "a2", live), get("b", "a1"),
+			put("a", "a3", live), get("a", "a1"), get("a", "a2"),
+		},
+		want: []string{
+			"a put a1: ok", "a put a2: ok", "b get a1: hit",
+			"a put a3: ok", "a get a1: hit", "a get a2: miss",
+		},
+		left: []string{"a=2/2", "b=0/0", "store=2/2"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -416,5 +423,30 @@ func TestSessionSharedStoreTTLPassed(t *testing.T) {
 	flood()
 	if n, _ := a.view.Len(); n != 0 {
 		t.Fatalf("A's result past its TTL held its room against B")
+	}
+}
+
+// TestSessionSharedStoreSharedHistory: sessions that share their history
+// (one LedgerStore) reuse each other's results through their views, as
+// they did with one MemoryStore.
+func TestSessionSharedStoreSharedHistory(t *testing.T) {
+	ctx := context.Background()
+	store, history := NewSharedStore(nil), NewMemoryLedgerStore(nil)
+	runs := 0
+	run := func(context.Context) ([]byte, preflight.Outcome, error) { runs++; return []byte(`{}`), "", nil }
+	var got []How
+	for range 2 {
+		s, err := NewSession(quoteToolset(t), &SessionOptions{Store: store, Guard: GuardOptions{Store: history}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ans.How)
+	}
+	if diff := cmp.Diff([]How{Ran, Reused}, got); diff != "" {
+		t.Errorf("the two sessions' calls (-want +got):\n%s", diff)
 	}
 }
