@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,6 +226,9 @@ func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) 
 			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
 				return nil, Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
 			}
+			if u := rep.Coalesced.unsaved; u != nil {
+				return nil, Answer{How: Coalesced, Result: bytes.Clone(*u), Outcome: res.Outcome, Report: rep}, nil
+			}
 			req.Capabilities = &preflight.Capabilities{} // not saved: decide without reuse
 			continue
 		}
@@ -259,6 +263,11 @@ func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome prefligh
 		// answer; only a success is ever reused (Decide's rule).
 		if ref, perr := s.save(ctx, b, res.Outcome, p.req.FreshnessTTLSeconds); perr == nil {
 			res.ResultReference = ref
+		} else if p.flight != nil {
+			// A store full of other sessions' live results: the waiters
+			// still get the result, only it cannot be reused.
+			c := bytes.Clone(b)
+			p.flight.unsaved = &c
 		}
 	}
 	rep, err := p.End(res, err)

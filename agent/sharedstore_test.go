@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -449,4 +451,50 @@ func TestSessionSharedStoreSharedHistory(t *testing.T) {
 	if diff := cmp.Diff([]How{Ran, Reused}, got); diff != "" {
 		t.Errorf("the two sessions' calls (-want +got):\n%s", diff)
 	}
+}
+
+// TestSessionCoalescesWhenStoreFull: when the store refuses the leader's
+// result (full of another session's live results), the identical calls
+// waiting on it still get it, and nothing runs twice.
+func TestSessionCoalescesWhenStoreFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		store := NewSharedStore(&SharedStoreOptions{MaxEntries: 1})
+		if _, err := store.View().PutTTL(ctx, []byte("other"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := NewSession(quoteToolset(t), &SessionOptions{Store: store})
+		var runs atomic.Int32
+		gate := make(chan struct{})
+		run := func(context.Context) ([]byte, preflight.Outcome, error) {
+			runs.Add(1)
+			<-gate
+			return []byte(`{"run":1}`), "", nil
+		}
+		answers := make([]Answer, 3)
+		var wg sync.WaitGroup
+		for i := range answers {
+			wg.Go(func() {
+				a, err := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run)
+				if err != nil {
+					t.Error(err)
+				}
+				answers[i] = a
+			})
+			synctest.Wait() // the first runs, the others wait on it
+		}
+		close(gate)
+		wg.Wait()
+		var got []string
+		for _, a := range answers {
+			got = append(got, a.How.String()+" "+string(a.Result))
+		}
+		want := []string{`ran {"run":1}`, `coalesced {"run":1}`, `coalesced {"run":1}`}
+		if diff := cmp.Diff(want, got); diff != "" || runs.Load() != 1 {
+			t.Errorf("%d runs; answers (-want +got):\n%s", runs.Load(), diff)
+		}
+		if n, _ := store.Len(); n != 1 {
+			t.Errorf("store holds %d results, want only the other session's", n)
+		}
+	})
 }
