@@ -82,7 +82,7 @@ func NewSession(tools *Toolset, opts *SessionOptions) (*Session, error) {
 // Close drops the session's results from a SharedStore given as
 // SessionOptions.Store (its view's results); with any other store it does
 // nothing. Calls after Close still work, without saving results: they
-// are neither reused nor shared with coalesced calls.
+// are never reused (calls coalesced onto them still get them).
 func (s *Session) Close() {
 	if s.view != nil {
 		s.view.Close()
@@ -278,8 +278,9 @@ func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome prefligh
 }
 
 // coalesceGrace is how long a result is kept for the calls coalesced onto
-// it, which read it as soon as its call ends, when it may not be reused.
-const coalesceGrace = 30 * time.Second
+// it, which read it as soon as its call ends, when it may not be reused
+// (a failure, or a TTL shorter than this).
+const coalesceGrace = 10 * time.Second
 
 // ttlMargin is added to a reusable result's TTL: the ledger truncates ages
 // to milliseconds and dates a call after its result was saved, so a
