@@ -182,8 +182,10 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 	g := mcpguard.Options{
 		Session: agent.SessionOptions{
 			Guard: agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD), MaxCalls: o.maxCalls},
-			// One store for every session; references never collide.
-			Store: agent.NewMemoryStore(4096, 64<<20),
+			// One store for every session (4096 results, 64 MiB), each
+			// with a quota of its own (256, 4 MiB) that no other session's
+			// traffic evicts within its TTL.
+			Store: agent.NewSharedStore(nil),
 		},
 		Defaults: agent.ToolSpec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
 	}

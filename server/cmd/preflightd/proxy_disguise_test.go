@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,7 +34,7 @@ func TestProxyRefusesDisguisedCalls(t *testing.T) {
 	t.Cleanup(up.Close) // after the proxy is killed: it holds a stream open
 	ops := filepath.Join(t.TempDir(), "ops.json")
 	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"`+mcptest.Quote+`","priceUsd":`+mcptest.QuotePriceUSD+`}]}`), 0o644)
-	url := startProxyBinary(t, bin, "--upstream", up.URL, "--operations", ops, "--budget-usd", "0.20", "--max-calls", "2")
+	url := "http://" + startProxyBinary(t, bin, "--upstream", up.URL, "--operations", ops, "--budget-usd", "0.20", "--max-calls", "2").addr + "/mcp"
 	s := newRawSession(t, url)
 
 	attacks := []struct {
@@ -77,32 +75,6 @@ func TestProxyRefusesDisguisedCalls(t *testing.T) {
 	if got := counts.Get(mcptest.Ticket); got != 1 {
 		t.Errorf("%d identical failing tickets ran with a retry cap of 1; want 1", got)
 	}
-}
-
-// startProxyBinary runs `bin proxy` on a free loopback port with args and
-// returns its MCP endpoint. The process is killed when the test ends.
-func startProxyBinary(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-			go io.Copy(io.Discard, stderr)
-			return "http://" + line.Addr + "/mcp"
-		}
-	}
-	t.Fatal("the proxy ended before logging its address")
-	return ""
 }
 
 // rawSession is an MCP session over Streamable HTTP that sends params as
