@@ -497,7 +497,7 @@ func (p *Proxy) open(client string) (*session, error) {
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
 	go func() {
-		s.run() // returns once the upstream connection is closed
+		s.run()   // returns once the upstream connection is closed
 		g.Close() // its saved results go with it
 		p.release(client, down.SessionID)
 		p.log.Info("mcp proxy: session ended", "session", tag, "spentUsd", string(g.Agent().Guard().SpentUSD()))
