@@ -46,6 +46,18 @@ type Options struct {
 	// (403), which stops a web page from driving a local proxy through DNS
 	// rebinding; set it behind a reverse proxy that sends its own Host.
 	TrustHost bool
+
+	// Bounds on tool calls (see bounds.go); zero means the Default….
+	// MaxCallsInFlightPerSession and MaxCallsInFlight bound the tools/call
+	// being answered in one session and across sessions: one more is
+	// refused at once with a JSON-RPC error. CallTimeout bounds the wait
+	// for the upstream's answer to a call. MaxResultBytes bounds one
+	// message from the upstream: a larger result is not read, and the
+	// call gets a JSON-RPC error.
+	MaxCallsInFlightPerSession int
+	MaxCallsInFlight           int
+	CallTimeout                time.Duration
+	MaxResultBytes             int64
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
@@ -53,6 +65,7 @@ type Options struct {
 type Proxy struct {
 	opts Options
 	log  *slog.Logger
+	b    *bounds
 	ctx  context.Context // ends every session when cancelled
 	stop context.CancelFunc
 
@@ -69,7 +82,7 @@ func New(opts Options) *Proxy {
 		opts.MaxBodyBytes = 4 << 20
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	p := &Proxy{opts: opts, log: opts.Logger, ctx: ctx, stop: stop, sessions: make(map[string]*session)}
+	p := &Proxy{opts: opts, log: opts.Logger, ctx: ctx, stop: stop, sessions: make(map[string]*session), b: newBounds(&opts)}
 	if opts.IdleTimeout > 0 {
 		go p.reapIdle()
 	}
@@ -161,7 +174,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodGet, http.MethodPost:
 			r.Body = http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes)
-			s.down.ServeHTTP(w, r)
+			s.serve(w, r)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -300,7 +313,7 @@ func (p *Proxy) open() (*session, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
-	up, err := p.opts.Dial(ctx)
+	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
 	if err != nil {
 		cancel()
 		return nil, err
@@ -313,6 +326,7 @@ func (p *Proxy) open() (*session, error) {
 		return nil, err
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
+	s.b = p.b
 	p.mu.Lock()
 	p.sessions[down.SessionID] = s
 	p.mu.Unlock()
