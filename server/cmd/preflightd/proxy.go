@@ -44,6 +44,14 @@ type proxyOptions struct {
 	ttl        time.Duration
 	idle       time.Duration
 	trustHost  bool
+	calls      callBounds
+}
+
+// callBounds are the flags that bound tool calls (issue 30).
+type callBounds struct {
+	perSession, total int
+	timeout           time.Duration
+	maxResult         int64
 }
 
 // proxyUsageLine is the line a mistake on the command line prints.
@@ -67,6 +75,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
 	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
+	// Bounds on tool calls.
+	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
+	fs.IntVar(&o.calls.total, "max-calls-in-flight", mcpproxy.DefaultMaxCallsInFlight, "tool calls all sessions together may have in flight (`n`); one more is refused at once with a JSON-RPC error")
+	fs.DurationVar(&o.calls.timeout, "call-timeout", mcpproxy.DefaultCallTimeout, "how long a tool call waits for the upstream (`duration`); then it is cancelled upstream and answered with an error")
+	fs.Int64Var(&o.calls.maxResult, "max-result-bytes", mcpproxy.DefaultMaxResultBytes, "largest message read from the upstream (`bytes`); a larger result is not read and the call gets an error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, proxyUsage)
@@ -88,6 +101,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: --session-idle must be 0 or more")
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
+	case o.calls.perSession < 1 || o.calls.total < 1 || o.calls.timeout <= 0 || o.calls.maxResult < 1:
+		return o, usagef("proxy: --max-calls-in-flight-per-session, --max-calls-in-flight, --call-timeout and --max-result-bytes must be positive")
 	case o.ttl < 0 || o.ttl%time.Second != 0:
 		return o, fmt.Errorf("proxy: --ttl %s must be a non-negative whole number of seconds", o.ttl)
 	}
@@ -146,7 +161,9 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		dial = mcpproxy.CommandDialer(o.command[0], o.command[1:]...)
 	}
 	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
-		IdleTimeout: o.idle, TrustHost: o.trustHost})
+		IdleTimeout: o.idle, TrustHost: o.trustHost,
+		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlight: o.calls.total,
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", p)
