@@ -426,3 +426,13 @@ var errResultTooLarge = errors.New("mcp proxy: an upstream message exceeds --max
 func tooLargeMessage(max int64) string {
 	return "preflight proxy: the upstream's result exceeds " + strconv.FormatInt(max, 10) + " bytes (--max-result-bytes); it was not read"
 }
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
+}

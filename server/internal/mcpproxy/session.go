@@ -32,16 +32,23 @@ type session struct {
 	log    *slog.Logger
 	b      *bounds // the proxy's limits; set by open
 	once   sync.Once
-	ids    atomic.Int64 // the last upstream request id
-	calls  atomic.Int64 // tools/call of the session being answered
-	active atomic.Int64 // HTTP requests of the session being served
-	last   atomic.Int64 // when the last one ended, in Unix nanoseconds
+	ids    atomic.Int64  // the last upstream request id
+	calls  atomic.Int64  // tools/call of the session being answered
+	posts  atomic.Uint64 // the last POST's tag
+	active atomic.Int64  // HTTP requests of the session being served
+	last   atomic.Int64  // when the last one ended, in Unix nanoseconds
 
 	mu     sync.Mutex
-	out    map[jsonrpc.ID]*outgoing               // upstream id → request in flight upstream
-	in     map[jsonrpc.ID]*outgoing               // client id → forwarded request in flight
-	toolCs map[jsonrpc.ID]context.CancelCauseFunc // client id → tools/call being answered
-	upErr  error                                  // why the upstream connection failed, if it did
+	out    map[jsonrpc.ID]*outgoing // upstream id → request in flight upstream
+	in     map[jsonrpc.ID]*outgoing // client id → forwarded request in flight
+	toolCs map[jsonrpc.ID]toolCall  // client id → tools/call being answered
+	upErr  error                    // why the upstream connection failed, if it did
+}
+
+// toolCall is a tools/call being answered.
+type toolCall struct {
+	cancel context.CancelCauseFunc
+	post   string // the tag of the POST that carried it
 }
 
 // outgoing is a request in flight upstream.
@@ -50,13 +57,14 @@ type outgoing struct {
 	client jsonrpc.ID              // the client's id; invalid for the proxy's own
 	method string                  // for a forwarded request
 	cursor string                  // for a forwarded tools/list
+	post   string                  // for a forwarded request: the POST that carried it
 	resp   chan *jsonrpc.Response  // the proxy's own: where its response goes
 	cancel context.CancelCauseFunc // ends the upstream request (its HTTP stream)
 }
 
 func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, g *mcpguard.Session, log *slog.Logger) *session {
 	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log, b: defaultBounds(),
-		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]context.CancelCauseFunc)}
+		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall)}
 	s.last.Store(time.Now().UnixNano())
 	return s
 }
@@ -131,7 +139,7 @@ func (s *session) fromClient() {
 				}
 				ctx, cancel := context.WithCancelCause(s.ctx)
 				s.mu.Lock()
-				s.toolCs[m.ID] = cancel
+				s.toolCs[m.ID] = toolCall{cancel: cancel, post: postOf(m)}
 				s.mu.Unlock()
 				go s.toolCall(ctx, m)
 				continue
@@ -163,7 +171,7 @@ var errRequestFailed = errors.New("mcp proxy: request failed")
 // forward sends a request of the client upstream under a proxy id.
 func (s *session) forward(req *jsonrpc.Request) error {
 	ctx, cancel := context.WithCancelCause(s.ctx)
-	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel}
+	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel, post: postOf(req)}
 	if req.Method == "tools/list" {
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -308,17 +316,24 @@ func (s *session) clientCancelled(params json.RawMessage) {
 // upstream.
 func (s *session) clientGone(id jsonrpc.ID) {
 	s.mu.Lock()
-	cancel := s.toolCs[id]
+	tc := s.toolCs[id]
 	o := s.in[id]
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errClientCancelled)
+	if tc.cancel != nil {
+		tc.cancel(errClientCancelled)
 	}
 	if o != nil && s.forget(o) {
 		o.cancel(errClientCancelled)
+		s.answer(id, nil, errCancelledAnswer)
 		s.cancelUpstream(o.up, errClientCancelled.Error())
 	}
 }
+
+// errCancelledAnswer answers a request the client cancelled or dropped,
+// as the go-sdk's servers do: the downstream transport frees a request's
+// state (and ends its POST's stream, and lets the id be used again) only
+// when the request is answered. A client that cancelled ignores it.
+var errCancelledAnswer = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: request cancelled by the client"}
 
 // cancelUpstream sends notifications/cancelled for the proxy's request id.
 func (s *session) cancelUpstream(id jsonrpc.ID, reason string) {
@@ -351,11 +366,11 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	defer s.release()
 	defer func() {
 		s.mu.Lock()
-		cancel := s.toolCs[req.ID]
+		tc := s.toolCs[req.ID]
 		delete(s.toolCs, req.ID)
 		s.mu.Unlock()
-		if cancel != nil {
-			cancel(nil)
+		if tc.cancel != nil {
+			tc.cancel(nil)
 		}
 	}()
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
@@ -378,7 +393,10 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 		return resp.Result, nil
 	})
 	if ctx.Err() != nil {
-		return // cancelled by the client, or the session ended: no response
+		if s.ctx.Err() == nil {
+			s.answer(req.ID, nil, errCancelledAnswer)
+		}
+		return
 	}
 	if err != nil && errors.Is(context.Cause(tctx), errCallTimeout) {
 		err = s.b.timeoutError()

@@ -62,8 +62,8 @@ func (c *rawClient) post(ctx context.Context, body string) (*http.Response, erro
 	return c.hc.Do(req)
 }
 
-// answer is a JSON-RPC response as the client sees it.
-type answer struct {
+// rawAnswer is a JSON-RPC response as the client sees it.
+type rawAnswer struct {
 	ID     json.RawMessage `json:"id"`
 	Result *struct {
 		IsError bool `json:"isError"`
@@ -78,7 +78,7 @@ type answer struct {
 }
 
 // exchange posts body and returns every response in the answer, by id.
-func (c *rawClient) exchange(body string) map[string]answer {
+func (c *rawClient) exchange(body string) map[string]rawAnswer {
 	c.t.Helper()
 	resp, err := c.post(context.Background(), body)
 	if err != nil {
@@ -92,17 +92,17 @@ func (c *rawClient) exchange(body string) map[string]answer {
 }
 
 // readAnswers reads the JSON-RPC responses of an SSE or JSON answer.
-func readAnswers(resp *http.Response) map[string]answer {
+func readAnswers(resp *http.Response) map[string]rawAnswer {
 	defer resp.Body.Close()
-	out := map[string]answer{}
+	out := map[string]rawAnswer{}
 	add := func(b []byte) {
-		var many []answer
+		var many []rawAnswer
 		if json.Unmarshal(b, &many) != nil {
-			var one answer
+			var one rawAnswer
 			if json.Unmarshal(b, &one) != nil {
 				return
 			}
-			many = []answer{one}
+			many = []rawAnswer{one}
 		}
 		for _, a := range many {
 			if a.ID != nil && (a.Result != nil || a.Error != nil) {
@@ -131,7 +131,7 @@ func callBody(id, tool, args string) string {
 
 // TestProxyUpstreamIDs: a client whose ids are those the proxy once used
 // upstream ("preflight-proxy-1") or equal the proxy's counter (1, "1",
-// 2) gets each answer under its own id, and nothing hangs. The first call
+// 2) gets each rawAnswer under its own id, and nothing hangs. The first call
 // comes before any tools/list, so the proxy lists on its own behalf.
 func TestProxyUpstreamIDs(t *testing.T) {
 	up, counts := httpUpstream(t)
@@ -149,7 +149,7 @@ func TestProxyUpstreamIDs(t *testing.T) {
 		}
 	}
 	if _, ok := got[`2`]; !ok {
-		t.Errorf("tools/list with id 2 got no answer")
+		t.Errorf("tools/list with id 2 got no rawAnswer")
 	}
 	if a, ok := got[`"2"`]; !ok || a.Error != nil {
 		t.Errorf("ping with id \"2\": %+v", a)

@@ -1,16 +1,14 @@
 package mcpproxy
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The defaults of the bounds in [Options].
@@ -115,6 +113,11 @@ type callState struct {
 	tooLarge atomic.Bool
 }
 
+// postHeader tags each POST of a session: the downstream transport hands
+// the request's header along with each message of the POST, so the proxy
+// knows which calls a dropped POST carried without reading its body.
+const postHeader = "Preflight-Proxy-Post"
+
 // serve serves one GET or POST of the session. When the client drops a
 // POST before its calls are answered, each of them is cancelled as if the
 // client had sent notifications/cancelled: the server is told and the
@@ -124,51 +127,38 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request) {
 		s.down.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-	ids := callIDs(body)
+	post := strconv.FormatUint(s.posts.Add(1), 10)
+	r.Header.Set(postHeader, post)
 	s.down.ServeHTTP(w, r)
 	if r.Context().Err() != nil {
-		for _, id := range ids {
-			s.clientGone(id)
-		}
+		s.dropPost(post)
 	}
 }
 
-// errReader returns err, or io.EOF when err is nil.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
+// postOf returns the tag of the POST that carried req.
+func postOf(req *jsonrpc.Request) string {
+	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil && x.Header != nil {
+		return x.Header.Get(postHeader)
 	}
-	return 0, io.EOF
+	return ""
 }
 
-// callIDs returns the ids of the requests in a POST body: one message or
-// a batch.
-func callIDs(body []byte) []jsonrpc.ID {
-	type head struct {
-		ID     any    `json:"id"`
-		Method string `json:"method"`
-	}
-	var hs []head
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		json.Unmarshal(body, &hs)
-	} else {
-		var h head
-		if json.Unmarshal(body, &h) == nil {
-			hs = []head{h}
-		}
-	}
+// dropPost gives up the client's requests that POST post carried.
+func (s *session) dropPost(post string) {
 	var ids []jsonrpc.ID
-	for _, h := range hs {
-		if h.Method == "" || h.ID == nil {
-			continue
-		}
-		if id, err := jsonrpc.MakeID(h.ID); err == nil && id.IsValid() {
+	s.mu.Lock()
+	for id, c := range s.toolCs {
+		if c.post == post {
 			ids = append(ids, id)
 		}
 	}
-	return ids
+	for id, o := range s.in {
+		if o.post == post {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.clientGone(id)
+	}
 }
