@@ -44,7 +44,9 @@
 // after hooks; identical read-only calls in flight are coalesced. A
 // [Session] guards calls named by a tool name and raw JSON arguments: a
 // [Toolset] gives each tool's catalog entry, price, TTL and retry cap, a
-// [ResultStore] keeps results so that reuse hands back the saved bytes, and
+// [ResultStore] keeps results so that reuse hands back the saved bytes
+// (a [SharedStore] serves many sessions, each under a quota of its own,
+// and never evicts one session's result within its TTL for another), and
 // [Report.Message] is the sentence a model reads when a call was not run.
 // Package agent/mcpguard builds MCP client and server middleware on it.
 //

@@ -33,6 +33,9 @@ type Flight struct {
 	res  Result
 	err  error
 	ran  bool // false when the leader was released without a result
+	// unsaved is the leader's result when its Session's store refused it:
+	// the waiters are answered with it all the same.
+	unsaved *[]byte
 }
 
 // Wait blocks until the leader's call ended, or ctx is done, and returns

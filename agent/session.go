@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -18,7 +20,10 @@ type SessionOptions struct {
 	// is used.
 	Guard GuardOptions
 	// Store keeps results for reuse and coalescing. Nil means a
-	// NewMemoryStore(0, 0) of the session's own. Sessions may share one.
+	// NewMemoryStore(0, 0) of the session's own. Sessions may share one;
+	// given a *SharedStore, the session takes a view of its own (its own
+	// quota, results no other session's traffic evicts within their TTL),
+	// dropped by Close.
 	Store ResultStore
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
@@ -36,6 +41,7 @@ type SessionOptions struct {
 type Session struct {
 	guard *Guard
 	store ResultStore
+	view  *StoreView // the session's own view of a SharedStore, or nil
 	runID string
 	tools atomic.Pointer[Toolset]
 	steps atomic.Uint64
@@ -57,15 +63,30 @@ func NewSession(tools *Toolset, opts *SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Store == nil {
+	var view *StoreView
+	switch st := o.Store.(type) {
+	case nil:
 		o.Store = NewMemoryStore(0, 0)
+	case *SharedStore:
+		view = st.View()
+		o.Store = view
 	}
 	if o.RunID == "" {
 		o.RunID = "session"
 	}
-	s := &Session{guard: g, store: o.Store, runID: o.RunID}
+	s := &Session{guard: g, store: o.Store, view: view, runID: o.RunID}
 	s.tools.Store(tools)
 	return s, nil
+}
+
+// Close drops the session's results from a SharedStore given as
+// SessionOptions.Store (its view's results); with any other store it does
+// nothing. Calls after Close still work, without saving results: they
+// are never reused (calls coalesced onto them still get them).
+func (s *Session) Close() {
+	if s.view != nil {
+		s.view.Close()
+	}
 }
 
 // Guard returns the session's Guard (its ledger and money).
@@ -205,6 +226,9 @@ func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) 
 			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
 				return nil, Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
 			}
+			if u := rep.Coalesced.unsaved; u != nil {
+				return nil, Answer{How: Coalesced, Result: bytes.Clone(*u), Outcome: res.Outcome, Report: rep}, nil
+			}
 			req.Capabilities = &preflight.Capabilities{} // not saved: decide without reuse
 			continue
 		}
@@ -237,8 +261,13 @@ func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome prefligh
 		}
 		// Saved whatever the outcome so coalesced calls get the same
 		// answer; only a success is ever reused (Decide's rule).
-		if ref, perr := s.store.Put(ctx, b); perr == nil {
+		if ref, perr := s.save(ctx, b, res.Outcome, p.req.FreshnessTTLSeconds); perr == nil {
 			res.ResultReference = ref
+		} else if p.flight != nil {
+			// A store full of other sessions' live results: the waiters
+			// still get the result, only it cannot be reused.
+			c := bytes.Clone(b)
+			p.flight.unsaved = &c
 		}
 	}
 	rep, err := p.End(res, err)
@@ -246,4 +275,32 @@ func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome prefligh
 		return Answer{Report: rep}, err
 	}
 	return Answer{How: Ran, Result: b, Outcome: rep.Result.Outcome, Report: rep}, nil
+}
+
+// coalesceGrace is how long a result is kept for the calls coalesced onto
+// it, which read it as soon as its call ends, when it may not be reused
+// (a failure, or a TTL shorter than this).
+const coalesceGrace = 10 * time.Second
+
+// ttlMargin is added to a reusable result's TTL: the ledger truncates ages
+// to milliseconds and dates a call after its result was saved, so a
+// result can be decided reusable slightly more than TTL after its save.
+const ttlMargin = time.Second
+
+// save puts b in the store, telling a TTLResultStore how long to keep it:
+// the TTL plus ttlMargin for a success with a TTL (reusable), at least
+// coalesceGrace for any result.
+func (s *Session) save(ctx context.Context, b []byte, outcome preflight.Outcome, ttl json.Number) (string, error) {
+	ts, ok := s.store.(TTLResultStore)
+	if !ok {
+		return s.store.Put(ctx, b)
+	}
+	keep := coalesceGrace
+	if outcome == preflight.OutcomeSuccess {
+		if secs, err := strconv.ParseFloat(string(ttl), 64); err == nil && secs > 0 {
+			// Decide caps a TTL at 1e9 seconds, well within a Duration.
+			keep = max(keep, time.Duration(min(secs, 1e9)*float64(time.Second))+ttlMargin)
+		}
+	}
+	return ts.PutTTL(ctx, b, keep)
 }

@@ -25,8 +25,16 @@
 // and one that is not read-only and not marked destructiveHint false is
 // never retried after a terminal failure.
 //
-// A call that is not run is answered with a normal tool result, never a Go
-// or JSON-RPC error: isError true, one text block for the model ("not run:
+// For code that sees MCP messages as JSON, such as a proxy, [Session]
+// reads tools/call params with [ReadCallParams], exactly as MCP servers
+// read them, and refuses params that two readers could take for different
+// calls (a member twice, members differing only in case such as "name"
+// and "Name", invalid UTF-8) with a JSON-RPC invalid-params error: such a
+// call is never forwarded, since the server might run another tool or
+// other arguments than the ones judged.
+//
+// Any other call that is not run is answered with a normal tool result,
+// never a Go or JSON-RPC error: isError true, one text block for the model ("not run:
 // …; … instead"), and the decision (verdict, reason codes, matched call)
 // in _meta under [MetaKey] and, unless the tool declares an outputSchema
 // (clients check structuredContent against it even on isError), in

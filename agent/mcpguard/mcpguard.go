@@ -22,9 +22,12 @@ const DefaultTTLSeconds = "300"
 type Options struct {
 	// Session configures each MCP session's agent.Session: budget
 	// (Guard.BudgetUSD), call limit (Guard.MaxCalls), policies. A Store set
-	// here is shared by every session; nil gives each session its own
-	// bounded in-memory store. A Ledger set here is ignored: every session
-	// gets its own.
+	// here is shared by every session; an *agent.SharedStore gives each
+	// session a quota of its own in it, which no other session's traffic
+	// evicts within its TTL, dropped when the session ends. Nil means one
+	// agent.NewSharedStore(nil) per middleware (per Server or Client call;
+	// per NewSession for a [Session]): 64 MiB for all its sessions. A
+	// Ledger set here is ignored: every session gets its own.
 	Session agent.SessionOptions
 	// Specs set price, TTL, retry cap, schema and effects per tool name;
 	// empty PriceUSD, TTLSeconds and RetryCap are taken from Defaults.
@@ -64,6 +67,9 @@ func newGuard(opts *Options) *guard {
 		g.opts = *opts
 	}
 	g.opts.Session.Ledger = nil
+	if g.opts.Session.Store == nil {
+		g.opts.Session.Store = agent.NewSharedStore(nil)
+	}
 	if g.opts.Defaults.TTLSeconds == "" {
 		g.opts.Defaults.TTLSeconds = DefaultTTLSeconds
 	}
@@ -71,7 +77,7 @@ func newGuard(opts *Options) *guard {
 }
 
 // session returns the state of ms, creating it on first use. It is
-// dropped when the session ends.
+// dropped when the session ends, with its saved results.
 func (g *guard) session(ms mcp.Session) (*session, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -89,6 +95,7 @@ func (g *guard) session(ms mcp.Session) (*session, error) {
 			g.mu.Lock()
 			delete(g.sessions, ms)
 			g.mu.Unlock()
+			st.s.Close()
 		}()
 	}
 	return st, nil
@@ -189,3 +196,8 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 	}
 	return &res, nil
 }
+
+// Close drops the session's saved results from the store (see
+// Options.Session); call it when the MCP session ends. Calls after Close
+// still work, without reuse.
+func (s *Session) Close() { s.st.s.Close() }

@@ -55,14 +55,17 @@ func (s *Session) NeedsList(name string) bool { return s.st.needsList(name) }
 // response's result, or the JSON-RPC error (a *jsonrpc.Error) or transport
 // error it ended with. CallTool returns the result to answer with (the
 // fresh one, a saved one, or a withheld call's result) or forward's
-// error.
+// error. Params that [ReadCallParams] refuses are never forwarded:
+// CallTool returns its invalid-params error, to be sent back as the
+// request's JSON-RPC error.
 func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+		Name      string
+		Arguments json.RawMessage
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return forward(ctx) // not ours to judge: the server answers it
+	var err error
+	if p.Name, p.Arguments, err = ReadCallParams(params); err != nil {
+		return nil, err
 	}
 	ans, err := s.st.s.Call(ctx, p.Name, p.Arguments, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
 		b, err := forward(ctx)

@@ -14,8 +14,9 @@ import (
 // The catalog is built from the server's own tools/list, asked of the
 // handlers below the middleware. Every other request passes through
 // unchanged. opts may be nil.
-func Server(opts *Options) mcp.Middleware {
-	g := newGuard(opts)
+func Server(opts *Options) mcp.Middleware { return serverMiddleware(newGuard(opts)) }
+
+func serverMiddleware(g *guard) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {

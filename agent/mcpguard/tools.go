@@ -121,10 +121,13 @@ func sameMeaningDialect(uri string) bool {
 	return false
 }
 
-// annotations converts the MCP annotations of t (nil when it has none).
+// annotations converts the MCP annotations of t. A tool without
+// annotations gets empty ones, which mean MCP's defaults: not read-only,
+// destructive (so never reused, and never retried after a terminal
+// failure whatever the retry cap).
 func annotations(t *mcp.Tool) *preflight.ToolAnnotations {
 	if t.Annotations == nil {
-		return nil
+		return &preflight.ToolAnnotations{}
 	}
 	b, err := json.Marshal(t.Annotations)
 	if err != nil {

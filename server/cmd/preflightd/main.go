@@ -58,7 +58,17 @@
 // not run is answered with an isError tool result saying why and what to
 // do instead. --operations FILE is a catalog file whose operations may
 // also carry priceUsd, ttlSeconds and retryCap. A session with no request
-// for --session-idle (default 30m) is ended. Run "preflightd proxy -h" for
+// for --session-idle (default 30m) is ended, one with no request after its
+// initialize after --session-init-timeout (default 30s). At most
+// --max-sessions sessions (default 1000; 503 past it) are open, at most
+// --max-sessions-per-client (default 100; 429) from one remote IP address,
+// and with a command upstream at most --max-processes processes (default
+// 32; 503). A POST body must arrive within --body-timeout (default 10s;
+// 408) and be application/json (415); a request whose Origin header is not
+// one of --allow-origin gets 403. --budget-usd follows the guard's rule (a
+// non-negative JSON number) and a bad value stops the program at start. On
+// shutdown the listener closes first, requests on open connections get 503
+// with Retry-After, then the sessions end. Run "preflightd proxy -h" for
 // every flag.
 package main
 

@@ -30,21 +30,38 @@ The proxy serves MCP Streamable HTTP at /mcp, forwards every message both
 ways unchanged, and answers tools/call through preflight: one ledger,
 budget and call limit per MCP session.
 
+Bounds, each a flag below: at most --max-sessions sessions at once (503
+past it), --max-sessions-per-client from one remote IP address (429) and,
+with a command upstream, --max-processes processes (503). A session with
+no request after its initialize ends after --session-init-timeout, one
+with no request at all after --session-idle. A POST body must arrive
+within --body-timeout (408). A request whose Origin header is not one of
+--allow-origin gets 403 (requests without Origin are served); a POST that
+is not application/json gets 415. On shutdown new connections are refused
+and requests on open ones get 503 with Retry-After before the sessions
+close. Logs show a session id only as a digest.
+
 flags:
 `
 
 // proxyOptions are the parsed flags of the proxy subcommand.
 type proxyOptions struct {
-	listen     string
-	upstream   string
-	command    []string
-	operations string
-	budgetUSD  string
-	maxCalls   int
-	ttl        time.Duration
-	idle       time.Duration
-	trustHost  bool
-	calls      callBounds
+	listen       string
+	upstream     string
+	command      []string
+	operations   string
+	budgetUSD    string
+	maxCalls     int
+	ttl          time.Duration
+	idle         time.Duration
+	trustHost    bool
+	maxSessions  int
+	perClient    int
+	maxProcesses int // 0 for an HTTP upstream
+	initTimeout  time.Duration
+	bodyTimeout  time.Duration
+	allowOrigins []string // normalized
+	calls        callBounds
 }
 
 // callBounds are the flags that bound tool calls (issue 30).
@@ -52,6 +69,37 @@ type callBounds struct {
 	perSession, total int
 	timeout           time.Duration
 	maxResult         int64
+}
+
+// defaultMaxProcesses bounds the upstream processes of a command upstream
+// (one per session): a typical stdio MCP server takes about 10 MB, so 32
+// keep the worst case near a third of a gigabyte.
+const defaultMaxProcesses = 32
+
+// maxProxyTimeout bounds the proxy's timeouts, to catch a unit typo (30m
+// for 30s) at start.
+const maxProxyTimeout = time.Hour
+
+// originsFlag collects --allow-origin values: the flag may repeat, and
+// each value may be a comma-separated list.
+type originsFlag struct{ list *[]string }
+
+func (f originsFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f originsFlag) Set(s string) error {
+	for _, o := range strings.Split(s, ",") {
+		n, err := mcpproxy.NormalizeOrigin(strings.TrimSpace(o))
+		if err != nil {
+			return err
+		}
+		*f.list = append(*f.list, n)
+	}
+	return nil
 }
 
 // proxyUsageLine is the line a mistake on the command line prints.
@@ -75,6 +123,12 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
 	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
+	fs.IntVar(&o.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "sessions open at once (`n`); past it an initialize gets 503")
+	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
+	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
+	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
+	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
+	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403; one without Origin is served")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.total, "max-calls-in-flight", mcpproxy.DefaultMaxCallsInFlight, "tool calls all sessions together may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -90,6 +144,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: %v", err)
 	}
 	o.command = fs.Args()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case o.listen == "":
 		return o, usagef("proxy: --listen is empty; want a listen address such as 127.0.0.1:8090 (port 0 picks a free port)")
@@ -99,6 +155,18 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: give --upstream URL or a command after --, not both")
 	case o.idle < 0:
 		return o, usagef("proxy: --session-idle must be 0 or more")
+	case o.maxSessions < 1:
+		return o, usagef("proxy: --max-sessions %d must be 1 or more", o.maxSessions)
+	case o.perClient < 1:
+		return o, usagef("proxy: --max-sessions-per-client %d must be 1 or more", o.perClient)
+	case o.maxProcesses < 1:
+		return o, usagef("proxy: --max-processes %d must be 1 or more", o.maxProcesses)
+	case set["max-processes"] && o.upstream != "":
+		return o, usagef("proxy: --max-processes applies to a command upstream (after --), not to --upstream URL")
+	case o.initTimeout <= 0 || o.initTimeout > maxProxyTimeout:
+		return o, usagef("proxy: --session-init-timeout %v is out of range: want a duration above 0 and at most %v", o.initTimeout, maxProxyTimeout)
+	case o.bodyTimeout <= 0 || o.bodyTimeout > maxProxyTimeout:
+		return o, usagef("proxy: --body-timeout %v is out of range: want a duration above 0 and at most %v", o.bodyTimeout, maxProxyTimeout)
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
 	case o.calls.perSession < 1 || o.calls.total < 1 || o.calls.timeout <= 0 || o.calls.maxResult < 1:
@@ -112,10 +180,13 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 			return o, fmt.Errorf("proxy: --upstream %q must be an absolute http(s) URL", o.upstream)
 		}
 	}
-	if o.budgetUSD != "" {
-		if f, err := strconv.ParseFloat(o.budgetUSD, 64); err != nil || f < 0 {
-			return o, fmt.Errorf("proxy: --budget-usd %q must be a non-negative decimal", o.budgetUSD)
-		}
+	if o.upstream != "" {
+		o.maxProcesses = 0
+	}
+	// The guard's own rule decides, so that a value accepted here is one
+	// every session's guard accepts.
+	if _, err := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD)}); err != nil {
+		return o, usagef("proxy: --budget-usd %q must be a non-negative decimal below 1e30 written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)", o.budgetUSD)
 	}
 	return o, nil
 }
@@ -126,8 +197,10 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 	g := mcpguard.Options{
 		Session: agent.SessionOptions{
 			Guard: agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD), MaxCalls: o.maxCalls},
-			// One store for every session; references never collide.
-			Store: agent.NewMemoryStore(4096, 64<<20),
+			// One store for every session (4096 results, 64 MiB), each
+			// with a quota of its own (256, 4 MiB) that no other session's
+			// traffic evicts within its TTL.
+			Store: agent.NewSharedStore(nil),
 		},
 		Defaults: agent.ToolSpec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
 	}
@@ -162,6 +235,8 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	}
 	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
 		IdleTimeout: o.idle, TrustHost: o.trustHost,
+		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
+		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()
@@ -185,9 +260,12 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		upstream = "stdio: " + o.command[0]
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "mode", "proxy", "upstream", upstream)
-	// Closing the proxy first ends the long-lived streams, so that
-	// Shutdown can finish.
-	return serve(ctx, srv, ln, logger, ops.shutdownTimeout, func() { p.Close() }, nil)
+	// net/http drops a request that arrives once Shutdown has begun, with
+	// no answer: the proxy stops accepting and drains first, for at most
+	// half the grace period, so that such requests get 503.
+	sl := &stoppableListener{Listener: ln}
+	drain := func() { drainProxy(sl, p, ops.shutdownTimeout/2, logger) }
+	return serve(ctx, srv, sl, logger, ops.shutdownTimeout, drain, nil)
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }

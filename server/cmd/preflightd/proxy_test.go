@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/cli"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -29,6 +33,16 @@ func TestProxyFlags(t *testing.T) {
 		{"bad budget text", []string{"--budget-usd", "ten", "--upstream", "http://x/mcp"}, "--budget-usd"},
 		{"negative calls", []string{"--max-calls", "-1", "--upstream", "http://x/mcp"}, "--max-calls"},
 		{"fractional ttl", []string{"--ttl", "1500ms", "--upstream", "http://x/mcp"}, "whole number of seconds"},
+		{"zero sessions", []string{"--max-sessions", "0", "--upstream", "http://x/mcp"}, "--max-sessions 0 must be 1 or more"},
+		{"zero per client", []string{"--max-sessions-per-client", "0", "--upstream", "http://x/mcp"}, "--max-sessions-per-client 0 must be 1 or more"},
+		{"zero processes", []string{"--max-processes", "0", "--", "srv"}, "--max-processes 0 must be 1 or more"},
+		{"processes with an HTTP upstream", []string{"--max-processes", "4", "--upstream", "http://x/mcp"}, "--max-processes applies to a command upstream"},
+		{"zero init timeout", []string{"--session-init-timeout", "0s", "--upstream", "http://x/mcp"}, "--session-init-timeout 0s is out of range"},
+		{"init timeout typo", []string{"--session-init-timeout", "30h", "--upstream", "http://x/mcp"}, "--session-init-timeout 30h0m0s is out of range"},
+		{"zero body timeout", []string{"--body-timeout", "0s", "--upstream", "http://x/mcp"}, "--body-timeout 0s is out of range"},
+		{"origin with a path", []string{"--allow-origin", "https://app.example.com/x", "--upstream", "http://x/mcp"}, "is not an origin"},
+		{"origin without scheme", []string{"--allow-origin", "app.example.com", "--upstream", "http://x/mcp"}, "is not an origin"},
+		{"null origin", []string{"--allow-origin", "null", "--upstream", "http://x/mcp"}, "is not an origin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +64,91 @@ func TestProxyFlags(t *testing.T) {
 	o, _ := parseProxyFlags([]string{"--", "srv", "a", "b"}, io.Discard)
 	if strings.Join(o.command, " ") != "srv a b" || o.ttl != 5*time.Minute {
 		t.Fatalf("command %q, ttl %s", o.command, o.ttl)
+	}
+}
+
+// TestProxyBoundFlags: the bounds' defaults, and how the flags set them.
+func TestProxyBoundFlags(t *testing.T) {
+	type bounds struct {
+		MaxSessions, PerClient, MaxProcesses int
+		InitTimeout, BodyTimeout             time.Duration
+		AllowOrigins                         []string
+	}
+	tests := []struct {
+		name string
+		args []string
+		want bounds
+	}{
+		{"http upstream defaults", []string{"--upstream", "http://x/mcp"},
+			bounds{1000, 100, 0, 30 * time.Second, 10 * time.Second, nil}},
+		{"command upstream defaults: processes bounded", []string{"--", "srv"},
+			bounds{1000, 100, 32, 30 * time.Second, 10 * time.Second, nil}},
+		{"every bound set", []string{"--max-sessions", "50", "--max-sessions-per-client", "5", "--max-processes", "3",
+			"--session-init-timeout", "2s", "--body-timeout", "500ms", "--", "srv"},
+			bounds{50, 5, 3, 2 * time.Second, 500 * time.Millisecond, nil}},
+		{"origins repeated and listed, normalized", []string{"--allow-origin", "https://App.Example.com:443",
+			"--allow-origin", "http://localhost:3000, HTTP://[::1]:80", "--upstream", "http://x/mcp"},
+			bounds{1000, 100, 0, 30 * time.Second, 10 * time.Second,
+				[]string{"https://app.example.com", "http://localhost:3000", "http://[::1]"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseProxyFlags(tt.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := bounds{o.maxSessions, o.perClient, o.maxProcesses, o.initTimeout, o.bodyTimeout, o.allowOrigins}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("bounds (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestProxyBudgetFlag: --budget-usd follows the guard's own rule (a
+// non-negative JSON number), so a value that starts the proxy is one every
+// session's guard accepts, and a bad one stops it at start with a usage
+// error instead of failing every initialize.
+func TestProxyBudgetFlag(t *testing.T) {
+	tests := []struct {
+		value string
+		ok    bool
+	}{
+		{"0.20", true},
+		{"5", true},
+		{"0", true},
+		{"1e3", true}, // a JSON number: 1000
+		{"NaN", false},
+		{"Inf", false},
+		{"+Inf", false},
+		{".5", false},
+		{"5.", false},
+		{"0x1p-2", false},
+		{"1_000", false},
+		{"-1", false},
+		{"+1", false},
+		{"01", false},
+		{" 1", false},
+		{"1e31", false}, // past the guard's bound
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			_, err := parseProxyFlags([]string{"--budget-usd", tt.value, "--upstream", "http://x/mcp"}, io.Discard)
+			_, guardErr := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: json.Number(tt.value)})
+			if (err == nil) != tt.ok || (guardErr == nil) != tt.ok {
+				t.Fatalf("flag error %v, guard error %v; want accepted=%v by both", err, guardErr, tt.ok)
+			}
+			if err == nil {
+				return
+			}
+			if !errors.As(err, new(*cli.UsageError)) {
+				t.Errorf("error %T, want a *cli.UsageError (exit 2)", err)
+			}
+			want := `proxy: --budget-usd "` + tt.value + `" must be a non-negative decimal below 1e30 written as a JSON number, such as 5, 0.50 or 1e3 (no NaN, Inf, leading dot, hex or underscores)`
+			if d := cmp.Diff(want, err.Error()); d != "" {
+				t.Errorf("message (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

@@ -11,10 +11,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,27 +29,56 @@ import (
 // downstream session.
 type Dialer func(ctx context.Context) (mcp.Connection, error)
 
-// Options configures a [Proxy].
+// Options configures a [Proxy]. Every bound has a safe default: the zero
+// Options bound sessions, clients, bodies and idle handshakes.
 type Options struct {
 	// Dial opens upstream connections. Required.
 	Dial Dialer
 	// Guard configures each session's guard.
 	Guard mcpguard.Options
 	// Logger receives session starts, ends and upstream failures; nil
-	// means slog.Default().
+	// means slog.Default(). Session ids appear only as a digest (see
+	// the "session" attribute): the id is the session's credential.
 	Logger *slog.Logger
 	// MaxBodyBytes limits a POST body; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a POST body (not of a GET
+	// stream): a body not received in time gets 408 and the connection is
+	// closed. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// IdleTimeout ends a session (and its upstream connection) that has
 	// had no HTTP request for this long; 0 means never.
 	IdleTimeout time.Duration
+	// InitTimeout ends a session that has had no HTTP request since its
+	// initialize for this long, whatever IdleTimeout says. 0 means
+	// DefaultInitTimeout.
+	InitTimeout time.Duration
+	// MaxSessions bounds the sessions open at once; an initialize past it
+	// gets 503 with Retry-After. 0 means DefaultMaxSessions.
+	MaxSessions int
+	// MaxSessionsPerClient bounds the sessions open at once from one
+	// remote IP address, or IPv6 /64 (that of the connection: headers
+	// such as X-Forwarded-For are never read); an initialize past it gets
+	// 429 with Retry-After. 0 means DefaultMaxSessionsPerClient.
+	MaxSessionsPerClient int
+	// MaxProcesses, when above 0, bounds the upstream connections alive
+	// at once, each counted until its Close has returned: for a
+	// [CommandDialer], until its process has exited. An initialize past
+	// it gets 503 with Retry-After. 0 means no bound but MaxSessions.
+	MaxProcesses int
+	// AllowOrigins lists the web origins (scheme://host[:port], see
+	// [NormalizeOrigin]) whose browser requests are served. A request
+	// whose Origin header is anything else gets 403; one without Origin
+	// (a client that is not a browser) is served. Entries that are not
+	// origins match nothing.
+	AllowOrigins []string
 	// TrustHost accepts any Host header. By default a request that reached
 	// a loopback address with a Host that is not a loopback name is refused
 	// (403), which stops a web page from driving a local proxy through DNS
 	// rebinding; set it behind a reverse proxy that sends its own Host.
 	TrustHost bool
 
-	// Bounds on tool calls (see bounds.go); zero means the Default….
+	// Bounds on tool calls (see calls.go); zero means the Default….
 	// MaxCallsInFlightPerSession and MaxCallsInFlight bound the tools/call
 	// being answered in one session and across sessions: one more is
 	// refused at once with a JSON-RPC error. CallTimeout bounds the wait
@@ -61,16 +92,29 @@ type Options struct {
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
-// front of an upstream server.
+// front of an upstream server. It is safe for concurrent use.
 type Proxy struct {
-	opts Options
-	log  *slog.Logger
-	b    *bounds
-	ctx  context.Context // ends every session when cancelled
-	stop context.CancelFunc
+	opts     Options
+	log      *slog.Logger
+	origins  map[string]bool // normalized AllowOrigins
+	ctx      context.Context // ends every session when cancelled
+	stop     context.CancelFunc
+	draining atomic.Bool
+	inflight atomic.Int64 // requests being served but GET streams
+	b        *bounds      // on tool calls
 
-	mu       sync.Mutex
-	sessions map[string]*session
+	mu        sync.Mutex
+	sessions  map[string]*entry
+	opening   int            // sessions being opened, counted against MaxSessions
+	perClient map[string]int // open and opening sessions by remote address
+	procs     int            // upstream connections not yet closed (with MaxProcesses)
+}
+
+// entry is an open session and what the bounds need to know of it.
+type entry struct {
+	s      *session
+	client string      // the remote address that opened it
+	used   atomic.Bool // a request came after initialize
 }
 
 // New returns a proxy. Close it to end every session.
@@ -81,18 +125,39 @@ func New(opts Options) *Proxy {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	p := &Proxy{opts: opts, log: opts.Logger, ctx: ctx, stop: stop, sessions: make(map[string]*session), b: newBounds(&opts)}
-	if opts.IdleTimeout > 0 {
-		go p.reapIdle()
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.InitTimeout <= 0 {
+		opts.InitTimeout = DefaultInitTimeout
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxSessionsPerClient <= 0 {
+		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	origins := make(map[string]bool)
+	for _, o := range opts.AllowOrigins {
+		if n, err := NormalizeOrigin(o); err == nil {
+			origins[n] = true
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	p := &Proxy{opts: opts, log: opts.Logger, origins: origins, ctx: ctx, stop: stop,
+		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts)}
+	go p.reap()
 	return p
 }
 
-// reapIdle ends the sessions idle for longer than IdleTimeout, until the
+// reap ends the sessions idle for longer than IdleTimeout, and those with
+// no request since initialize for longer than InitTimeout, until the
 // proxy is closed.
-func (p *Proxy) reapIdle() {
-	every := min(p.opts.IdleTimeout/4, time.Minute)
+func (p *Proxy) reap() {
+	every := min(p.opts.InitTimeout/4, time.Minute)
+	if p.opts.IdleTimeout > 0 {
+		every = min(every, p.opts.IdleTimeout/4)
+	}
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -101,33 +166,63 @@ func (p *Proxy) reapIdle() {
 			return
 		case <-t.C:
 		}
-		var idle []*session
+		type expired struct {
+			s   *session
+			why string
+		}
+		var ended []expired
 		p.mu.Lock()
-		for _, s := range p.sessions {
-			if s.idleFor() > p.opts.IdleTimeout {
-				idle = append(idle, s)
+		for _, e := range p.sessions {
+			switch idle := e.s.idleFor(); {
+			case !e.used.Load() && idle > p.opts.InitTimeout:
+				ended = append(ended, expired{e.s, "no request after initialize"})
+			case p.opts.IdleTimeout > 0 && idle > p.opts.IdleTimeout:
+				ended = append(ended, expired{e.s, "idle"})
 			}
 		}
 		p.mu.Unlock()
-		for _, s := range idle {
-			p.log.Info("mcp proxy: closing an idle session", "session", s.down.SessionID, "idle", p.opts.IdleTimeout.String())
-			s.close()
+		for _, x := range ended {
+			p.log.Info("mcp proxy: closing a session", "session", logID(x.s.down.SessionID), "reason", x.why,
+				"sessionIdle", p.opts.IdleTimeout.String(), "sessionInitTimeout", p.opts.InitTimeout.String())
+			x.s.close()
 		}
 	}
 }
 
-// Close ends every session and closes their upstream connections.
+// Drain makes the proxy answer every request from now on with 503 and
+// Retry-After, so that clients go elsewhere or come back later, and waits
+// until the requests already being served (every one but GET streams,
+// which never end on their own) have been answered, or ctx is done; then it
+// returns ctx.Err(). Open sessions stay open until Close. Call it when
+// shutdown begins, once the listener has stopped accepting.
+func (p *Proxy) Drain(ctx context.Context) error {
+	p.draining.Store(true)
+	for p.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Close ends every session and closes their upstream connections, all at
+// once, and returns when they are closed (a command upstream's process
+// has exited).
 func (p *Proxy) Close() error {
 	p.stop()
 	p.mu.Lock()
 	ss := make([]*session, 0, len(p.sessions))
-	for _, s := range p.sessions {
-		ss = append(ss, s)
+	for _, e := range p.sessions {
+		ss = append(ss, e.s)
 	}
 	p.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, s := range ss {
-		s.close()
+		wg.Go(s.close)
 	}
+	wg.Wait()
 	return nil
 }
 
@@ -142,30 +237,66 @@ func (p *Proxy) Sessions() int {
 func (p *Proxy) Session(id string) *mcpguard.Session {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s := p.sessions[id]; s != nil {
-		return s.guard
+	if e := p.sessions[id]; e != nil {
+		return e.s.guard
 	}
 	return nil
 }
 
 const sessionHeader = "Mcp-Session-Id"
 
-// ServeHTTP serves one request of the Streamable HTTP transport. An
-// initialize whose upstream cannot be reached, or ends before it answers,
-// gets 502 with a JSON-RPC error carrying the request's id.
+// ServeHTTP serves one request of the Streamable HTTP transport. Refusals
+// come before anything else: while draining, 503; a foreign Host on a
+// loopback listener or an Origin not allowed, 403; a POST whose
+// Content-Type is not application/json, 415; a body not received within
+// BodyTimeout, 408; an initialize past MaxSessions or MaxProcesses, 503,
+// past MaxSessionsPerClient, 429. Each is a JSON-RPC error saying which
+// bound was hit, with the request's id when it was read. An initialize
+// whose upstream cannot be reached, or ends before it answers, gets 502
+// with a JSON-RPC error carrying the request's id.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !p.opts.TrustHost && !hostAllowed(r) {
-		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+	if r.Method != http.MethodGet {
+		// Counted before draining is read, so that Drain, which sets it
+		// first, sees every request that was let through.
+		p.inflight.Add(1)
+		defer p.inflight.Add(-1)
+	}
+	switch {
+	case p.draining.Load():
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusServiceUnavailable, nil, codeLimit, "the proxy is shutting down; retry later")
 		return
+	case !p.opts.TrustHost && !hostAllowed(r):
+		refuse(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"Host "+strconv.Quote(r.Host)+" is not a loopback name on a loopback listener (DNS-rebinding protection; --trust-proxy-host turns it off behind a reverse proxy)")
+		return
+	case !originAllowed(r, p.origins):
+		refuse(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"Origin "+strconv.Quote(r.Header.Get("Origin"))+" is not allowed (allow it with --allow-origin)")
+		return
+	case r.Method == http.MethodPost && !jsonContent(r):
+		refuse(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest,
+			"Content-Type "+strconv.Quote(r.Header.Get("Content-Type"))+" is not application/json")
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = p.readBody(w, r); !ok {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	if id := r.Header.Get(sessionHeader); id != "" {
 		p.mu.Lock()
-		s := p.sessions[id]
+		e := p.sessions[id]
 		p.mu.Unlock()
-		if s == nil {
+		if e == nil {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
+		e.used.Store(true)
+		s := e.s
 		s.busy(1)
 		defer s.busy(-1)
 		switch r.Method {
@@ -173,7 +304,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodGet, http.MethodPost:
-			r.Body = http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes)
 			s.serve(w, r)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
@@ -189,11 +319,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes))
-	if err != nil {
-		http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 		return
 	}
 	var head struct {
@@ -214,13 +339,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)", http.StatusBadRequest)
 		return
 	}
-	s, err := p.open()
+	client := clientOf(r)
+	if status, msg := p.admit(client); status != 0 {
+		refuse(w, status, head.ID, codeLimit, msg)
+		return
+	}
+	s, err := p.open(client)
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
 		badGateway(w, head.ID, err)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.busy(1)
 	defer s.busy(-1)
 	// An HTTP upstream is first reached when initialize is forwarded, and
@@ -238,6 +367,76 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Del(h)
 		}
 		badGateway(w, head.ID, err)
+	}
+}
+
+// readBody reads a POST body of at most MaxBodyBytes within BodyTimeout.
+// When it cannot, it answers (413, 408 or 400) and returns false.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(p.opts.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes))
+	if err == nil {
+		if deadline {
+			rc.SetReadDeadline(time.Time{}) // the rest of the exchange (an SSE answer) is not bounded by it
+		}
+		return body, true
+	}
+	if deadline {
+		// Past deadline: net/http would otherwise wait for the rest of
+		// the body to discard it, holding the connection for a client
+		// that stalls.
+		rc.SetReadDeadline(time.Now())
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+			"request body larger than "+strconv.FormatInt(p.opts.MaxBodyBytes, 10)+" bytes")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusRequestTimeout, nil, codeLimit,
+			"request body not received within "+p.opts.BodyTimeout.String()+" (set by --body-timeout)")
+	default:
+		w.Header().Set("Connection", "close")
+		refuse(w, http.StatusBadRequest, nil, codeInvalidRequest, "request body unreadable")
+	}
+	return nil, false
+}
+
+// admit reserves room for one more session of client, or returns the
+// status and message of the bound that is full.
+func (p *Proxy) admit(client string) (int, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch { // the client's own bound first: it is the one the client can act on
+	case p.perClient[client] >= p.opts.MaxSessionsPerClient:
+		return http.StatusTooManyRequests, fmt.Sprintf("per-client session limit reached: this address has %d sessions open (set by --max-sessions-per-client); end one (DELETE) or retry later", p.opts.MaxSessionsPerClient)
+	case len(p.sessions)+p.opening >= p.opts.MaxSessions:
+		return http.StatusServiceUnavailable, fmt.Sprintf("session limit reached: %d sessions are open (set by --max-sessions); retry later", p.opts.MaxSessions)
+	case p.opts.MaxProcesses > 0 && p.procs >= p.opts.MaxProcesses:
+		return http.StatusServiceUnavailable, fmt.Sprintf("upstream process limit reached: %d upstream processes are running (set by --max-processes); retry later", p.opts.MaxProcesses)
+	}
+	p.opening++
+	p.perClient[client]++
+	p.procs++
+	return 0, ""
+}
+
+// release gives back what admit reserved for a session of client: id ""
+// for one that failed to open, else the id of the session that ended.
+func (p *Proxy) release(client, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id == "" {
+		p.opening--
+	} else {
+		delete(p.sessions, id)
+	}
+	p.procs--
+	if p.perClient[client]--; p.perClient[client] <= 0 {
+		delete(p.perClient, client)
 	}
 }
 
@@ -279,43 +478,20 @@ func (a *answerWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// hostAllowed reports whether r may be served: any Host on a non-loopback
-// listener, a loopback name on a loopback one.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return true
-	}
-	ip := net.ParseIP(hostOnly(local.String()))
-	if ip == nil || !ip.IsLoopback() {
-		return true
-	}
-	h := hostOnly(r.Host)
-	if h == "localhost" {
-		return true
-	}
-	hip := net.ParseIP(h)
-	return hip != nil && hip.IsLoopback()
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
-}
-
-// open starts a session: a downstream transport, an upstream connection
-// and the pumps between them.
-func (p *Proxy) open() (*session, error) {
+// open starts a session of client, for which admit made room: a
+// downstream transport, an upstream connection and the pumps between
+// them.
+func (p *Proxy) open(client string) (*session, error) {
 	g, err := mcpguard.NewSession(&p.opts.Guard)
 	if err != nil {
+		p.release(client, "")
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
 	if err != nil {
 		cancel()
+		p.release(client, "")
 		return nil, err
 	}
 	down := &mcp.StreamableServerTransport{SessionID: rand.Text()}
@@ -323,20 +499,22 @@ func (p *Proxy) open() (*session, error) {
 	if err != nil {
 		cancel()
 		up.Close()
+		p.release(client, "")
 		return nil, err
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
 	s.b = p.b
 	p.mu.Lock()
-	p.sessions[down.SessionID] = s
+	p.opening--
+	p.sessions[down.SessionID] = &entry{s: s, client: client}
 	p.mu.Unlock()
-	p.log.Info("mcp proxy: session started", "session", down.SessionID)
+	tag := logID(down.SessionID)
+	p.log.Info("mcp proxy: session started", "session", tag)
 	go func() {
-		s.run()
-		p.mu.Lock()
-		delete(p.sessions, down.SessionID)
-		p.mu.Unlock()
-		p.log.Info("mcp proxy: session ended", "session", down.SessionID, "spentUsd", string(g.Agent().Guard().SpentUSD()))
+		s.run()   // returns once the upstream connection is closed
+		g.Close() // its saved results go with it
+		p.release(client, down.SessionID)
+		p.log.Info("mcp proxy: session ended", "session", tag, "spentUsd", string(g.Agent().Guard().SpentUSD()))
 	}()
 	return s, nil
 }

@@ -158,7 +158,7 @@ func (s *session) fromClient() {
 		}
 		if werr != nil && s.ctx.Err() == nil && !errors.Is(werr, errRequestFailed) {
 			s.upstreamFailed(werr)
-			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", s.down.SessionID, "err", werr)
+			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", werr)
 			return
 		}
 	}
@@ -240,7 +240,7 @@ func (s *session) fromServer() {
 		if err != nil {
 			if s.ctx.Err() == nil {
 				s.upstreamFailed(err)
-				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", s.down.SessionID, "err", err)
+				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", logID(s.down.SessionID), "err", err)
 			}
 			s.close()
 			return
@@ -273,7 +273,7 @@ func (s *session) fromServer() {
 			}
 		}
 		if err := s.dc.Write(s.ctx, msg); err != nil && s.ctx.Err() == nil {
-			s.log.Debug("mcp proxy: message to the client not delivered", "session", s.down.SessionID, "err", err)
+			s.log.Debug("mcp proxy: message to the client not delivered", "session", logID(s.down.SessionID), "err", err)
 		}
 	}
 }
@@ -341,7 +341,7 @@ func (s *session) cancelUpstream(id jsonrpc.ID, reason string) {
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	if err := s.up.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil && s.ctx.Err() == nil {
-		s.log.Debug("mcp proxy: notifications/cancelled not delivered upstream", "session", s.down.SessionID, "err", err)
+		s.log.Debug("mcp proxy: notifications/cancelled not delivered upstream", "session", logID(s.down.SessionID), "err", err)
 	}
 }
 
@@ -356,7 +356,7 @@ func (s *session) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 		out = &jsonrpc.Response{ID: id, Error: we}
 	}
 	if err := s.dc.Write(s.ctx, out); err != nil {
-		s.log.Debug("mcp proxy: response not delivered", "session", s.down.SessionID, "err", err)
+		s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
 	}
 }
 
@@ -375,11 +375,9 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	}()
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
 	defer stop()
-	var p struct {
-		Name string `json:"name"`
-	}
-	json.Unmarshal(req.Params, &p)
-	if s.guard.NeedsList(p.Name) {
+	// Params read two ways are refused by CallTool before anything is
+	// forwarded; only a readable name is worth listing the tools for.
+	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && s.guard.NeedsList(name) {
 		s.listTools(tctx)
 	}
 	result, err := s.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {

@@ -1,0 +1,95 @@
+package mcpguard_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+func TestReadCallParams(t *testing.T) {
+	for _, tt := range mcptest.ParamsCases {
+		t.Run(tt.Name, func(t *testing.T) {
+			name, args, err := mcpguard.ReadCallParams(json.RawMessage(tt.Params))
+			if tt.Refused != "" {
+				var je *jsonrpc.Error
+				if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, tt.Refused) {
+					t.Fatalf("ReadCallParams(%s) = %q, %s, %v; want an invalid-params error saying %q", tt.Params, name, args, err, tt.Refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ReadCallParams(%s): %v", tt.Params, err)
+			}
+			if d := cmp.Diff(tt.Tool+" "+tt.Args, name+" "+string(args)); d != "" {
+				t.Errorf("name and arguments (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestReadCallParamsAsGoSDK: for every case, the go-sdk server reads the
+// same tool and arguments as ReadCallParams, or ReadCallParams refuses the
+// params. (The TypeScript SDK's reading is compared in interop/mcp.)
+func TestReadCallParamsAsGoSDK(t *testing.T) {
+	r, stop, err := mcptest.GoSDKParamsReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, tt := range mcptest.ParamsCases {
+		if !json.Valid([]byte(tt.Params)) {
+			continue // the transport refuses the whole message before any server reads params
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			if msg := mcptest.CompareReading(mcpguard.ReadCallParams, r, []byte(tt.Params)); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+	variants := mcptest.ParamsVariants()
+	for _, params := range variants {
+		if msg := mcptest.CompareReading(mcpguard.ReadCallParams, r, params); msg != "" {
+			t.Error(msg)
+		}
+	}
+	t.Logf("%d params (the cases and spellings of their members) read alike or refused", len(variants))
+	// The comparison has teeth: the SDK runs params the guard refuses, and
+	// reads them otherwise than encoding/json does.
+	disguised := []byte(`{"name":"priced_write","NAME":"read_count","arguments":{}}`)
+	got, err := r.Read(disguised)
+	if err != nil || got.Refused || got.Name != "priced_write" {
+		t.Fatalf("go-sdk read %s as %+v, %v; want it run as priced_write", disguised, got, err)
+	}
+	var naive struct{ Name string }
+	json.Unmarshal(disguised, &naive)
+	if naive.Name != "read_count" {
+		t.Fatalf("encoding/json read the name %q; want read_count (the disguise)", naive.Name)
+	}
+}
+
+// FuzzReadCallParams: ReadCallParams never reads params differently from
+// the go-sdk server; where they would differ, it refuses them.
+func FuzzReadCallParams(f *testing.F) {
+	for _, tt := range mcptest.ParamsCases {
+		f.Add([]byte(tt.Params))
+	}
+	r, stop, err := mcptest.GoSDKParamsReader()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(stop)
+	f.Fuzz(func(t *testing.T, params []byte) {
+		if !json.Valid(params) || len(params) > 1<<16 {
+			return
+		}
+		if msg := mcptest.CompareReading(mcpguard.ReadCallParams, r, params); msg != "" {
+			t.Error(msg)
+		}
+	})
+}
