@@ -67,35 +67,36 @@ func defaultBounds() *bounds { return newBounds(&Options{}) }
 
 var errCallTimeout = errors.New("the call timeout expired")
 
-func (b *bounds) timeoutError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: the upstream did not answer tools/call within " +
-		b.callTimeout.String() + " (--call-timeout); the call was cancelled upstream"}
+func (b *bounds) timeoutError(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: the upstream did not answer " + method + " within " +
+		b.callTimeout.String() + " (--call-timeout); the request was cancelled upstream"}
 }
 
 func (b *bounds) tooLargeError() *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeLimit, Message: tooLargeMessage(b.maxResult)}
 }
 
-// admit counts a tools/call in, or says why it is refused: the refusal
-// is a JSON-RPC error on the call's id, sent at once, and the guard never
-// sees the call (nothing is reserved or recorded), so the client may
-// retry it when a call ends.
+// admit counts a request of the client in (a tools/call, or another
+// request forwarded upstream), or says why it is refused: the refusal is
+// a JSON-RPC error on the request's id, sent at once, and the guard never
+// sees a refused call (nothing is reserved or recorded), so the client
+// may retry it when a call ends.
 func (s *session) admit() *jsonrpc.Error {
 	if n := s.calls.Add(1); n > s.b.perSession {
 		s.calls.Add(-1)
-		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many tool calls in flight in this session (limit " +
+		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight in this session (limit " +
 			strconv.FormatInt(s.b.perSession, 10) + ", --max-calls-in-flight-per-session); retry when one has ended"}
 	}
 	if n := s.b.inFlight.Add(1); n > s.b.total {
 		s.b.inFlight.Add(-1)
 		s.calls.Add(-1)
-		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many tool calls in flight (limit " +
+		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight (limit " +
 			strconv.FormatInt(s.b.total, 10) + ", --max-calls-in-flight); retry when one has ended"}
 	}
 	return nil
 }
 
-// release counts a tools/call out.
+// release counts a request out.
 func (s *session) release() {
 	s.calls.Add(-1)
 	s.b.inFlight.Add(-1)

@@ -159,13 +159,15 @@ func TestProxyUpstreamIDs(t *testing.T) {
 	}
 }
 
-// TestProxyCallsInFlightBounded: a batch of 30,000 identical calls gets
-// 30,000 answers; beyond the bound per session they are refused at once
-// with the error naming the bound and its flag, and the proxy's goroutines
-// stay bounded.
+// TestProxyCallsInFlightBounded: a batch of 30,000 identical calls of a
+// tool that never answers gets 30,000 answers: the 8 the bound per session
+// admits end at the call timeout, the rest are refused at once with the
+// error naming the bound and its flag, and the proxy's goroutines stay
+// bounded.
 func TestProxyCallsInFlightBounded(t *testing.T) {
 	up, counts := httpUpstream(t)
-	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard(), MaxCallsInFlightPerSession: 8, MaxCallsInFlight: 12})
+	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard(), MaxCallsInFlightPerSession: 8, MaxCallsInFlight: 12,
+		CallTimeout: 2 * time.Second})
 	ts := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); ts.Close() })
 	c := rawSession(t, ts.URL)
@@ -177,7 +179,7 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(callBody(fmt.Sprint(i+1), mcptest.Quote, `{"symbol":"`+mcptest.SlowSymbol+`"}`))
+		b.WriteString(callBody(fmt.Sprint(i+1), mcptest.Countdown, `{"n":0}`))
 	}
 	b.WriteByte(']')
 	var peak int
@@ -197,26 +199,27 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 	got := c.exchange(b.String())
 	close(stop)
 	wg.Wait()
-	refused, answered := 0, 0
+	refused, timedOut := 0, 0
 	for _, a := range got {
 		switch {
 		case a.Error != nil && strings.Contains(a.Error.Message, "--max-calls-in-flight-per-session") && a.Error.Code == CodeLimit:
 			refused++
-		case a.Result != nil && !a.Result.IsError:
-			answered++
+		case a.Error != nil && strings.Contains(a.Error.Message, "--call-timeout") && a.Error.Code == CodeLimit:
+			timedOut++
 		}
 	}
-	t.Logf("%d answers: %d answered, %d refused; goroutines %d before, peak %d; market_quote ran %d times",
-		len(got), answered, refused, before, peak, counts.Get(mcptest.Quote))
-	if len(got) != n || answered < 1 || answered > 8 || refused != n-answered {
-		t.Errorf("%d answers, %d answered, %d refused; want %d answers, 1 to 8 answered, the rest refused", len(got), answered, refused, n)
+	t.Logf("%d answers: %d timed out, %d refused; goroutines %d before, peak %d; countdown ran %d times",
+		len(got), timedOut, refused, before, peak, counts.Get(mcptest.Countdown))
+	if len(got) != n || timedOut != 8 || refused != n-8 {
+		t.Errorf("%d answers, %d timed out, %d refused; want %d answers, 8 timed out, the rest refused", len(got), timedOut, refused, n)
 	}
 	if peak-before > 200 {
 		t.Errorf("goroutines peaked %d above the baseline; want the 30,000 calls bounded (under 200)", peak-before)
 	}
-	if got := p.b.inFlight.Load(); got != 0 {
-		t.Errorf("%d calls still counted in flight", got)
-	}
+	waitFor(t, "no call counted in flight", func() bool { return p.b.inFlight.Load() == 0 })
+	waitFor(t, "every timed-out execution cancelled upstream", func() bool {
+		return counts.Get(mcptest.Countdown+" cancelled") == counts.Get(mcptest.Countdown)
+	})
 
 	// The bound across sessions: 12 held by two sessions, the 13th refused.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -233,13 +236,14 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 		}
 	}
 	waitFor(t, "12 calls in flight", func() bool { return p.b.inFlight.Load() == 12 })
+	base := counts.Get(mcptest.Countdown + " cancelled")
 	a := rawSession(t, ts.URL).exchange(callBody("1", mcptest.Quote, `{"symbol":"Z"}`))["1"]
 	if a.Error == nil || !strings.Contains(a.Error.Message, "--max-calls-in-flight)") {
 		t.Errorf("the 13th call across sessions: %+v; want the --max-calls-in-flight refusal", a)
 	}
 	cancel()
 	hold.Wait()
-	waitFor(t, "the dropped calls to be cancelled upstream", func() bool { return counts.Get(mcptest.Countdown+" cancelled") == 12 })
+	waitFor(t, "the dropped calls to be cancelled upstream", func() bool { return counts.Get(mcptest.Countdown+" cancelled")-base == 12 })
 	waitFor(t, "no call in flight", func() bool { return p.b.inFlight.Load() == 0 })
 }
 
@@ -310,4 +314,53 @@ func TestProxyResultBound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProxyHungRequestHoldsNothing: a request other than tools/call that
+// the upstream never answers (a prompt here) does not hold the session's
+// other messages, ends at the call timeout with the error naming the
+// flag, and is cancelled upstream.
+func TestProxyHungRequestHoldsNothing(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
+	cancelled := make(chan struct{}, 1)
+	srv.AddPrompt(&mcp.Prompt{Name: "wait"}, func(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		<-ctx.Done()
+		cancelled <- struct{}{}
+		return nil, ctx.Err()
+	})
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), CallTimeout: time.Second})
+	ts := httptest.NewServer(p)
+	defer func() { p.Close(); ts.Close() }()
+	cs := connect(t, ts.URL, "2025-11-25")
+	hung := make(chan error, 1)
+	go func() {
+		_, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "wait"})
+		hung <- err
+	}()
+	time.Sleep(100 * time.Millisecond)                                       // the prompt is in flight
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a guard against a hang
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call behind a hung request: %v %+v", err, res)
+	}
+	select {
+	case err := <-hung:
+		if err == nil || !strings.Contains(err.Error(), "--call-timeout") {
+			t.Errorf("the hung prompts/get: %v; want the --call-timeout error", err)
+		}
+	case <-time.After(20 * time.Second): // a guard against a hang
+		t.Fatal("the hung prompts/get never ended")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second): // a guard against a hang
+		t.Fatal("the upstream prompt was never cancelled")
+	}
+	waitFor(t, "no request counted in flight", func() bool { return p.b.inFlight.Load() == 0 })
 }

@@ -23,20 +23,21 @@ import (
 // client's id can therefore never collide with the proxy's, and a
 // response to a request the proxy gave up on is dropped.
 type session struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	down   *mcp.StreamableServerTransport
-	dc     mcp.Connection // downstream: messages from and to the client
-	up     mcp.Connection // upstream: messages to and from the server
-	guard  *mcpguard.Session
-	log    *slog.Logger
-	b      *bounds // the proxy's limits; set by open
-	once   sync.Once
-	ids    atomic.Int64  // the last upstream request id
-	calls  atomic.Int64  // tools/call of the session being answered
-	posts  atomic.Uint64 // the last POST's tag
-	active atomic.Int64  // HTTP requests of the session being served
-	last   atomic.Int64  // when the last one ended, in Unix nanoseconds
+	ctx      context.Context
+	cancel   context.CancelFunc
+	down     *mcp.StreamableServerTransport
+	dc       mcp.Connection // downstream: messages from and to the client
+	up       mcp.Connection // upstream: messages to and from the server
+	guard    *mcpguard.Session
+	log      *slog.Logger
+	b        *bounds // the proxy's limits; set by open
+	once     sync.Once
+	ids      atomic.Int64  // the last upstream request id
+	calls    atomic.Int64  // tools/call of the session being answered
+	posts    atomic.Uint64 // the last POST's tag
+	toolsGen atomic.Uint64 // list_changed notifications seen
+	active   atomic.Int64  // HTTP requests of the session being served
+	last     atomic.Int64  // when the last one ended, in Unix nanoseconds
 
 	mu     sync.Mutex
 	out    map[jsonrpc.ID]*outgoing // upstream id → request in flight upstream
@@ -58,7 +59,8 @@ type outgoing struct {
 	method string                  // for a forwarded request
 	cursor string                  // for a forwarded tools/list
 	post   string                  // for a forwarded request: the POST that carried it
-	resp   chan *jsonrpc.Response  // the proxy's own: where its response goes
+	gen    uint64                  // toolsGen when it was sent
+	resp   chan *jsonrpc.Response  // where its response goes
 	cancel context.CancelCauseFunc // ends the upstream request (its HTTP stream)
 }
 
@@ -146,8 +148,25 @@ func (s *session) fromClient() {
 			case m.Method == "notifications/cancelled":
 				s.clientCancelled(m.Params)
 				continue
+			case m.IsCall() && m.Method == "initialize":
+				werr = s.forward(m)()
 			case m.IsCall():
-				werr = s.forward(m)
+				// Bounded, and timed, as tools/call: a request the server
+				// holds must not hold the session's other messages.
+				if refusal := s.admit(); refusal != nil {
+					s.answer(m.ID, nil, refusal)
+					continue
+				}
+				send := s.forward(m) // registered now: a cancellation that follows finds it
+				go func() {
+					defer s.release()
+					if err := send(); err != nil && s.ctx.Err() == nil {
+						s.upstreamFailed(err)
+						s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", err)
+						s.close()
+					}
+				}()
+				continue
 			default:
 				werr = s.up.Write(s.ctx, m)
 			}
@@ -156,7 +175,7 @@ func (s *session) fromClient() {
 			// space, passed through.
 			werr = s.up.Write(s.ctx, msg)
 		}
-		if werr != nil && s.ctx.Err() == nil && !errors.Is(werr, errRequestFailed) {
+		if werr != nil && s.ctx.Err() == nil {
 			s.upstreamFailed(werr)
 			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", werr)
 			return
@@ -164,14 +183,18 @@ func (s *session) fromClient() {
 	}
 }
 
-// errRequestFailed wraps the failure of one forwarded request that the
-// client was answered for; the session goes on.
-var errRequestFailed = errors.New("mcp proxy: request failed")
-
-// forward sends a request of the client upstream under a proxy id.
-func (s *session) forward(req *jsonrpc.Request) error {
-	ctx, cancel := context.WithCancelCause(s.ctx)
-	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel, post: postOf(req)}
+// forward registers a request of the client and returns the function
+// that sends it upstream under a proxy id and, but for initialize, waits
+// for its response (see await). That function returns an error that
+// breaks the upstream connection.
+func (s *session) forward(req *jsonrpc.Request) func() error {
+	ctx, cancelCause := context.WithCancelCause(s.ctx)
+	// The timeout covers the write too: over HTTP it returns only when
+	// the response starts, which a server may delay until its result.
+	ctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
+	cancel := func(err error) { cancelCause(err); stop() }
+	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel, post: postOf(req),
+		resp: make(chan *jsonrpc.Response, 1), gen: s.toolsGen.Load()}
 	if req.Method == "tools/list" {
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -193,22 +216,60 @@ func (s *session) forward(req *jsonrpc.Request) error {
 	s.out[o.up] = o
 	s.in[req.ID] = o
 	s.mu.Unlock()
+	return func() error { return s.send(ctx, o, req) }
+}
+
+// send writes the request o upstream and awaits its response.
+func (s *session) send(ctx context.Context, o *outgoing, req *jsonrpc.Request) error {
 	err := s.up.Write(ctx, &jsonrpc.Request{ID: o.up, Method: req.Method, Params: req.Params, Extra: req.Extra})
-	if err == nil {
+	switch {
+	case err == nil && req.Method == "initialize":
+		go s.await(ctx, o)
+		return nil
+	case err == nil || ctx.Err() != nil: // ctx: cancelled meanwhile, the client answered and the server told
+		s.await(ctx, o)
 		return nil
 	}
-	if ctx.Err() != nil {
-		return nil // cancelled by the client meanwhile, and the server told
-	}
 	s.forget(o)
-	cancel(nil)
+	o.cancel(nil)
 	var we *jsonrpc.Error
 	if req.Method != "initialize" && errors.As(err, &we) {
 		// The request did not get through, but the connection stands.
 		s.answer(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()})
-		return errRequestFailed
+		return nil
 	}
 	return err
+}
+
+// await waits for the response to the client's request o, within the
+// call timeout, and hands it to the client under the client's id. A
+// request the client cancelled or whose result was too large was answered
+// already; one that times out is answered with the timeout's error and
+// cancelled upstream.
+func (s *session) await(ctx context.Context, o *outgoing) {
+	select {
+	case m := <-o.resp:
+		o.cancel(nil)
+		if m.Error == nil {
+			switch o.method {
+			case "initialize":
+				s.initialized(m.Result)
+			case "tools/list":
+				if s.toolsGen.Load() == o.gen { // not a list from before a change
+					s.guard.SawToolsList(o.cursor, m.Result)
+				}
+			}
+		}
+		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: m.Result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
+			s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
+		}
+	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), errCallTimeout) && s.forget(o) {
+			o.cancel(errCallTimeout)
+			s.answer(o.client, nil, s.b.timeoutError(o.method))
+			s.cancelUpstream(o.up, "the proxy's --call-timeout expired")
+		}
+	}
 }
 
 // nextID returns a new upstream request id.
@@ -250,25 +311,13 @@ func (s *session) fromServer() {
 			s.mu.Lock()
 			o := s.out[m.ID]
 			s.mu.Unlock()
-			if o == nil || !s.forget(o) {
-				continue // a request the proxy gave up on
-			}
-			if o.resp != nil {
+			if o != nil && s.forget(o) {
 				o.resp <- m // buffered: never blocks
-				continue
 			}
-			o.cancel(nil)
-			if m.Error == nil {
-				switch o.method {
-				case "initialize":
-					s.initialized(m.Result)
-				case "tools/list":
-					s.guard.SawToolsList(o.cursor, m.Result)
-				}
-			}
-			msg = &jsonrpc.Response{ID: o.client, Result: m.Result, Error: m.Error, Extra: m.Extra}
+			continue // else a request the proxy gave up on
 		case *jsonrpc.Request:
 			if m.Method == "notifications/tools/list_changed" {
+				s.toolsGen.Add(1)
 				s.guard.ToolsChanged()
 			}
 		}
@@ -397,7 +446,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 		return
 	}
 	if err != nil && errors.Is(context.Cause(tctx), errCallTimeout) {
-		err = s.b.timeoutError()
+		err = s.b.timeoutError("tools/call")
 	}
 	s.answer(req.ID, result, err)
 }
@@ -449,7 +498,7 @@ func (s *session) roundTrip(ctx context.Context, method string, params json.RawM
 // every page, for a client that calls before it lists or after the list
 // changed.
 func (s *session) listTools(ctx context.Context) {
-	cursor := ""
+	cursor, gen := "", s.toolsGen.Load()
 	for range 100 {
 		params, _ := json.Marshal(map[string]any{"cursor": cursor})
 		if cursor == "" {
@@ -458,6 +507,10 @@ func (s *session) listTools(ctx context.Context) {
 		resp, err := s.roundTrip(ctx, "tools/list", params, nil)
 		if err != nil || resp.Error != nil {
 			return
+		}
+		if g := s.toolsGen.Load(); g != gen { // changed meanwhile: from the first page again
+			cursor, gen = "", g
+			continue
 		}
 		s.guard.SawToolsList(cursor, resp.Result)
 		var next struct {
