@@ -16,6 +16,17 @@ import (
 // read on the way to build the session's catalog (and listed once on the
 // client's behalf before its first guarded call when it has not listed
 // yet). opts may be nil.
+//
+// Add the same middleware as receiving middleware too, and a
+// notifications/tools/list_changed from the server marks the session's
+// tool list stale: the next guarded call lists the tools again before it
+// is decided, so that no result is reused across a change of a tool's
+// annotations. The notification then goes on to the client's own
+// ToolListChangedHandler, if any:
+//
+//	mw := mcpguard.Client(nil)
+//	client.AddSendingMiddleware(mw)
+//	client.AddReceivingMiddleware(mw)
 func Client(opts *Options) mcp.Middleware {
 	g := newGuard(opts)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -30,6 +41,11 @@ func Client(opts *Options) mcp.Middleware {
 					}
 				}
 				return res, err
+			case "notifications/tools/list_changed":
+				if st, err := g.session(req.GetSession()); err == nil {
+					g.toolsChanged(st)
+				}
+				return next(ctx, method, req)
 			case "tools/call":
 			default:
 				return next(ctx, method, req)

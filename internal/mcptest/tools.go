@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ const (
 	// Countdown reports progress, and with n 0 waits for cancellation
 	// (counted as "countdown cancelled").
 	Countdown = "countdown"
+	// Big answers with a text result of mb MiB (at most 512), for tests of
+	// a proxy's bound on results.
+	Big = "big_result"
 )
 
 // SlowSymbol makes market_quote take SlowFor, long enough for identical
@@ -158,6 +162,17 @@ func NewServer(countsFile string) (*mcp.Server, *Counters) {
 			}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "liftoff"}}}, nil
+	})
+	s.AddTool(&mcp.Tool{
+		Name:        Big,
+		Description: "Answers with mb MiB of text.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["mb"],"properties":{"mb":{"type":"integer","minimum":0,"maximum":512}}}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ MB int }
+		json.Unmarshal(req.Params.Arguments, &in)
+		c.add(Big, req.Params.Arguments)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.MB<<20)}}}, nil
 	})
 	s.AddResource(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

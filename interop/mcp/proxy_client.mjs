@@ -55,7 +55,7 @@ async function check(name, fn) {
 
 await check('tools/list passes through', async () => {
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['countdown', 'create_ticket', 'flaky_search', 'market_quote']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['big_result', 'countdown', 'create_ticket', 'flaky_search', 'market_quote']);
   const quote = tools.find((t) => t.name === 'market_quote');
   assert.equal(quote.annotations.readOnlyHint, true);
 });

@@ -61,6 +61,14 @@ type proxyOptions struct {
 	initTimeout  time.Duration
 	bodyTimeout  time.Duration
 	allowOrigins []string // normalized
+	calls        callBounds
+}
+
+// callBounds are the flags that bound tool calls (issue 30).
+type callBounds struct {
+	perSession, total int
+	timeout           time.Duration
+	maxResult         int64
 }
 
 // defaultMaxProcesses bounds the upstream processes of a command upstream
@@ -121,6 +129,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403; one without Origin is served")
+	// Bounds on tool calls.
+	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
+	fs.IntVar(&o.calls.total, "max-calls-in-flight", mcpproxy.DefaultMaxCallsInFlight, "tool calls all sessions together may have in flight (`n`); one more is refused at once with a JSON-RPC error")
+	fs.DurationVar(&o.calls.timeout, "call-timeout", mcpproxy.DefaultCallTimeout, "how long a tool call waits for the upstream (`duration`); then it is cancelled upstream and answered with an error")
+	fs.Int64Var(&o.calls.maxResult, "max-result-bytes", mcpproxy.DefaultMaxResultBytes, "largest message read from the upstream (`bytes`); a larger result is not read and the call gets an error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, proxyUsage)
@@ -156,6 +169,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: --body-timeout %v is out of range: want a duration above 0 and at most %v", o.bodyTimeout, maxProxyTimeout)
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
+	case o.calls.perSession < 1 || o.calls.total < 1 || o.calls.timeout <= 0 || o.calls.maxResult < 1:
+		return o, usagef("proxy: --max-calls-in-flight-per-session, --max-calls-in-flight, --call-timeout and --max-result-bytes must be positive")
 	case o.ttl < 0 || o.ttl%time.Second != 0:
 		return o, fmt.Errorf("proxy: --ttl %s must be a non-negative whole number of seconds", o.ttl)
 	}
@@ -221,7 +236,9 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
 		IdleTimeout: o.idle, TrustHost: o.trustHost,
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
-		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, AllowOrigins: o.allowOrigins})
+		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, AllowOrigins: o.allowOrigins,
+		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlight: o.calls.total,
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", p)

@@ -4,9 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,6 +24,12 @@ import (
 
 // HTTPDialer connects to a Streamable HTTP MCP server at url. client nil
 // means http.DefaultClient.
+//
+// A response larger than the proxy's MaxResultBytes is not read whole: an
+// application/json one is replaced by a JSON-RPC error for its request; in
+// an event stream, a line that grows past the bound ends that request's
+// stream (the call gets the error, the server notifications/cancelled).
+// Either way the session goes on.
 //
 // Once the session is initialized, every request upstream carries the
 // negotiated Mcp-Protocol-Version, and the connection listens on the
@@ -25,10 +40,14 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 		client = http.DefaultClient
 	}
 	return func(ctx context.Context) (mcp.Connection, error) {
-		c := &httpConn{url: url, msgs: make(chan readResult, 16), done: make(chan struct{})}
-		c.client = &http.Client{Transport: versionHeader{base: client.Transport, version: &c.version},
+		max := maxResult(ctx)
+		c := &httpConn{url: url, msgs: make(chan readResult, 16), done: make(chan struct{}), max: max}
+		c.client = &http.Client{Transport: capBody{base: versionHeader{base: client.Transport, version: &c.version}, max: max},
 			CheckRedirect: client.CheckRedirect, Jar: client.Jar, Timeout: client.Timeout}
-		t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.client, DisableStandaloneSSE: true}
+		// The SDK's own bound on an event, which would end the whole
+		// connection, stays above ours.
+		t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.client, DisableStandaloneSSE: true,
+			MaxEventSize: int(min(max+64<<10, 1<<40))}
 		conn, err := t.Connect(ctx)
 		if err != nil {
 			return nil, err
@@ -50,6 +69,7 @@ type httpConn struct {
 	msgs      chan readResult
 	done      chan struct{}
 	closed    atomic.Bool
+	max       int64 // bound on an event of the standalone stream
 }
 
 type readResult struct {
@@ -137,7 +157,7 @@ func (c *httpConn) listen() {
 // readEvents delivers the JSON-RPC messages of an SSE stream.
 func (c *httpConn) readEvents(ctx context.Context, resp *http.Response) {
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 16<<20) // grows from 4 KiB as events need: one stream per session
+	sc.Buffer(nil, int(min(c.max, 1<<40))) // grows from 4 KiB as events need: one stream per session
 	var data bytes.Buffer
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -183,10 +203,236 @@ func (v versionHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // CommandDialer starts name with args for every session and speaks MCP
 // with it over its standard input and output. The process ends with its
-// session.
+// session: its standard input is closed, then after 5 s it gets SIGTERM,
+// then after 5 s more SIGKILL.
+//
+// A line of standard output longer than the proxy's MaxResultBytes is
+// skipped, not buffered: the transport resyncs at the next newline, and
+// the request it answered (its id is read from the line's head, where
+// JSON-RPC encoders put it) gets a JSON-RPC error instead. A line whose
+// head names no id is dropped; its call ends at the call timeout.
 func CommandDialer(name string, args ...string) Dialer {
 	return func(ctx context.Context) (mcp.Connection, error) {
 		cmd := exec.Command(name, args...)
-		return (&mcp.CommandTransport{Command: cmd}).Connect(ctx)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		max := maxResult(ctx)
+		t := &mcp.IOTransport{Reader: io.NopCloser(&lineCap{r: bufio.NewReaderSize(stdout, 64<<10), max: max}),
+			Writer: &procStdin{WriteCloser: stdin, cmd: cmd}, MaxLineLength: int(min(max+64<<10, 1<<40))}
+		return t.Connect(ctx)
 	}
+}
+
+// maxResultKey is the context key under which the proxy passes its
+// MaxResultBytes to its Dialer.
+type maxResultKey struct{}
+
+func maxResult(ctx context.Context) int64 {
+	if n, ok := ctx.Value(maxResultKey{}).(int64); ok && n > 0 {
+		return n
+	}
+	return DefaultMaxResultBytes
+}
+
+// procStdin is a process's standard input whose Close ends the process.
+type procStdin struct {
+	io.WriteCloser
+	cmd  *exec.Cmd
+	once sync.Once
+}
+
+func (p *procStdin) Close() error {
+	err := p.WriteCloser.Close()
+	p.once.Do(func() {
+		done := make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+		for _, sig := range []os.Signal{syscall.SIGTERM, os.Kill} {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Second):
+				p.cmd.Process.Signal(sig)
+			}
+		}
+		<-done
+	})
+	return err
+}
+
+// lineCap hands out the newline-delimited messages of r whole, skipping
+// a line longer than max (see CommandDialer).
+type lineCap struct {
+	r       *bufio.Reader
+	max     int64
+	pending []byte
+	err     error
+}
+
+func (l *lineCap) Read(p []byte) (int, error) {
+	for len(l.pending) == 0 {
+		if l.err != nil {
+			return 0, l.err
+		}
+		l.pending, l.err = l.line()
+	}
+	n := copy(p, l.pending)
+	l.pending = l.pending[n:]
+	return n, nil
+}
+
+// line reads the next line; an over-long one becomes a JSON-RPC error
+// for the id at its head, or nothing.
+func (l *lineCap) line() ([]byte, error) {
+	var buf, head []byte
+	over := false
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if !over && int64(len(buf)+len(chunk)) > l.max {
+			over = true
+			head = append(buf, chunk...)[:min(len(buf)+len(chunk), 512)]
+			buf = nil
+		}
+		if !over {
+			buf = append(buf, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if !over {
+			return buf, err
+		}
+		id := headID(head)
+		if id == nil {
+			return nil, err
+		}
+		return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` + strconv.Itoa(CodeLimit) +
+			`,"message":` + strconv.Quote(tooLargeMessage(l.max)) + `}}` + "\n"), err
+	}
+}
+
+// headID returns the id of a JSON-RPC response from the head of its
+// encoding, when "id" comes before "result" and "error".
+func headID(head []byte) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(head))
+	d.UseNumber()
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for {
+		k, err := d.Token()
+		key, ok := k.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		v, err := d.Token()
+		if err != nil {
+			return nil
+		}
+		switch key {
+		case "jsonrpc":
+		case "id":
+			switch v.(type) {
+			case json.Number, string:
+				b, _ := json.Marshal(v)
+				return b
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+}
+
+// capBody bounds the responses of the upstream (see HTTPDialer).
+type capBody struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	cs, _ := r.Context().Value(callKey{}).(*callState)
+	if baseType(resp.Header.Get("Content-Type")) == "application/json" {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
+		if err == nil && int64(len(b)) > c.max {
+			resp.Body.Close()
+			if cs == nil {
+				return nil, fmt.Errorf("mcp proxy: %s", tooLargeMessage(c.max))
+			}
+			cs.tooLarge.Store(true)
+			id, _ := json.Marshal(cs.id.Raw())
+			b = []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` + strconv.Itoa(CodeLimit) +
+				`,"message":` + strconv.Quote(tooLargeMessage(c.max)) + `}}`)
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			resp.ContentLength = int64(len(b))
+			return resp, nil
+		}
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(b), errReader{err}), resp.Body}
+		return resp, nil
+	}
+	resp.Body = &lineLimit{ReadCloser: resp.Body, max: c.max, cs: cs}
+	return resp, nil
+}
+
+func baseType(ct string) string {
+	t, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(t))
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// lineLimit fails a body once a line grows past max bytes; the request it
+// answers is ended through cs.
+type lineLimit struct {
+	io.ReadCloser
+	max  int64
+	line int64
+	cs   *callState
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.line = int64(n - i - 1)
+	} else {
+		l.line += int64(n)
+	}
+	if l.line > l.max {
+		if l.cs != nil && l.cs.tooLarge.CompareAndSwap(false, true) {
+			l.cs.cancel(errResultTooLarge)
+		}
+		return 0, errResultTooLarge
+	}
+	return n, err
+}
+
+var errResultTooLarge = errors.New("mcp proxy: an upstream message exceeds --max-result-bytes")
+
+func tooLargeMessage(max int64) string {
+	return "preflight proxy: the upstream's result exceeds " + strconv.FormatInt(max, 10) + " bytes (--max-result-bytes); it was not read"
+}
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }

@@ -77,6 +77,18 @@ type Options struct {
 	// (403), which stops a web page from driving a local proxy through DNS
 	// rebinding; set it behind a reverse proxy that sends its own Host.
 	TrustHost bool
+
+	// Bounds on tool calls (see calls.go); zero means the Default….
+	// MaxCallsInFlightPerSession and MaxCallsInFlight bound the tools/call
+	// being answered in one session and across sessions: one more is
+	// refused at once with a JSON-RPC error. CallTimeout bounds the wait
+	// for the upstream's answer to a call. MaxResultBytes bounds one
+	// message from the upstream: a larger result is not read, and the
+	// call gets a JSON-RPC error.
+	MaxCallsInFlightPerSession int
+	MaxCallsInFlight           int
+	CallTimeout                time.Duration
+	MaxResultBytes             int64
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
@@ -89,6 +101,7 @@ type Proxy struct {
 	stop     context.CancelFunc
 	draining atomic.Bool
 	inflight atomic.Int64 // requests being served but GET streams
+	b        *bounds      // on tool calls
 
 	mu        sync.Mutex
 	sessions  map[string]*entry
@@ -132,7 +145,7 @@ func New(opts Options) *Proxy {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Proxy{opts: opts, log: opts.Logger, origins: origins, ctx: ctx, stop: stop,
-		sessions: make(map[string]*entry), perClient: make(map[string]int)}
+		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts)}
 	go p.reap()
 	return p
 }
@@ -291,7 +304,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodGet, http.MethodPost:
-			s.down.ServeHTTP(w, r)
+			s.serve(w, r)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -475,7 +488,7 @@ func (p *Proxy) open(client string) (*session, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
-	up, err := p.opts.Dial(ctx)
+	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
 	if err != nil {
 		cancel()
 		p.release(client, "")
@@ -490,6 +503,7 @@ func (p *Proxy) open(client string) (*session, error) {
 		return nil, err
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
+	s.b = p.b
 	p.mu.Lock()
 	p.opening--
 	p.sessions[down.SessionID] = &entry{s: s, client: client}

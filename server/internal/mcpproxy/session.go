@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,35 +16,57 @@ import (
 
 // session is one MCP session: the downstream transport, the upstream
 // connection and the guard.
+//
+// The upstream leg has its own id space: every request the proxy sends
+// upstream, the client's and its own, carries an id the proxy assigns
+// (1, 2, 3…), and a response is mapped back to the client's id. A
+// client's id can therefore never collide with the proxy's, and a
+// response to a request the proxy gave up on is dropped.
 type session struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	down   *mcp.StreamableServerTransport
-	dc     mcp.Connection // downstream: messages from and to the client
-	up     mcp.Connection // upstream: messages to and from the server
-	guard  *mcpguard.Session
-	log    *slog.Logger
-	once   sync.Once
-	ids    atomic.Uint64 // the proxy's own request ids
-	active atomic.Int64  // HTTP requests of the session being served
-	last   atomic.Int64  // when the last one ended, in Unix nanoseconds
+	ctx      context.Context
+	cancel   context.CancelFunc
+	down     *mcp.StreamableServerTransport
+	dc       mcp.Connection // downstream: messages from and to the client
+	up       mcp.Connection // upstream: messages to and from the server
+	guard    *mcpguard.Session
+	log      *slog.Logger
+	b        *bounds // the proxy's limits; set by open
+	once     sync.Once
+	ids      atomic.Int64  // the last upstream request id
+	calls    atomic.Int64  // tools/call of the session being answered
+	posts    atomic.Uint64 // the last POST's tag
+	toolsGen atomic.Uint64 // list_changed notifications seen
+	active   atomic.Int64  // HTTP requests of the session being served
+	last     atomic.Int64  // when the last one ended, in Unix nanoseconds
 
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]*waiter // requests whose response the proxy handles
-	lists   map[jsonrpc.ID]string  // the client's tools/list in flight → cursor
-	initID  jsonrpc.ID             // the client's initialize request
-	upErr   error                  // why the upstream connection failed, if it did
+	mu     sync.Mutex
+	out    map[jsonrpc.ID]*outgoing // upstream id → request in flight upstream
+	in     map[jsonrpc.ID]*outgoing // client id → forwarded request in flight
+	toolCs map[jsonrpc.ID]toolCall  // client id → tools/call being answered
+	upErr  error                    // why the upstream connection failed, if it did
 }
 
-// waiter is a request forwarded upstream whose response the proxy awaits.
-type waiter struct {
-	resp   chan *jsonrpc.Response
-	cancel context.CancelFunc // ends the wait when the client cancels
+// toolCall is a tools/call being answered.
+type toolCall struct {
+	cancel context.CancelCauseFunc
+	post   string // the tag of the POST that carried it
+}
+
+// outgoing is a request in flight upstream.
+type outgoing struct {
+	up     jsonrpc.ID              // the proxy's id for it
+	client jsonrpc.ID              // the client's id; invalid for the proxy's own
+	method string                  // for a forwarded request
+	cursor string                  // for a forwarded tools/list
+	post   string                  // for a forwarded request: the POST that carried it
+	gen    uint64                  // toolsGen when it was sent
+	resp   chan *jsonrpc.Response  // where its response goes
+	cancel context.CancelCauseFunc // ends the upstream request (its HTTP stream)
 }
 
 func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, g *mcpguard.Session, log *slog.Logger) *session {
-	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log,
-		pending: make(map[jsonrpc.ID]*waiter), lists: make(map[jsonrpc.ID]string)}
+	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log, b: defaultBounds(),
+		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall)}
 	s.last.Store(time.Now().UnixNano())
 	return s
 }
@@ -109,33 +130,167 @@ func (s *session) fromClient() {
 		if err != nil {
 			return
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok {
+		var werr error
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
 			switch {
-			case req.Method == "tools/call" && req.IsCall():
-				go s.toolCall(req)
-				continue
-			case req.Method == "tools/list" && req.IsCall():
-				var p struct {
-					Cursor string `json:"cursor"`
+			case m.Method == "tools/call" && m.IsCall():
+				if refusal := s.admit(); refusal != nil {
+					s.answer(m.ID, nil, refusal)
+					continue
 				}
-				json.Unmarshal(req.Params, &p)
+				ctx, cancel := context.WithCancelCause(s.ctx)
 				s.mu.Lock()
-				s.lists[req.ID] = p.Cursor
+				s.toolCs[m.ID] = toolCall{cancel: cancel, post: postOf(m)}
 				s.mu.Unlock()
-			case req.Method == "initialize" && req.IsCall():
-				s.mu.Lock()
-				s.initID = req.ID
-				s.mu.Unlock()
-			case req.Method == "notifications/cancelled":
-				s.cancelled(req.Params)
+				go s.toolCall(ctx, m)
+				continue
+			case m.Method == "notifications/cancelled":
+				s.clientCancelled(m.Params)
+				continue
+			case m.IsCall() && m.Method == "initialize":
+				werr = s.forward(m)()
+			case m.IsCall():
+				// Bounded, and timed, as tools/call: a request the server
+				// holds must not hold the session's other messages.
+				if refusal := s.admit(); refusal != nil {
+					s.answer(m.ID, nil, refusal)
+					continue
+				}
+				send := s.forward(m) // registered now: a cancellation that follows finds it
+				go func() {
+					defer s.release()
+					if err := send(); err != nil && s.ctx.Err() == nil {
+						s.upstreamFailed(err)
+						s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", err)
+						s.close()
+					}
+				}()
+				continue
+			default:
+				werr = s.up.Write(s.ctx, m)
 			}
+		default:
+			// A response to a request of the server: the server's id
+			// space, passed through.
+			werr = s.up.Write(s.ctx, msg)
 		}
-		if err := s.up.Write(s.ctx, msg); err != nil {
-			s.upstreamFailed(err)
-			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", err)
+		if werr != nil && s.ctx.Err() == nil {
+			s.upstreamFailed(werr)
+			s.log.Warn("mcp proxy: upstream write failed; closing the session", "session", logID(s.down.SessionID), "err", werr)
 			return
 		}
 	}
+}
+
+// forward registers a request of the client and returns the function
+// that sends it upstream under a proxy id and, but for initialize, waits
+// for its response (see await). That function returns an error that
+// breaks the upstream connection.
+func (s *session) forward(req *jsonrpc.Request) func() error {
+	ctx, cancelCause := context.WithCancelCause(s.ctx)
+	// The timeout covers the write too: over HTTP it returns only when
+	// the response starts, which a server may delay until its result.
+	ctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
+	cancel := func(err error) { cancelCause(err); stop() }
+	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel, post: postOf(req),
+		resp: make(chan *jsonrpc.Response, 1), gen: s.toolsGen.Load()}
+	if req.Method == "tools/list" {
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		json.Unmarshal(req.Params, &p)
+		o.cursor = p.Cursor
+	}
+	// A result over the bound ends the request: the client gets the
+	// error, the server notifications/cancelled.
+	cs := &callState{id: o.up, max: s.b.maxResult, cancel: func(error) {
+		if s.forget(o) {
+			cancel(errResultTooLarge)
+			s.answer(req.ID, nil, s.b.tooLargeError())
+			go s.cancelUpstream(o.up, "the result exceeds the proxy's --max-result-bytes")
+		}
+	}}
+	ctx = context.WithValue(ctx, callKey{}, cs)
+	s.mu.Lock()
+	s.out[o.up] = o
+	s.in[req.ID] = o
+	s.mu.Unlock()
+	return func() error { return s.send(ctx, o, req) }
+}
+
+// send writes the request o upstream and awaits its response.
+func (s *session) send(ctx context.Context, o *outgoing, req *jsonrpc.Request) error {
+	err := s.up.Write(ctx, &jsonrpc.Request{ID: o.up, Method: req.Method, Params: req.Params, Extra: req.Extra})
+	switch {
+	case err == nil && req.Method == "initialize":
+		go s.await(ctx, o)
+		return nil
+	case err == nil || ctx.Err() != nil: // ctx: cancelled meanwhile, the client answered and the server told
+		s.await(ctx, o)
+		return nil
+	}
+	s.forget(o)
+	o.cancel(nil)
+	var we *jsonrpc.Error
+	if req.Method != "initialize" && errors.As(err, &we) {
+		// The request did not get through, but the connection stands.
+		s.answer(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()})
+		return nil
+	}
+	return err
+}
+
+// await waits for the response to the client's request o, within the
+// call timeout, and hands it to the client under the client's id. A
+// request the client cancelled or whose result was too large was answered
+// already; one that times out is answered with the timeout's error and
+// cancelled upstream.
+func (s *session) await(ctx context.Context, o *outgoing) {
+	select {
+	case m := <-o.resp:
+		o.cancel(nil)
+		if m.Error == nil {
+			switch o.method {
+			case "initialize":
+				s.initialized(m.Result)
+			case "tools/list":
+				if s.toolsGen.Load() == o.gen { // not a list from before a change
+					s.guard.SawToolsList(o.cursor, m.Result)
+				}
+			}
+		}
+		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: m.Result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
+			s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
+		}
+	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), errCallTimeout) && s.forget(o) {
+			o.cancel(errCallTimeout)
+			s.answer(o.client, nil, s.b.timeoutError(o.method))
+			s.cancelUpstream(o.up, "the proxy's --call-timeout expired")
+		}
+	}
+}
+
+// nextID returns a new upstream request id.
+func (s *session) nextID() jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(s.ids.Add(1)))
+	return id
+}
+
+// forget removes o from the requests in flight; it reports whether o was
+// still there.
+func (s *session) forget(o *outgoing) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.out[o.up] != o {
+		return false
+	}
+	delete(s.out, o.up)
+	if o.client.IsValid() && s.in[o.client] == o {
+		delete(s.in, o.client)
+	}
+	return true
 }
 
 // fromServer forwards the server's messages to the client, handing the
@@ -151,23 +306,19 @@ func (s *session) fromServer() {
 			s.close()
 			return
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok {
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
 			s.mu.Lock()
-			w := s.pending[resp.ID]
-			delete(s.pending, resp.ID)
-			cursor, isList := s.lists[resp.ID]
-			delete(s.lists, resp.ID)
-			isInit := s.initID.IsValid() && resp.ID == s.initID
+			o := s.out[m.ID]
 			s.mu.Unlock()
-			if isInit && resp.Error == nil {
-				s.initialized(resp.Result)
+			if o != nil && s.forget(o) {
+				o.resp <- m // buffered: never blocks
 			}
-			if w != nil {
-				w.resp <- resp
-				continue
-			}
-			if isList && resp.Error == nil {
-				s.guard.SawToolsList(cursor, resp.Result)
+			continue // else a request the proxy gave up on
+		case *jsonrpc.Request:
+			if m.Method == "notifications/tools/list_changed" {
+				s.toolsGen.Add(1)
+				s.guard.ToolsChanged()
 			}
 		}
 		if err := s.dc.Write(s.ctx, msg); err != nil && s.ctx.Err() == nil {
@@ -188,9 +339,14 @@ func (s *session) initialized(result json.RawMessage) {
 	}
 }
 
-// cancelled ends the wait of a tools/call the client cancelled; the
-// notification itself is forwarded as usual.
-func (s *session) cancelled(params json.RawMessage) {
+// errClientCancelled is why a request the client cancelled, or whose HTTP
+// request it dropped, ended.
+var errClientCancelled = errors.New("cancelled by the client")
+
+// clientCancelled handles the client's notifications/cancelled: the
+// request it names is given up, and the server told under the proxy's id.
+// A notification naming no request in flight is dropped.
+func (s *session) clientCancelled(params json.RawMessage) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
@@ -201,25 +357,80 @@ func (s *session) cancelled(params json.RawMessage) {
 	if err != nil {
 		return
 	}
+	s.clientGone(id)
+}
+
+// clientGone gives up the client's request id: a tools/call is cancelled
+// (its upstream request with it); a forwarded request is cancelled
+// upstream.
+func (s *session) clientGone(id jsonrpc.ID) {
 	s.mu.Lock()
-	w := s.pending[id]
+	tc := s.toolCs[id]
+	o := s.in[id]
 	s.mu.Unlock()
-	if w != nil {
-		w.cancel()
+	if tc.cancel != nil {
+		tc.cancel(errClientCancelled)
+	}
+	if o != nil && s.forget(o) {
+		o.cancel(errClientCancelled)
+		s.answer(id, nil, errCancelledAnswer)
+		s.cancelUpstream(o.up, errClientCancelled.Error())
 	}
 }
 
-// toolCall answers one tools/call through the guard.
-func (s *session) toolCall(req *jsonrpc.Request) {
-	ctx, cancel := context.WithCancel(s.ctx)
+// errCancelledAnswer answers a request the client cancelled or dropped,
+// as the go-sdk's servers do: the downstream transport frees a request's
+// state (and ends its POST's stream, and lets the id be used again) only
+// when the request is answered. A client that cancelled ignores it.
+var errCancelledAnswer = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: request cancelled by the client"}
+
+// cancelUpstream sends notifications/cancelled for the proxy's request id.
+func (s *session) cancelUpstream(id jsonrpc.ID, reason string) {
+	params, _ := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": reason})
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
+	if err := s.up.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil && s.ctx.Err() == nil {
+		s.log.Debug("mcp proxy: notifications/cancelled not delivered upstream", "session", logID(s.down.SessionID), "err", err)
+	}
+}
+
+// answer writes a response to the client's request id.
+func (s *session) answer(id jsonrpc.ID, result json.RawMessage, err error) {
+	out := &jsonrpc.Response{ID: id, Result: result}
+	if err != nil {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
+		}
+		out = &jsonrpc.Response{ID: id, Error: we}
+	}
+	if err := s.dc.Write(s.ctx, out); err != nil {
+		s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
+	}
+}
+
+// toolCall answers one tools/call through the guard, within the call
+// timeout. ctx is cancelled when the client cancels the call.
+func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
+	defer s.release()
+	defer func() {
+		s.mu.Lock()
+		tc := s.toolCs[req.ID]
+		delete(s.toolCs, req.ID)
+		s.mu.Unlock()
+		if tc.cancel != nil {
+			tc.cancel(nil)
+		}
+	}()
+	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
+	defer stop()
 	// Params read two ways are refused by CallTool before anything is
 	// forwarded; only a readable name is worth listing the tools for.
 	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && s.guard.NeedsList(name) {
-		s.listTools(ctx)
+		s.listTools(tctx)
 	}
-	result, err := s.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
-		resp, err := s.roundTrip(ctx, req, cancel)
+	result, err := s.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
+		resp, err := s.roundTrip(ctx, "tools/call", req.Params, req.Extra)
 		if err != nil {
 			return nil, err
 		}
@@ -229,58 +440,77 @@ func (s *session) toolCall(req *jsonrpc.Request) {
 		return resp.Result, nil
 	})
 	if ctx.Err() != nil {
-		return // cancelled by the client, or the session ended: no response
-	}
-	out := &jsonrpc.Response{ID: req.ID, Result: result}
-	if err != nil {
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) {
-			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
+		if s.ctx.Err() == nil {
+			s.answer(req.ID, nil, errCancelledAnswer)
 		}
-		out = &jsonrpc.Response{ID: req.ID, Error: we}
+		return
 	}
-	if err := s.dc.Write(s.ctx, out); err != nil {
-		s.log.Debug("mcp proxy: tools/call response not delivered", "session", logID(s.down.SessionID), "err", err)
+	if err != nil && errors.Is(context.Cause(tctx), errCallTimeout) {
+		err = s.b.timeoutError("tools/call")
 	}
+	s.answer(req.ID, result, err)
 }
 
-// roundTrip forwards req upstream as it is and waits for its response.
-func (s *session) roundTrip(ctx context.Context, req *jsonrpc.Request, cancel context.CancelFunc) (*jsonrpc.Response, error) {
-	w := &waiter{resp: make(chan *jsonrpc.Response, 1), cancel: cancel}
+// roundTrip sends a request of the proxy's own upstream and waits for its
+// response. When ctx ends first (the client cancelled, the call timed
+// out), the server is told with notifications/cancelled, the upstream
+// request is ended, and a late response is dropped.
+func (s *session) roundTrip(ctx context.Context, method string, params json.RawMessage, extra any) (*jsonrpc.Response, error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	o := &outgoing{up: s.nextID(), method: method, resp: make(chan *jsonrpc.Response, 1), cancel: cancel}
+	cs := &callState{id: o.up, cancel: cancel, max: s.b.maxResult}
+	wctx = context.WithValue(wctx, callKey{}, cs)
 	s.mu.Lock()
-	s.pending[req.ID] = w
+	s.out[o.up] = o
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.pending[req.ID] == w {
-			delete(s.pending, req.ID)
-		}
-		s.mu.Unlock()
-	}()
-	if err := s.up.Write(ctx, req); err != nil {
+	// Over HTTP, Write returns when the response starts, which a server
+	// may delay until its result: ending wctx ends it too.
+	if err := s.up.Write(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil && wctx.Err() == nil {
+		s.forget(o)
 		return nil, err
 	}
 	select {
-	case r := <-w.resp:
+	case r := <-o.resp:
 		return r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-wctx.Done():
 	}
+	// The server may have the request: tell it.
+	if s.forget(o) {
+		reason := "cancelled by the proxy"
+		switch {
+		case cs.tooLarge.Load():
+			reason = "the result exceeds the proxy's --max-result-bytes"
+		case errors.Is(context.Cause(ctx), errCallTimeout):
+			reason = "the proxy's --call-timeout expired"
+		case errors.Is(context.Cause(ctx), errClientCancelled):
+			reason = errClientCancelled.Error()
+		}
+		s.cancelUpstream(o.up, reason)
+	}
+	if cs.tooLarge.Load() {
+		return nil, s.b.tooLargeError()
+	}
+	return nil, context.Cause(wctx)
 }
 
 // listTools asks the server for its tools on the proxy's own behalf,
-// every page, for a client that calls before it lists.
+// every page, for a client that calls before it lists or after the list
+// changed.
 func (s *session) listTools(ctx context.Context) {
-	cursor := ""
+	cursor, gen := "", s.toolsGen.Load()
 	for range 100 {
-		id := jsonrpc2ID("preflight-proxy-" + strconv.FormatUint(s.ids.Add(1), 10))
 		params, _ := json.Marshal(map[string]any{"cursor": cursor})
 		if cursor == "" {
 			params = json.RawMessage(`{}`)
 		}
-		resp, err := s.roundTrip(ctx, &jsonrpc.Request{ID: id, Method: "tools/list", Params: params}, func() {})
+		resp, err := s.roundTrip(ctx, "tools/list", params, nil)
 		if err != nil || resp.Error != nil {
 			return
+		}
+		if g := s.toolsGen.Load(); g != gen { // changed meanwhile: from the first page again
+			cursor, gen = "", g
+			continue
 		}
 		s.guard.SawToolsList(cursor, resp.Result)
 		var next struct {
@@ -292,9 +522,4 @@ func (s *session) listTools(ctx context.Context) {
 		}
 		cursor = next.NextCursor
 	}
-}
-
-func jsonrpc2ID(s string) jsonrpc.ID {
-	id, _ := jsonrpc.MakeID(s)
-	return id
 }
