@@ -87,7 +87,7 @@ await check('arguments that break the schema never reach the tool', async () => 
 await check('the session still works', async () => {
   await client.ping();
   const { tools } = await client.listTools();
-  assert.equal(tools.length, 4);
+  assert.equal(tools.length, 5);
 });
 
 await client.close();
