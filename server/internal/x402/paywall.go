@@ -280,6 +280,10 @@ func decodePayload(sig string) (PaymentPayload, [32]byte, error) {
 	}
 	var p PaymentPayload
 	if err := DecodeHeader(sig, &p); err != nil {
+		var pe *payloadError
+		if errors.As(err, &pe) {
+			return PaymentPayload{}, [32]byte{}, pe
+		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			return PaymentPayload{}, [32]byte{}, fmt.Errorf("%s is a JSON %s; want a JSON %s", ute.Field, ute.Value, jsonKind(ute.Type))
