@@ -13,14 +13,15 @@ import (
 // guard keys on what is paid, not on spelling).
 func FuzzPaymentSignature(f *testing.F) {
 	accepted, _ := json.Marshal(offer)
-	good := `{"x402Version":2,"accepted":` + string(accepted) + `,"payload":{"signature":"0x01","authorization":{"from":"` + testPayer + `","nonce":"0xAB"}}}`
+	good := `{"x402Version":2,"accepted":` + string(accepted) + `,"payload":{"signature":"0x01","authorization":{"from":"` + testPayer + `","nonce":"0x00AB` + strings.Repeat("cd", 31) + `"}}}`
 	for _, s := range []string{
 		good,
 		strings.ReplaceAll(good, ",", " ,\n "),
 		`{"x402Version":2,"x402Version":2}`,
 		`{"X402VERSION":2,"accepted":{},"payload":{}}`,
 		`{"x402Version":2,"accepted":{"PayTo":"x"},"payload":{}}`,
-		`{"x402Version":2,"accepted":{},"payload":{"permit2Authorization":{"from":"0xA","nonce":"1"}}}`,
+		`{"x402Version":2,"accepted":{},"payload":{"permit2Authorization":{"from":"` + testPayer + `","nonce":"1"}}}`,
+		`{"x402Version":2,"accepted":{},"payload":{"authorization":{"from":"` + testPayer + `","Nonce":"1"}}}`,
 		`{"x402Version":2,"accepted":{},"payload":{"n":1e400}}`,
 		"{\"x402Version\":2,\"accepted\":{},\"payload\":{\"s\":\"\xff\"}}",
 		`[]`, `{}`, `null`, `{"x402Version":"2"}`,
