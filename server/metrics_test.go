@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/server/internal/x402"
+	"github.com/agentpreflight/preflight/server/internal/x402/x402test"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,7 +64,7 @@ func (f *scriptedFacilitator) serve(w http.ResponseWriter, r *http.Request) {
 	f.traceparents[r.URL.Path] = append(f.traceparents[r.URL.Path], r.Header.Get("Traceparent"))
 	hook := f.settleHook
 	f.mu.Unlock()
-	nonce := call.PaymentPayload.Payload.Authorization.Nonce
+	nonce := x402test.Script(call.PaymentPayload.Payload.Authorization.Nonce)
 	reply := func(status int, body string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

@@ -56,9 +56,14 @@ func paidConfig(url string, logger *slog.Logger) Config {
 // paymentSignature returns a PAYMENT-SIGNATURE value that matches the offer
 // of cfg and carries nonce and note (any text) in its payload. It is shaped
 // like an EIP-3009 authorization but signed by nobody: only a facilitator
-// would check the signature. It is safe to call from any goroutine; a
+// would check the signature. A nonce that is not 0x and 64 hex digits is a
+// script for the fake facilitators, carried by x402test.Nonce (the paywall
+// refuses any other nonce). It is safe to call from any goroutine; a
 // failure panics, which fails the test.
 func paymentSignature(cfg *Payment, nonce, note string) string {
+	if len(nonce) != 66 {
+		nonce = x402test.Nonce(nonce)
+	}
 	pw, err := x402.New(cfg.config(nil))
 	if err != nil {
 		panic(err)

@@ -68,7 +68,7 @@ func testPaymentSignature(t *testing.T, facilitatorURL string) string {
 	}
 	payload, _ := json.Marshal(map[string]any{
 		"signature":     "0x" + strings.Repeat("cd", 65),
-		"authorization": map[string]string{"from": "0x2222222222222222222222222222222222222222", "to": testPayTo, "value": x402.PriceAmount, "nonce": "0x01"},
+		"authorization": map[string]string{"from": "0x2222222222222222222222222222222222222222", "to": testPayTo, "value": x402.PriceAmount, "nonce": "0x" + strings.Repeat("0", 62) + "01"},
 	})
 	sig, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pw.Requirements(), Payload: payload})
 	if err != nil {

@@ -50,11 +50,16 @@
 // /verify at most once and to /settle at most once per request, and a payment
 // already in flight in another request of the same Paywall is refused (402
 // payment_already_in_progress). A payment is recognised by what it pays,
-// not by its header's bytes: the same payer and nonce (for EVM exact
-// payloads), however the header spells its JSON. The header's JSON follows
-// the rules of request bodies: duplicate member names, invalid UTF-8 and
-// member names that differ from a field's only in letter case are refused
-// as malformed. It
+// not by its header's bytes: its network, asset, payer and nonce, the
+// last two as the values the chain compares, however the header spells its
+// JSON (see paymentKey). The header is read as a facilitator will read it,
+// and whatever one might read differently is refused as malformed (400
+// invalid_request, before any facilitator call) with a detail that points
+// at the member: duplicate member names, invalid UTF-8, a member name that
+// differs only in letter case from one the protocol or the exact scheme
+// defines, at every level of payload ([IssueMemberCase]), both
+// authorization and permit2Authorization ([IssueAuthorizationConflict]),
+// and a payer or nonce not in the scheme's one form. It
 // never settles a response other than a 200, never returns the produced body
 // unless settlement succeeded, never logs header values, signatures or
 // payloads, and never sets CORS headers (a browser client that needs

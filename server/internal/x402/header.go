@@ -65,7 +65,7 @@ func DecodeHeader(s string, v any) error {
 		return fmt.Errorf("x402: header JSON: %w", err)
 	}
 	if err := checkMemberCase(tree, reflect.TypeOf(v), ""); err != nil {
-		return err
+		return fmt.Errorf("x402: %w", err)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("x402: header JSON: %w", err)
@@ -113,7 +113,7 @@ func checkMemberCase(val jsonv.Value, t reflect.Type, at string) error {
 		}
 		if fold != nil {
 			name, _, _ := strings.Cut(fold.Tag.Get("json"), ",")
-			return fmt.Errorf("x402: header JSON at %s/%s: member name differs from %q only in letter case", at, jsonv.EscapePointerToken(key), name)
+			return caseError(at+"/"+jsonv.EscapePointerToken(key), name)
 		}
 	}
 	return nil

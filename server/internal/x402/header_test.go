@@ -43,7 +43,7 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var anyv map[string]any
 		_ = DecodeHeader(s, &anyv)
-		p, err := decodePayload(s)
+		p, _, err := decodePayload(s)
 		if err != nil {
 			return
 		}

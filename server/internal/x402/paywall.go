@@ -105,11 +105,12 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			"this route costs $"+PriceUSD+" USDC per settled request; pay with x402 version 2 as described in the PAYMENT-REQUIRED header and retry with PAYMENT-SIGNATURE")
 		return
 	}
-	payload, err := decodePayload(sig)
+	payload, key, err := decodePayload(sig)
 	if err != nil {
 		p.observe(r.Context(), OutcomeMalformed)
 		writeError(w, http.StatusBadRequest, preflight.CodeInvalidRequest,
-			"the PAYMENT-SIGNATURE header is malformed: "+err.Error()+"; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object")
+			"the PAYMENT-SIGNATURE header is malformed: "+err.Error()+"; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object",
+			issues(err)...)
 		return
 	}
 	if field := p.mismatch(payload.Accepted); field != "" {
@@ -118,7 +119,6 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			"the payment's accepted."+field+" does not match this route's offer; pay the requirements in the PAYMENT-REQUIRED header")
 		return
 	}
-	key := paymentKey(payload)
 	if !p.claim(key) {
 		p.observe(r.Context(), OutcomeChallengeSent)
 		p.challenge(w, resourceURL, ReasonInFlight,
@@ -254,34 +254,47 @@ func (p *Paywall) logSettlement(ctx context.Context, level slog.Level, msg strin
 	p.logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
-// decodePayload decodes and checks the shape of a PAYMENT-SIGNATURE value.
-func decodePayload(sig string) (PaymentPayload, error) {
+// decodePayload decodes and checks the shape of a PAYMENT-SIGNATURE value
+// and returns it with its in-flight key (see readPayment and paymentKey).
+func decodePayload(sig string) (PaymentPayload, [32]byte, error) {
 	var shape struct {
 		X402Version json.RawMessage `json:"x402Version"`
 		Accepted    json.RawMessage `json:"accepted"`
 		Payload     json.RawMessage `json:"payload"`
 	}
 	if err := DecodeHeader(sig, &shape); err != nil {
-		return PaymentPayload{}, errors.New(strings.TrimPrefix(err.Error(), "x402: "))
+		var pe *payloadError
+		if errors.As(err, &pe) {
+			return PaymentPayload{}, [32]byte{}, pe
+		}
+		return PaymentPayload{}, [32]byte{}, errors.New(strings.TrimPrefix(err.Error(), "x402: "))
 	}
 	if string(shape.X402Version) != "2" {
-		return PaymentPayload{}, errors.New("x402Version is not 2")
+		return PaymentPayload{}, [32]byte{}, errors.New("x402Version is not 2")
 	}
 	if !isObject(shape.Accepted) {
-		return PaymentPayload{}, errors.New("accepted is not an object")
+		return PaymentPayload{}, [32]byte{}, errors.New("accepted is not an object")
 	}
 	if !isObject(shape.Payload) {
-		return PaymentPayload{}, errors.New("payload is not an object")
+		return PaymentPayload{}, [32]byte{}, errors.New("payload is not an object")
 	}
 	var p PaymentPayload
 	if err := DecodeHeader(sig, &p); err != nil {
+		var pe *payloadError
+		if errors.As(err, &pe) {
+			return PaymentPayload{}, [32]byte{}, pe
+		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
-			return PaymentPayload{}, fmt.Errorf("%s is a JSON %s; want a JSON %s", ute.Field, ute.Value, jsonKind(ute.Type))
+			return PaymentPayload{}, [32]byte{}, fmt.Errorf("%s is a JSON %s; want a JSON %s", ute.Field, ute.Value, jsonKind(ute.Type))
 		}
-		return PaymentPayload{}, errors.New("a member has the wrong type")
+		return PaymentPayload{}, [32]byte{}, errors.New("a member has the wrong type")
 	}
-	return p, nil
+	id, err := readPayment(p)
+	if err != nil {
+		return PaymentPayload{}, [32]byte{}, err
+	}
+	return p, paymentKey(id), nil
 }
 
 // jsonKind names the JSON type that decodes into t.
@@ -355,8 +368,8 @@ func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message 
 }
 
 // writeError writes the service's error envelope.
-func writeError(w http.ResponseWriter, status int, code preflight.ErrorCode, message string) {
-	body, _ := json.Marshal(&preflight.Error{Code: code, Message: message})
+func writeError(w http.ResponseWriter, status int, code preflight.ErrorCode, message string, details ...preflight.Issue) {
+	body, _ := json.Marshal(&preflight.Error{Code: code, Message: message, Details: details})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)

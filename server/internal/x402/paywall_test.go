@@ -37,7 +37,12 @@ var offer = PaymentRequirements{
 
 // payload returns a well-formed PaymentPayload for offer with the given
 // nonce; the signature is not real (the fake facilitator does not check it).
+// A nonce that is not 0x and 64 hex digits is taken as a script for the
+// fake facilitator and carried by x402test.Nonce.
 func payload(nonce string) PaymentPayload {
+	if len(nonce) != 66 {
+		nonce = x402test.Nonce(nonce)
+	}
 	return PaymentPayload{
 		X402Version: 2,
 		Resource:    &ResourceInfo{URL: testResource},

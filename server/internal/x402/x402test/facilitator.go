@@ -5,6 +5,7 @@
 package x402test
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -32,11 +33,12 @@ const (
 //	        has broadcast the transfer does), "hugeok", "hugefail",
 //	        "hugepending" (answers carrying HugeMessage as errorMessage)
 //
-// A call whose authorization nonce reads "<verify>/<settle>-anything" uses
-// those two modes instead (an empty part keeps the default), so one fake
-// can serve requests that should fail in different ways. Like the USDC
-// contract, it accepts each nonce once: verify refuses a nonce settled
-// before. It counts the calls and records what each call carried.
+// A call whose authorization nonce carries the script (see [Nonce])
+// "<verify>/<settle>-anything" uses those two modes instead (an empty part
+// keeps the default), so one fake can serve requests that should fail in
+// different ways. Like the USDC contract, it accepts each nonce once,
+// whatever the letter case of its hex digits: verify refuses a nonce
+// settled before. It counts the calls and records what each call carried.
 type Facilitator struct {
 	URL string
 
@@ -153,8 +155,8 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
 	}
-	nonce := c.PaymentPayload.Payload.Authorization.Nonce
-	verifyMode, settleMode := f.modes(nonce)
+	nonce := strings.ToLower(c.PaymentPayload.Payload.Authorization.Nonce)
+	verifyMode, settleMode := f.modes(Script(nonce))
 	f.mu.Lock()
 	f.reqs = append(f.reqs, c.PaymentRequirements)
 	f.versions = append(f.versions, c.X402Version)
@@ -234,4 +236,27 @@ func (f *Facilitator) serve(w http.ResponseWriter, r *http.Request) {
 		f.t.Errorf("fake facilitator: no behaviour for %s mode %q", r.URL.Path, mode)
 		http.Error(w, "unknown", http.StatusInternalServerError)
 	}
+}
+
+// Nonce returns an EIP-3009 nonce (0x and 64 hex digits) that carries
+// script for a fake facilitator: its bytes, then zero bytes. A script longer
+// than 32 bytes is cut. [Script] reads it back.
+func Nonce(script string) string {
+	var b [32]byte
+	copy(b[:], script)
+	return "0x" + hex.EncodeToString(b[:])
+}
+
+// Script returns the script a [Nonce] carries: the nonce's bytes without
+// the zero bytes that end it. A nonce that is not 0x and 64 hex digits
+// carries none ("").
+func Script(nonce string) string {
+	var b [32]byte
+	if len(nonce) != 66 || !strings.HasPrefix(nonce, "0x") {
+		return ""
+	}
+	if _, err := hex.Decode(b[:], []byte(nonce[2:])); err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b[:]), "\x00")
 }
