@@ -60,6 +60,7 @@ type proxyOptions struct {
 	maxProcesses int // 0 for an HTTP upstream
 	initTimeout  time.Duration
 	bodyTimeout  time.Duration
+	maxBatch     int
 	allowOrigins []string // normalized
 	calls        callBounds
 }
@@ -127,6 +128,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
 	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
 	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
+	fs.IntVar(&o.maxBatch, "max-batch", mcpproxy.DefaultMaxBatch, "messages one JSON-RPC batch may hold (`n`); a longer batch gets 413 before it is decoded")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403; one without Origin is served")
 	// Bounds on tool calls.
@@ -165,6 +167,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: --max-processes applies to a command upstream (after --), not to --upstream URL")
 	case o.initTimeout <= 0 || o.initTimeout > maxProxyTimeout:
 		return o, usagef("proxy: --session-init-timeout %v is out of range: want a duration above 0 and at most %v", o.initTimeout, maxProxyTimeout)
+	case o.maxBatch < 1:
+		return o, usagef("proxy: --max-batch %d must be 1 or more", o.maxBatch)
 	case o.bodyTimeout <= 0 || o.bodyTimeout > maxProxyTimeout:
 		return o, usagef("proxy: --body-timeout %v is out of range: want a duration above 0 and at most %v", o.bodyTimeout, maxProxyTimeout)
 	case o.maxCalls < 0:
@@ -236,7 +240,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
 		IdleTimeout: o.idle, TrustHost: o.trustHost,
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
-		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, AllowOrigins: o.allowOrigins,
+		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()

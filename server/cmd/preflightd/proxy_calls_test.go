@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,10 +244,54 @@ func TestBinaryProxyBounds(t *testing.T) {
 	}
 	bin, tool := buildBinary(t), buildToolserver(t)
 
+	t.Run("30,000-call batches are refused before they are decoded", func(t *testing.T) {
+		r := startBoundsRig(t, bin, tool)
+		pid := r.proxy.Process.Pid
+		warm := r.session(t)
+		warm.tally(t, callsBatch(10, func(int) string { return `{"symbol":"W"}` }), "in flight")
+		ran := r.counts(t)[mcptest.Quote]
+		before := vmHWM(t, pid)
+		const n = 30000
+		batch := toolBatch(n, mcptest.Quote, func(i int) string { return `{"symbol":"S` + strconv.Itoa(i) + `"}` })
+		var wg sync.WaitGroup
+		var refused atomic.Int64
+		start := time.Now()
+		for range 8 {
+			s := r.session(t)
+			wg.Go(func() {
+				resp, err := s.post(context.Background(), batch)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusRequestEntityTooLarge && strings.Contains(string(body), "--max-batch") {
+					refused.Add(1)
+				} else {
+					t.Errorf("a %d-call batch answered %d %.200s; want 413 naming --max-batch", n, resp.StatusCode, body)
+				}
+			})
+		}
+		wg.Wait()
+		peak := vmHWM(t, pid)
+		t.Logf("8 batches of %d calls (%d bytes each) in parallel: %d refused with 413 in %v; VmHWM %d kB before, %d kB after (+%d kB)",
+			n, len(batch), refused.Load(), time.Since(start).Round(time.Millisecond), before, peak, peak-before)
+		if got := r.counts(t)[mcptest.Quote]; got != ran {
+			t.Errorf("market_quote ran %d times; want %d, the warm-up's, and none of the batches'", got, ran)
+		}
+		// Each body is read whole (4 MiB at most) and counted, never
+		// decoded: 8 at once stay near 8 bodies.
+		if peak-before > 64<<10 {
+			t.Errorf("peak RSS grew by %d kB under 8 refused 30,000-call batches; want under 64 MB", peak-before)
+		}
+	})
+
 	t.Run("30,000-call batches keep memory bounded", func(t *testing.T) {
 		// Calls that never answer: those admitted end at the call timeout,
-		// whatever the machine's speed.
-		r := startBoundsRig(t, bin, tool, "--call-timeout", "3s")
+		// whatever the machine's speed. An operator who allows batches this
+		// long still has the calls in flight bounded.
+		r := startBoundsRig(t, bin, tool, "--call-timeout", "3s", "--max-batch", "30000")
 		pid := r.proxy.Process.Pid
 		warm := r.session(t)
 		warm.tally(t, callsBatch(100, func(int) string { return `{"symbol":"W"}` }), "in flight")

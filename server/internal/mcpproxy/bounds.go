@@ -32,6 +32,11 @@ const (
 	// DefaultBodyTimeout bounds the reading of one POST body (at most
 	// MaxBodyBytes, 4 MiB by default).
 	DefaultBodyTimeout = 10 * time.Second
+	// DefaultMaxBatch bounds the messages of one JSON-RPC batch: twice
+	// the calls a session may have in flight. The SDK decodes a whole
+	// batch before the first call is refused, so 30,000 calls in one body
+	// would cost memory long before the in-flight bound is reached.
+	DefaultMaxBatch = 2 * DefaultMaxCallsInFlightPerSession
 )
 
 // retryAfter is the Retry-After, in seconds, of a 429 or 503.
@@ -181,4 +186,35 @@ func originAllowed(r *http.Request, allowed map[string]bool) bool {
 func jsonContent(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	return err == nil && mt == "application/json"
+}
+
+// batchLen returns the number of messages in body, a JSON-RPC message or
+// batch, counting no further than limit+1: a body that is not an array is
+// one message, an array one message more than it has commas at its top
+// level. Whether the body is JSON is for the SDK to judge.
+func batchLen(body []byte, limit int) int {
+	i := 0
+	for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r') {
+		i++
+	}
+	if i == len(body) || body[i] != '[' {
+		return 1
+	}
+	n, depth, inString := 1, 0, false
+	for ; i < len(body) && n <= limit; i++ {
+		switch c := body[i]; {
+		case inString && c == '\\':
+			i++ // the escaped byte cannot end the string
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 1:
+			n++
+		}
+	}
+	return n
 }

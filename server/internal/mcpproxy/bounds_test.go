@@ -458,3 +458,27 @@ func countProcesses(t *testing.T, bin string) int {
 	}
 	return n
 }
+
+func TestBatchLen(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want int // with a limit of 3
+	}{
+		{"one message", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 1},
+		{"leading white space", " \n\t[{\"id\":1},{\"id\":2}]", 2},
+		{"commas inside messages", `[{"a":[1,2,3],"b":{"c":1,"d":2}}]`, 1},
+		{"commas and brackets in strings", `[{"s":"a,b],[c\",d"},{"t":"\\"}]`, 2},
+		{"three", `[1,2,3]`, 3},
+		{"past the limit stops counting", `[1,2,3,4,5,6,7,8]`, 4},
+		{"not JSON is one message", `garbage,,,`, 1},
+		{"unterminated", `[1,2`, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := batchLen([]byte(tt.body), 3); got != tt.want {
+				t.Errorf("batchLen(%s, 3) = %d, want %d", tt.body, got, tt.want)
+			}
+		})
+	}
+}

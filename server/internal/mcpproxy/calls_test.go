@@ -166,7 +166,7 @@ func TestProxyUpstreamIDs(t *testing.T) {
 // bounded.
 func TestProxyCallsInFlightBounded(t *testing.T) {
 	up, counts := httpUpstream(t)
-	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard(), MaxCallsInFlightPerSession: 8, MaxCallsInFlight: 12,
+	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard(), MaxCallsInFlightPerSession: 8, MaxCallsInFlight: 12, MaxBatch: 30000,
 		CallTimeout: 2 * time.Second})
 	ts := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); ts.Close() })

@@ -42,6 +42,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits a POST body; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// MaxBatch bounds the messages of one JSON-RPC batch in a POST body;
+	// a longer batch gets 413 before any of it is decoded. 0 means
+	// DefaultMaxBatch.
+	MaxBatch int
 	// BodyTimeout bounds the reading of a POST body (not of a GET
 	// stream): a body not received in time gets 408 and the connection is
 	// closed. 0 means DefaultBodyTimeout.
@@ -124,6 +128,9 @@ func New(opts Options) *Proxy {
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 4 << 20
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
 	}
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
@@ -283,6 +290,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		var ok bool
 		if body, ok = p.readBody(w, r); !ok {
+			return
+		}
+		if n := batchLen(body, p.opts.MaxBatch); n > p.opts.MaxBatch {
+			refuse(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+				"a JSON-RPC batch of more than "+strconv.Itoa(p.opts.MaxBatch)+" messages (set by --max-batch)")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
