@@ -44,6 +44,10 @@
 // Outcomes are classified by [Classify]: a result with isError true is a
 // failure, transient when its text speaks of a timeout, a rate limit, a
 // 429 or a 5xx status, or temporary unavailability, terminal otherwise; a
-// JSON-RPC invalid-params error (schema) is terminal; other errors are
-// classified by [agent.ClassifyError].
+// JSON-RPC invalid-params error (schema) is terminal; a call abandoned
+// after it may have reached the server (its caller cancelled it, or a
+// deadline passed) is transient for a read-only tool and terminal for any
+// other, since the tool may have done its work: the retry cap then bounds
+// how often it is sent again. Other errors are classified by
+// [agent.ClassifyError].
 package mcpguard

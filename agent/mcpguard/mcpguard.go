@@ -170,7 +170,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 	ans, err := st.s.Call(ctx, name, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
 		res, err := run(ctx)
 		if err != nil {
-			return nil, Classify(nil, err), err
+			return nil, st.failed(name, err), err
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
@@ -201,3 +201,23 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 // Options.Session); call it when the MCP session ends. Calls after Close
 // still work, without reuse.
 func (s *Session) Close() { s.st.s.Close() }
+
+// failed classifies the error a call of tool ended with, by [Classify],
+// except when the call was abandoned, by its caller's cancellation or a
+// deadline, after it may have reached the server: the tool may then have
+// run, and its outcome is unknown. For a read-only tool that is a
+// transient failure, free to retry; for any other tool it counts as a
+// terminal failure, so that the retry cap bounds how often a call whose
+// outcome nobody saw is sent again (a client that cancels each call as
+// soon as it is sent would otherwise run a side effect without limit).
+func (st *session) failed(tool string, err error) preflight.Outcome {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return Classify(nil, err)
+	}
+	ts := st.s.Tools()
+	spec, _ := ts.Spec(tool)
+	if e, ok := ts.Catalog().EffectsOf(spec.Operation.Provider, tool); ok && e == preflight.EffectsReadOnly {
+		return preflight.OutcomeTransientFailure
+	}
+	return preflight.OutcomeTerminalFailure
+}

@@ -70,7 +70,7 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 	ans, err := s.st.s.Call(ctx, p.Name, p.Arguments, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
 		b, err := forward(ctx)
 		if err != nil {
-			return nil, Classify(nil, err), err
+			return nil, s.st.failed(p.Name, err), err
 		}
 		var res mcp.CallToolResult
 		if json.Unmarshal(b, &res) != nil {

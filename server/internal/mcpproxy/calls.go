@@ -1,7 +1,8 @@
 package mcpproxy
 
 import (
-	"errors"
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -65,7 +66,9 @@ func newBounds(o *Options) *bounds {
 
 func defaultBounds() *bounds { return newBounds(&Options{}) }
 
-var errCallTimeout = errors.New("the call timeout expired")
+// errCallTimeout wraps context.DeadlineExceeded, so the guard knows the
+// call was abandoned after it may have run.
+var errCallTimeout = fmt.Errorf("the call timeout expired: %w", context.DeadlineExceeded)
 
 func (b *bounds) timeoutError(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: the upstream did not answer " + method + " within " +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -341,7 +342,9 @@ func (s *session) initialized(result json.RawMessage) {
 
 // errClientCancelled is why a request the client cancelled, or whose HTTP
 // request it dropped, ended.
-var errClientCancelled = errors.New("cancelled by the client")
+// errClientCancelled wraps context.Canceled, so the guard knows the call
+// was abandoned after it may have run.
+var errClientCancelled = fmt.Errorf("cancelled by the client: %w", context.Canceled)
 
 // clientCancelled handles the client's notifications/cancelled: the
 // request it names is given up, and the server told under the proxy's id.
