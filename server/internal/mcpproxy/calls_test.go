@@ -427,3 +427,45 @@ func waitUntil(cond func() bool) <-chan struct{} {
 	}()
 	return ch
 }
+
+// TestProxyRefusedInitializeEndsItsSession: an initialize the downstream
+// transport refuses (here for a protocol-version header it does not take)
+// gives the client no session id, so its session and upstream connection
+// end at once instead of holding a slot until the init timeout; and a
+// server/discover without an id is answered with valid JSON.
+func TestProxyRefusedInitializeEndsItsSession(t *testing.T) {
+	up, _ := httpUpstream(t)
+	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard()})
+	ts := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); ts.Close() })
+	post := func(body string, header ...string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		"Mcp-Protocol-Version", "2026-07-28")
+	if status < 400 {
+		t.Fatalf("initialize with a protocol-version header the transport refuses: %d %s; want a 4xx", status, body)
+	}
+	waitFor(t, "the refused session to end", func() bool { return p.Sessions() == 0 })
+
+	status, body = post(`{"jsonrpc":"2.0","method":"server/discover"}`)
+	var msg struct {
+		ID    any `json:"id"`
+		Error struct{ Code int }
+	}
+	if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != nil || msg.Error.Code != -32601 {
+		t.Errorf("server/discover without an id: %d %s (%v); want a -32601 error with id null", status, body, err)
+	}
+}

@@ -344,8 +344,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// This proxy keeps state per session, which the sessionless
 		// 2026-07-28 protocol has no place for: a client that asks falls
 		// back to the initialize handshake.
+		id := head.ID
+		if len(id) == 0 {
+			id = json.RawMessage("null")
+		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(head.ID) + `,"error":{"code":-32601,"message":"server/discover is not served by this proxy; use initialize"}}`))
+		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"server/discover is not served by this proxy; use initialize"}}`))
 		return
 	default:
 		http.Error(w, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)", http.StatusBadRequest)
@@ -379,6 +383,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Del(h)
 		}
 		badGateway(w, head.ID, err)
+		return
+	}
+	if aw.status.Load() >= 400 {
+		// The transport refused the initialize (a header it does not take,
+		// say): the client got no session id, so nothing can use the
+		// session; it ends now rather than at the init timeout, and its
+		// upstream process with it.
+		s.close()
 	}
 }
 
@@ -464,14 +476,17 @@ func badGateway(w http.ResponseWriter, id json.RawMessage, err error) {
 	w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":` + string(msg) + `}}`))
 }
 
-// answerWriter notes whether anything of the response was written.
+// answerWriter notes whether anything of the response was written, and
+// the status.
 type answerWriter struct {
 	http.ResponseWriter
-	wrote atomic.Bool
+	wrote  atomic.Bool
+	status atomic.Int32 // the status written, 0 before
 }
 
 func (a *answerWriter) WriteHeader(code int) {
 	a.wrote.Store(true)
+	a.status.CompareAndSwap(0, int32(code))
 	a.ResponseWriter.WriteHeader(code)
 }
 
