@@ -139,7 +139,7 @@ func TestOpsFlagErrors(t *testing.T) {
 
 // TestConnectionBound: the default bound is the file-descriptor limit less
 // the reserve (64 + 32 for metrics + the facilitator calls and their idle
-// pool when paid), capped at 10,000; an explicit bound must fit under the
+// pool when paid), capped at 4,096; an explicit bound must fit under the
 // limit too.
 func TestConnectionBound(t *testing.T) {
 	tests := []struct {
@@ -150,10 +150,10 @@ func TestConnectionBound(t *testing.T) {
 		want    int
 		wantErr string
 	}{
-		{"large limit: the cap", 0, 1 << 20, true, 10000, ""},
+		{"large limit: the cap", 0, 1 << 20, true, 4096, ""},
 		{"unpaid 1024", 0, 1024, false, 1024 - 104, ""},
 		{"paid 1024", 0, 1024, true, 1024 - 136, ""},
-		{"unknown limit", 0, 0, true, 10000, ""},
+		{"unknown limit", 0, 0, true, 4096, ""},
 		{"explicit within", 5000, 20000, true, 5000, ""},
 		{"explicit above the cap", 15000, 20000, true, 15000, ""},
 		{"explicit over the limit", 20000, 20000, true, 0, "--max-connections 20000 leaves too few file descriptors: the limit (ulimit -n) is 20000 and 136 are kept"},
