@@ -5,7 +5,7 @@ import "github.com/agentpreflight/preflight"
 // Error codes only the server returns, in the same error envelope as the
 // library's [preflight.ErrorCode] values (which all answer 400). Each maps to
 // one HTTP status. The paywall (server/internal/x402, which cannot import
-// this package) writes the two payment codes itself; TestPaymentCodes keeps
+// this package) writes the two payment codes and server_busy itself; TestPaymentCodes keeps
 // its copies equal to these.
 const (
 	CodeUnsupportedMediaType       preflight.ErrorCode = "unsupported_media_type"       // 400: Content-Type is not JSON
@@ -16,7 +16,7 @@ const (
 	CodeForbidden                  preflight.ErrorCode = "forbidden"                    // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
 	CodeCapabilityUnavailable      preflight.ErrorCode = "capability_unavailable"       // 503: the reserved usage-dump route
 	CodeInternalError              preflight.ErrorCode = "internal_error"               // 500: a bug in the server; never expected
-	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once, or a payment arriving during shutdown; nothing was charged
+	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once, too many payments with the facilitator at once, or a payment arriving during shutdown; nothing was charged
 
 	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
 	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed

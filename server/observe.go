@@ -130,16 +130,20 @@ func requestAttributes(r *http.Request, route, id string) []attribute.KeyValue {
 	return attrs
 }
 
-// endServerSpan sets what the request produced and ends the span.
+// endServerSpan sets what the request produced and ends the span. A
+// decision or a check's verdict is an attribute only when the answer
+// returned it (status 200), as the metrics count them: a paid route's 402,
+// a failed settlement or a 503 computed the decision but did not sell it.
 func endServerSpan(span trace.Span, status int, ob *observation) {
 	attrs := []attribute.KeyValue{semconv.HTTPResponseStatusCode(status)}
-	if ob.decision != "" {
+	returned := status == http.StatusOK
+	if ob.decision != "" && returned {
 		attrs = append(attrs,
 			attribute.String("preflight.decision", ob.decision),
 			attribute.String("preflight.reason_code", ob.reason),
 			attribute.String("preflight.fingerprint", ob.fingerprint))
 	}
-	if ob.checked {
+	if ob.checked && returned {
 		attrs = append(attrs, attribute.Bool("preflight.check.valid", ob.valid),
 			attribute.String("preflight.request_hash", ob.requestHash))
 		if ob.economics != "" {

@@ -30,6 +30,10 @@ type Payment struct {
 	VerifyTimeout time.Duration
 	// SettleTimeout bounds one /settle call; 0 means 15 s.
 	SettleTimeout time.Duration
+	// MaxFacilitatorCalls bounds the payments being verified or settled at
+	// once; 0 means 32. A payment beyond it is answered 503 server_busy
+	// with Retry-After before the facilitator is called.
+	MaxFacilitatorCalls int
 }
 
 // Validate reports the first misconfiguration with a message saying what
@@ -41,12 +45,13 @@ func (p Payment) Validate() error { return p.config(nil).Validate() }
 // config is p as the paywall's configuration, logging to log.
 func (p Payment) config(log *slog.Logger) x402.Config {
 	return x402.Config{
-		PayTo:             p.PayTo,
-		Network:           p.Network,
-		FacilitatorURL:    p.FacilitatorURL,
-		MaxTimeoutSeconds: p.MaxTimeoutSeconds,
-		VerifyTimeout:     p.VerifyTimeout,
-		SettleTimeout:     p.SettleTimeout,
-		Logger:            log,
+		PayTo:               p.PayTo,
+		Network:             p.Network,
+		FacilitatorURL:      p.FacilitatorURL,
+		MaxTimeoutSeconds:   p.MaxTimeoutSeconds,
+		VerifyTimeout:       p.VerifyTimeout,
+		SettleTimeout:       p.SettleTimeout,
+		MaxFacilitatorCalls: p.MaxFacilitatorCalls,
+		Logger:              log,
 	}
 }

@@ -88,8 +88,8 @@ func TestPaywallChallenge(t *testing.T) {
 // TestPaymentCodes: the paywall writes the payment codes from its own
 // constants; they must be the server's.
 func TestPaymentCodes(t *testing.T) {
-	if x402.CodePaymentRequired != CodePaymentRequired || x402.CodePaymentUnavailable != CodePaymentUnavailable {
-		t.Errorf("paywall codes %q, %q; server codes %q, %q", x402.CodePaymentRequired, x402.CodePaymentUnavailable,
-			CodePaymentRequired, CodePaymentUnavailable)
+	if x402.CodePaymentRequired != CodePaymentRequired || x402.CodePaymentUnavailable != CodePaymentUnavailable || x402.CodeServerBusy != CodeServerBusy {
+		t.Errorf("paywall codes %q, %q, %q; server codes %q, %q, %q", x402.CodePaymentRequired, x402.CodePaymentUnavailable, x402.CodeServerBusy,
+			CodePaymentRequired, CodePaymentUnavailable, CodeServerBusy)
 	}
 }

@@ -177,3 +177,68 @@ func TestTracingCheckAndMCP(t *testing.T) {
 		t.Errorf("tool span's parent is %v, want the POST /mcp server span", parent)
 	}
 }
+
+// TestTracingUnsoldDecisionHasNoAttributes: a paid route's answer that does
+// not return the decision (the 402 challenge, a payment the facilitator
+// rejects, a refused settlement, a facilitator that is down) leaves the
+// decision out of the span, as the decision counter leaves it out: nothing
+// was sold. The settled request beside them carries it.
+func TestTracingUnsoldDecisionHasNoAttributes(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	fac := newScriptedFacilitator(t)
+	cfg := paidConfig(fac.srv.URL, nil)
+	cfg.TracerProvider = tp
+	ts := httptest.NewServer(New(cfg))
+	defer ts.Close()
+
+	for _, tc := range []struct {
+		nonce  string // "" sends no payment
+		status int
+	}{
+		{"", 402},
+		{"invalid", 402},
+		{"settle-refused", 402},
+		{"verify-down", 503},
+		{"settle-down", 503},
+		{"ok-sold", 200},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v0.2/preflight/tool-call", strings.NewReader(toolAllow))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", "req-"+tc.nonce)
+		if tc.nonce != "" {
+			req.Header.Set(x402.HeaderPaymentSignature, paymentSignature(cfg.Payment, tc.nonce, ""))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("nonce %q: status %d, want %d", tc.nonce, resp.StatusCode, tc.status)
+		}
+	}
+	decisionKeys := []string{"preflight.decision", "preflight.reason_code", "preflight.fingerprint"}
+	spans := rec.Ended()
+	if len(spans) == 0 {
+		t.Fatal("no spans recorded")
+	}
+	seen := 0
+	for _, s := range spans {
+		got := spanAttrs(s)
+		id, status := got["http.request.header.x-request-id"], got["http.response.status_code"]
+		if id == "" {
+			continue // a client span of a facilitator call
+		}
+		seen++
+		for _, k := range decisionKeys {
+			_, has := got[k]
+			if want := status == "200"; has != want {
+				t.Errorf("span of %s (status %s): has %s = %t, want %t (attributes %v)", id, status, k, has, want, got)
+			}
+		}
+	}
+	if seen != 6 {
+		t.Errorf("%d server spans, want 6", seen)
+	}
+}

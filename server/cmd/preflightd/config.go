@@ -102,12 +102,13 @@ func (o options) serverConfig() (server.Config, error) {
 		return cfg, nil
 	}
 	pc := &server.Payment{
-		PayTo:             o.payTo,
-		Network:           o.network,
-		FacilitatorURL:    o.facilitatorURL,
-		MaxTimeoutSeconds: o.maxTimeoutSeconds,
-		VerifyTimeout:     o.ops.verifyTimeout,
-		SettleTimeout:     o.ops.settleTimeout,
+		PayTo:               o.payTo,
+		Network:             o.network,
+		FacilitatorURL:      o.facilitatorURL,
+		MaxTimeoutSeconds:   o.maxTimeoutSeconds,
+		VerifyTimeout:       o.ops.verifyTimeout,
+		SettleTimeout:       o.ops.settleTimeout,
+		MaxFacilitatorCalls: o.ops.maxFacilitatorCalls,
 	}
 	if err := pc.Validate(); err != nil {
 		return cfg, fmt.Errorf("invalid payment configuration: %w", err)

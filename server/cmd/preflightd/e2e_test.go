@@ -21,11 +21,12 @@ import (
 
 // daemon is a running preflightd process and its log lines.
 type daemon struct {
-	cmd  *exec.Cmd
-	addr string
-	logs chan map[string]any // every JSON log line, in order
-	all  *bytes.Buffer       // raw log output, read after exit
-	done chan error
+	cmd       *exec.Cmd
+	addr      string
+	listening map[string]any      // the "listening" log line
+	logs      chan map[string]any // every JSON log line, in order
+	all       *bytes.Buffer       // raw log output, read after exit
+	done      chan error
 }
 
 // buildBinary compiles preflightd into a temporary directory.
@@ -83,6 +84,7 @@ func startDaemonEnv(t *testing.T, bin string, env []string, args ...string) *dae
 		}
 	})
 	line := d.waitLog(t, "listening")
+	d.listening = line
 	d.addr, _ = line["addr"].(string)
 	if d.addr == "" {
 		t.Fatalf("listening line without addr: %v", line)

@@ -6,6 +6,10 @@
 // SIGINT or SIGTERM, letting requests in flight finish; a payment not yet
 // sent to the facilitator when shutdown begins is refused with 503
 // server_busy and Retry-After, so every settlement that starts can finish.
+// Open connections, and payments with the facilitator at once, are bounded
+// (503 server_busy with Retry-After beyond); a request with both
+// Content-Length and Transfer-Encoding is answered 400 and its connection
+// closed.
 //
 // Every flag has an environment fallback; a flag on the command line wins,
 // and a variable set to the empty string counts as unset. An empty --addr
@@ -26,6 +30,9 @@
 //	--read-timeout          PREFLIGHT_READ_TIMEOUT          default 30s
 //	--write-timeout         PREFLIGHT_WRITE_TIMEOUT         default 60s; paid: at least read + verify + settle + 4s
 //	--idle-timeout          PREFLIGHT_IDLE_TIMEOUT          default 120s
+//	--max-connections       PREFLIGHT_MAX_CONNECTIONS       default: ulimit -n less a reserve, at most 4096; beyond: 503 server_busy
+//	--idle-timeout-under-pressure  PREFLIGHT_IDLE_TIMEOUT_UNDER_PRESSURE  idle timeout past 3/4 of --max-connections, default 5s
+//	--max-facilitator-calls PREFLIGHT_MAX_FACILITATOR_CALLS default 32 payments with the facilitator at once; beyond: 503 server_busy
 //	--verify-timeout        PREFLIGHT_VERIFY_TIMEOUT        facilitator /verify, default 10s, at most 20s
 //	--settle-timeout        PREFLIGHT_SETTLE_TIMEOUT        facilitator /settle, default 15s, at most 20s
 //	--shutdown-timeout      PREFLIGHT_SHUTDOWN_TIMEOUT      grace for requests in flight, default 30s; paid: at least verify + settle + 2s

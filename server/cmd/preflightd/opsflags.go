@@ -5,13 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/agentpreflight/preflight/server"
 	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
-// opsOptions are the operator's knobs: timeouts and the metrics listener.
+// opsOptions are the operator's knobs: timeouts, bounds and the metrics
+// listener.
 type opsOptions struct {
 	readHeaderTimeout time.Duration
 	readTimeout       time.Duration
@@ -22,7 +24,24 @@ type opsOptions struct {
 	shutdownTimeout   time.Duration
 	metricsAddr       string
 	paymentTimeoutSet bool // --verify-timeout or --settle-timeout given (flag or environment)
+
+	maxConnections      int           // 0: derived from RLIMIT_NOFILE at start (connectionBound)
+	pressureIdleTimeout time.Duration // idle timeout past 3/4 of maxConnections
+	maxFacilitatorCalls int
+	facilitatorCallsSet bool // --max-facilitator-calls given (flag or environment)
 }
+
+// defaultMaxConnections caps the derived connection bound: measured
+// through the binary, a flood of idle connections at the bound peaks near
+// 25 KiB of RSS per connection (goroutine, buffers, and the garbage of the
+// ones closed under pressure), so 4,096 stay near 100 MiB.
+const defaultMaxConnections = 4096
+
+// minConnections is the smallest connection bound the server starts with.
+const minConnections = 16
+
+// maxFacilitatorCallsLimit is the largest --max-facilitator-calls accepted.
+const maxFacilitatorCallsLimit = 4096
 
 // defaultOps are the values used when no flag or variable is given; they
 // are the server's historical constants.
@@ -35,7 +54,36 @@ func defaultOps() opsOptions {
 		verifyTimeout:     x402.DefaultVerifyTimeout,
 		settleTimeout:     x402.DefaultSettleTimeout,
 		shutdownTimeout:   30 * time.Second,
+
+		pressureIdleTimeout: 5 * time.Second, // as the header timeout: a waiting connection under pressure gets what a new one gets
+		maxFacilitatorCalls: x402.DefaultMaxFacilitatorCalls,
 	}
+}
+
+// intFlag is an int flag whose default may come from an environment
+// variable.
+type intFlag struct {
+	n   *int
+	set *bool // when non-nil, becomes true when the flag is given
+}
+
+func (f intFlag) String() string {
+	if f.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*f.n = n
+	if f.set != nil {
+		*f.set = true
+	}
+	return nil
 }
 
 // maxFacilitatorTimeout is the longest verify or settle timeout accepted: the
@@ -98,6 +146,22 @@ func (o *opsOptions) register(fs *flag.FlagSet, getenv func(string) string) erro
 	duration(&o.verifyTimeout, &o.paymentTimeoutSet, "verify-timeout", "PREFLIGHT_VERIFY_TIMEOUT", "longest wait for the facilitator's /verify (at most 20s)")
 	duration(&o.settleTimeout, &o.paymentTimeoutSet, "settle-timeout", "PREFLIGHT_SETTLE_TIMEOUT", "longest wait for the facilitator's /settle (at most 20s)")
 	duration(&o.shutdownTimeout, nil, "shutdown-timeout", "PREFLIGHT_SHUTDOWN_TIMEOUT", "grace period for requests in flight after SIGTERM or SIGINT; paid: at least verify + settle timeouts + "+answerMargin.String())
+	integer := func(n *int, set *bool, name, envName, usage string) {
+		f := intFlag{n: n, set: set}
+		if v := getenv(envName); v != "" {
+			if err := f.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q is not an integer", envName, v))
+			}
+		}
+		fs.Var(f, name, usage+" (env "+envName+")")
+	}
+	integer(&o.maxConnections, nil, "max-connections", "PREFLIGHT_MAX_CONNECTIONS",
+		"most connections open at once; beyond it the longest-idle one is closed or the new one gets 503 server_busy; "+
+			"0 means the file-descriptor limit less a reserve for outbound sockets, at most "+strconv.Itoa(defaultMaxConnections))
+	duration(&o.pressureIdleTimeout, nil, "idle-timeout-under-pressure", "PREFLIGHT_IDLE_TIMEOUT_UNDER_PRESSURE",
+		"the idle timeout once more than 3/4 of --max-connections are open (at most --idle-timeout)")
+	integer(&o.maxFacilitatorCalls, &o.facilitatorCallsSet, "max-facilitator-calls", "PREFLIGHT_MAX_FACILITATOR_CALLS",
+		"most payments with the facilitator (verify through settle) at once; beyond it 503 server_busy before /verify")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", getenv("PREFLIGHT_METRICS_ADDR"), "serve Prometheus metrics at http://`address`/metrics on a listener of their own (env PREFLIGHT_METRICS_ADDR); empty serves none")
 	return errors.Join(errs...)
 }
@@ -117,6 +181,7 @@ func (o opsOptions) validate(paid bool, addr string) error {
 		{"--verify-timeout", o.verifyTimeout, maxFacilitatorTimeout},
 		{"--settle-timeout", o.settleTimeout, maxFacilitatorTimeout},
 		{"--shutdown-timeout", o.shutdownTimeout, maxServerTimeout},
+		{"--idle-timeout-under-pressure", o.pressureIdleTimeout, maxServerTimeout},
 	} {
 		if t.d <= 0 || t.d > t.max {
 			return fmt.Errorf("%s %v is out of range: want a duration above 0 and at most %v", t.name, t.d, t.max)
@@ -124,6 +189,18 @@ func (o opsOptions) validate(paid bool, addr string) error {
 	}
 	if o.readHeaderTimeout > o.readTimeout {
 		return fmt.Errorf("--read-header-timeout %v is longer than --read-timeout %v, which includes it", o.readHeaderTimeout, o.readTimeout)
+	}
+	if o.maxConnections < 0 {
+		return fmt.Errorf("--max-connections %d is negative: want 0 (derived from the file-descriptor limit) or a bound of at least %d", o.maxConnections, minConnections)
+	}
+	if o.maxConnections > 0 && o.maxConnections < minConnections {
+		return fmt.Errorf("--max-connections %d is below %d", o.maxConnections, minConnections)
+	}
+	if o.maxFacilitatorCalls < 1 || o.maxFacilitatorCalls > maxFacilitatorCallsLimit {
+		return fmt.Errorf("--max-facilitator-calls %d is out of range: want 1 to %d", o.maxFacilitatorCalls, maxFacilitatorCallsLimit)
+	}
+	if !paid && o.facilitatorCallsSet {
+		return errors.New("--max-facilitator-calls is set but --pay-to is empty; it applies only to the paid route")
 	}
 	if !paid && o.paymentTimeoutSet {
 		return errors.New("--verify-timeout or --settle-timeout is set but --pay-to is empty; they apply only to the paid route")
@@ -156,4 +233,35 @@ func (o opsOptions) validate(paid bool, addr string) error {
 		}
 	}
 	return nil
+}
+
+// connectionBound is the API listener's connection bound for a process
+// whose file-descriptor limit is fdMax (0: unknown) and that is paid or
+// not: --max-connections, or by default the limit less the reserve
+// (fdReserve) and at most defaultMaxConnections. A bound that leaves less
+// than the reserve, or a limit too low for minConnections, is an error.
+func (o opsOptions) connectionBound(fdMax int, paid bool) (int, error) {
+	calls := 0
+	if paid {
+		calls = o.maxFacilitatorCalls
+	}
+	reserve := fdReserve(calls)
+	if fdMax == 0 { // not Linux-like: trust the flag, or the cap
+		if o.maxConnections > 0 {
+			return o.maxConnections, nil
+		}
+		return defaultMaxConnections, nil
+	}
+	room := fdMax - reserve
+	if o.maxConnections > 0 {
+		if o.maxConnections > room {
+			return 0, fmt.Errorf("--max-connections %d leaves too few file descriptors: the limit (ulimit -n) is %d and %d are kept for "+
+				"the process's files, the metrics listener and facilitator sockets; want at most %d, or raise the limit", o.maxConnections, fdMax, reserve, room)
+		}
+		return o.maxConnections, nil
+	}
+	if room < minConnections {
+		return 0, fmt.Errorf("the file-descriptor limit (ulimit -n) %d leaves room for %d connections after the %d kept for the process's own sockets; raise it", fdMax, max(room, 0), reserve)
+	}
+	return min(room, defaultMaxConnections), nil
 }

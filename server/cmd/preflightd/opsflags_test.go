@@ -28,8 +28,14 @@ func TestOpsFlags(t *testing.T) {
 		{"defaults are the historical constants", nil, nil, opsOptions{
 			readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 60 * time.Second,
 			idleTimeout: 120 * time.Second, verifyTimeout: 10 * time.Second, settleTimeout: 15 * time.Second,
-			shutdownTimeout: 30 * time.Second,
+			shutdownTimeout: 30 * time.Second, pressureIdleTimeout: 5 * time.Second, maxFacilitatorCalls: 32,
 		}},
+		{"bounds", append([]string{"--max-connections=500", "--idle-timeout-under-pressure=2s", "--max-facilitator-calls", "8"}, paidArgs...), nil,
+			withOps(func(o *opsOptions) {
+				o.maxConnections, o.pressureIdleTimeout, o.maxFacilitatorCalls, o.facilitatorCallsSet = 500, 2*time.Second, 8, true
+			})},
+		{"bounds from the environment", nil, map[string]string{"PREFLIGHT_MAX_CONNECTIONS": "64", "PREFLIGHT_IDLE_TIMEOUT_UNDER_PRESSURE": "1s"},
+			withOps(func(o *opsOptions) { o.maxConnections, o.pressureIdleTimeout = 64, time.Second })},
 		{"flags", []string{"--read-header-timeout=2s", "--read-timeout", "10s", "--write-timeout=90s", "--idle-timeout=1m",
 			"--shutdown-timeout=45s", "--metrics-addr", "127.0.0.1:9464"}, nil, withOps(func(o *opsOptions) {
 			o.readHeaderTimeout, o.readTimeout, o.writeTimeout, o.idleTimeout = 2*time.Second, 10*time.Second, 90*time.Second, time.Minute
@@ -69,6 +75,9 @@ func TestOpsFlags(t *testing.T) {
 			if diff := cmp.Diff(tc.want, o.ops, cmp.AllowUnexported(opsOptions{})); diff != "" {
 				t.Errorf("ops (-want +got):\n%s", diff)
 			}
+			if cfg.Payment != nil && cfg.Payment.MaxFacilitatorCalls != o.ops.maxFacilitatorCalls {
+				t.Errorf("payment MaxFacilitatorCalls %d, want %d", cfg.Payment.MaxFacilitatorCalls, o.ops.maxFacilitatorCalls)
+			}
 			if cfg.Payment != nil && (cfg.Payment.VerifyTimeout != o.ops.verifyTimeout || cfg.Payment.SettleTimeout != o.ops.settleTimeout) {
 				t.Errorf("payment timeouts %v/%v, want %v/%v", cfg.Payment.VerifyTimeout, cfg.Payment.SettleTimeout, o.ops.verifyTimeout, o.ops.settleTimeout)
 			}
@@ -107,6 +116,12 @@ func TestOpsFlagErrors(t *testing.T) {
 		{"payment timeout without pay-to", []string{"--verify-timeout=5s"}, nil, "--verify-timeout or --settle-timeout is set but --pay-to is empty"},
 		{"payment timeout env without pay-to", nil, map[string]string{"PREFLIGHT_SETTLE_TIMEOUT": "5s"}, "--pay-to is empty"},
 		{"metrics on the API address", []string{"--addr", "127.0.0.1:8080", "--metrics-addr", "127.0.0.1:8080"}, nil, "is the API's own --addr"},
+		{"connections negative", []string{"--max-connections=-1"}, nil, "--max-connections -1 is negative"},
+		{"connections too few", []string{"--max-connections=3"}, nil, "--max-connections 3 is below 16"},
+		{"connections not an integer", nil, map[string]string{"PREFLIGHT_MAX_CONNECTIONS": "many"}, `PREFLIGHT_MAX_CONNECTIONS="many" is not an integer`},
+		{"pressure idle zero", []string{"--idle-timeout-under-pressure=0s"}, nil, "--idle-timeout-under-pressure 0s is out of range"},
+		{"facilitator calls zero", append([]string{"--max-facilitator-calls=0"}, paidArgs...), nil, "--max-facilitator-calls 0 is out of range: want 1 to 4096"},
+		{"facilitator calls without pay-to", []string{"--max-facilitator-calls=8"}, nil, "--max-facilitator-calls is set but --pay-to is empty"},
 		{"authorization window too short for the timeouts", append([]string{"--max-timeout-seconds=30"}, paidArgs...), nil, "MaxTimeoutSeconds 30 is too short"},
 	}
 	for _, tc := range tests {
@@ -117,6 +132,46 @@ func TestOpsFlagErrors(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestConnectionBound: the default bound is the file-descriptor limit less
+// the reserve (64 + 32 for metrics + the facilitator calls and their idle
+// pool when paid), capped at 4,096; an explicit bound must fit under the
+// limit too.
+func TestConnectionBound(t *testing.T) {
+	tests := []struct {
+		name    string
+		max     int
+		fdMax   int
+		paid    bool
+		want    int
+		wantErr string
+	}{
+		{"large limit: the cap", 0, 1 << 20, true, 4096, ""},
+		{"unpaid 1024", 0, 1024, false, 1024 - 104, ""},
+		{"paid 1024", 0, 1024, true, 1024 - 136, ""},
+		{"unknown limit", 0, 0, true, 4096, ""},
+		{"explicit within", 5000, 20000, true, 5000, ""},
+		{"explicit above the cap", 15000, 20000, true, 15000, ""},
+		{"explicit over the limit", 20000, 20000, true, 0, "--max-connections 20000 leaves too few file descriptors: the limit (ulimit -n) is 20000 and 136 are kept"},
+		{"limit too low", 0, 110, false, 0, "the file-descriptor limit (ulimit -n) 110 leaves room for 6 connections"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := defaultOps()
+			o.maxConnections = tc.max
+			got, err := o.connectionBound(tc.fdMax, tc.paid)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("bound %d, %v; want %d", got, err, tc.want)
 			}
 		})
 	}

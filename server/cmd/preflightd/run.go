@@ -36,6 +36,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	maxConns, err := opts.ops.connectionBound(fdLimit(), cfg.Payment != nil)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
 	cfg.Logger = logger
 	cfg.Drain = &server.Drain{}
@@ -63,23 +67,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer metrics.stop()
 	}
 
-	ln, err := net.Listen("tcp", opts.addr)
+	bound, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return err
 	}
+	ln := newConnLimiter(bound, maxConns, min(opts.ops.pressureIdleTimeout, opts.ops.idleTimeout), logger)
 	srv := &http.Server{
-		Handler:           accessLog(logger, server.New(cfg)),
+		Handler:           accessLog(logger, rejectAmbiguousFraming(server.New(cfg))),
 		ReadHeaderTimeout: opts.ops.readHeaderTimeout,
 		ReadTimeout:       opts.ops.readTimeout,
 		WriteTimeout:      opts.ops.writeTimeout,
 		IdleTimeout:       opts.ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnState:         ln.connState,
+		ConnContext:       connContext,
 	}
 	if isTerminal(logOut) {
 		printWelcome(logOut, ln.Addr(), cfg.Payment != nil)
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil)
+	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil, "max_connections", maxConns)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && cfg.BaseURL == "" {
 		logger.Warn("--base-url is not set on a non-loopback listener: documents and payment resource URLs " +
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")

@@ -62,13 +62,20 @@ func newSlowFacilitator(t *testing.T, settleDelay time.Duration) *slowFacilitato
 // checks signatures).
 func testPaymentSignature(t *testing.T, facilitatorURL string) string {
 	t.Helper()
+	return testPaymentSignatureNonce(t, facilitatorURL, "0x"+strings.Repeat("0", 62)+"01")
+}
+
+// testPaymentSignatureNonce is testPaymentSignature with the authorization
+// nonce given: 0x and 64 hex digits, as the scheme wants (x402test.Nonce
+// makes one that carries a word).
+func testPaymentSignatureNonce(t *testing.T, facilitatorURL, nonce string) string {
 	pw, err := x402.New(x402.Config{PayTo: testPayTo, FacilitatorURL: facilitatorURL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	payload, _ := json.Marshal(map[string]any{
 		"signature":     "0x" + strings.Repeat("cd", 65),
-		"authorization": map[string]string{"from": "0x2222222222222222222222222222222222222222", "to": testPayTo, "value": x402.PriceAmount, "nonce": "0x" + strings.Repeat("0", 62) + "01"},
+		"authorization": map[string]string{"from": "0x2222222222222222222222222222222222222222", "to": testPayTo, "value": x402.PriceAmount, "nonce": nonce},
 	})
 	sig, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pw.Requirements(), Payload: payload})
 	if err != nil {

@@ -124,7 +124,10 @@ func startMetrics(addr string, reg *prometheus.Registry, logger *slog.Logger) (*
 		ln:     ln,
 		served: make(chan error, 1),
 	}
-	go func() { m.served <- m.srv.Serve(ln) }()
+	// Its own small bound, counted in fdReserve: metrics are for scrapers.
+	lim := newConnLimiter(ln, metricsMaxConnections, 5*time.Second, logger)
+	m.srv.ConnState = lim.connState
+	go func() { m.served <- m.srv.Serve(lim) }()
 	logger.Info("metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
 	return m, nil
 }

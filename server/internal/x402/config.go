@@ -33,6 +33,12 @@ const (
 	DefaultMaxTimeoutSeconds = 60
 	DefaultVerifyTimeout     = 10 * time.Second
 	DefaultSettleTimeout     = 15 * time.Second
+	// DefaultMaxFacilitatorCalls bounds the payments being verified or
+	// settled at once. An honest payment holds a call for a second or
+	// two, so 32 is a few dozen paid answers a second; a flood of junk
+	// payments (right shape, fake signature) costs the operator at most 32
+	// facilitator calls at a time and 32 outbound sockets.
+	DefaultMaxFacilitatorCalls = 32
 )
 
 // usdc is the USDC contract and EIP-712 domain of one network. The name
@@ -75,6 +81,13 @@ type Config struct {
 	VerifyTimeout time.Duration
 	// SettleTimeout bounds one /settle call; 0 means 15 s.
 	SettleTimeout time.Duration
+	// MaxFacilitatorCalls bounds the payments with the facilitator at once,
+	// from /verify through /settle (a verified payment keeps its place, so
+	// its settlement never waits); 0 means [DefaultMaxFacilitatorCalls]. A
+	// payment beyond it is answered 503 server_busy with Retry-After before
+	// any call: junk payments cannot spend the facilitator's quota faster
+	// than this many at a time.
+	MaxFacilitatorCalls int
 	// Logger receives one line per facilitator failure, never with header
 	// values, signatures or payloads; nil means no logging. Lines are logged
 	// with the request's context, so a handler can add a request id.
@@ -96,6 +109,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateFacilitatorURL(c.FacilitatorURL); err != nil {
 		return err
+	}
+	if c.MaxFacilitatorCalls < 0 {
+		return errors.New("x402: MaxFacilitatorCalls must not be negative (0 means the default)")
 	}
 	if c.VerifyTimeout < 0 || c.SettleTimeout < 0 {
 		return errors.New("x402: VerifyTimeout and SettleTimeout must not be negative (0 means the default)")
@@ -123,6 +139,13 @@ func (c Config) maxTimeout() int {
 		return DefaultMaxTimeoutSeconds
 	}
 	return c.MaxTimeoutSeconds
+}
+
+func (c Config) maxFacilitatorCalls() int {
+	if c.MaxFacilitatorCalls == 0 {
+		return DefaultMaxFacilitatorCalls
+	}
+	return c.MaxFacilitatorCalls
 }
 
 func (c Config) verifyTimeout() time.Duration {

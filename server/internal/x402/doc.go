@@ -14,12 +14,15 @@
 //  3. The payload's "accepted" differs from the offer in scheme, network,
 //     amount, asset or payTo (payTo compared case-insensitively): 402 with a
 //     fresh challenge.
-//  4. POST /verify to the facilitator with the payload and the paywall's OWN
+//  4. Config.MaxFacilitatorCalls payments (32 by default) are already
+//     with the facilitator: 503 server_busy with Retry-After, nothing is
+//     sent. Otherwise the payment takes a place, kept until step 7 ends.
+//  5. POST /verify to the facilitator with the payload and the paywall's OWN
 //     requirements. isValid false, whatever the HTTP status: 402 with a fresh
 //     challenge. No decodable answer: 503 payment_unavailable.
-//  5. The caller's produce function runs. A status other than 200 is sent as
+//  6. The caller's produce function runs. A status other than 200 is sent as
 //     it is and never settled.
-//  6. POST /settle. success true: the 200 body plus PAYMENT-RESPONSE.
+//  7. POST /settle. success true: the 200 body plus PAYMENT-RESPONSE.
 //     success false: 402 with PAYMENT-RESPONSE (success false) and a fresh
 //     challenge, and the produced body is dropped. success false with
 //     errorReason "settlement_pending" (broadcast, unconfirmed), or no
@@ -41,8 +44,8 @@
 // carries what was clipped.
 //
 // Every error body is the service's error envelope ([preflight.Error]) with
-// code payment_required (402), invalid_request (400) or payment_unavailable
-// (503).
+// code payment_required (402), invalid_request (400), payment_unavailable
+// (503) or server_busy (503).
 //
 // # What it never does
 //

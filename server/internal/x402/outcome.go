@@ -14,6 +14,10 @@ const (
 	OutcomeChallengeSent Outcome = "challenge_sent"
 	// OutcomeMalformed: PAYMENT-SIGNATURE could not be decoded (400).
 	OutcomeMalformed Outcome = "malformed"
+	// OutcomeBusy: as many payments as [Config.MaxFacilitatorCalls] allows
+	// were already with the facilitator, so this one was refused (503
+	// server_busy with Retry-After) before any call; nothing was charged.
+	OutcomeBusy Outcome = "busy"
 	// OutcomeVerified: the facilitator accepted the payment.
 	OutcomeVerified Outcome = "verified"
 	// OutcomeVerifyFailed: the facilitator rejected the payment (402).
@@ -36,7 +40,7 @@ const (
 
 // Outcomes lists every Outcome, for initializing counters.
 var Outcomes = []Outcome{
-	OutcomeChallengeSent, OutcomeMalformed, OutcomeVerified, OutcomeVerifyFailed,
+	OutcomeChallengeSent, OutcomeMalformed, OutcomeBusy, OutcomeVerified, OutcomeVerifyFailed,
 	OutcomeFacilitatorError, OutcomeClientGone, OutcomeSettled, OutcomeSettleFailed, OutcomeUnknown,
 }
 

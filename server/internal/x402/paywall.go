@@ -40,12 +40,13 @@ const ReasonSettlementPending = "settlement_pending"
 // Paywall runs the x402 v2 exact-scheme flow for one route, $0.002 USDC per
 // settled request. It is safe for concurrent use; its only state is the set
 // of payments being processed right now, keyed by payment identity (see
-// paymentKey).
+// paymentKey), and the count of them with the facilitator.
 type Paywall struct {
 	cfg    Config
 	offer  PaymentRequirements
 	fac    *Facilitator
 	logger *slog.Logger
+	calls  chan struct{} // one token per payment with the facilitator (verify through settle)
 
 	mu       sync.Mutex
 	inFlight map[[32]byte]struct{}
@@ -68,6 +69,7 @@ func New(cfg Config) (*Paywall, error) {
 		fac:      NewFacilitator(cfg.FacilitatorURL, cfg.HTTPClient),
 		logger:   logger,
 		inFlight: make(map[[32]byte]struct{}),
+		calls:    make(chan struct{}, cfg.maxFacilitatorCalls()),
 	}, nil
 }
 
@@ -126,6 +128,19 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	defer p.release(key)
+	// The place is held until settlement ends, so a verified payment never
+	// waits for one; a payment that finds none is refused before /verify.
+	select {
+	case p.calls <- struct{}{}:
+		defer func() { <-p.calls }()
+	default:
+		p.observe(r.Context(), OutcomeBusy)
+		h.Set("Retry-After", strconv.Itoa(busyRetryAfter))
+		writeError(w, http.StatusServiceUnavailable, CodeServerBusy,
+			"the server is processing as many payments as it allows at once ("+strconv.Itoa(cap(p.calls))+
+				"); this one was not sent to the facilitator and nothing was charged; retry after "+strconv.Itoa(busyRetryAfter)+" s")
+		return
+	}
 
 	vctx, cancel := context.WithTimeout(r.Context(), p.cfg.verifyTimeout())
 	vr, err := p.fac.Verify(vctx, payload, p.offer)
@@ -389,4 +404,10 @@ func requestURL(r *http.Request) string {
 const (
 	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: the challenge
 	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: misconfigured, or the facilitator failed
+	CodeServerBusy         preflight.ErrorCode = "server_busy"         // 503 with Retry-After: MaxFacilitatorCalls payments already with the facilitator
 )
+
+// busyRetryAfter is the Retry-After, in seconds, of a payment refused
+// because MaxFacilitatorCalls were in progress: an honest call takes a
+// second or two.
+const busyRetryAfter = 1

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// limitedServer serves /health behind a connLimiter of max connections
+// whose pressure idle timeout is shortIdle (the ordinary one is 2 minutes),
+// wired as run wires it.
+func limitedServer(t *testing.T, max int, shortIdle time.Duration) (*connLimiter, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := newConnLimiter(ln, max, shortIdle, slog.New(slog.DiscardHandler))
+	srv := &http.Server{
+		Handler: rejectAmbiguousFraming(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, "ok")
+		})),
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ConnState:         lim.connState,
+		ConnContext:       connContext,
+	}
+	go srv.Serve(envelopeListener{lim})
+	t.Cleanup(func() { srv.Close() })
+	return lim, ln.Addr().String()
+}
+
+// keepAlive opens a connection, makes one request on it and returns it
+// idle, with the status line it got ("" when the connection was closed).
+func keepAlive(t *testing.T, addr string) (net.Conn, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return c, ""
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return c, resp.Status + " " + resp.Header.Get("Retry-After")
+}
+
+// closedWithin reports whether the server closes c within d.
+func closedWithin(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	_, err := c.Read(make([]byte, 1))
+	return err == io.EOF
+}
+
+// TestConnLimiterPressure: below 3/4 of the bound idle keep-alive
+// connections keep the ordinary idle timeout; past it, every idle one is
+// closed after the pressure idle timeout, and the table empties.
+func TestConnLimiterPressure(t *testing.T) {
+	const max = 16
+	lim, addr := limitedServer(t, max, 300*time.Millisecond)
+	var conns []net.Conn
+	for range max * 3 / 4 {
+		c, status := keepAlive(t, addr)
+		if status != "200 OK " {
+			t.Fatalf("connection %d: %q", len(conns), status)
+		}
+		conns = append(conns, c)
+	}
+	if closedWithin(conns[0], time.Second) {
+		t.Fatal("an idle connection was closed below 3/4 of the bound")
+	}
+	keepAlive(t, addr) // the 13th of 16: pressure
+	if !closedWithin(conns[0], 2*time.Second) {
+		t.Error("an idle connection stayed open 2 s into pressure with a 300 ms pressure idle timeout")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for lim.open.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := lim.open.Load(); got != 0 {
+		t.Errorf("%d connections still open 2 s into pressure", got)
+	}
+	if _, status := keepAlive(t, addr); status != "200 OK " {
+		t.Errorf("after pressure: %q, want 200", status)
+	}
+}
+
+// TestConnLimiterRefusesAtBound: at the bound, while every connection is
+// younger than minWaitBeforeEvict, a new connection gets a raw 503
+// server_busy with Retry-After and is closed.
+func TestConnLimiterRefusesAtBound(t *testing.T) {
+	const max = 16
+	lim, addr := limitedServer(t, max, time.Minute)
+	for range max {
+		keepAlive(t, addr)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, _ := io.ReadAll(c)
+	want := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nContent-Length: 145\r\nConnection: close\r\n\r\n" +
+		`{"error":{"code":"server_busy","message":"the server holds as many connections as it allows (16); nothing was read or charged; retry after 1 s"}}`
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("refused connection (-want +got):\n%s", diff)
+	}
+	if n := lim.open.Load(); n != max {
+		t.Errorf("%d open, want %d", n, max)
+	}
+}
+
+// TestConnLimiterEvictsLongestIdle: at the bound with ordinary idle
+// timeouts (no pressure deadline reached yet), a new connection closes the
+// one idle longest, once it has waited a second.
+func TestConnLimiterEvictsLongestIdle(t *testing.T) {
+	const max = 16
+	lim, addr := limitedServer(t, max, time.Minute)
+	var conns []net.Conn
+	for range max {
+		c, _ := keepAlive(t, addr)
+		conns = append(conns, c)
+	}
+	time.Sleep(minWaitBeforeEvict + 100*time.Millisecond)
+	if _, status := keepAlive(t, addr); status != "200 OK " {
+		t.Fatalf("new connection at the bound: %q, want 200 after evicting an idle one", status)
+	}
+	if !closedWithin(conns[0], time.Second) {
+		t.Error("the longest idle connection is still open")
+	}
+	if got := lim.open.Load(); got != max {
+		t.Errorf("%d open, want %d", got, max)
+	}
+}
+
+// TestFramingScanner: a header section naming both Content-Length and
+// Transfer-Encoding taints the connection, in any letter case and split
+// across reads; the fields in different sections or in a body do not.
+func TestFramingScanner(t *testing.T) {
+	tests := []struct {
+		name  string
+		reads []string
+		want  bool
+	}{
+		{"both", []string{"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
+		{"both, TE first, odd case", []string{"POST / HTTP/1.1\r\ntransfer-ENCODING: chunked\r\ncOnTeNt-LeNgTh: 5\r\n\r\n"}, true},
+		{"split across reads", []string{"POST / HTTP/1.1\r\nContent-Len", "gth: 5\r\nTransfer-Enc", "oding: chunked\r\n\r\n"}, true},
+		{"bare LF", []string{"POST / HTTP/1.1\nContent-Length: 5\nTransfer-Encoding: chunked\n\n"}, true},
+		{"second pipelined request", []string{"GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
+		{"Content-Length only", []string{"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"}, false},
+		{"chunked only", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"}, false},
+		{"in two requests", []string{"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"}, false},
+		{"a header whose name only starts alike", []string{"POST / HTTP/1.1\r\nContent-Length-X: 5\r\nTransfer-Encoding: chunked\r\n\r\n"}, false},
+		{"JSON body", []string{"POST / HTTP/1.1\r\nContent-Length: 60\r\n\r\n{\n\"content-length:\": 1,\n\"transfer-encoding:\": 2\n}"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s framingScanner
+			for _, r := range tc.reads {
+				s.scan([]byte(r))
+			}
+			if got := s.tainted.Load(); got != tc.want {
+				t.Errorf("tainted = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAmbiguousFramingClosesConnection: a request with both Content-Length
+// and Transfer-Encoding is answered 400 and its connection closed, so the
+// bytes after it are never read as a request (raw TCP: the read after the
+// answer gets EOF). A request with one of them keeps the connection.
+func TestAmbiguousFramingClosesConnection(t *testing.T) {
+	_, addr := limitedServer(t, 64, time.Second)
+	for _, tc := range []struct {
+		name       string
+		head       string
+		wantStatus int
+		wantClosed bool
+	}{
+		{"both", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, true},
+		{"chunked", "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 200, false},
+		{"Content-Length", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", 200, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// The smuggled request rides behind the first.
+			io.WriteString(c, tc.head+"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.wantStatus, body)
+			}
+			if tc.wantStatus == 400 {
+				want := `{"error":{"code":"invalid_request","message":"the request has both Content-Length and Transfer-Encoding, which frame its body two ways; send one of them (RFC 9112 section 6.1); the connection is closed"}}`
+				if diff := cmp.Diff(want, string(body)); diff != "" || !resp.Close {
+					t.Errorf("Connection: close %t; body (-want +got):\n%s", resp.Close, diff)
+				}
+			}
+			_, err = http.ReadResponse(br, nil)
+			if closed := err == io.EOF || (err != nil && strings.Contains(err.Error(), "EOF")); closed != tc.wantClosed {
+				t.Errorf("after the answer: read error %v; want closed %t", err, tc.wantClosed)
+			}
+		})
+	}
+}
