@@ -67,9 +67,9 @@ type proxyOptions struct {
 
 // callBounds are the flags that bound tool calls (issue 30).
 type callBounds struct {
-	perSession, total int
-	timeout           time.Duration
-	maxResult         int64
+	perSession, perClient, total int
+	timeout                      time.Duration
+	maxResult                    int64
 }
 
 // defaultMaxProcesses bounds the upstream processes of a command upstream
@@ -133,6 +133,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403; one without Origin is served")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
+	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.total, "max-calls-in-flight", mcpproxy.DefaultMaxCallsInFlight, "tool calls all sessions together may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.DurationVar(&o.calls.timeout, "call-timeout", mcpproxy.DefaultCallTimeout, "how long a tool call waits for the upstream (`duration`); then it is cancelled upstream and answered with an error")
 	fs.Int64Var(&o.calls.maxResult, "max-result-bytes", mcpproxy.DefaultMaxResultBytes, "largest message read from the upstream (`bytes`); a larger result is not read and the call gets an error")
@@ -173,8 +174,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: --body-timeout %v is out of range: want a duration above 0 and at most %v", o.bodyTimeout, maxProxyTimeout)
 	case o.maxCalls < 0:
 		return o, errors.New("proxy: --max-calls must be 0 or more")
-	case o.calls.perSession < 1 || o.calls.total < 1 || o.calls.timeout <= 0 || o.calls.maxResult < 1:
-		return o, usagef("proxy: --max-calls-in-flight-per-session, --max-calls-in-flight, --call-timeout and --max-result-bytes must be positive")
+	case o.calls.perSession < 1 || o.calls.perClient < 1 || o.calls.total < 1 || o.calls.timeout <= 0 || o.calls.maxResult < 1:
+		return o, usagef("proxy: --max-calls-in-flight-per-session, --max-calls-in-flight-per-client, --max-calls-in-flight, --call-timeout and --max-result-bytes must be positive")
 	case o.ttl < 0 || o.ttl%time.Second != 0:
 		return o, fmt.Errorf("proxy: --ttl %s must be a non-negative whole number of seconds", o.ttl)
 	}
@@ -241,7 +242,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		IdleTimeout: o.idle, TrustHost: o.trustHost,
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
-		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlight: o.calls.total,
+		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()
 	mux := http.NewServeMux()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,11 @@ const (
 	// upstream connection beside its client's, so 256 stays well inside
 	// the usual limit of 1024 open files.
 	DefaultMaxCallsInFlight = 256
+	// DefaultMaxCallsInFlightPerClient bounds them across the sessions of
+	// one remote address (see MaxSessionsPerClient): a quarter of the
+	// total, so that one client holding calls open cannot take the whole
+	// of DefaultMaxCallsInFlight from everyone else.
+	DefaultMaxCallsInFlightPerClient = DefaultMaxCallsInFlight / 4
 	// DefaultCallTimeout is how long a tool call may wait for the
 	// upstream: long enough for slow tools (a build, a crawl), short
 	// enough that a hung server does not hold a call's resources for good.
@@ -40,17 +46,55 @@ const CodeLimit = -32000
 // bounds are the proxy's limits on tool calls, shared by its sessions.
 type bounds struct {
 	perSession  int64
+	perClient   int64
 	total       int64
 	inFlight    atomic.Int64 // tools/call being answered, across sessions
 	callTimeout time.Duration
 	maxResult   int64
+
+	mu      sync.Mutex
+	clients map[string]*clientCalls // by remote address, while it has sessions
+}
+
+// clientCalls counts the calls in flight of one remote address, shared by
+// its sessions.
+type clientCalls struct {
+	inFlight atomic.Int64
+	sessions int // guarded by bounds.mu
+}
+
+// client returns the counter of the remote address client, for one more
+// session; give it back with leave.
+func (b *bounds) client(client string) *clientCalls {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.clients[client]
+	if c == nil {
+		c = &clientCalls{}
+		b.clients[client] = c
+	}
+	c.sessions++
+	return c
+}
+
+// leave gives back a session's counter of client.
+func (b *bounds) leave(client string, c *clientCalls) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c.sessions--; c.sessions <= 0 && b.clients[client] == c {
+		delete(b.clients, client)
+	}
 }
 
 func newBounds(o *Options) *bounds {
-	b := &bounds{perSession: int64(o.MaxCallsInFlightPerSession), total: int64(o.MaxCallsInFlight),
-		callTimeout: o.CallTimeout, maxResult: o.MaxResultBytes}
+	b := &bounds{perSession: int64(o.MaxCallsInFlightPerSession), perClient: int64(o.MaxCallsInFlightPerClient),
+		total: int64(o.MaxCallsInFlight), callTimeout: o.CallTimeout, maxResult: o.MaxResultBytes,
+		clients: make(map[string]*clientCalls)}
 	if b.perSession <= 0 {
 		b.perSession = DefaultMaxCallsInFlightPerSession
+	}
+	if b.perClient <= 0 {
+		b.perClient = DefaultMaxCallsInFlightPerClient
 	}
 	if b.total <= 0 {
 		b.total = DefaultMaxCallsInFlight
@@ -90,8 +134,15 @@ func (s *session) admit() *jsonrpc.Error {
 		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight in this session (limit " +
 			strconv.FormatInt(s.b.perSession, 10) + ", --max-calls-in-flight-per-session); retry when one has ended"}
 	}
+	if n := s.peer.inFlight.Add(1); n > s.b.perClient {
+		s.peer.inFlight.Add(-1)
+		s.calls.Add(-1)
+		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight from this client's address (limit " +
+			strconv.FormatInt(s.b.perClient, 10) + ", --max-calls-in-flight-per-client); retry when one has ended"}
+	}
 	if n := s.b.inFlight.Add(1); n > s.b.total {
 		s.b.inFlight.Add(-1)
+		s.peer.inFlight.Add(-1)
 		s.calls.Add(-1)
 		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight (limit " +
 			strconv.FormatInt(s.b.total, 10) + ", --max-calls-in-flight); retry when one has ended"}
@@ -102,6 +153,7 @@ func (s *session) admit() *jsonrpc.Error {
 // release counts a request out.
 func (s *session) release() {
 	s.calls.Add(-1)
+	s.peer.inFlight.Add(-1)
 	s.b.inFlight.Add(-1)
 }
 

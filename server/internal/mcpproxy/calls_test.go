@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -468,4 +469,50 @@ func TestProxyRefusedInitializeEndsItsSession(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != nil || msg.Error.Code != -32601 {
 		t.Errorf("server/discover without an id: %d %s (%v); want a -32601 error with id null", status, body, err)
 	}
+}
+
+// TestProxyCallsInFlightPerClient: the sessions of one remote address
+// together hold at most MaxCallsInFlightPerClient calls, so a client that
+// leaves calls hanging cannot take the whole of MaxCallsInFlight from
+// another address (found by review: 8 sessions of 32 hung calls shut out
+// every other client for the call timeout).
+func TestProxyCallsInFlightPerClient(t *testing.T) {
+	up, counts := httpUpstream(t)
+	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard(),
+		MaxCallsInFlightPerSession: 6, MaxCallsInFlightPerClient: 10, MaxCallsInFlight: 30})
+	ts := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); ts.Close() })
+	from := func(ip string) *mcp.ClientSession {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Skipf("cannot connect from %s (a loopback address this machine may not route): %v", ip, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a1, a2 := from("127.0.0.1"), from("127.0.0.1")
+	for i := range 10 {
+		cs := a1
+		if i%2 == 1 {
+			cs = a2
+		}
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Countdown, Arguments: map[string]any{"n": 0, "k": i}})
+	}
+	waitFor(t, "10 hung calls running upstream", func() bool { return counts.Get(mcptest.Countdown) == 10 })
+	_, err := a1.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "A"}})
+	if err == nil || !strings.Contains(err.Error(), "--max-calls-in-flight-per-client") {
+		t.Fatalf("an 11th call from the same address: %v; want the per-client bound", err)
+	}
+	b := from("127.0.0.2")
+	res, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "B"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call from another address: %v %+v; want it run", err, res)
+	}
+	cancel()
+	waitFor(t, "no call counted in flight", func() bool { return p.b.inFlight.Load() == 0 })
 }

@@ -83,13 +83,15 @@ type Options struct {
 	TrustHost bool
 
 	// Bounds on tool calls (see calls.go); zero means the Default….
-	// MaxCallsInFlightPerSession and MaxCallsInFlight bound the tools/call
-	// being answered in one session and across sessions: one more is
-	// refused at once with a JSON-RPC error. CallTimeout bounds the wait
+	// MaxCallsInFlightPerSession, MaxCallsInFlightPerClient and
+	// MaxCallsInFlight bound the tools/call being answered in one session,
+	// in the sessions of one remote address and across sessions: one more
+	// is refused at once with a JSON-RPC error. CallTimeout bounds the wait
 	// for the upstream's answer to a call. MaxResultBytes bounds one
 	// message from the upstream: a larger result is not read, and the
 	// call gets a JSON-RPC error.
 	MaxCallsInFlightPerSession int
+	MaxCallsInFlightPerClient  int
 	MaxCallsInFlight           int
 	CallTimeout                time.Duration
 	MaxResultBytes             int64
@@ -531,6 +533,7 @@ func (p *Proxy) open(client string) (*session, error) {
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
 	s.b = p.b
+	s.peer = p.b.client(client)
 	p.mu.Lock()
 	p.opening--
 	p.sessions[down.SessionID] = &entry{s: s, client: client}
@@ -540,6 +543,7 @@ func (p *Proxy) open(client string) (*session, error) {
 	go func() {
 		s.run()   // returns once the upstream connection is closed
 		g.Close() // its saved results go with it
+		p.b.leave(client, s.peer)
 		p.release(client, down.SessionID)
 		p.log.Info("mcp proxy: session ended", "session", tag, "spentUsd", string(g.Agent().Guard().SpentUSD()))
 	}()

@@ -31,7 +31,8 @@ type session struct {
 	up       mcp.Connection // upstream: messages to and from the server
 	guard    *mcpguard.Session
 	log      *slog.Logger
-	b        *bounds // the proxy's limits; set by open
+	b        *bounds      // the proxy's limits; set by open
+	peer     *clientCalls // the calls in flight of the session's remote address; set by open
 	once     sync.Once
 	ids      atomic.Int64  // the last upstream request id
 	calls    atomic.Int64  // tools/call of the session being answered
@@ -66,7 +67,7 @@ type outgoing struct {
 }
 
 func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, g *mcpguard.Session, log *slog.Logger) *session {
-	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log, b: defaultBounds(),
+	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log, b: defaultBounds(), peer: &clientCalls{},
 		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall)}
 	s.last.Store(time.Now().UnixNano())
 	return s
