@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/genkitguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 )
