@@ -33,7 +33,7 @@ const (
 	readmeOverhead     = "(cd benchmarks && go run ./cmd/overhead -rounds 6 -duration 2s)"
 	readmeProxyListen  = "--listen 127.0.0.1:8090"
 	readmeUpstreamAddr = "127.0.0.1:3001"
-	readmeQuoteTool    = "market_quote" // a read-only tool of internal/mcptest (which imports this package)
+	readmeQuoteTool    = "market_quote" // a read-only tool of agent/mcpguard/mcptest (which imports this package)
 )
 
 // readmeGuard is a guard against a hang, not a timing assertion.
@@ -75,7 +75,7 @@ func callText(t *testing.T, s *mcp.ClientSession, tool string, args any) (string
 // testReadmeProxyHTTP puts the proxy in front of the test tool server and
 // requires a repeated read-only call to be answered from the first.
 func testReadmeProxyHTTP(t *testing.T, bash string) {
-	upstream := startReadmeProcess(t, bash, "go run ./internal/mcptest/toolserver -http 127.0.0.1:0", nil)["listening"]
+	upstream := startReadmeProcess(t, bash, "go run ./agent/mcpguard/mcptest/toolserver -http 127.0.0.1:0", nil)["listening"]
 	command := strings.ReplaceAll(readmeProxyHTTP, readmeUpstreamAddr, upstream)
 	proxy := startReadmeProcess(t, bash, strings.Replace(command, readmeProxyListen, "--listen 127.0.0.1:0", 1), nil)["listening"]
 	s := connectReadmeMCP(t, "http://"+proxy+"/mcp")

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/agentpreflight/preflight/agent/adapt"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/tool"
@@ -24,7 +24,7 @@ type Options = agent.AdapterOptions
 // use.
 type Guard struct {
 	s        *agent.Session
-	classify toolguard.Classifier
+	classify adapt.Classifier
 
 	mu      sync.Mutex
 	pending map[string]*agent.Pending // calls running, by invocation and function call id
@@ -33,7 +33,7 @@ type Guard struct {
 // New returns a guard. It fails when an option is malformed: a spec the
 // catalog refuses, or a budget that is not a decimal.
 func New(opts *Options) (*Guard, error) {
-	s, c, err := toolguard.NewSession(opts)
+	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	p, ans, w, err := toolguard.Begin(ctx, g.s, t.Name(), raw)
+	p, ans, w, err := adapt.Begin(ctx, g.s, t.Name(), raw)
 	switch {
 	case err != nil:
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adkguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"

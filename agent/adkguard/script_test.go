@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/adkguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"

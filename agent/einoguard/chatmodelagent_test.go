@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/agenttest"
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"

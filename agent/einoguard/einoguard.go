@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 )
@@ -24,13 +24,13 @@ type Options = agent.AdapterOptions
 // use.
 type Guard struct {
 	s        *agent.Session
-	classify toolguard.Classifier
+	classify adapt.Classifier
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
 // catalog refuses, or a budget that is not a decimal.
 func New(opts *Options) (*Guard, error) {
-	s, c, err := toolguard.NewSession(opts)
+	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (g *Guard) Middleware() compose.ToolMiddleware {
 }
 
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
-	ans, w, err := toolguard.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), run)
+	ans, w, err := adapt.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), run)
 	switch {
 	case err != nil:
 		return nil, err
@@ -138,7 +138,7 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
+	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
 	if w != nil {
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
 	}

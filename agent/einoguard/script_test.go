@@ -10,8 +10,8 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/einoguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/components/tool/utils"

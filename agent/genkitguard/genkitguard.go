@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/firebase/genkit/go/ai"
 )
 
@@ -41,7 +41,7 @@ type Options struct {
 // concurrent use.
 type Guard struct {
 	s         *agent.Session
-	classify  toolguard.Classifier
+	classify  adapt.Classifier
 	interrupt bool
 }
 
@@ -54,7 +54,7 @@ func New(opts *Options) (*Guard, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s, c, err := toolguard.NewSession(&agent.AdapterOptions{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify})
+	s, c, err := adapt.NewSession(&agent.AdapterOptions{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	res, w, err := toolguard.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
 		return next(ctx, p)
 	})
 	if w != nil {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 )

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
-	"github.com/agentpreflight/preflight/internal/agenttest"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/toolguard"
+	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,19 +36,23 @@ type Withheld struct {
 // false leaves structuredContent out, for a tool with an outputSchema
 // (clients validate structuredContent against it, even on isError).
 func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResult {
-	d := ans.Report.Decision
-	w := Withheld{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement, ReasonCodes: toolguard.ReasonCodes(ans.Report),
-		MatchedCallID: d.MatchedCallID, Issues: d.Issues, Message: ans.Message}
-	return w.result(structured)
+	return fromAdapt(adapt.Withhold(tool, ans)).result(structured)
 }
 
 // notEvaluated is the result of a call of tool with args that preflight
 // could not evaluate (no tool name, arguments that are not a JSON object
 // or over a limit).
 func notEvaluated(e *preflight.Error, tool string, args json.RawMessage, structured bool) *mcp.CallToolResult {
-	w := Withheld{Tool: tool, ReasonCodes: []preflight.ReasonCode{}, Issues: e.Details,
-		Message: toolguard.NotEvaluatedMessage(tool, args, e)}
-	return w.result(structured)
+	return fromAdapt(adapt.NotEvaluated(tool, args, e)).result(structured)
+}
+
+// fromAdapt is the decision of w, the withheld-call result every adapter
+// gives, in the MCP guard's shape: the decision's members with the message
+// among them rather than beside them.
+func fromAdapt(w *adapt.Withheld) Withheld {
+	d := w.Preflight
+	return Withheld{Tool: d.Tool, Decision: d.Decision, Enforcement: d.Enforcement, ReasonCodes: d.ReasonCodes,
+		MatchedCallID: d.MatchedCallID, Issues: d.Issues, Message: w.Error}
 }
 
 func (w Withheld) result(structured bool) *mcp.CallToolResult {

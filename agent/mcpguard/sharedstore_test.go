@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

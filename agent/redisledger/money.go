@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
-
-	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 // MaxFractionDigits is the finest amount the Redis ledger counts: money is
@@ -57,24 +57,108 @@ func attodollars(n json.Number) (*big.Int, bool, error) {
 	if n == "" {
 		return new(big.Int), true, nil
 	}
-	d, err := decimal.ParseBounded(string(n))
+	neg, coef, exp, err := parseAmount(string(n))
 	if err != nil {
 		return nil, false, fmt.Errorf("redisledger: amount %q: %w", string(n), err)
 	}
-	if d.Sign() < 0 {
+	if neg {
 		return nil, false, fmt.Errorf("redisledger: amount %q is negative", string(n))
 	}
-	r, ok := new(big.Rat).SetString(d.String())
-	if !ok {
-		return nil, false, fmt.Errorf("redisledger: amount %q is not a decimal", string(n))
+	q := new(big.Int)
+	if coef == "" {
+		return q, true, nil
 	}
-	r.Mul(r, new(big.Rat).SetInt(attoPerUSD))
-	q, rem := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	q.SetString(coef, 10)
+	shift := exp + MaxFractionDigits
+	if shift >= 0 {
+		return q.Mul(q, pow10(shift)), true, nil
+	}
+	q, rem := q.QuoRem(q, pow10(-shift), new(big.Int))
 	if rem.Sign() != 0 {
-		q.Add(q, big.NewInt(1)) // r > 0 here: rounding up is away from zero
+		q.Add(q, big.NewInt(1)) // the amount is positive: rounding up is away from zero
 	}
 	return q, rem.Sign() == 0, nil
 }
+
+// Bounds of an amount the ledger takes: below maxDigits integer digits
+// (1e30) and at most maxFraction fraction digits, so that no text (such as
+// "1e999999999") builds a huge number.
+const (
+	maxDigits   = 30
+	maxFraction = 1000
+)
+
+// parseAmount reads JSON number text (RFC 8259 §6) as its sign and the
+// value coef × 10^exp, coef its significant digits without leading or
+// trailing zeros (empty for zero, whatever the exponent). A value of
+// 1e30 or more in magnitude, or with more than 1,000 fraction digits, is
+// out of range.
+func parseAmount(s string) (neg bool, coef string, exp int64, err error) {
+	notNumber := fmt.Errorf("%q is not a JSON number", s)
+	rest := s
+	if strings.HasPrefix(rest, "-") {
+		neg, rest = true, rest[1:]
+	}
+	digits := func() string {
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		d := rest[:i]
+		rest = rest[i:]
+		return d
+	}
+	whole := digits()
+	if whole == "" || len(whole) > 1 && whole[0] == '0' {
+		return false, "", 0, notNumber
+	}
+	var frac string
+	if strings.HasPrefix(rest, ".") {
+		rest = rest[1:]
+		if frac = digits(); frac == "" {
+			return false, "", 0, notNumber
+		}
+	}
+	var e int64
+	if rest != "" && (rest[0] == 'e' || rest[0] == 'E') {
+		rest = rest[1:]
+		sign := ""
+		if rest != "" && (rest[0] == '+' || rest[0] == '-') {
+			sign, rest = rest[:1], rest[1:]
+		}
+		ed := digits()
+		if ed == "" {
+			return false, "", 0, notNumber
+		}
+		if e, err = strconv.ParseInt(sign+ed, 10, 64); err != nil {
+			e = math.MaxInt64 // too large either way: out of range below unless the value is zero
+			if sign == "-" {
+				e = math.MinInt64
+			}
+		}
+	}
+	if rest != "" {
+		return false, "", 0, notNumber
+	}
+	coef = strings.TrimLeft(whole+frac, "0")
+	trimmed := strings.TrimRight(coef, "0")
+	if trimmed == "" {
+		return false, "", 0, nil // zero, "-0" included
+	}
+	// Bound the exponent before any arithmetic on it: past these the value
+	// is out of range whatever its digits (fewer than len(s) of them).
+	if n := int64(len(s)); e > maxDigits+n || e < -(maxFraction+n) {
+		return false, "", 0, fmt.Errorf("%q: out of range", s)
+	}
+	exp = e - int64(len(frac)) + int64(len(coef)-len(trimmed))
+	if int64(len(trimmed))+exp > maxDigits || -exp > maxFraction {
+		return false, "", 0, fmt.Errorf("%q: out of range", s)
+	}
+	return neg, trimmed, exp, nil
+}
+
+// pow10 is 10^n.
+func pow10(n int64) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(n), nil) }
 
 // fromAtto converts a count of attodollars back to plain decimal text
 // with no trailing fraction zeros.

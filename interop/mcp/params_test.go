@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 )
 
 // TestParamsReadAsTypeScriptSDK: for every tools/call params of the

@@ -1,5 +1,5 @@
 // Interop check: the official TypeScript MCP client through
-// `preflightd proxy` in front of the test tools of internal/mcptest.
+// `preflightd proxy` in front of the test tools of agent/mcpguard/mcptest.
 //
 //   node proxy_client.mjs http://127.0.0.1:8090/mcp
 //

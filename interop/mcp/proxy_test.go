@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +25,7 @@ func buildTools(ctx context.Context, t *testing.T) (preflightd, toolserver strin
 	dir := t.TempDir()
 	for _, b := range []struct{ out, pkg string }{
 		{"preflightd", "github.com/agentpreflight/preflight/server/cmd/preflightd"},
-		{"toolserver", "github.com/agentpreflight/preflight/internal/mcptest/toolserver"},
+		{"toolserver", "github.com/agentpreflight/preflight/agent/mcpguard/mcptest/toolserver"},
 	} {
 		if out, err := exec.CommandContext(ctx, goTool, "build", "-o", filepath.Join(dir, b.out), b.pkg).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", b.pkg, err, out)

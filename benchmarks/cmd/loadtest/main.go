@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/cli"
+	"github.com/agentpreflight/preflight/benchmarks/internal/cli"
 )
 
 func main() {

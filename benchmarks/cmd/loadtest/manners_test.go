@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/cli/clitest"
+	"github.com/agentpreflight/preflight/benchmarks/internal/cli/clitest"
 )
 
 // TestMain lets clitest run this test binary as loadtest itself.

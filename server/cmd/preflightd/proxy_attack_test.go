@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -494,7 +494,7 @@ func TestBinaryProxyProcessFlood(t *testing.T) {
 		t.Skip("no go command to build the tool server")
 	}
 	toolserver := t.TempDir() + "/toolserver"
-	if out, err := exec.Command(goTool, "build", "-o", toolserver, "github.com/agentpreflight/preflight/internal/mcptest/toolserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, "build", "-o", toolserver, "github.com/agentpreflight/preflight/agent/mcpguard/mcptest/toolserver").CombinedOutput(); err != nil {
 		t.Fatalf("build the tool server: %v\n%s", err, out)
 	}
 	d := startProxyBinary(t, buildBinary(t), "--max-processes", strconv.Itoa(maxProcesses), "--session-init-timeout", "1s", "--", toolserver)

@@ -32,7 +32,7 @@ func BenchmarkProxySessions(b *testing.B) {
 	dir := b.TempDir()
 	for _, p := range []struct{ out, pkg string }{
 		{"preflightd", "github.com/agentpreflight/preflight/server/cmd/preflightd"},
-		{"toolserver", "github.com/agentpreflight/preflight/internal/mcptest/toolserver"},
+		{"toolserver", "github.com/agentpreflight/preflight/agent/mcpguard/mcptest/toolserver"},
 	} {
 		if out, err := exec.Command(goTool, "build", "-o", filepath.Join(dir, p.out), p.pkg).CombinedOutput(); err != nil {
 			b.Fatalf("build %s: %v\n%s", p.pkg, err, out)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 )
 
 func TestProxyCallBoundFlags(t *testing.T) {
@@ -49,11 +49,11 @@ type boundsRig struct {
 	countFile string
 }
 
-// buildToolserver builds internal/mcptest/toolserver.
+// buildToolserver builds agent/mcpguard/mcptest/toolserver.
 func buildToolserver(t *testing.T) string {
 	t.Helper()
 	tool := filepath.Join(t.TempDir(), "toolserver")
-	if out, err := exec.Command("go", "build", "-o", tool, "github.com/agentpreflight/preflight/internal/mcptest/toolserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", tool, "github.com/agentpreflight/preflight/agent/mcpguard/mcptest/toolserver").CombinedOutput(); err != nil {
 		t.Fatalf("build toolserver: %v\n%s", err, out)
 	}
 	return tool

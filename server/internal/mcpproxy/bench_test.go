@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

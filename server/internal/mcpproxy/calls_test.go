@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +67,7 @@ func toolServer(t *testing.T) string {
 		t.Skipf("the go command is not on PATH (%v); it builds the stdio tool server", err)
 	}
 	bin := filepath.Join(t.TempDir(), "toolserver")
-	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/agentpreflight/preflight/internal/mcptest/toolserver").CombinedOutput()
+	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/agentpreflight/preflight/agent/mcpguard/mcptest/toolserver").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build toolserver: %v\n%s", err, out)
 	}

@@ -1,13 +1,20 @@
-// Package agenttest is the scripted session the agent-framework adapters
-// are tested with: three tools that count their executions, the guard
-// configuration the script expects, and a script of model turns (tool
-// calls, some in parallel) with what each call must come back as.
+// Package agenttest is the scripted session an agent-framework adapter of
+// preflight is tested with, in the manner of net/http/httptest: three
+// tools that count their executions, the guard configuration the script
+// expects, and a script of model turns (tool calls, some in parallel)
+// with what each call must come back as: run, reused, coalesced with a
+// parallel duplicate, or withheld with a given decision and reason code.
 //
 // The language model is the one part of an agent out of reach of a test:
-// each adapter's test drives its real framework with a scripted model that
-// asks Recorder.Next for the tool calls of the next turn and hands it the
-// tool results it was given; Recorder.Verify then checks every result and
-// the tools' own execution counters after every turn.
+// an adapter's test drives its real framework with a scripted model that
+// asks Recorder.Next for the tool calls of the next turn and hands
+// Recorder.Result the tool results it was given; Recorder.Verify then
+// checks every result and the tools' own execution counters after every
+// turn. The guard under test is configured with Specs, Session and
+// Classify.
+//
+// agenttest calls no model, opens no connection and reads no clock but
+// the sleep of SlowSymbol; it is for tests, not for production agents.
 package agenttest
 
 import (
@@ -29,8 +36,13 @@ const (
 
 // The money of the script: a budget that affords four quotes.
 const (
-	BudgetUSD  = "0.45"
-	QuotePrice = "0.10"
+	BudgetUSD  = "0.45" // the session's budget
+	QuotePrice = "0.10" // market_quote's price; the other tools are free
+)
+
+// A market_quote of SlowSymbol takes SlowFor, long enough for parallel
+// identical calls to pile up behind it.
+const (
 	SlowSymbol = "SLOW"
 	SlowFor    = 300 * time.Millisecond
 )
@@ -123,9 +135,9 @@ func (t *Tools) FlakyRun(q string) map[string]any {
 
 // Call is one tool call of a turn.
 type Call struct {
-	ID   string
-	Tool string
-	Args string
+	ID   string // the call's ID, unique in the script; hand it to Recorder.Result
+	Tool string // the tool's name
+	Args string // the arguments, a JSON object
 }
 
 // How a call must come back.
@@ -263,7 +275,8 @@ func (r *Recorder) Next() []Call {
 	return out
 }
 
-// Withheld is the part of a withheld result the checks read.
+// withheldResult is the part of a withheld result (adapt.Withheld) the
+// checks read.
 type withheldResult struct {
 	Error     string `json:"error"`
 	Preflight *struct {
@@ -275,10 +288,14 @@ type withheldResult struct {
 
 // Tally is what the script observed.
 type Tally struct {
-	Calls, Executed, Reused, Coalesced int
-	Withheld                           map[preflight.ReasonCode]int
+	Calls     int                          // tool calls the model made
+	Executed  int                          // calls the tools ran
+	Reused    int                          // calls answered with a saved result
+	Coalesced int                          // parallel duplicates answered with one execution's result
+	Withheld  map[preflight.ReasonCode]int // calls not run, by first reason code
 }
 
+// String is the tally in one line, for a test's log.
 func (t Tally) String() string {
 	return fmt.Sprintf("%d calls: %d executed, %d reused, %d coalesced, withheld %v", t.Calls, t.Executed, t.Reused, t.Coalesced, t.Withheld)
 }
@@ -376,12 +393,15 @@ func (r *Recorder) Verify(t T, spent json.Number) Tally {
 // The tools' arguments, for frameworks that infer a tool's input from a
 // Go type.
 type (
+	// QuoteArgs are market_quote's arguments.
 	QuoteArgs struct {
 		Symbol string `json:"symbol"`
 	}
+	// TicketArgs are create_ticket's arguments.
 	TicketArgs struct {
 		Title string `json:"title"`
 	}
+	// SearchArgs are flaky_search's arguments.
 	SearchArgs struct {
 		Q string `json:"q"`
 	}

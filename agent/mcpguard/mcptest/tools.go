@@ -1,8 +1,21 @@
-// Package mcptest is a real MCP server of three tools for the tests of the
-// MCP guard and proxy: a paid-like read-only quote, a ticket tool that
-// always fails terminally, and a flaky read-only search that fails
-// transiently on the first call of each query. Each tool counts its
-// executions, so tests assert what really ran.
+// Package mcptest is a real MCP server of test tools, for the tests of the
+// MCP guard (agent/mcpguard), of proxies in front of MCP servers and of
+// framework adapters that speak MCP, in the manner of net/http/httptest:
+// a paid-like read-only quote, a ticket tool that always fails
+// terminally, a flaky read-only search that fails transiently on the
+// first call of each query, a countdown that reports progress and a tool
+// with an oversized result. Each tool counts its executions, so tests
+// assert what really ran. It also holds a scripted session to drive a
+// guarded client through (RunScript), tools/call params as attackers send
+// them (ParamsCases) and a reader that asks a real MCP server how it reads
+// them (ParamsReader).
+//
+// Command toolserver (agent/mcpguard/mcptest/toolserver) serves the same
+// tools over stdio or Streamable HTTP, for tests that need a separate
+// process.
+//
+// mcptest is for tests: its tools return made-up data and reach nothing
+// outside the process but the counts file NewServer may be given.
 package mcptest
 
 import (

@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/agentpreflight/preflight/internal/mcptest"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

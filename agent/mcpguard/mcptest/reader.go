@@ -18,9 +18,9 @@ import (
 // tool name and arguments its handler was given, or Refused when it
 // answered with a JSON-RPC error instead (then Error holds the message).
 type Reading struct {
-	Refused bool
-	Error   string
-	Name    string
+	Refused bool   // the server answered with a JSON-RPC error
+	Error   string // that error's message
+	Name    string // the tool name the handler was given
 	// Arguments are the arguments the handler saw, as JSON; nil when the
 	// params had none.
 	Arguments json.RawMessage

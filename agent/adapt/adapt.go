@@ -1,8 +1,21 @@
-// Package toolguard is what the agent-framework adapters (agent/einoguard,
-// agent/adkguard, agent/genkitguard) share: a session built from their
-// options (agent.AdapterOptions), one guarded call with the outcome
-// classified, and the model-readable result of a call that was not run.
-package toolguard
+// Package adapt is the kit every framework adapter of preflight is built
+// from (agent/adkguard, agent/einoguard, agent/genkitguard, and the MCP
+// guard for its messages): a named-tool session built from
+// agent.AdapterOptions with the adapters' defaults, one guarded call with
+// its outcome classified, and the one result a model reads instead of a
+// tool's result when a call was not run.
+//
+// An adapter translates its framework's tool call into Call (or Begin,
+// then Pending.End, for runtimes that run the tool between hooks) and
+// hands the model Withheld.JSON or Withheld.Map when the call was
+// withheld. A decision never reaches the model as an error: a withheld
+// call is a normal tool result carrying the reason codes as data, and
+// only the tool's own failure is returned as an error.
+//
+// adapt never runs a tool except through the run function it is given,
+// never talks to a framework or the network, and keeps no state of its
+// own: the budget, history and saved results live in the agent.Session.
+package adapt
 
 import (
 	"bytes"
@@ -17,7 +30,9 @@ import (
 	"github.com/agentpreflight/preflight/agent"
 )
 
-// DefaultTTLSeconds is the reuse window of tools whose spec gives none.
+// DefaultTTLSeconds is the reuse window, in seconds, of tools whose spec
+// and defaults give none: a byte-identical call within it is answered
+// with the saved result instead of running again.
 const DefaultTTLSeconds = "300"
 
 // Classifier classifies a call that ran: result is what the tool returned
@@ -156,8 +171,14 @@ func Begin(ctx context.Context, s *agent.Session, tool string, args json.RawMess
 // Withheld is what a model reads instead of a tool's result when the call
 // was not run: Error is the sentence saying why and what to do instead,
 // Preflight the decision behind it.
+//
+// Its JSON is {"error": "...", "preflight": {"tool": ..., "decision": ...,
+// "enforcement": ..., "reasonCodes": [...], "matchedCallId": ...,
+// "issues": [...]}}; reasonCodes and issues are arrays, never null.
 type Withheld struct {
-	Error     string   `json:"error"`
+	// Error says why the call was not run and what to do instead.
+	Error string `json:"error"`
+	// Preflight is the decision behind it.
 	Preflight Decision `json:"preflight"`
 }
 
@@ -167,14 +188,21 @@ type Decision struct {
 	Tool string `json:"tool"`
 	// Decision is empty when the arguments could not be evaluated (then
 	// Issues say why).
-	Decision      preflight.Verdict      `json:"decision,omitempty"`
-	Enforcement   preflight.Enforcement  `json:"enforcement,omitempty"`
-	ReasonCodes   []preflight.ReasonCode `json:"reasonCodes"`
-	MatchedCallID string                 `json:"matchedCallId,omitempty"`
-	Issues        []preflight.Issue      `json:"issues"`
+	Decision preflight.Verdict `json:"decision,omitempty"`
+	// Enforcement is the decision's enforcement; empty with Decision.
+	Enforcement preflight.Enforcement `json:"enforcement,omitempty"`
+	// ReasonCodes are the decision's reason codes, led by
+	// BUDGET_EXCEEDED when the call does not fit the budget (see
+	// ReasonCodes).
+	ReasonCodes []preflight.ReasonCode `json:"reasonCodes"`
+	// MatchedCallID is the earlier call this one repeats, if any.
+	MatchedCallID string `json:"matchedCallId,omitempty"`
+	// Issues are the problems found in the call's arguments.
+	Issues []preflight.Issue `json:"issues"`
 }
 
-// Withhold is the result for the model of a call ans withheld.
+// Withhold is the result for the model of a call of tool that ans says
+// was withheld (ans.How == agent.Withheld).
 func Withhold(tool string, ans agent.Answer) *Withheld {
 	d := ans.Report.Decision
 	w := &Withheld{Error: ans.Message, Preflight: Decision{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement,
@@ -184,7 +212,7 @@ func Withhold(tool string, ans agent.Answer) *Withheld {
 }
 
 // ReasonCodes are the reason codes to report for a call the guard did not
-// run: the decision's, led by budget_exceeded when the call was not run
+// run: the decision's, led by preflight.ReasonBudgetExceeded when the call was not run
 // because its estimated cost does not fit the budget (rep.OverBudget).
 func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
 	if rep.OverBudget {
@@ -194,7 +222,8 @@ func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
 }
 
 // NotEvaluated is the result for the model of a call of tool with args
-// that could not be evaluated.
+// that preflight could not evaluate (e): no decision, the issues of e, and
+// NotEvaluatedMessage as the error.
 func NotEvaluated(tool string, args json.RawMessage, e *preflight.Error) *Withheld {
 	w := &Withheld{Error: NotEvaluatedMessage(tool, args, e), Preflight: Decision{Tool: tool, Issues: e.Details}}
 	w.fill()

@@ -10,11 +10,11 @@ import (
 // guard's) takes it: the tool and arguments, or Refused, a substring of
 // its invalid-params message.
 type ParamsCase struct {
-	Name    string
-	Params  string
-	Tool    string
-	Args    string
-	Refused string
+	Name    string // what the case is
+	Params  string // the params text
+	Tool    string // the tool name a strict reader takes
+	Args    string // the arguments a strict reader takes, as JSON; empty when none
+	Refused string // a substring of the invalid-params message; empty when accepted
 }
 
 // ParamsCases are tools/call params as an attacker or a sloppy client

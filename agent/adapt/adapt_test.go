@@ -1,4 +1,4 @@
-package toolguard
+package adapt
 
 import (
 	"context"
