@@ -213,8 +213,11 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 	}
 	t.Logf("%d answers: %d timed out, %d refused; goroutines %d before, peak %d; countdown ran %d times",
 		len(got), timedOut, refused, before, peak, counts.Get(mcptest.Countdown))
-	if len(got) != n || timedOut != 8 || refused != n-8 {
-		t.Errorf("%d answers, %d timed out, %d refused; want %d answers, 8 timed out, the rest refused", len(got), timedOut, refused, n)
+	// At least the 8 the bound admits time out; on a loaded machine the
+	// batch may still be arriving when they end, and a few more are
+	// admitted into the freed places: never more than 8 at once.
+	if len(got) != n || timedOut < 8 || timedOut > 64 || refused != n-timedOut {
+		t.Errorf("%d answers, %d timed out, %d refused; want %d answers, 8 (a few more on a slow machine) timed out, the rest refused", len(got), timedOut, refused, n)
 	}
 	if peak-before > 200 {
 		t.Errorf("goroutines peaked %d above the baseline; want the 30,000 calls bounded (under 200)", peak-before)
