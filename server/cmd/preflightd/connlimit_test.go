@@ -33,7 +33,7 @@ func limitedServer(t *testing.T, max int, shortIdle time.Duration) (*connLimiter
 		ConnState:         lim.connState,
 		ConnContext:       connContext,
 	}
-	go srv.Serve(envelopeListener{lim})
+	go srv.Serve(lim)
 	t.Cleanup(func() { srv.Close() })
 	return lim, ln.Addr().String()
 }

@@ -9,7 +9,11 @@
 // Open connections, and payments with the facilitator at once, are bounded
 // (503 server_busy with Retry-After beyond); a request with both
 // Content-Length and Transfer-Encoding is answered 400 and its connection
-// closed.
+// closed. A request that is not valid HTTP/1.1 never reaches a handler:
+// net/http answers it in plain text with its own status (400 for a
+// malformed request line or header or a missing Host, 431 for headers over
+// 32 KiB, 501 for an unknown Transfer-Encoding, 505 for another HTTP
+// version), logs nothing and closes the connection.
 //
 // Every flag has an environment fallback; a flag on the command line wins,
 // and a variable set to the empty string counts as unset. An empty --addr
