@@ -43,10 +43,11 @@
 //
 // Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp,
-// unless OTEL_SDK_DISABLED=true; the other standard OTEL_* variables
-// configure the exporter, and one it could not use (an endpoint that is not
-// an http(s) URL, malformed headers, timeout or compression) stops the
-// program at start.
+// unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none; another
+// OTEL_TRACES_EXPORTER stops the program at start. The OpenTelemetry SDK
+// reads the other standard OTEL_* variables itself; one it cannot use, it
+// ignores with an "opentelemetry" line in the JSON log (its message and
+// error, never the variable's value).
 //
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every
