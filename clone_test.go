@@ -59,7 +59,7 @@ func TestFreshClone(t *testing.T) {
 	cmd := exec.Command(goTool, "test", "./...")
 	cmd.Dir = clone
 	// A new user's shell: not CI (so tests whose parts are missing, such as
-	// the npm packages a clone lacks, skip with their notice) and no second
+	// the npm packages a clone lacks, skip, the reason in the -v log) and no second
 	// clone.
 	cmd.Env = append(withoutEnv(os.Environ(), "CI", cloneTestEnv, "GOFLAGS"), cloneTestEnv+"=0")
 	start := time.Now()

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestMissing runs a test that calls Missing in a child `go test`, once
-// locally and once under CI=true, and checks the notice, the skip and the
-// failure.
+// TestMissing runs a test that calls Missing in a child `go test -v`, once
+// locally and once under CI=true, and checks the skip with its reason and
+// the failure.
 func TestMissing(t *testing.T) {
 	if os.Getenv("TESTPART_CHILD") == "1" {
 		Missing(t, "frobnicator is not on PATH; apt-get install frobnicator")
@@ -22,13 +22,15 @@ func TestMissing(t *testing.T) {
 	if err != nil {
 		Missing(t, "the go command is not on PATH")
 	}
+	const reason = "frobnicator is not on PATH; apt-get install frobnicator"
 	for _, ci := range []string{"", "true"} {
-		cmd := exec.Command(goTool, "test", "-count=1", "-run", "^TestMissing$", ".")
+		cmd := exec.Command(goTool, "test", "-v", "-count=1", "-run", "^TestMissing$", ".")
 		cmd.Env = append(os.Environ(), "TESTPART_CHILD=1", "CI="+ci)
 		out, err := cmd.CombinedOutput()
 		got := string(out)
 		if ci == "true" {
-			if err == nil || !strings.Contains(got, "CI=true and a part this test needs is missing: frobnicator") {
+			if err == nil || !strings.Contains(got, "--- FAIL: TestMissing") ||
+				!strings.Contains(got, "CI=true and a part this test needs is missing: "+reason) {
 				t.Errorf("CI=true: err=%v, want a failure naming the part; output:\n%s", err, got)
 			}
 			continue
@@ -36,9 +38,8 @@ func TestMissing(t *testing.T) {
 		if err != nil {
 			t.Errorf("local run failed: %v\n%s", err, got)
 		}
-		want := "SKIP internal/testpart TestMissing: frobnicator is not on PATH; apt-get install frobnicator (under CI=true this fails)\n"
-		if !strings.Contains(got, want) {
-			t.Errorf("plain go test output lacks the notice %q:\n%s", want, got)
+		if !strings.Contains(got, "--- SKIP: TestMissing") || !strings.Contains(got, reason+" (under CI=true this fails)") {
+			t.Errorf("go test -v output lacks the skip with its reason:\n%s", got)
 		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/agentpreflight/preflight/internal/testpart"
 )
 
-// requirement skips the test with a one-line notice when a prerequisite is
+// requirement skips the test with a one-line reason when a prerequisite is
 // missing on a developer machine, and fails it under CI=true, where .ci/run
 // installs both.
 func requirement(t *testing.T, format string, args ...any) {

@@ -47,7 +47,7 @@ func TestX402Interop(t *testing.T) {
 	}
 }
 
-// requireNode skips with a one-line notice when node or the npm packages
+// requireNode skips with a one-line reason when node or the npm packages
 // are missing, except under CI=true, where that is a failure.
 func requireNode(t *testing.T) {
 	t.Helper()

@@ -233,23 +233,37 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// TestBinaryProtocolErrorsUseEnvelope sends requests net/http refuses
-// before any handler runs: each answer keeps its status and carries the
-// error envelope instead of plain text.
-func TestBinaryProtocolErrorsUseEnvelope(t *testing.T) {
+// TestBinaryUnparseableHTTP sends requests that net/http refuses before
+// any handler runs, and one it parses but the binary refuses on the
+// connection: each gets exactly the answer the site guide documents, and
+// then the connection is closed; the server goes on answering new ones.
+func TestBinaryUnparseableHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	d := startDaemon(t, buildBinary(t))
+	const plain = "text/plain; charset=utf-8"
 	for _, tc := range []struct {
 		name, request string
-		status        int
-		code          string
+		status        string // resp.Status, net/http's own text
+		contentType   string
+		body          string // the whole body for plain text; a part of a JSON one
 	}{
-		{"header section over the limit", "GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 40<<10) + "\r\n\r\n", 431, "limit_exceeded"},
-		{"malformed request line", "GARBAGE\r\n\r\n", 400, "invalid_request"},
-		{"missing Host", "GET /health HTTP/1.1\r\n\r\n", 400, "invalid_request"},
-		{"unknown Transfer-Encoding", "POST /check-request HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "invalid_request"},
+		{"header section over the limit", "GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 40<<10) + "\r\n\r\n",
+			"431 Request Header Fields Too Large", plain, "431 Request Header Fields Too Large"},
+		{"malformed request line", "GARBAGE\r\n\r\n",
+			"400 Bad Request", plain, "400 Bad Request"},
+		{"malformed header line", "GET /health HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+			"400 Bad Request", plain, "400 Bad Request"},
+		{"missing Host", "GET /health HTTP/1.1\r\n\r\n",
+			"400 Bad Request: missing required Host header", plain, "400 Bad Request: missing required Host header"},
+		{"unsupported HTTP version", "GET /health HTTP/2.0\r\nHost: x\r\n\r\n",
+			"505 HTTP Version Not Supported: unsupported protocol version", plain, "505 HTTP Version Not Supported: unsupported protocol version"},
+		{"unknown Transfer-Encoding", "POST /check-request HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+			"501 Not Implemented", plain, "Unsupported transfer encoding"},
+		// Parsed by net/http, refused by the binary (framing.go).
+		{"Content-Length with Transfer-Encoding", "POST /check-request HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+			"400 Bad Request", "application/json", `{"error":{"code":"invalid_request","message":"the request has both Content-Length and Transfer-Encoding`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", d.addr)
@@ -259,18 +273,31 @@ func TestBinaryProtocolErrorsUseEnvelope(t *testing.T) {
 			defer conn.Close()
 			conn.SetDeadline(time.Now().Add(30 * time.Second))
 			io.WriteString(conn, tc.request)
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
 				t.Fatalf("no readable answer: %v", err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var env struct {
-				Error struct{ Code, Message string } `json:"error"`
+			_, next := br.ReadByte()
+			if resp.Status != tc.status || resp.Header.Get("Content-Type") != tc.contentType || !resp.Close {
+				t.Errorf("status %q, Content-Type %q, Connection: close %t; want %q, %q, true", resp.Status, resp.Header.Get("Content-Type"), resp.Close, tc.status, tc.contentType)
 			}
-			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &env) != nil || env.Error.Code != tc.code {
-				t.Errorf("status %d, Content-Type %q, body %s; want %d with the envelope, code %s", resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status, tc.code)
+			if whole := tc.contentType == plain; (whole && string(body) != tc.body) || !strings.Contains(string(body), tc.body) {
+				t.Errorf("body %q, want %q", body, tc.body)
+			}
+			if next != io.EOF {
+				t.Errorf("after the answer the connection gave %v, want EOF (closed)", next)
 			}
 		})
+	}
+	resp, err := http.Get("http://" + d.addr + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /health after the refusals: %d, want 200", resp.StatusCode)
 	}
 }

@@ -221,9 +221,6 @@ type trackedConn struct {
 
 // tracked returns the trackedConn under c, or nil.
 func tracked(c net.Conn) *trackedConn {
-	if e, ok := c.(envelopeConn); ok {
-		c = e.Conn
-	}
 	tc, _ := c.(*trackedConn)
 	return tc
 }

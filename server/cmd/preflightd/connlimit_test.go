@@ -33,7 +33,7 @@ func limitedServer(t *testing.T, max int, shortIdle time.Duration) (*connLimiter
 		ConnState:         lim.connState,
 		ConnContext:       connContext,
 	}
-	go srv.Serve(envelopeListener{lim})
+	go srv.Serve(lim)
 	t.Cleanup(func() { srv.Close() })
 	return lim, ln.Addr().String()
 }
@@ -63,6 +63,22 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 	c.SetReadDeadline(time.Now().Add(d))
 	_, err := c.Read(make([]byte, 1))
 	return err == io.EOF
+}
+
+// waitForWaiting waits until n connections of lim wait for a request.
+func waitForWaiting(t *testing.T, lim *connLimiter, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		lim.mu.Lock()
+		got := lim.waiting.Len()
+		lim.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections waiting, want %d", got, n)
+		}
+	}
 }
 
 // TestConnLimiterPressure: below 3/4 of the bound idle keep-alive
@@ -131,9 +147,13 @@ func TestConnLimiterEvictsLongestIdle(t *testing.T) {
 	const max = 16
 	lim, addr := limitedServer(t, max, time.Minute)
 	var conns []net.Conn
-	for range max {
+	for i := range max {
 		c, _ := keepAlive(t, addr)
 		conns = append(conns, c)
+		// The client has its answer before net/http marks the connection
+		// idle; wait for that, or the next connection (waiting from its
+		// accept) could be older in the queue than this one.
+		waitForWaiting(t, lim, i+1)
 	}
 	time.Sleep(minWaitBeforeEvict + 100*time.Millisecond)
 	if _, status := keepAlive(t, addr); status != "200 OK " {

@@ -9,7 +9,11 @@
 // Open connections, and payments with the facilitator at once, are bounded
 // (503 server_busy with Retry-After beyond); a request with both
 // Content-Length and Transfer-Encoding is answered 400 and its connection
-// closed.
+// closed. A request that is not valid HTTP/1.1 never reaches a handler:
+// net/http answers it in plain text with its own status (400 for a
+// malformed request line or header or a missing Host, 431 for headers over
+// 32 KiB, 501 for an unknown Transfer-Encoding, 505 for another HTTP
+// version), logs nothing and closes the connection.
 //
 // Every flag has an environment fallback; a flag on the command line wins,
 // and a variable set to the empty string counts as unset. An empty --addr
@@ -39,10 +43,11 @@
 //
 // Traces are exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp,
-// unless OTEL_SDK_DISABLED=true; the other standard OTEL_* variables
-// configure the exporter, and one it could not use (an endpoint that is not
-// an http(s) URL, malformed headers, timeout or compression) stops the
-// program at start.
+// unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none; another
+// OTEL_TRACES_EXPORTER stops the program at start. The OpenTelemetry SDK
+// reads the other standard OTEL_* variables itself; one it cannot use, it
+// ignores with an "opentelemetry" line in the JSON log (its message and
+// error, never the variable's value).
 //
 // An invalid payment configuration or catalog file stops the program at
 // start with a message saying what is wrong (for a catalog file, every

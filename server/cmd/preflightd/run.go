@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // returned as a reportedError.
 func serve(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger, grace time.Duration, beforeShutdown func(), settling func() []string) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(envelopeListener{ln}) }()
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		logger.Error("stopped: the listener failed", "error", err.Error())

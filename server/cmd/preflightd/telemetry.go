@@ -25,35 +25,26 @@ import (
 // interface version.
 const serviceVersion = "0.3.0"
 
-// tracingWanted reports whether the standard OpenTelemetry variables ask for
-// traces: OTEL_TRACES_EXPORTER set to otlp, or an OTLP endpoint set, unless
-// OTEL_SDK_DISABLED is true or OTEL_TRACES_EXPORTER is none. It refuses
-// exporters and protocols preflightd does not ship, and exporter variables
-// the exporter could not use (checkOTLPEnv).
+// tracingWanted decides the one thing about OpenTelemetry that preflightd
+// decides itself: whether to export traces at all. They are off under
+// OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, on under
+// OTEL_TRACES_EXPORTER=otlp, and otherwise on when an OTLP endpoint is set.
+// preflightd ships one exporter, so another OTEL_TRACES_EXPORTER is an
+// error. Every other OTEL_* variable is read by the SDK itself.
 func tracingWanted(getenv func(string) string) (bool, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false, nil
 	}
-	exporter := getenv("OTEL_TRACES_EXPORTER")
-	switch exporter {
+	switch exporter := getenv("OTEL_TRACES_EXPORTER"); exporter {
 	case "none":
 		return false, nil
-	case "", "otlp":
+	case "otlp":
+		return true, nil
+	case "":
+		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "", nil
 	default:
 		return false, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported: preflightd exports traces with otlp (OTLP over HTTP) or none", exporter)
 	}
-	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if protocol == "" {
-		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	if protocol != "" && protocol != "http/protobuf" {
-		return false, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported: preflightd sends OTLP as http/protobuf (collector port 4318)", protocol)
-	}
-	endpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	if exporter != "otlp" && !endpoint {
-		return false, nil
-	}
-	return true, checkOTLPEnv(getenv)
 }
 
 // startTracing returns a tracer provider exporting over OTLP/HTTP as the
@@ -68,7 +59,7 @@ func startTracing(ctx context.Context, getenv func(string) string, logger *slog.
 	// The SDK's own log lines (a certificate file it cannot read, an export
 	// that failed) go to the JSON log like every other line.
 	otelLog := logger.With("component", "opentelemetry")
-	otel.SetLogger(logr.FromSlogHandler(otelLog.Handler()))
+	otel.SetLogger(logr.FromSlogHandler(sdkLogHandler{otelLog.Handler()}))
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		otelLog.Warn("opentelemetry error", "error", err.Error())
 	}))
@@ -85,6 +76,29 @@ func startTracing(ctx context.Context, getenv func(string) string, logger *slog.
 		return nil, fmt.Errorf("trace resource: %w", err)
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// sdkLogHandler passes on the SDK's own log lines with their message and
+// error only. The SDK attaches the text it could not parse to its lines,
+// and for OTEL_EXPORTER_OTLP_HEADERS that is a header value, often a
+// secret; its error never holds the value.
+type sdkLogHandler struct{ slog.Handler }
+
+func (h sdkLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" { // logr's key for the error of Logger.Error
+			out.AddAttrs(a)
+		}
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h sdkLogHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h sdkLogHandler) WithGroup(name string) slog.Handler {
+	return sdkLogHandler{h.Handler.WithGroup(name)}
 }
 
 // newMetricsRegistry returns a registry holding the Go runtime and process
