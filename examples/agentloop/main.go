@@ -21,7 +21,6 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 const (
@@ -30,15 +29,56 @@ const (
 )
 
 func main() {
-	cli.Exit("agentloop", run(context.Background(), os.Args[1:], os.Stdout))
+	os.Exit(cmd(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is agentloop's usage.
-var command = cli.Command{
-	Name:     "agentloop",
-	Synopsis: "[-v]",
-	Summary: "Plays one research-agent session against a simulated provider twice, without and with\n" +
-		"preflight's agent.Guard, and prints what preflight changed. No network is used.",
+// The usage line and what -h prints under it.
+const (
+	usage   = "usage: agentloop [-v]"
+	summary = "Plays one research-agent session against a simulated provider twice, without and with\n" +
+		"preflight's agent.Guard, and prints what preflight changed. No network is used."
+)
+
+// cmd runs agentloop with args and returns its exit status: 0 on success
+// and for -h or --help (the usage goes to stdout), 2 for a mistake on the
+// command line (the error and the usage line go to stderr), 1 for any other
+// failure.
+func cmd(args []string, stdout, stderr io.Writer) int {
+	err := run(context.Background(), args, stdout)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "agentloop: %v\n%s\nRun 'agentloop -h' for the flags.\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "agentloop: %v\n", err)
+		return 1
+	}
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ error }
+
+// parseFlags parses args into fs. On -h or --help it prints the usage to
+// stdout and returns flag.ErrHelp; a bad flag or a stray argument is a
+// usageError. fs itself prints nothing.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nflags:\n", usage, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{err}
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	return nil
 }
 
 // tally is what one run did.
@@ -52,11 +92,8 @@ type tally struct {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("agentloop", flag.ContinueOnError)
 	verbose := fs.Bool("v", false, "print every step of the run with preflight")
-	if err := command.Parse(fs, args, out); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	steps := session()
 	without := runWithout(steps)

@@ -3,12 +3,34 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files with the current output")
+
+// checkGolden compares got with the file at path, or rewrites the file
+// under -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
 
 func TestRunGolden(t *testing.T) {
 	tests := []struct {
@@ -25,7 +47,7 @@ func TestRunGolden(t *testing.T) {
 			if err := run(context.Background(), tt.args, &out); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, filepath.Join("testdata", tt.golden), out.Bytes())
+			checkGolden(t, filepath.Join("testdata", tt.golden), out.Bytes())
 		})
 	}
 }

@@ -23,19 +23,59 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
-	cli.Exit("httpclient", runArgs(os.Args[1:], os.Stdout))
+	os.Exit(cmd(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is httpclient's usage.
-var command = cli.Command{
-	Name:     "httpclient",
-	Synopsis: "[--base-url URL]",
-	Summary: "Calls POST /check-request and POST /v0.2/preflight/tool-call on a running preflight\n" +
-		"server and prints the answers.",
+// The usage line and what -h prints under it.
+const (
+	usage   = "usage: httpclient [--base-url URL]"
+	summary = "Calls POST /check-request and POST /v0.2/preflight/tool-call on a running preflight\n" +
+		"server and prints the answers."
+)
+
+// cmd runs httpclient with args and returns its exit status: 0 on success
+// and for -h or --help (the usage goes to stdout), 2 for a mistake on the
+// command line (the error and the usage line go to stderr), 1 for any other
+// failure.
+func cmd(args []string, stdout, stderr io.Writer) int {
+	err := runArgs(args, stdout)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "httpclient: %v\n%s\nRun 'httpclient -h' for the flags.\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "httpclient: %v\n", err)
+		return 1
+	}
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ error }
+
+// parseFlags parses args into fs. On -h or --help it prints the usage to
+// stdout and returns flag.ErrHelp; a bad flag or a stray argument is a
+// usageError. fs itself prints nothing.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nflags:\n", usage, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{err}
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	return nil
 }
 
 // runArgs parses args and runs against the server they name, giving up
@@ -43,11 +83,8 @@ var command = cli.Command{
 func runArgs(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("httpclient", flag.ContinueOnError)
 	base := fs.String("base-url", "http://127.0.0.1:8080", "base `URL` of the preflight server")
-	if err := command.Parse(fs, args, out); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -23,20 +23,59 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 func main() {
-	cli.Exit("mcpclient", run(context.Background(), os.Args[1:], os.Stdout))
+	os.Exit(cmd(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is mcpclient's usage.
-var command = cli.Command{
-	Name:     "mcpclient",
-	Synopsis: "[-url URL] [-protocol VERSION] [-timeout DURATION]",
-	Summary: "Calls both tools of a running preflight server over MCP with the official Go SDK client\n" +
-		"and prints what they answer.",
+// The usage line and what -h prints under it.
+const (
+	usage   = "usage: mcpclient [-url URL] [-protocol VERSION] [-timeout DURATION]"
+	summary = "Calls both tools of a running preflight server over MCP with the official Go SDK client\n" +
+		"and prints what they answer."
+)
+
+// cmd runs mcpclient with args and returns its exit status: 0 on success
+// and for -h or --help (the usage goes to stdout), 2 for a mistake on the
+// command line (the error and the usage line go to stderr), 1 for any other
+// failure.
+func cmd(args []string, stdout, stderr io.Writer) int {
+	err := run(context.Background(), args, stdout)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "mcpclient: %v\n%s\nRun 'mcpclient -h' for the flags.\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "mcpclient: %v\n", err)
+		return 1
+	}
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ error }
+
+// parseFlags parses args into fs. On -h or --help it prints the usage to
+// stdout and returns flag.ErrHelp; a bad flag or a stray argument is a
+// usageError. fs itself prints nothing.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nflags:\n", usage, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{err}
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
+	}
+	return nil
 }
 
 // The arguments sent to each tool: the same objects the HTTP routes take as
@@ -74,11 +113,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	url := fs.String("url", "http://127.0.0.1:8080/mcp", "the server's MCP endpoint")
 	protocol := fs.String("protocol", "2025-11-25", `MCP protocol version to request; "" lets the SDK choose`)
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
-	if err := command.Parse(fs, args, out); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return command.Usagef("unexpected arguments %q", fs.Args())
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -51,9 +51,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,20 +65,64 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/cli"
-	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 func main() {
-	cli.Exit("replay", run(context.Background(), os.Args[1:], os.Stdin, os.Stdout))
+	os.Exit(cmd(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// command is replay's usage.
-var command = cli.Command{
-	Name:     "replay",
-	Synopsis: "-f RUN.jsonl [flags]",
-	Summary: "Replays a recorded agent run (JSON Lines, one tool call a line; -f - reads standard input)\n" +
-		"through an agent.Guard and reports what preflight would have run, reused, blocked or deferred.",
+// The usage line and what -h prints under it.
+const (
+	usage   = "usage: replay -f RUN.jsonl [flags]"
+	summary = "Replays a recorded agent run (JSON Lines, one tool call a line; -f - reads standard input)\n" +
+		"through an agent.Guard and reports what preflight would have run, reused, blocked or deferred."
+)
+
+// cmd runs replay with args and returns its exit status: 0 on success and
+// for -h or --help (the usage goes to stdout), 2 for a mistake on the
+// command line (the error and the usage line go to stderr), 1 for any other
+// failure.
+func cmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := run(context.Background(), args, stdin, stdout)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "replay: %v\n%s\nRun 'replay -h' for the flags.\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "replay: %v\n", err)
+		return 1
+	}
+}
+
+// usageError is a mistake on the command line.
+type usageError struct{ error }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses args into fs. On -h or --help it prints the usage to
+// stdout and returns flag.ErrHelp; a bad flag or a stray argument is a
+// usageError. fs itself prints nothing.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nflags:\n", usage, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return usageError{err}
+	case fs.NArg() > 0:
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	return nil
 }
 
 // settings are the flags of a replay.
@@ -107,17 +153,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 		"what to do with operations the catalog lacks: similar (run unless one edit from a known one), run or skip")
 	fs.StringVar(&s.operations, "operations", "", "catalog file of the operations to decide; empty means the built-in ones")
 	fs.BoolVar(&s.verbose, "v", false, "print the decision for every line")
-	if err := command.Parse(fs, args, out); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return command.Usagef("unexpected arguments %q", fs.Args())
-	}
 	if s.file == "" {
-		return command.Usagef("-f is required: the recorded run, JSON Lines")
+		return usagef("-f is required: the recorded run, JSON Lines")
 	}
 	if s.retryCap < 1 {
-		return command.Usagef("-retry-cap is %d; want 1 or more", s.retryCap)
+		return usagef("-retry-cap is %d; want 1 or more", s.retryCap)
 	}
 	if _, err := parseDecimal(json.Number(s.ttl)); err != nil {
 		return fmt.Errorf("-ttl: %v", err)
@@ -129,7 +172,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	case "skip":
 		opts.Advise = agent.SkipAdvised
 	default:
-		return command.Usagef("-advise is %q; want run or skip", s.advise)
+		return usagef("-advise is %q; want run or skip", s.advise)
 	}
 	switch s.unsupported {
 	case "similar":
@@ -139,7 +182,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	case "skip":
 		opts.Unsupported = agent.SkipUnsupported
 	default:
-		return command.Usagef("-unsupported is %q; want similar, run or skip", s.unsupported)
+		return usagef("-unsupported is %q; want similar, run or skip", s.unsupported)
 	}
 	if s.operations != "" {
 		data, err := os.ReadFile(s.operations)
@@ -172,7 +215,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 	rep := newReport()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	var lastT decimal.Dec
+	lastT := new(big.Rat)
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -183,11 +226,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 			return fail(err)
 		}
 		t, _ := parseDecimal(json.Number(l.T))
-		if decimal.Cmp(t, lastT) < 0 {
+		if t.Cmp(lastT) < 0 {
 			return fail(fmt.Errorf(`"t" is %s, earlier than the line before (%s); lines must be in run order`, l.T, decimalText(lastT)))
 		}
 		lastT = t
-		ms, _ := strconv.ParseFloat(decimal.Mul(t, thousand).String(), 64)
+		ms, _ := new(big.Rat).Mul(t, thousand).Float64()
 		now = start.Add(time.Duration(ms) * time.Millisecond)
 
 		cost := sum(json.Number(l.CostUSD), json.Number(l.ModelCostUSD))
@@ -246,14 +289,14 @@ func (s settings) request(l *line) preflight.ToolCallRequest {
 }
 
 // thousand converts seconds to milliseconds.
-var thousand = decimal.Parse("1000")
+var thousand = big.NewRat(1000, 1)
 
-func sum(ns ...json.Number) decimal.Dec {
-	var total decimal.Dec
+func sum(ns ...json.Number) *big.Rat {
+	total := new(big.Rat)
 	for _, n := range ns {
 		if n != "" {
 			r, _ := parseDecimal(n) // validated by decodeLine
-			total = decimal.Add(total, r)
+			total = add(total, r)
 		}
 	}
 	return total
@@ -282,14 +325,14 @@ type report struct {
 
 type row struct {
 	calls, executed, skipped int
-	executedUSD, skippedUSD  decimal.Dec
+	executedUSD, skippedUSD  *big.Rat // nil is 0
 }
 
 func newReport() *report {
 	return &report{rows: map[preflight.Verdict]*row{}, reasons: map[preflight.ReasonCode]int{}}
 }
 
-func (r *report) add(rep agent.Report, cost decimal.Dec) {
+func (r *report) add(rep agent.Report, cost *big.Rat) {
 	d := rep.Decision
 	w := r.rows[d.Verdict]
 	if w == nil {
@@ -299,10 +342,10 @@ func (r *report) add(rep agent.Report, cost decimal.Dec) {
 	w.calls++
 	if rep.Called {
 		w.executed++
-		w.executedUSD = decimal.Add(w.executedUSD, cost)
+		w.executedUSD = add(w.executedUSD, cost)
 	} else {
 		w.skipped++
-		w.skippedUSD = decimal.Add(w.skippedUSD, cost)
+		w.skippedUSD = add(w.skippedUSD, cost)
 	}
 	for _, c := range d.ReasonCodes {
 		r.reasons[c]++
@@ -315,10 +358,10 @@ func (r *report) print(out io.Writer, name string, s settings) {
 		total.calls += w.calls
 		total.executed += w.executed
 		total.skipped += w.skipped
-		total.executedUSD = decimal.Add(total.executedUSD, w.executedUSD)
-		total.skippedUSD = decimal.Add(total.skippedUSD, w.skippedUSD)
+		total.executedUSD = add(total.executedUSD, w.executedUSD)
+		total.skippedUSD = add(total.skippedUSD, w.skippedUSD)
 	}
-	recorded := decimal.Add(total.executedUSD, total.skippedUSD)
+	recorded := add(total.executedUSD, total.skippedUSD)
 	budget := "unlimited"
 	if s.budget != "" {
 		budget = "$" + s.budget

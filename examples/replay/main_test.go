@@ -4,14 +4,35 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files with the current output")
+
+// checkGolden compares got with the file at path, or rewrites the file
+// under -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
 
 func TestReplayGolden(t *testing.T) {
 	tests := []struct {
@@ -31,7 +52,7 @@ func TestReplayGolden(t *testing.T) {
 			if err := run(context.Background(), args, nil, &out); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, filepath.Join("testdata", tt.golden), out.Bytes())
+			checkGolden(t, filepath.Join("testdata", tt.golden), out.Bytes())
 		})
 	}
 }
@@ -108,7 +129,27 @@ func TestDecimalText(t *testing.T) {
 	}
 	a, _ := parseDecimal("0.1")
 	b, _ := parseDecimal("0.2")
-	if got := decimalText(decimal.Add(a, b)); got != "0.3" {
+	if got := decimalText(add(a, b)); got != "0.3" {
 		t.Errorf("0.1 + 0.2 = %s, want 0.3", got)
+	}
+}
+
+func TestParseDecimalRefuses(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"01", `"01" is not a JSON number`},
+		{"1.", `"1." is not a JSON number`},
+		{"0x10", `"0x10" is not a JSON number`},
+		{"1/2", `"1/2" is not a JSON number`},
+		{"1e30", `"1e30": out of range`},
+		{"-1e30", `"-1e30": out of range`},
+		{"1e-999999999", `"1e-999999999": out of range`},
+		{"1e99999999999999999999", `"1e99999999999999999999": out of range`},
+		{"0." + strings.Repeat("0", 1000) + "1", `"0.` + strings.Repeat("0", 1000) + `1": out of range`},
+	}
+	for _, tt := range tests {
+		_, err := parseDecimal(json.Number(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("parseDecimal(%.20s) error = %v, want %s", tt.in, err, tt.want)
+		}
 	}
 }
