@@ -140,12 +140,12 @@ func validateEntry(e Entry) error {
 		errs = append(errs, errors.New("ToolCallID is empty"))
 	}
 	if !isFingerprint(e.Fingerprint) {
-		errs = append(errs, fmt.Errorf("Fingerprint %q is not 64 lowercase hex digits", e.Fingerprint))
+		errs = append(errs, fmt.Errorf("the Fingerprint %q is not 64 lowercase hex digits", e.Fingerprint))
 	}
 	switch e.Outcome {
 	case preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure:
 	default:
-		errs = append(errs, fmt.Errorf("Outcome %q is not success, terminal_failure or transient_failure", e.Outcome))
+		errs = append(errs, fmt.Errorf("the Outcome %q is not success, terminal_failure or transient_failure", e.Outcome))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("agent: cannot record entry: %w", errors.Join(errs...))

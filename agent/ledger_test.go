@@ -79,7 +79,7 @@ func TestRecordRejectsMalformedEntries(t *testing.T) {
 		wants string
 	}{
 		{"empty tool call id", func(e *Entry) { e.ToolCallID = "" }, "ToolCallID is empty"},
-		{"short fingerprint", func(e *Entry) { e.Fingerprint = "abc" }, `Fingerprint "abc" is not 64 lowercase hex digits`},
+		{"short fingerprint", func(e *Entry) { e.Fingerprint = "abc" }, `the Fingerprint "abc" is not 64 lowercase hex digits`},
 		{"uppercase fingerprint", func(e *Entry) { e.Fingerprint = strings.ToUpper(fp(10)) }, "is not 64 lowercase hex digits"},
 		{"empty outcome", func(e *Entry) { e.Outcome = "" }, `Outcome "" is not success`},
 		{"unknown outcome", func(e *Entry) { e.Outcome = "failed" }, `Outcome "failed" is not success`},

@@ -122,9 +122,9 @@ func raiseFDLimit(t *testing.T, need uint64) {
 
 // peakSampler samples a process's descriptor count every 50 ms.
 type peakSampler struct {
-	stop            chan struct{}
-	done            chan struct{}
-	peakFDs, peakKB int
+	stop    chan struct{}
+	done    chan struct{}
+	peakFDs int
 }
 
 func samplePeaks(t *testing.T, pid int) *peakSampler {
