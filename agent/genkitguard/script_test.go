@@ -16,7 +16,7 @@ import (
 // next turn and records the tool responses it is given.
 func defineScriptedModel(g *genkit.Genkit, name string, next func() []agenttest.Call, result func(id string, b []byte)) ai.Model {
 	opts := &ai.ModelOptions{Supports: &ai.ModelSupports{Tools: true, Multiturn: true}}
-	return genkit.DefineModel(g, "test/"+name, opts, func(_ context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+	return genkit.DefineModelAction(g, "test/"+name, opts, func(_ context.Context, req *ai.ModelRequest, _ any, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 		for _, m := range req.Messages {
 			for _, p := range m.Content {
 				if p.ToolResponse != nil {

@@ -119,8 +119,6 @@ func (p *redisProc) client(t testing.TB) redis.UniversalClient {
 	return c
 }
 
-func ping(ctx context.Context, c redis.UniversalClient) error { return c.Ping(ctx).Err() }
-
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
