@@ -25,7 +25,7 @@ func TestProxyCallBoundFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (callBounds{perSession: 32, total: 256, timeout: 5 * time.Minute, maxResult: 16 << 20}); o.calls != want {
+	if want := (callBounds{perSession: 32, perClient: 64, total: 256, timeout: 5 * time.Minute, maxResult: 16 << 20}); o.calls != want {
 		t.Errorf("defaults %+v, want %+v", o.calls, want)
 	}
 	for _, args := range [][]string{
@@ -368,7 +368,7 @@ func TestBinaryProxyBounds(t *testing.T) {
 
 	t.Run("500 hung calls dropped by their client are freed", func(t *testing.T) {
 		const n = 500
-		r := startBoundsRig(t, bin, tool, "--max-calls-in-flight-per-session", "1000", "--max-calls-in-flight", "1000")
+		r := startBoundsRig(t, bin, tool, "--max-calls-in-flight-per-session", "1000", "--max-calls-in-flight-per-client", "1000", "--max-calls-in-flight", "1000")
 		pid := r.proxy.Process.Pid
 		s := r.session(t)
 		s.tally(t, callsBatch(1, func(int) string { return `{"symbol":"W"}` }), "-")

@@ -49,7 +49,7 @@ func TestFacilitatorCallsBounded(t *testing.T) {
 	answers := make(chan answer, payments)
 	var wg sync.WaitGroup
 	for i := range payments {
-		sig := header(t, payload(fmt.Sprintf("0x%04x", i)))
+		sig := header(t, payload(fmt.Sprintf("0x%064x", i)))
 		wg.Go(func() {
 			req := httptest.NewRequest(http.MethodPost, testResource, nil)
 			req.Header.Set(HeaderPaymentSignature, sig)
