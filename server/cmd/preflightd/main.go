@@ -77,7 +77,7 @@
 // and with a command upstream at most --max-processes processes (default
 // 32; 503). A POST body must arrive within --body-timeout (default 10s;
 // 408) and be application/json (415); a request whose Origin header is not
-// one of --allow-origin gets 403. --budget-usd follows the guard's rule (a
+// one of --allow-origin nor on a loopback host gets 403. --budget-usd follows the guard's rule (a
 // non-negative JSON number) and a bad value stops the program at start. On
 // shutdown the listener closes first, requests on open connections get 503
 // with Retry-After, then the sessions end. Run "preflightd proxy -h" for

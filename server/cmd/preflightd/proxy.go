@@ -36,7 +36,8 @@ with a command upstream, --max-processes processes (503). A session with
 no request after its initialize ends after --session-init-timeout, one
 with no request at all after --session-idle. A POST body must arrive
 within --body-timeout (408). A request whose Origin header is not one of
---allow-origin gets 403 (requests without Origin are served); a POST that
+--allow-origin nor on a loopback host gets 403 (requests without Origin
+are served); a POST that
 is not application/json gets 415. On shutdown new connections are refused
 and requests on open ones get 503 with Retry-After before the sessions
 close. Logs show a session id only as a digest.
@@ -130,7 +131,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
 	fs.IntVar(&o.maxBatch, "max-batch", mcpproxy.DefaultMaxBatch, "messages one JSON-RPC batch may hold (`n`); a longer batch gets 413 before it is decoded")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
-	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403; one without Origin is served")
+	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403, but for loopback origins (localhost, 127.0.0.1, [::1], any port); one without Origin is served")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")

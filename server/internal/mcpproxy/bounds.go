@@ -168,7 +168,10 @@ func allDigits(s string) bool {
 }
 
 // originAllowed reports whether r's Origin header is absent (a client that
-// is not a browser) or one of allowed (normalized origins).
+// is not a browser), one of allowed (normalized origins), or an http(s)
+// origin on a loopback host (localhost or a loopback address, any port):
+// a page the user's own machine serves, which is not what DNS rebinding
+// forges (a rebinding page keeps its own foreign origin).
 func originAllowed(r *http.Request, allowed map[string]bool) bool {
 	vs := r.Header.Values("Origin")
 	if len(vs) == 0 {
@@ -178,7 +181,14 @@ func originAllowed(r *http.Request, allowed map[string]bool) bool {
 		return false
 	}
 	o, err := NormalizeOrigin(vs[0])
-	return err == nil && allowed[o]
+	if err != nil {
+		return false
+	}
+	if allowed[o] {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && loopbackHost(u.Host)
 }
 
 // jsonContent reports whether a POST's Content-Type is application/json,

@@ -199,7 +199,7 @@ func requestErr(msg string) string {
 // TestOriginAndContentType: a web page's simple cross-origin POST
 // (text/plain, no preflight) is refused twice over, a disallowed Origin
 // with application/json gets 403, an allowed one (in any case, with the
-// default port spelled out) and none at all are served.
+// default port spelled out), a loopback one and none at all are served.
 func TestOriginAndContentType(t *testing.T) {
 	up, _ := httpUpstream(t)
 	url, _ := serveProxy(t, Options{Dial: HTTPDialer(up, nil), AllowOrigins: []string{"https://app.example.com"}})
@@ -222,6 +222,13 @@ func TestOriginAndContentType(t *testing.T) {
 		{"allowed origin", map[string]string{"Origin": "https://app.example.com"}, answer{Status: 200}},
 		{"allowed origin, other spelling", map[string]string{"Origin": "HTTPS://APP.example.com:443"}, answer{Status: 200}},
 		{"no origin", nil, answer{Status: 200}},
+		// A page of the user's own machine is not DNS rebinding (the MCP
+		// conformance suite's dns-rebinding-protection scenario sends the
+		// proxy's own loopback origin and wants it served).
+		{"loopback origin", map[string]string{"Origin": "http://127.0.0.1:8090"}, answer{Status: 200}},
+		{"localhost origin, any case", map[string]string{"Origin": "http://LocalHost:3000"}, answer{Status: 200}},
+		{"IPv6 loopback origin", map[string]string{"Origin": "http://[::1]:8090"}, answer{Status: 200}},
+		{"a foreign name under localhost", map[string]string{"Origin": "http://localhost.evil.example"}, originRefused("http://localhost.evil.example")},
 		{"JSON with charset", map[string]string{"Content-Type": "application/json; charset=utf-8"}, answer{Status: 200}},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -518,4 +519,55 @@ func TestProxyCallsInFlightPerClient(t *testing.T) {
 	}
 	cancel()
 	waitFor(t, "no call counted in flight", func() bool { return p.b.inFlight.Load() == 0 })
+}
+
+// TestProxyHoldsMessagesUntilTheStreamOpens: the server's notifications
+// during a call go to the client's standalone GET stream, which a client
+// opens only after initialize; those sent before it opens are held and
+// delivered once it does, in order, rather than lost (found by the MCP
+// conformance suite: an elicitation during an early call never arrived).
+func TestProxyHoldsMessagesUntilTheStreamOpens(t *testing.T) {
+	up, _ := httpUpstream(t)
+	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard()})
+	ts := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); ts.Close() })
+	c := rawSession(t, ts.URL)
+	got := c.exchange(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":"tok"},"name":"` + mcptest.Countdown + `","arguments":{"n":3}}}`)
+	if a, ok := got["7"]; !ok || a.Result == nil || a.Result.IsError {
+		t.Fatalf("countdown: %+v", got)
+	}
+	// Now the client opens its stream: the three progress notifications
+	// sent while it was closed arrive on it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var progress []float64
+	sc := bufio.NewScanner(resp.Body)
+	for len(progress) < 3 && sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var n struct {
+			Method string
+			Params struct {
+				ProgressToken string
+				Progress      float64
+			}
+		}
+		if json.Unmarshal([]byte(d), &n) == nil && n.Method == "notifications/progress" && n.Params.ProgressToken == "tok" {
+			progress = append(progress, n.Params.Progress)
+		}
+	}
+	if d := cmp.Diff([]float64{1, 2, 3}, progress); d != "" {
+		t.Errorf("progress on the stream once opened (-want +got):\n%s", d)
+	}
 }

@@ -46,6 +46,10 @@ type session struct {
 	in     map[jsonrpc.ID]*outgoing // client id → forwarded request in flight
 	toolCs map[jsonrpc.ID]toolCall  // client id → tools/call being answered
 	upErr  error                    // why the upstream connection failed, if it did
+
+	held     sync.Mutex
+	heldMsgs []jsonrpc.Message // the server's messages the client could not take yet, in order
+	retrying bool              // a retryHeld goroutine runs
 }
 
 // toolCall is a tools/call being answered.
@@ -323,8 +327,74 @@ func (s *session) fromServer() {
 				s.guard.ToolsChanged()
 			}
 		}
-		if err := s.dc.Write(s.ctx, msg); err != nil && s.ctx.Err() == nil {
-			s.log.Debug("mcp proxy: message to the client not delivered", "session", logID(s.down.SessionID), "err", err)
+		s.deliver(msg)
+	}
+}
+
+// The bounds on the server's messages held for a client that cannot take
+// them yet.
+const (
+	maxHeld  = 256
+	holdFor  = 10 * time.Second
+	retryGap = 25 * time.Millisecond
+)
+
+// deliver writes a message of the server's (a request or notification)
+// to the client. The downstream transport sends a message that answers no
+// request of the client's on the client's standalone GET stream, and
+// refuses it while that stream is not open: a client opens it after
+// initialize, so a progress notification or an elicitation sent during an
+// early call would be lost. Such a message is held, in order with those
+// that follow, and sent as soon as the stream takes it, for up to holdFor;
+// past that, or past maxHeld messages, it is dropped with a warning.
+func (s *session) deliver(msg jsonrpc.Message) {
+	s.held.Lock()
+	defer s.held.Unlock()
+	if len(s.heldMsgs) == 0 {
+		err := s.dc.Write(s.ctx, msg)
+		if err == nil || s.ctx.Err() != nil {
+			return
+		}
+	}
+	if len(s.heldMsgs) >= maxHeld {
+		s.log.Warn("mcp proxy: a message of the server's dropped: the client has not opened its stream and too many are held",
+			"session", logID(s.down.SessionID), "held", len(s.heldMsgs))
+		return
+	}
+	s.heldMsgs = append(s.heldMsgs, msg)
+	if !s.retrying {
+		s.retrying = true
+		go s.retryHeld()
+	}
+}
+
+// retryHeld sends the held messages once the client's stream takes them,
+// or drops them after holdFor.
+func (s *session) retryHeld() {
+	deadline := time.Now().Add(holdFor)
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(retryGap):
+		}
+		s.held.Lock()
+		for len(s.heldMsgs) > 0 && s.dc.Write(s.ctx, s.heldMsgs[0]) == nil {
+			s.heldMsgs[0] = nil
+			s.heldMsgs = s.heldMsgs[1:]
+		}
+		done := len(s.heldMsgs) == 0
+		if !done && time.Now().After(deadline) {
+			s.log.Warn("mcp proxy: messages of the server's dropped: the client did not open its stream in time",
+				"session", logID(s.down.SessionID), "dropped", len(s.heldMsgs), "waited", holdFor.String())
+			s.heldMsgs, done = nil, true
+		}
+		if done {
+			s.retrying = false
+		}
+		s.held.Unlock()
+		if done {
+			return
 		}
 	}
 }
@@ -342,9 +412,8 @@ func (s *session) initialized(result json.RawMessage) {
 }
 
 // errClientCancelled is why a request the client cancelled, or whose HTTP
-// request it dropped, ended.
-// errClientCancelled wraps context.Canceled, so the guard knows the call
-// was abandoned after it may have run.
+// request it dropped, ended. It wraps context.Canceled, so the guard knows
+// the call was abandoned after it may have run.
 var errClientCancelled = fmt.Errorf("cancelled by the client: %w", context.Canceled)
 
 // clientCancelled handles the client's notifications/cancelled: the
