@@ -231,6 +231,7 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 	// The bound across sessions: 12 held by two sessions, the 13th refused.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	ran := counts.Get(mcptest.Countdown)
 	var hold sync.WaitGroup
 	for k, cl := range []*rawClient{rawSession(t, ts.URL), rawSession(t, ts.URL)} {
 		for i := range 6 {
@@ -243,6 +244,9 @@ func TestProxyCallsInFlightBounded(t *testing.T) {
 		}
 	}
 	waitFor(t, "12 calls in flight", func() bool { return p.b.inFlight.Load() == 12 })
+	// Counted in flight by the proxy is not yet running upstream: the
+	// cancellations counted below need the tools started.
+	waitFor(t, "12 calls running upstream", func() bool { return counts.Get(mcptest.Countdown)-ran == 12 })
 	base := counts.Get(mcptest.Countdown + " cancelled")
 	a := rawSession(t, ts.URL).exchange(callBody("1", mcptest.Quote, `{"symbol":"Z"}`))["1"]
 	if a.Error == nil || !strings.Contains(a.Error.Message, "--max-calls-in-flight)") {
