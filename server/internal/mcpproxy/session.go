@@ -458,14 +458,31 @@ func (s *session) clientGone(id jsonrpc.ID) {
 var errCancelledAnswer = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: request cancelled by the client"}
 
 // cancelUpstream sends notifications/cancelled for the proxy's request id.
+//
+// Over HTTP the notification travels in a POST of its own and may reach
+// the server before the request it cancels, which the server then ignores
+// and runs to its end; so it is sent once more, recancelAfter later. The
+// proxy never reuses an upstream id, and a server ignores the
+// cancellation of a request it has finished.
 func (s *session) cancelUpstream(id jsonrpc.ID, reason string) {
 	params, _ := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": reason})
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	if err := s.up.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil && s.ctx.Err() == nil {
-		s.log.Debug("mcp proxy: notifications/cancelled not delivered upstream", "session", logID(s.down.SessionID), "err", err)
+	send := func() {
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		defer cancel()
+		if err := s.up.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params}); err != nil && s.ctx.Err() == nil {
+			s.log.Debug("mcp proxy: notifications/cancelled not delivered upstream", "session", logID(s.down.SessionID), "err", err)
+		}
 	}
+	send()
+	time.AfterFunc(recancelAfter, func() {
+		if s.ctx.Err() == nil {
+			send()
+		}
+	})
 }
+
+// recancelAfter is when a cancellation is sent upstream again.
+const recancelAfter = time.Second
 
 // answer writes a response to the client's request id.
 func (s *session) answer(id jsonrpc.ID, result json.RawMessage, err error) {
