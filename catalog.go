@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // Operation describes one tool a [Catalog] decides: who provides it, what
@@ -252,7 +252,7 @@ func compileOperationSchema(text []byte, base string) (*schema, *Error) {
 			Details: []Issue{{Path: base, Code: IssueSchemaTooLarge,
 				Message: "expected at most 32768 bytes, found " + strconv.Itoa(len(text))}}}
 	}
-	v, err := jsonv.Parse(text, jsonv.Limits{MaxDepth: maxCheckDepth})
+	v, err := strictjson.Parse(text, strictjson.Limits{MaxDepth: maxCheckDepth})
 	if err != nil {
 		pe := parseError(err)
 		for i := range pe.Details {
@@ -315,13 +315,13 @@ func (c *Catalog) lookup(provider, operation string) *catalogEntry {
 }
 
 // payloadIssues checks a payload against the operation's rules.
-func (e *catalogEntry) payloadIssues(payload jsonv.Value) []Issue {
+func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 	errs := issueList{max: maxCheckErrors}
 	if e.schema != nil {
 		e.schema.validate(payload, "/tool/request", &errs)
 	}
 	if m := e.op.urlMember; m != "" {
-		if u, ok := payload.Get(m); ok && u.Kind() == jsonv.String {
+		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
 			if msg := checkAbsoluteURL(u.Str()); msg != "" {
 				errs.add(Issue{Path: child("/tool/request", m), Code: IssueAbsoluteURL, Message: msg})
 			}

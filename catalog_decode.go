@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 var (
@@ -37,12 +37,12 @@ var (
 // (with its codes) are reported in an *Error whose details carry JSON
 // Pointers into the file, such as "/operations/1/schema/format".
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	root, _, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCatalogFileDepth}, false, jsonv.Parse)
+	root, _, perr := parseObject(data, strictjson.Limits{MaxDepth: maxCatalogFileDepth}, false, strictjson.Parse)
 	if perr != nil {
 		return nil, perr
 	}
 	var d decoder
-	var f [3]jsonv.Value // catalogTopMembers
+	var f [3]strictjson.Value // catalogTopMembers
 	d.fields(root, "", catalogTopMembers, f[:])
 	if v := f[0]; v.IsValid() {
 		d.str(v, memberPath{"", "$schema"}, 0)
@@ -57,7 +57,7 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	}
 	n := len(ops)
 	if v := d.need(f[2], "", "operations"); v.IsValid() {
-		if v.Kind() != jsonv.Array {
+		if v.Kind() != strictjson.Array {
 			d.add("/operations", IssueType, "expected an array of operations, found "+kindName(v))
 		} else {
 			for it := v.Iter(); it.Next(); {
@@ -75,9 +75,9 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-func (d *decoder) operation(v jsonv.Value, path string) Operation {
+func (d *decoder) operation(v strictjson.Value, path string) Operation {
 	var op Operation
-	var f [6]jsonv.Value // operationMembers
+	var f [6]strictjson.Value // operationMembers
 	if !d.fields(v, path, operationMembers, f[:]) {
 		return op
 	}
@@ -88,7 +88,7 @@ func (d *decoder) operation(v jsonv.Value, path string) Operation {
 		op.Name, _ = d.str(m, memberPath{path, "name"}, 1)
 	}
 	if m := f[2]; m.IsValid() {
-		if m.Kind() != jsonv.Array {
+		if m.Kind() != strictjson.Array {
 			d.add(path+"/aliases", IssueType, "expected an array of operation names, found "+kindName(m))
 		} else {
 			for it := m.Iter(); it.Next(); {
@@ -116,7 +116,7 @@ func (d *decoder) operation(v jsonv.Value, path string) Operation {
 	}
 	if m := f[5]; m.IsValid() {
 		at := path + "/annotations"
-		var h [5]jsonv.Value // annotationsMembers
+		var h [5]strictjson.Value // annotationsMembers
 		if d.fields(m, at, annotationsMembers, h[:]) {
 			a := &ToolAnnotations{}
 			hint := func(i int, dst **bool) {

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // maxSchemaBytes is the largest schema accepted, measured as sent.
@@ -44,7 +44,7 @@ var (
 // A document over 67,108,861 bytes (64 MiB) is refused with
 // limit_exceeded (max_nodes); the server's body limit is far below it.
 func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxCheckDepth}, true, jsonv.ParseScratch)
+	root, spare, perr := parseObject(data, strictjson.Limits{MaxDepth: maxCheckDepth}, true, strictjson.ParseScratch)
 	if perr != nil {
 		return nil, perr
 	}
@@ -56,7 +56,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	}{}
 	req, p := &both.req, &both.p
 	var t checkTree
-	var top [3]jsonv.Value // checkTopMembers
+	var top [3]strictjson.Value // checkTopMembers
 	d.fields(root, "", checkTopMembers, top[:])
 
 	if rv := d.need(top[0], "", "request"); rv.IsValid() {
@@ -88,17 +88,17 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 type checkTree struct {
 	parts  requestParts
 	schema *schema
-	rawSch jsonv.Value
+	rawSch strictjson.Value
 }
 
 // requestParts are the members of a check's "request" object, each
 // invalid when absent.
-type requestParts struct{ method, url, headers, query, body jsonv.Value }
+type requestParts struct{ method, url, headers, query, body strictjson.Value }
 
 // proposedRequest decodes the proposed request v into out and returns its
 // members. Query and Body are left to publish (see decoded.go).
-func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedRequest) requestParts {
-	var f [5]jsonv.Value // checkRequestMembers
+func (d *decoder) proposedRequest(v strictjson.Value, path string, out *ProposedRequest) requestParts {
+	var f [5]strictjson.Value // checkRequestMembers
 	if !d.fields(v, path, checkRequestMembers, f[:]) {
 		return requestParts{}
 	}
@@ -119,7 +119,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 		}
 	}
 	if h := f[2]; h.IsValid() {
-		if h.Kind() != jsonv.Object {
+		if h.Kind() != strictjson.Object {
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
 			out.Headers = make(map[string]string, h.Len())
@@ -127,7 +127,7 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			accepted := local[:0] // the names in out.Headers, in order
 			for it := h.Iter(); it.Next(); {
 				key, val := it.Key(), it.Value()
-				if val.Kind() != jsonv.String {
+				if val.Kind() != strictjson.String {
 					d.add(child(path+"/headers", key), IssueType, "expected a string header value, found "+kindName(val))
 					continue
 				}
@@ -140,14 +140,14 @@ func (d *decoder) proposedRequest(v jsonv.Value, path string, out *ProposedReque
 			}
 		}
 	}
-	if q := f[3]; q.IsValid() && q.Kind() != jsonv.Object {
+	if q := f[3]; q.IsValid() && q.Kind() != strictjson.Object {
 		d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
 	}
 	return requestParts{method: f[0], url: f[1], headers: f[2], query: f[3], body: f[4]}
 }
 
-func (d *decoder) economics(v jsonv.Value, path string) *CheckEconomics {
-	var f [6]jsonv.Value // economicsMembers
+func (d *decoder) economics(v strictjson.Value, path string) *CheckEconomics {
+	var f [6]strictjson.Value // economicsMembers
 	if !d.fields(v, path, economicsMembers, f[:]) {
 		return nil
 	}
@@ -438,7 +438,7 @@ func isSensitiveLower(lower string) bool {
 
 // requestWarnings lists the warnings about the proposed request itself:
 // its headers (the parsed object, invalid when absent), method and body.
-func requestWarnings(headers jsonv.Value, method string, hasBody bool) []Issue {
+func requestWarnings(headers strictjson.Value, method string, hasBody bool) []Issue {
 	var out []Issue
 	if headers.IsValid() {
 		var local [4]string
@@ -450,7 +450,7 @@ func requestWarnings(headers jsonv.Value, method string, hasBody bool) []Issue {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			out = append(out, Issue{Path: "/request/headers/" + jsonv.EscapePointerToken(name), Code: IssueSensitiveHeader,
+			out = append(out, Issue{Path: "/request/headers/" + strictjson.EscapePointerToken(name), Code: IssueSensitiveHeader,
 				Message: "header " + strconv.Quote(clip.String(name)) + " carries credentials; do not send credentials to preflight"})
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -362,7 +362,7 @@ func TestDecoderAmount(t *testing.T) {
 		{"20.5", "20", IssueMaximum},
 	}
 	for _, tt := range tests {
-		v, err := jsonv.Parse([]byte(tt.text), jsonv.Limits{})
+		v, err := strictjson.Parse([]byte(tt.text), strictjson.Limits{})
 		if err != nil {
 			t.Fatalf("parse %s: %v", tt.text, err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // maxNumeric is the cap on every non-negative numeric context value.
@@ -74,9 +74,9 @@ func issuesError(issues []Issue) *Error {
 // room, the copy's allocation has len(data) bytes more, returned as spare
 // (empty, with that capacity) for the request's exported copies of its
 // raw texts (copyOut), so that both copies cost one allocation; the tree
-// never reads spare. parse is jsonv.Parse, or jsonv.ParseScratch for a
+// never reads spare. parse is strictjson.Parse, or strictjson.ParseScratch for a
 // tree the caller releases before it returns.
-func parseObject(data []byte, lim jsonv.Limits, room bool, parse func([]byte, jsonv.Limits) (jsonv.Value, error)) (root jsonv.Value, spare []byte, perr *Error) {
+func parseObject(data []byte, lim strictjson.Limits, room bool, parse func([]byte, strictjson.Limits) (strictjson.Value, error)) (root strictjson.Value, spare []byte, perr *Error) {
 	var private []byte
 	if room {
 		buf := make([]byte, 2*len(data))
@@ -87,10 +87,10 @@ func parseObject(data []byte, lim jsonv.Limits, room bool, parse func([]byte, js
 	}
 	root, err := parse(private, lim)
 	if err != nil {
-		return jsonv.Value{}, nil, parseError(err)
+		return strictjson.Value{}, nil, parseError(err)
 	}
-	if root.Kind() != jsonv.Object {
-		return jsonv.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+	if root.Kind() != strictjson.Object {
+		return strictjson.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
 			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
 	return root, spare, nil
@@ -98,20 +98,20 @@ func parseObject(data []byte, lim jsonv.Limits, room bool, parse func([]byte, js
 
 // parseError converts a parser error into the package's *Error.
 func parseError(err error) *Error {
-	var pe *jsonv.Error
+	var pe *strictjson.Error
 	if !errors.As(err, &pe) {
 		return &Error{Code: CodeInvalidJSON, Message: err.Error()}
 	}
 	at := " (at byte " + strconv.Itoa(pe.Offset) + ")"
 	switch pe.Kind {
-	case jsonv.ErrDepth:
+	case strictjson.ErrDepth:
 		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxDepth, Message: pe.Msg + at}})
-	case jsonv.ErrNodes:
+	case strictjson.ErrNodes:
 		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}})
-	case jsonv.ErrDuplicateKey:
+	case strictjson.ErrDuplicateKey:
 		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
 			Details: []Issue{{Path: pe.Pointer, Code: IssueDuplicateKey, Message: pe.Msg + at}}}
-	case jsonv.ErrInvalidUTF8:
+	case strictjson.ErrInvalidUTF8:
 		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
 			Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidUTF8, Message: pe.Msg + at}}}
 	}
@@ -119,27 +119,27 @@ func parseError(err error) *Error {
 		Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidJSON, Message: pe.Msg + at}}}
 }
 
-func kindName(v jsonv.Value) string {
-	if v.Kind() == jsonv.Number && decimal.IsInteger(v.Str()) {
+func kindName(v strictjson.Value) string {
+	if v.Kind() == strictjson.Number && decimal.IsInteger(v.Str()) {
 		return "integer"
 	}
 	return v.Kind().String()
 }
 
-func child(path, key string) string { return path + "/" + jsonv.EscapePointerToken(key) }
+func child(path, key string) string { return path + "/" + strictjson.EscapePointerToken(key) }
 
 // fields checks that v is an object whose members are all named in names,
 // reporting the others as unknown, and in the same pass sets out[i] to the
 // member named names[i] (left invalid when absent). It is how every decoder
 // reads an object.
-func (d *decoder) fields(v jsonv.Value, path string, names []string, out []jsonv.Value) bool {
+func (d *decoder) fields(v strictjson.Value, path string, names []string, out []strictjson.Value) bool {
 	return d.members(v, path, names, out, nil)
 }
 
 // members is fields, except that with ignored != nil unknown members are
 // collected there (as unknown_field_ignored) instead of reported.
-func (d *decoder) members(v jsonv.Value, path string, names []string, out []jsonv.Value, ignored *[]Issue) bool {
-	if v.Kind() != jsonv.Object {
+func (d *decoder) members(v strictjson.Value, path string, names []string, out []strictjson.Value, ignored *[]Issue) bool {
+	if v.Kind() != strictjson.Object {
 		d.add(path, IssueType, "expected an object, found "+kindName(v))
 		return false
 	}
@@ -169,7 +169,7 @@ func (d *decoder) members(v jsonv.Value, path string, names []string, out []json
 
 // need reports the required member name of the object at path when v (what
 // fields found for it) is absent, and returns v.
-func (d *decoder) need(v jsonv.Value, path, name string) jsonv.Value {
+func (d *decoder) need(v strictjson.Value, path, name string) strictjson.Value {
 	if !v.IsValid() {
 		d.add(child(path, name), IssueRequired, "missing required member "+strconv.Quote(name))
 	}
@@ -196,8 +196,8 @@ type memberPath struct {
 func (p memberPath) String() string { return p.parent + "/" + p.name }
 
 // str checks that v is a string of at least minLen code points.
-func (d *decoder) str(v jsonv.Value, at memberPath, minLen int) (string, bool) {
-	if v.Kind() != jsonv.String {
+func (d *decoder) str(v strictjson.Value, at memberPath, minLen int) (string, bool) {
+	if v.Kind() != strictjson.String {
 		d.add(at.String(), IssueType, "expected a string, found "+kindName(v))
 		return "", false
 	}
@@ -208,8 +208,8 @@ func (d *decoder) str(v jsonv.Value, at memberPath, minLen int) (string, bool) {
 	return v.Str(), true
 }
 
-func (d *decoder) boolean(v jsonv.Value, at memberPath) bool {
-	if v.Kind() != jsonv.Bool {
+func (d *decoder) boolean(v strictjson.Value, at memberPath) bool {
+	if v.Kind() != strictjson.Bool {
 		d.add(at.String(), IssueType, "expected a boolean, found "+kindName(v))
 		return false
 	}
@@ -218,8 +218,8 @@ func (d *decoder) boolean(v jsonv.Value, at memberPath) bool {
 
 // amount checks a numeric context value: a number in [0, max] with at most
 // maxFractionDigits digits after the point.
-func (d *decoder) amount(v jsonv.Value, at memberPath, max string) (json.Number, bool) {
-	if v.Kind() != jsonv.Number {
+func (d *decoder) amount(v strictjson.Value, at memberPath, max string) (json.Number, bool) {
+	if v.Kind() != strictjson.Number {
 		d.add(at.String(), IssueType, "expected a number, found "+kindName(v))
 		return "", false
 	}
@@ -260,8 +260,8 @@ func boundNumber(max string) decimal.Number {
 }
 
 // integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
-func (d *decoder) integer(v jsonv.Value, at memberPath, min int) (json.Number, bool) {
-	if v.Kind() != jsonv.Number {
+func (d *decoder) integer(v strictjson.Value, at memberPath, min int) (json.Number, bool) {
+	if v.Kind() != strictjson.Number {
 		d.add(at.String(), IssueType, "expected an integer, found "+kindName(v))
 		return "", false
 	}

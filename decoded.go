@@ -22,7 +22,7 @@ package preflight
 //
 // So an edit can never reach the tree, and the tree is never trusted past
 // an edit. A check request keeps no tree at all: DecodeCheckRequest works
-// out the outcome while the tree is there and releases its nodes to jsonv
+// out the outcome while the tree is there and releases its nodes to strictjson
 // for the next request, and what sameAs compares are strings in the
 // private copy (or, for a header with escapes, its decoded text).
 
@@ -31,12 +31,12 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // parsedCheck is what DecodeCheckRequest keeps in a CheckRequest: the
 // outcome of the check, worked out while decoding so that the parsed tree
-// can be dropped (its nodes go back to jsonv for the next request), and
+// can be dropped (its nodes go back to strictjson for the next request), and
 // what decoding stored in the request, for sameAs. Nothing in it refers to
 // the tree.
 type parsedCheck struct {
@@ -62,7 +62,7 @@ type rawText struct {
 type header struct{ name, value string }
 
 // textOf returns the text of v, which may be absent.
-func textOf(v jsonv.Value) rawText {
+func textOf(v strictjson.Value) rawText {
 	if !v.IsValid() {
 		return rawText{}
 	}
@@ -79,7 +79,7 @@ func (t rawText) same(b []byte) bool {
 
 // parsedToolCall is the parsed form of a decoded ToolCallRequest.
 type parsedToolCall struct {
-	payload jsonv.Value
+	payload strictjson.Value
 	// src holds the decoded fields, Tool.Request left nil (sameAs compares
 	// it with payload).
 	src ToolCallRequest
@@ -90,7 +90,7 @@ type parsedToolCall struct {
 // the room (parseObject's spare); each has its capacity cut to its length,
 // so that an append by the caller reallocates instead of overwriting the
 // next one.
-func copyOut(into []byte, dst []*json.RawMessage, src []jsonv.Value) {
+func copyOut(into []byte, dst []*json.RawMessage, src []strictjson.Value) {
 	n := 0
 	for _, v := range src {
 		if v.IsValid() {
@@ -116,7 +116,7 @@ func copyOut(into []byte, dst []*json.RawMessage, src []jsonv.Value) {
 // what decoding stored in req, for sameAs.
 func (p *parsedCheck) publish(req *CheckRequest, t *checkTree, spare []byte) {
 	r := &req.Request
-	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []jsonv.Value{t.parts.query, t.parts.body, t.rawSch})
+	copyOut(spare, []*json.RawMessage{&r.Query, &r.Body, &req.Schema}, []strictjson.Value{t.parts.query, t.parts.body, t.rawSch})
 	p.query, p.body, p.schema = textOf(t.parts.query), textOf(t.parts.body), textOf(t.rawSch)
 	if h := t.parts.headers; h.IsValid() && h.Len() > 0 {
 		p.headers = p.headerRoom[:0]
@@ -191,7 +191,7 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 // publish gives req its exported copy of the payload and records what else
 // decoding stored in it, for sameAs.
 func (p *parsedToolCall) publish(req *ToolCallRequest, spare []byte) {
-	copyOut(spare, []*json.RawMessage{&req.Tool.Request}, []jsonv.Value{p.payload})
+	copyOut(spare, []*json.RawMessage{&req.Tool.Request}, []strictjson.Value{p.payload})
 	s := *req
 	s.parsed, s.ignoredMembers, s.Tool.Request = nil, nil, nil
 	if req.Task != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // writerPool recycles canonical writers and the buffers they write into.
@@ -24,17 +24,17 @@ type canonicalWriter struct {
 func (w *canonicalWriter) raw(s string) { w.buf = append(w.buf, s...) }
 
 func (w *canonicalWriter) str(s string) {
-	w.buf, _ = jsonv.AppendCanonicalString(w.buf, s) // parsed and decoded strings are valid UTF-8
+	w.buf, _ = strictjson.AppendCanonicalString(w.buf, s) // parsed and decoded strings are valid UTF-8
 }
 
 // value appends v in canonical form. Numbers are canonical as IEEE-754
 // doubles (so 5 and 5.0 hash alike); a number beyond the double range,
 // which RFC 8785 cannot represent, is written as it was sent.
-func (w *canonicalWriter) value(v jsonv.Value) {
+func (w *canonicalWriter) value(v strictjson.Value) {
 	if w.err != nil {
 		return
 	}
-	out, err := jsonv.AppendCanonical(w.buf, v)
+	out, err := strictjson.AppendCanonical(w.buf, v)
 	if err != nil { // only for trees Parse does not build
 		w.err = &Error{Code: CodeInvalidRequest, Message: err.Error()}
 		return
@@ -119,7 +119,7 @@ func requestHash(t *checkTree) (string, *Error) {
 }
 
 // rawLen is the length of v's text as sent, or 0 when v is absent.
-func rawLen(v jsonv.Value) int {
+func rawLen(v strictjson.Value) int {
 	if !v.IsValid() {
 		return 0
 	}
@@ -132,7 +132,7 @@ func rawLen(v jsonv.Value) int {
 // same in every language, so the hash is reproducible anywhere. The names
 // are lowered into one buffer that becomes a single string, so that a
 // request's headers cost one allocation, not one per name.
-func writeHeaders(w *canonicalWriter, h jsonv.Value) {
+func writeHeaders(w *canonicalWriter, h strictjson.Value) {
 	type header struct {
 		name, value string
 		at, end     int // the lowered name is lowered[at:end]
@@ -150,7 +150,7 @@ func writeHeaders(w *canonicalWriter, h jsonv.Value) {
 	for i := range hs {
 		hs[i].name = names[hs[i].at:hs[i].end]
 	}
-	slices.SortFunc(hs, func(a, b header) int { return jsonv.CompareKeys(a.name, b.name) })
+	slices.SortFunc(hs, func(a, b header) int { return strictjson.CompareKeys(a.name, b.name) })
 	for i, hd := range hs {
 		if i > 0 {
 			w.raw(",")
@@ -203,7 +203,7 @@ const fingerprintVersion = "2"
 // form of {"fingerprintVersion": 2, "provider": P, "operation": O,
 // "request": Q} exactly as sent. Only key order and number spelling are
 // canonicalized: query case, white space, URL text and array order are kept.
-func fingerprint(provider, operation string, payload jsonv.Value) (string, *Error) {
+func fingerprint(provider, operation string, payload strictjson.Value) (string, *Error) {
 	return withWriter(96+len(provider)+len(operation)+rawLen(payload), func(w *canonicalWriter) {
 		w.raw(`{"fingerprintVersion":` + fingerprintVersion + `,"operation":`)
 		w.str(operation)

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // The README publishes these vectors so that any language can reproduce the
@@ -54,7 +54,7 @@ func TestHashVectors(t *testing.T) {
 // Spellings of one value still share one (RFC 8785's number form).
 func TestHashesKeepIntegers(t *testing.T) {
 	fp := func(payload string) string {
-		v, err := jsonv.Parse([]byte(payload), jsonv.Limits{})
+		v, err := strictjson.Parse([]byte(payload), strictjson.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

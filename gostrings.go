@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // A Go string may hold any bytes; a JSON string may not. encoding/json
@@ -55,7 +55,7 @@ func checkRequestUTF8(req *CheckRequest) *Error {
 			d.add("/request/headers", IssueInvalidUTF8, "expected header names of valid UTF-8, found "+strconv.Quote(clip.String(name)))
 			continue
 		}
-		d.text(memberPath{"/request/headers", jsonv.EscapePointerToken(name)}, r.Headers[name])
+		d.text(memberPath{"/request/headers", strictjson.EscapePointerToken(name)}, r.Headers[name])
 	}
 	return d.invalidUTF8()
 }

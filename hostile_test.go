@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // Hostile input at the library level: every case is answered with a result
@@ -230,10 +230,10 @@ func TestMinusZero(t *testing.T) {
 
 // reorder writes v as JSON with the members of every object in reverse
 // order; data is the document v was parsed from.
-func reorder(b *bytes.Buffer, v jsonv.Value, data []byte) {
+func reorder(b *bytes.Buffer, v strictjson.Value, data []byte) {
 	switch v.Kind() {
-	case jsonv.Object:
-		var ms []jsonv.Member
+	case strictjson.Object:
+		var ms []strictjson.Member
 		for it := v.Iter(); it.Next(); {
 			ms = append(ms, it.Member())
 		}
@@ -248,7 +248,7 @@ func reorder(b *bytes.Buffer, v jsonv.Value, data []byte) {
 			}
 		}
 		b.WriteByte('}')
-	case jsonv.Array:
+	case strictjson.Array:
 		b.WriteByte('[')
 		for it := v.Iter(); it.Next(); {
 			if it.Index() > 0 {
@@ -270,7 +270,7 @@ func FuzzKeyOrder(f *testing.F) {
 	addSeeds(f, "testdata/check/*.json")
 	addSeeds(f, "testdata/decide/*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := jsonv.Parse(data, jsonv.Limits{MaxDepth: 64})
+		v, err := strictjson.Parse(data, strictjson.Limits{MaxDepth: 64})
 		if err != nil {
 			return
 		}

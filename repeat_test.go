@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // TestItemsWithRepeatedNames: an item of an array whose member names repeat
@@ -70,15 +70,15 @@ func FuzzItemsWithRepeatedNames(f *testing.F) {
 	f.Add(`{"properties":{"a":{"items":{"properties":{"b":{"minimum":0}},"required":["b"]}}}}`,
 		`[{"a":[{"b":1},{"b":-1},{"c":1}]},{"a":[{"b":"2"},{"b":2}]},{"a":{}}]`)
 	f.Fuzz(func(t *testing.T, itemSchema, array string) {
-		s, err := jsonv.Parse([]byte(itemSchema), jsonv.Limits{MaxDepth: 32, MaxNodes: 2000})
-		if err != nil || s.Kind() != jsonv.Object {
+		s, err := strictjson.Parse([]byte(itemSchema), strictjson.Limits{MaxDepth: 32, MaxNodes: 2000})
+		if err != nil || s.Kind() != strictjson.Object {
 			return
 		}
 		if _, cerr := compileSchema(s, "/schema"); cerr != nil {
 			return
 		}
-		v, err := jsonv.Parse([]byte(array), jsonv.Limits{MaxDepth: 32, MaxNodes: 2000})
-		if err != nil || v.Kind() != jsonv.Array {
+		v, err := strictjson.Parse([]byte(array), strictjson.Limits{MaxDepth: 32, MaxNodes: 2000})
+		if err != nil || v.Kind() != strictjson.Array {
 			return
 		}
 		var items []string

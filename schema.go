@@ -18,7 +18,7 @@ import (
 	"slices"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
@@ -83,22 +83,22 @@ func schemaTypeByName(name string) typeSet {
 }
 
 // kindTypes maps each kind to the type that names it exactly.
-var kindTypes = [8]typeSet{jsonv.Null: typeNull, jsonv.Bool: typeBoolean, jsonv.Number: typeNumber,
-	jsonv.String: typeString, jsonv.Array: typeArray, jsonv.Object: typeObject}
+var kindTypes = [8]typeSet{strictjson.Null: typeNull, strictjson.Bool: typeBoolean, strictjson.Number: typeNumber,
+	strictjson.String: typeString, strictjson.Array: typeArray, strictjson.Object: typeObject}
 
 // matchesKind reports whether v, of kind k, is one of the types in t.
 // "integer" matches any number whose value has no fractional part (1.0 and
 // 1e2 included).
 // The test of the kind is apart from the test of "integer", so that it
 // is inlined where it is called.
-func (t typeSet) matchesKind(k jsonv.Kind, v jsonv.Value) bool {
+func (t typeSet) matchesKind(k strictjson.Kind, v strictjson.Value) bool {
 	return t&kindTypes[k&7] != 0 || t.matchesInteger(k, v)
 }
 
 // matchesInteger reports whether t has "integer" and v, of kind k, is an
 // integer.
-func (t typeSet) matchesInteger(k jsonv.Kind, v jsonv.Value) bool {
-	return k == jsonv.Number && t&typeInteger != 0 && decimal.IsInteger(v.Str())
+func (t typeSet) matchesInteger(k strictjson.Kind, v strictjson.Value) bool {
+	return k == strictjson.Number && t&typeInteger != 0 && decimal.IsInteger(v.Str())
 }
 
 // schemaKind tells an object schema from the boolean forms.
@@ -132,7 +132,7 @@ const (
 // when its bit of has is set.
 type schemaBounds struct {
 	minNum, maxNum         decimal.Number
-	minLenText, maxLenText jsonv.Value
+	minLenText, maxLenText strictjson.Value
 	// A value's sign meets a minimum of at most 0 when it is not negative,
 	// and a maximum of at least 0 when it is, without reading its digits.
 	minNotPositive, maxNotNegative bool
@@ -158,13 +158,13 @@ type schema struct {
 	minLength         int32 // code points; clamped to maxLengthClamp
 	maxLength         int32
 
-	typeValue jsonv.Value  // the type keyword's value, for messages
+	typeValue strictjson.Value  // the type keyword's value, for messages
 	required  []string     // unique property names; nil: none
 	props     []schemaProp // sorted by name when there are many
 	items     *schema
-	enum      jsonv.Value   // the enum array; nil: no enum
+	enum      strictjson.Value   // the enum array; nil: no enum
 	enumStrs  []string      // the strings of enum, sorted when there are more than schemaLinearScan
-	constant  jsonv.Value   // valid when has&hasConst
+	constant  strictjson.Value   // valid when has&hasConst
 	bounds    *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
 	pattern   *pattern.Pattern
 	// patternIndex numbers pattern among the document's distinct
@@ -225,11 +225,11 @@ func (s *schema) propertyEntry(name string) *schemaProp {
 }
 
 // enumContains reports whether v equals one of the values of s's enum.
-func (s *schema) enumContains(v jsonv.Value) bool {
+func (s *schema) enumContains(v strictjson.Value) bool {
 	if s.enumKinds&(1<<v.Kind()) == 0 {
 		return false
 	}
-	if v.Kind() == jsonv.String {
+	if v.Kind() == strictjson.String {
 		str := v.Str()
 		if len(s.enumStrs) > schemaLinearScan {
 			_, ok := slices.BinarySearch(s.enumStrs, str)
@@ -247,20 +247,20 @@ func (s *schema) enumContains(v jsonv.Value) bool {
 
 // schemaEqual is JSON equality: numbers compare by exact value (1 == 1.0 ==
 // 1e0), object members in any order, array elements in order.
-func schemaEqual(a, b jsonv.Value) bool {
+func schemaEqual(a, b strictjson.Value) bool {
 	if a.Kind() != b.Kind() {
 		return false
 	}
 	switch a.Kind() {
-	case jsonv.Null:
+	case strictjson.Null:
 		return true
-	case jsonv.Bool:
+	case strictjson.Bool:
 		return a.Bool() == b.Bool()
-	case jsonv.String:
+	case strictjson.String:
 		return a.Str() == b.Str()
-	case jsonv.Number:
+	case strictjson.Number:
 		return a.Str() == b.Str() || decimal.Compare(a.Str(), b.Str()) == 0
-	case jsonv.Array:
+	case strictjson.Array:
 		if a.Len() != b.Len() {
 			return false
 		}
@@ -270,7 +270,7 @@ func schemaEqual(a, b jsonv.Value) bool {
 			}
 		}
 		return true
-	case jsonv.Object:
+	case strictjson.Object:
 		if a.Len() != b.Len() {
 			return false
 		}
@@ -297,7 +297,7 @@ func (s *schema) pointerTo(dst []byte, target *schema) ([]byte, bool) {
 			continue
 		}
 		mark := len(dst)
-		d := append(append(dst, "/properties/"...), jsonv.EscapePointerToken(s.props[i].name)...)
+		d := append(append(dst, "/properties/"...), strictjson.EscapePointerToken(s.props[i].name)...)
 		if d, ok := s.props[i].schema.pointerTo(d, target); ok {
 			return d, true
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
@@ -25,17 +25,17 @@ import (
 // The compiled schema keeps references into v; v must not be modified
 // afterwards. compileSchema never panics on a parsed value and is safe for
 // concurrent use.
-func compileSchema(v jsonv.Value, base string) (*schema, *Error) {
+func compileSchema(v strictjson.Value, base string) (*schema, *Error) {
 	c := schemaCompiler{base: base}
 	return c.compile(v)
 }
 
 // compile does the work of compileSchema with c's settings.
-func (c *schemaCompiler) compile(v jsonv.Value) (*schema, *Error) {
+func (c *schemaCompiler) compile(v strictjson.Value) (*schema, *Error) {
 	c.count = countSchemas(v)
 	c.slab = make([]schema, c.count.schemas)
 	var s *schema
-	if v.Kind() != jsonv.Object {
+	if v.Kind() != strictjson.Object {
 		c.fail(nil, IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
 	} else {
 		s = c.object(v, nil)
@@ -49,7 +49,7 @@ func (c *schemaCompiler) compile(v jsonv.Value) (*schema, *Error) {
 // mustCompileSchema compiles a built-in schema from JSON text (panics on a
 // bad literal; for package vars).
 func mustCompileSchema(src string) *schema {
-	v, err := jsonv.Parse([]byte(src), jsonv.Limits{})
+	v, err := strictjson.Parse([]byte(src), strictjson.Limits{})
 	if err != nil {
 		panic("preflight: built-in schema: " + err.Error())
 	}
@@ -86,13 +86,13 @@ func (c *schemaCompiler) fail(at *frame, code IssueCode, msg string) {
 type schemaCount struct{ schemas, bounded, props, strs int }
 
 // countSchemas counts the object schemas that compiling v will build.
-func countSchemas(v jsonv.Value) schemaCount {
-	if v.Kind() != jsonv.Object {
+func countSchemas(v strictjson.Value) schemaCount {
+	if v.Kind() != strictjson.Object {
 		return schemaCount{}
 	}
 	n := schemaCount{schemas: 1}
 	bounded := false
-	add := func(sub jsonv.Value) {
+	add := func(sub strictjson.Value) {
 		k := countSchemas(sub)
 		n.schemas += k.schemas
 		n.bounded += k.bounded
@@ -103,7 +103,7 @@ func countSchemas(v jsonv.Value) schemaCount {
 		m := it.Member()
 		switch m.Key {
 		case "properties":
-			if m.Value.Kind() == jsonv.Object {
+			if m.Value.Kind() == strictjson.Object {
 				n.props += m.Value.Len()
 				for p := m.Value.Iter(); p.Next(); {
 					add(p.Value())
@@ -158,14 +158,14 @@ func (c *schemaCompiler) alloc() *schema {
 }
 
 // sub compiles a value in a schema position: an object or a boolean.
-func (c *schemaCompiler) sub(v jsonv.Value, at *frame) *schema {
+func (c *schemaCompiler) sub(v strictjson.Value, at *frame) *schema {
 	switch v.Kind() {
-	case jsonv.Bool:
+	case strictjson.Bool:
 		if v.Bool() {
 			return schemaTrue
 		}
 		return schemaFalse
-	case jsonv.Object:
+	case strictjson.Object:
 		return c.object(v, at)
 	}
 	c.fail(at, IssueInvalidSchema, "expected a schema (an object or a boolean), found "+v.Kind().String())
@@ -177,7 +177,7 @@ const schemaKeywordList = "type, required, properties, items, enum, const, minim
 // object compiles an object schema, checking every member against the
 // allow-list. Values of enum and const are data and are never inspected for
 // keywords; neither are the values of unsupported keywords.
-func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
+func (c *schemaCompiler) object(v strictjson.Value, at *frame) *schema {
 	s := c.alloc()
 	// One frame serves every keyword: declared outside the loop, it stays
 	// on the stack.
@@ -196,7 +196,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			c.compileProperties(s, val, kw)
 		case "items":
 			switch val.Kind() {
-			case jsonv.Array:
+			case strictjson.Array:
 				c.fail(kw, IssueUnsupportedSchemaKeyword, `the array form of "items" is not supported; give one schema for all items`)
 			default:
 				s.items = c.sub(val, kw)
@@ -204,7 +204,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 		case "additionalProperties":
 			s.additional = c.sub(val, kw)
 		case "enum":
-			if val.Kind() != jsonv.Array {
+			if val.Kind() != strictjson.Array {
 				c.fail(kw, IssueInvalidSchema, "expected an array of allowed values, found "+val.Kind().String())
 				continue
 			}
@@ -213,7 +213,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 			s.constant = val
 			s.has |= hasConst
 		case "minimum", "maximum":
-			if val.Kind() != jsonv.Number {
+			if val.Kind() != strictjson.Number {
 				c.fail(kw, IssueInvalidSchema, "expected a number, found "+val.Kind().String())
 				continue
 			}
@@ -235,7 +235,7 @@ func (c *schemaCompiler) object(v jsonv.Value, at *frame) *schema {
 				s.maxLength, c.bound(s).maxLenText, s.has = n, val, s.has|hasMaxLength
 			}
 		case "pattern":
-			if val.Kind() != jsonv.String {
+			if val.Kind() != strictjson.String {
 				c.fail(kw, IssueInvalidSchema, "expected a regular expression string, found "+val.Kind().String())
 				continue
 			}
@@ -305,16 +305,16 @@ func (s *schema) linkRequired() {
 
 const typeExpectation = "expected a type name (null, boolean, object, array, number, integer, string) or a non-empty array of unique type names"
 
-func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at *frame) {
+func (c *schemaCompiler) compileType(s *schema, v strictjson.Value, at *frame) {
 	switch v.Kind() {
-	case jsonv.String:
+	case strictjson.String:
 		t := schemaTypeByName(v.Str())
 		if t == 0 {
 			c.fail(at, IssueInvalidSchema, typeExpectation+", found "+echoQuote(v.Str()))
 			return
 		}
 		s.types, s.typeValue = t, v
-	case jsonv.Array:
+	case strictjson.Array:
 		if v.Len() == 0 {
 			c.fail(at, IssueInvalidSchema, typeExpectation+", found an empty array")
 			return
@@ -323,7 +323,7 @@ func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at *frame) {
 		for iter := v.Iter(); iter.Next(); {
 			i, it := iter.Index(), iter.Value()
 			var t typeSet
-			if it.Kind() == jsonv.String {
+			if it.Kind() == strictjson.String {
 				t = schemaTypeByName(it.Str())
 			}
 			switch {
@@ -342,15 +342,15 @@ func (c *schemaCompiler) compileType(s *schema, v jsonv.Value, at *frame) {
 	}
 }
 
-func (c *schemaCompiler) compileRequired(s *schema, v jsonv.Value, at *frame) {
+func (c *schemaCompiler) compileRequired(s *schema, v strictjson.Value, at *frame) {
 	const want = "expected an array of unique property names (strings)"
-	if v.Kind() != jsonv.Array {
+	if v.Kind() != strictjson.Array {
 		c.fail(at, IssueInvalidSchema, want+", found "+v.Kind().String())
 		return
 	}
 	names := take(&c.strs, v.Len(), c.count.strs)
 	for iter := v.Iter(); iter.Next(); {
-		if it := iter.Value(); it.Kind() != jsonv.String {
+		if it := iter.Value(); it.Kind() != strictjson.String {
 			c.fail(at, IssueInvalidSchema, want+", found "+it.Kind().String()+" at index "+strconv.Itoa(iter.Index()))
 			return
 		} else {
@@ -386,8 +386,8 @@ func firstDuplicateName(names []string) (string, bool) {
 	return "", false
 }
 
-func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) {
-	if v.Kind() != jsonv.Object {
+func (c *schemaCompiler) compileProperties(s *schema, v strictjson.Value, at *frame) {
+	if v.Kind() != strictjson.Object {
 		c.fail(at, IssueInvalidSchema, "expected an object mapping property names to schemas, found "+v.Kind().String())
 		return
 	}
@@ -406,14 +406,14 @@ func (c *schemaCompiler) compileProperties(s *schema, v jsonv.Value, at *frame) 
 }
 
 // enum indexes the enum array list for s.
-func (c *schemaCompiler) enum(s *schema, list jsonv.Value) {
+func (c *schemaCompiler) enum(s *schema, list strictjson.Value) {
 	s.enum = list
 	s.has |= hasEnum
 	nstr := 0
 	for it := list.Iter(); it.Next(); {
 		k := it.Value().Kind()
 		s.enumKinds |= 1 << k
-		if k == jsonv.String {
+		if k == strictjson.String {
 			nstr++
 		}
 	}
@@ -422,7 +422,7 @@ func (c *schemaCompiler) enum(s *schema, list jsonv.Value) {
 	}
 	strs := take(&c.strs, nstr, c.count.strs)
 	for it := list.Iter(); it.Next(); {
-		if v := it.Value(); v.Kind() == jsonv.String {
+		if v := it.Value(); v.Kind() == strictjson.String {
 			strs = append(strs, v.Str())
 		}
 	}
@@ -434,8 +434,8 @@ func (c *schemaCompiler) enum(s *schema, list jsonv.Value) {
 
 // schemaLengthLimit reads a minLength/maxLength value: a non-negative number with
 // no fractional part (2.0 is fine). Limits beyond maxLengthClamp are clamped.
-func schemaLengthLimit(v jsonv.Value) (int32, bool) {
-	if v.Kind() == jsonv.Number {
+func schemaLengthLimit(v strictjson.Value) (int32, bool) {
+	if v.Kind() == strictjson.Number {
 		if t := v.Str(); len(t) <= 9 && (len(t) == 1 || t[0] != '0') {
 			n := int32(0)
 			for i := 0; i < len(t) && n >= 0; i++ {
@@ -450,7 +450,7 @@ func schemaLengthLimit(v jsonv.Value) (int32, bool) {
 			}
 		}
 	}
-	if v.Kind() != jsonv.Number || !decimal.IsInteger(v.Str()) || decimal.Compare(v.Str(), "0") < 0 {
+	if v.Kind() != strictjson.Number || !decimal.IsInteger(v.Str()) || decimal.Compare(v.Str(), "0") < 0 {
 		return 0, false
 	}
 	if decimal.Compare(v.Str(), maxLengthClampText) >= 0 {

@@ -4,14 +4,14 @@ import (
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // appendTypePhrase appends the allowed types as the schema lists them:
 // "string", "string or null".
 func (s *schema) appendTypePhrase(dst []byte) []byte {
 	t := s.typeValue
-	if t.Kind() == jsonv.String {
+	if t.Kind() == strictjson.String {
 		return append(dst, t.Str()...)
 	}
 	for it := t.Iter(); it.Next(); {
@@ -25,8 +25,8 @@ func (s *schema) appendTypePhrase(dst []byte) []byte {
 
 // appendFoundType appends the type of v for a type failure; a number that
 // is not an integer where one is wanted is shown with its value.
-func (s *schema) appendFoundType(dst []byte, v jsonv.Value) []byte {
-	if v.Kind() == jsonv.Number && s.types&typeInteger != 0 {
+func (s *schema) appendFoundType(dst []byte, v strictjson.Value) []byte {
+	if v.Kind() == strictjson.Number && s.types&typeInteger != 0 {
 		dst = append(dst, "number "...)
 		return clip.Append(dst, v.Str())
 	}
@@ -40,13 +40,13 @@ func echoQuote(s string) string {
 
 // echoJSON renders v as compact JSON for a message, clipped to
 // clip.Max bytes.
-func echoJSON(v jsonv.Value) string {
+func echoJSON(v strictjson.Value) string {
 	var buf [2*clip.Max + 16]byte
 	return string(appendEchoJSON(buf[:0], v))
 }
 
 // appendEchoJSON appends echoJSON(v) to dst.
-func appendEchoJSON(dst []byte, v jsonv.Value) []byte {
+func appendEchoJSON(dst []byte, v strictjson.Value) []byte {
 	start := len(dst)
 	dst, _ = appendEcho(dst, start, v)
 	if len(dst)-start <= clip.Max {
@@ -67,20 +67,20 @@ func appendEchoQuote(dst []byte, s string) []byte {
 // appendEcho writes v to dst as compact JSON (strings quoted Go-style), and
 // stops early, reporting false, once what it wrote since start has grown
 // past clip.Max.
-func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
+func appendEcho(dst []byte, start int, v strictjson.Value) ([]byte, bool) {
 	if len(dst)-start > clip.Max {
 		return dst, false
 	}
 	switch v.Kind() {
-	case jsonv.Null:
+	case strictjson.Null:
 		dst = append(dst, "null"...)
-	case jsonv.Bool:
+	case strictjson.Bool:
 		dst = strconv.AppendBool(dst, v.Bool())
-	case jsonv.Number:
+	case strictjson.Number:
 		dst = append(dst, clip.String(v.Str())...)
-	case jsonv.String:
+	case strictjson.String:
 		dst = appendEchoQuote(dst, v.Str())
-	case jsonv.Array:
+	case strictjson.Array:
 		dst = append(dst, '[')
 		for it := v.Iter(); it.Next(); {
 			if it.Index() > 0 {
@@ -92,7 +92,7 @@ func appendEcho(dst []byte, start int, v jsonv.Value) ([]byte, bool) {
 			}
 		}
 		dst = append(dst, ']')
-	case jsonv.Object:
+	case strictjson.Object:
 		dst = append(dst, '{')
 		for it := v.Iter(); it.Next(); {
 			if it.Index() > 0 {

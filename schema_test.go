@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/google/go-cmp/cmp"
 )
 
 // parseTest parses JSON text for a test, failing the test on a syntax error.
-func parseTest(t testing.TB, src string) jsonv.Value {
+func parseTest(t testing.TB, src string) strictjson.Value {
 	t.Helper()
-	v, err := jsonv.Parse([]byte(src), jsonv.Limits{})
+	v, err := strictjson.Parse([]byte(src), strictjson.Limits{})
 	if err != nil {
 		t.Fatalf("parse %s: %v", src, err)
 	}
@@ -541,7 +541,7 @@ func benchArray() (schemaSrc, instance string) {
 
 // BenchmarkCompileValidate measures compiling a schema and validating a
 // valid instance with it, as Check does on every call (the trees are parsed
-// beforehand). "parse+" adds jsonv.Parse of both documents;
+// beforehand). "parse+" adds strictjson.Parse of both documents;
 // "encoding-json-unmarshal" decodes the same bytes into any, for scale.
 func BenchmarkCompileValidate(b *testing.B) {
 	for _, bc := range []struct {
@@ -582,8 +582,8 @@ func BenchmarkCompileValidate(b *testing.B) {
 			b.SetBytes(int64(len(sb) + len(ib)))
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = jsonv.Parse(sb, jsonv.Limits{})
-				_, _ = jsonv.Parse(ib, jsonv.Limits{})
+				_, _ = strictjson.Parse(sb, strictjson.Limits{})
+				_, _ = strictjson.Parse(ib, strictjson.Limits{})
 			}
 		})
 		b.Run(bc.name+"/parse+compile+validate", func(b *testing.B) {
@@ -591,8 +591,8 @@ func BenchmarkCompileValidate(b *testing.B) {
 			b.SetBytes(int64(len(sb) + len(ib)))
 			b.ReportAllocs()
 			for b.Loop() {
-				sv, _ := jsonv.Parse(sb, jsonv.Limits{})
-				iv, _ := jsonv.Parse(ib, jsonv.Limits{})
+				sv, _ := strictjson.Parse(sb, strictjson.Limits{})
+				iv, _ := strictjson.Parse(ib, strictjson.Limits{})
 				s, _ := compileSchema(sv, "/schema")
 				errs := issueList{max: 100}
 				s.validate(iv, "/request/body", &errs)
@@ -662,11 +662,11 @@ func FuzzCompileValidate(f *testing.F) {
 	f.Add(`{"format":"x","pattern":"(?=a)","type":"strnig"}`, `null`)
 	f.Add(`{"properties":{"x":false},"items":true}`, `{"x":0}`)
 	f.Fuzz(func(t *testing.T, schemaSrc, inst string) {
-		sv, err := jsonv.Parse([]byte(schemaSrc), jsonv.Limits{MaxDepth: 64})
+		sv, err := strictjson.Parse([]byte(schemaSrc), strictjson.Limits{MaxDepth: 64})
 		if err != nil {
 			return
 		}
-		iv, err := jsonv.Parse([]byte(inst), jsonv.Limits{MaxDepth: 64})
+		iv, err := strictjson.Parse([]byte(inst), strictjson.Limits{MaxDepth: 64})
 		if err != nil {
 			return
 		}

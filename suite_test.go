@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // suiteFiles are the suite files under testdata/jsonschema-suite.
@@ -93,11 +93,11 @@ func isBooleanJSON(b []byte) bool {
 // copying every other member's bytes unchanged.
 func dropTopLevelMember(t testing.TB, src []byte, name string) []byte {
 	t.Helper()
-	v, err := jsonv.Parse(src, jsonv.Limits{})
+	v, err := strictjson.Parse(src, strictjson.Limits{})
 	if err != nil {
 		t.Fatalf("parse schema %s: %v", src, err)
 	}
-	if v.Kind() != jsonv.Object {
+	if v.Kind() != strictjson.Object {
 		return src
 	}
 	if _, ok := v.Get(name); !ok {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // Limits of a tool-call request, counted over the whole body: the top-level
@@ -42,17 +42,17 @@ var (
 // Tool.Request is its own copy and may be edited, in place or not: Decide
 // notices any edit and decides the edited request as if it were sent anew.
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	root, spare, perr := parseObject(data, jsonv.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true, jsonv.Parse)
+	root, spare, perr := parseObject(data, strictjson.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true, strictjson.Parse)
 	if perr != nil {
 		return nil, perr
 	}
 	var d decoder
 	req := &ToolCallRequest{}
 	p := &parsedToolCall{}
-	var top [10]jsonv.Value // toolCallTopMembers
+	var top [10]strictjson.Value // toolCallTopMembers
 	d.members(root, "", toolCallTopMembers, top[:], &req.ignoredMembers)
 
-	if h := top[5]; h.IsValid() && h.Kind() == jsonv.Array && h.Len() > maxHistory {
+	if h := top[5]; h.IsValid() && h.Kind() == strictjson.Array && h.Len() > maxHistory {
 		return nil, issuesError([]Issue{{Path: "/history", Code: IssueMaxHistory,
 			Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}})
 	}
@@ -96,10 +96,10 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 
 // tool decodes the tool object v into t and returns its payload, which t
 // gets from publish (see decoded.go).
-func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall) jsonv.Value {
-	var f [5]jsonv.Value // toolMembers
+func (d *decoder) tool(v strictjson.Value, path string, t *ToolCall) strictjson.Value {
+	var f [5]strictjson.Value // toolMembers
 	if !d.fields(v, path, toolMembers, f[:]) {
-		return jsonv.Value{}
+		return strictjson.Value{}
 	}
 	if m := d.need(f[0], path, "provider"); m.IsValid() {
 		t.Provider, _ = d.str(m, memberPath{path, "provider"}, 1)
@@ -107,9 +107,9 @@ func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall) jsonv.Value {
 	if m := d.need(f[1], path, "operation"); m.IsValid() {
 		t.Operation, _ = d.str(m, memberPath{path, "operation"}, 1)
 	}
-	var payload jsonv.Value
+	var payload strictjson.Value
 	if m := d.need(f[2], path, "request"); m.IsValid() {
-		if m.Kind() != jsonv.Object {
+		if m.Kind() != strictjson.Object {
 			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
 		} else {
 			payload = m
@@ -124,8 +124,8 @@ func (d *decoder) tool(v jsonv.Value, path string, t *ToolCall) jsonv.Value {
 	return payload
 }
 
-func (d *decoder) budget(v jsonv.Value, path string, b *Budget) {
-	var f [3]jsonv.Value // budgetMembers
+func (d *decoder) budget(v strictjson.Value, path string, b *Budget) {
+	var f [3]strictjson.Value // budgetMembers
 	if !d.fields(v, path, budgetMembers, f[:]) {
 		return
 	}
@@ -140,8 +140,8 @@ func (d *decoder) budget(v jsonv.Value, path string, b *Budget) {
 	}
 }
 
-func (d *decoder) task(v jsonv.Value, path string) *Task {
-	var f [1]jsonv.Value // taskMembers
+func (d *decoder) task(v strictjson.Value, path string) *Task {
+	var f [1]strictjson.Value // taskMembers
 	if !d.fields(v, path, taskMembers, f[:]) {
 		return nil
 	}
@@ -152,8 +152,8 @@ func (d *decoder) task(v jsonv.Value, path string) *Task {
 	return t
 }
 
-func (d *decoder) capabilities(v jsonv.Value, path string) *Capabilities {
-	var f [2]jsonv.Value // capabilityMembers
+func (d *decoder) capabilities(v strictjson.Value, path string) *Capabilities {
+	var f [2]strictjson.Value // capabilityMembers
 	if !d.fields(v, path, capabilityMembers, f[:]) {
 		return nil
 	}
@@ -167,8 +167,8 @@ func (d *decoder) capabilities(v jsonv.Value, path string) *Capabilities {
 	return c
 }
 
-func (d *decoder) history(v jsonv.Value) []HistoryEntry {
-	if v.Kind() != jsonv.Array {
+func (d *decoder) history(v strictjson.Value) []HistoryEntry {
+	if v.Kind() != strictjson.Array {
 		d.add("/history", IssueType, "expected an array of history entries, found "+kindName(v))
 		return nil
 	}
@@ -176,7 +176,7 @@ func (d *decoder) history(v jsonv.Value) []HistoryEntry {
 	for it := v.Iter(); it.Next(); {
 		path := "/history/" + strconv.Itoa(it.Index())
 		ev := it.Value()
-		var f [6]jsonv.Value // historyEntryMembers
+		var f [6]strictjson.Value // historyEntryMembers
 		if !d.fields(ev, path, historyEntryMembers, f[:]) {
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
 )
 
@@ -55,7 +55,7 @@ type validator struct {
 // array: under schema s, member k of an item with those names is walked
 // under subs[k] (skipped when nil) with the name names[k], and the
 // required names present are present. It holds for an item with the same
-// names in the same order (jsonv.Value.RepeatsNames), whatever its
+// names in the same order (strictjson.Value.RepeatsNames), whatever its
 // values, so such an item needs no property lookups: the schemas are a
 // tree, so no object but an item of that array is validated under s.
 type itemNames struct {
@@ -73,13 +73,13 @@ const maxItemNames = 16
 // path) to errs, in walk order. It allocates only for failures it records
 // and stops walking once errs is full. It returns a limit_exceeded error,
 // and no verdict, when the walk needs more than maxValidationWork.
-func (s *schema) validate(v jsonv.Value, path string, errs *issueList) *Error {
+func (s *schema) validate(v strictjson.Value, path string, errs *issueList) *Error {
 	return s.validateAt(v, path, errs, "")
 }
 
 // validateAt is validate for a schema found at JSON Pointer schemaBase in
 // the request, which names the keyword in a limit error.
-func (s *schema) validateAt(v jsonv.Value, path string, errs *issueList, schemaBase string) *Error {
+func (s *schema) validateAt(v strictjson.Value, path string, errs *issueList, schemaBase string) *Error {
 	w := validator{errs: *errs, base: path, work: maxValidationWork, root: s, schemaBase: schemaBase, itemAt: -1}
 	w.walk(s, v, nil)
 	*errs = w.errs
@@ -146,7 +146,7 @@ func (w *validator) issue(f *frame, code IssueCode, text string, more []byte) Is
 // walk applies s to v, found at f: type first, then the keywords of v's
 // kind. For containers the children come before enum and const; for
 // scalars enum and const come before the bounds, lengths and pattern.
-func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
+func (w *validator) walk(s *schema, v strictjson.Value, f *frame) {
 	if w.errs.truncated || w.over != nil {
 		return
 	}
@@ -172,13 +172,13 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 	}
 	enumConst := s.has&(hasEnum|hasConst) != 0
 	switch kind {
-	case jsonv.Object:
+	case strictjson.Object:
 		w.object(s, v, f)
-	case jsonv.Array:
+	case strictjson.Array:
 		if s.items != nil && s.items.kind != trueSchema {
 			w.array(s.items, v, f)
 		}
-	case jsonv.Number:
+	case strictjson.Number:
 		if enumConst {
 			w.enumConst(s, v, f)
 			enumConst = false
@@ -186,7 +186,7 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 		if s.has&(hasMinimum|hasMaximum) != 0 {
 			w.bounds(s, v.Str(), f)
 		}
-	case jsonv.String:
+	case strictjson.String:
 		if enumConst {
 			w.enumConst(s, v, f)
 			enumConst = false
@@ -201,8 +201,8 @@ func (w *validator) walk(s *schema, v jsonv.Value, f *frame) {
 }
 
 // enumConst applies enum and const to v.
-func (w *validator) enumConst(s *schema, v jsonv.Value, f *frame) {
-	if s.enum.IsValid() && (v.Kind() != jsonv.String || len(s.enumStrs) <= schemaLinearScan) && !w.spend(s.enum.Len()) {
+func (w *validator) enumConst(s *schema, v strictjson.Value, f *frame) {
+	if s.enum.IsValid() && (v.Kind() != strictjson.String || len(s.enumStrs) <= schemaLinearScan) && !w.spend(s.enum.Len()) {
 		w.exhausted(w.keywordPointer(s, "enum"))
 		return
 	}
@@ -290,7 +290,7 @@ func (w *validator) state(i int32) *pattern.State {
 }
 
 // array walks the items of the array v (at f) under the schema items.
-func (w *validator) array(items *schema, v jsonv.Value, f *frame) {
+func (w *validator) array(items *schema, v strictjson.Value, f *frame) {
 	d := w.depth
 	w.depth++
 	if d < len(w.items) {
@@ -313,7 +313,7 @@ func (w *validator) array(items *schema, v jsonv.Value, f *frame) {
 // order, under its property schema or else additionalProperties. The
 // failures of required are reported before those of the members: they are
 // inserted ahead of them once the pass has seen which names are present.
-func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
+func (w *validator) object(s *schema, v strictjson.Value, f *frame) {
 	var learn *itemNames // where to keep what the names teach, if anywhere
 	if d := w.itemAt; d >= 0 && d < len(w.items) {
 		w.itemAt = -1 // for v, not for the objects in it
@@ -381,7 +381,7 @@ func (w *validator) object(s *schema, v jsonv.Value, f *frame) {
 
 // repeatedNames is object for an item v whose names are those of the item
 // before it, from which learnt was learnt under s.
-func (w *validator) repeatedNames(s *schema, v jsonv.Value, f *frame, learnt *itemNames) {
+func (w *validator) repeatedNames(s *schema, v strictjson.Value, f *frame, learnt *itemNames) {
 	mark := len(w.errs.issues)
 	member := frame{up: f, index: -1}
 	for it := v.Iter(); it.Next(); {
@@ -399,7 +399,7 @@ func (w *validator) repeatedNames(s *schema, v jsonv.Value, f *frame, learnt *it
 // members) and keeping the list within its cap. present has bit j set for
 // each required name j that v has, when s.fewRequired(); otherwise missing
 // looks the names up in v.
-func (w *validator) missing(s *schema, v jsonv.Value, f *frame, mark int, present uint64) {
+func (w *validator) missing(s *schema, v strictjson.Value, f *frame, mark int, present uint64) {
 	n, fewRequired := len(s.required), s.fewRequired()
 	if n == 0 || fewRequired && present == ^uint64(0)>>(64-n) {
 		return // every required name is there: nothing to look at

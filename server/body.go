@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // codedBody returns the first content coding other than identity that the
@@ -72,7 +72,7 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		w.Header().Set("Accept-Encoding", "identity")
 		return nil, &preflight.Error{
 			Code: CodeUnsupportedContentEncoding,
-			Message: "the body has Content-Encoding " + strconv.Quote(clip.String(coding)) +
+			Message: "the body has Content-Encoding " + strconv.Quote(strictjson.Clip(coding)) +
 				": send it uncompressed, with no Content-Encoding (or identity); nothing was evaluated",
 		}
 	}

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/internal/clip"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -121,7 +120,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpWriteError(w, http.StatusBadRequest, &preflight.Error{
 			Code: preflight.CodeInvalidRequest,
 			Message: "the " + mcpVersionHeader + " header names no MCP revision: expected a date such as 2025-06-18, found " +
-				strconv.Quote(clip.String(v)),
+				strconv.Quote(strictjson.Clip(v)),
 		})
 		return
 	}
@@ -200,13 +199,13 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 // reports it as the HTTP routes would; the parser stops at the first
 // problem, so one there hides any that follow it.
 func strictJSON(body []byte) *preflight.Error {
-	_, err := jsonv.Parse(body, jsonv.Limits{})
-	var je *jsonv.Error
+	_, err := strictjson.Parse(body, strictjson.Limits{})
+	var je *strictjson.Error
 	if err == nil || !errors.As(err, &je) {
-		return nil // the parser only returns *jsonv.Error
+		return nil // the parser only returns *strictjson.Error
 	}
 	inArguments := strings.HasPrefix(je.Pointer, "/params/arguments/") ||
-		je.Pointer == "/params/arguments" && je.Kind != jsonv.ErrDuplicateKey // a second "arguments" is the message's
+		je.Pointer == "/params/arguments" && je.Kind != strictjson.ErrDuplicateKey // a second "arguments" is the message's
 	if inArguments {
 		// The tool answers for its arguments, with a result carrying the
 		// envelope. The parser stopped there, so the message's own members
@@ -219,11 +218,11 @@ func strictJSON(body []byte) *preflight.Error {
 	}
 	issue, what := preflight.IssueInvalidJSON, "not valid JSON"
 	switch je.Kind {
-	case jsonv.ErrDuplicateKey:
+	case strictjson.ErrDuplicateKey:
 		issue, what = preflight.IssueDuplicateKey, "not valid JSON: duplicate object member name"
-	case jsonv.ErrInvalidUTF8:
+	case strictjson.ErrInvalidUTF8:
 		issue, what = preflight.IssueInvalidUTF8, "not valid JSON: invalid UTF-8"
-	case jsonv.ErrDepth:
+	case strictjson.ErrDepth:
 		issue, what = preflight.IssueMaxDepth, "nested too deeply"
 	}
 	return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is " + what + ": expected a JSON-RPC 2.0 message",
@@ -259,7 +258,7 @@ func repeatedMember(obj []byte, path, keep string) (at string, dup bool, kept js
 			return "", false, nil
 		}
 		if seen[name] {
-			return path + "/" + jsonv.EscapePointerToken(name), true, nil
+			return path + "/" + strictjson.EscapePointerToken(name), true, nil
 		}
 		seen[name] = true
 		var v json.RawMessage

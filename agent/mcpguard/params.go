@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -35,11 +35,11 @@ const maxParamsDepth = 998
 // A proxy that forwards a call only after ReadCallParams accepted its
 // params, and forwards those very bytes, runs the call it judged.
 func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, err error) {
-	v, perr := jsonv.Parse(params, jsonv.Limits{MaxDepth: maxParamsDepth})
+	v, perr := strictjson.Parse(params, strictjson.Limits{MaxDepth: maxParamsDepth})
 	if perr != nil {
 		return "", nil, invalidParams("tools/call params are not strict JSON: " + perr.Error())
 	}
-	if v.Kind() != jsonv.Object {
+	if v.Kind() != strictjson.Object {
 		return "", nil, invalidParams("tools/call params must be a JSON object, found " + v.Kind().String())
 	}
 	if at, a, b, ok := caseTwins(v, ""); ok {
@@ -50,7 +50,7 @@ func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, 
 	if !ok {
 		return "", nil, invalidParams(`tools/call params: the member "name" is missing; expected the tool's name as a string`)
 	}
-	if n.Kind() != jsonv.String {
+	if n.Kind() != strictjson.String {
 		return "", nil, invalidParams(`tools/call params: "name" must be a string, found ` + n.Kind().String())
 	}
 	if a, ok := v.Get("arguments"); ok {
@@ -62,9 +62,9 @@ func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, 
 // caseTwins looks, depth first, for an object with two member names that
 // fold to the same name, and returns the object's JSON Pointer and the two
 // names.
-func caseTwins(v jsonv.Value, at string) (string, string, string, bool) {
+func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 	switch v.Kind() {
-	case jsonv.Object:
+	case strictjson.Object:
 		seen := make(map[string]string, v.Len()) // folded name → name
 		for it := v.Iter(); it.Next(); {
 			k := it.Key()
@@ -73,11 +73,11 @@ func caseTwins(v jsonv.Value, at string) (string, string, string, bool) {
 				return at, prev, k, true
 			}
 			seen[f] = k
-			if p, a, b, ok := caseTwins(it.Value(), at+"/"+jsonv.EscapePointerToken(k)); ok {
+			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
 				return p, a, b, true
 			}
 		}
-	case jsonv.Array:
+	case strictjson.Array:
 		i := 0
 		for it := v.Iter(); it.Next(); i++ {
 			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strconv.Itoa(i)); ok {

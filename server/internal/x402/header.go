@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // MaxHeaderBytes is the longest header value [DecodeHeader] accepts.
@@ -49,11 +49,11 @@ func DecodeHeader(s string, v any) error {
 	// UTF-8, nothing after the object; then no member whose name differs
 	// only in letter case from a field of v (encoding/json would take
 	// {"NONCE":...} for "nonce").
-	tree, err := jsonv.Parse(raw, jsonv.Limits{MaxDepth: maxHeaderDepth})
+	tree, err := strictjson.Parse(raw, strictjson.Limits{MaxDepth: maxHeaderDepth})
 	if err != nil {
-		var pe *jsonv.Error
+		var pe *strictjson.Error
 		if errors.As(err, &pe) {
-			if pe.Kind == jsonv.ErrSyntax && strings.HasPrefix(pe.Msg, "expected end of input") {
+			if pe.Kind == strictjson.ErrSyntax && strings.HasPrefix(pe.Msg, "expected end of input") {
 				return errors.New("x402: header JSON has data after the object")
 			}
 			at := ""
@@ -80,12 +80,12 @@ const maxHeaderDepth = 32
 // field of t (a struct, through pointers) only when letter case is
 // ignored, and checks the members that match exactly against their
 // fields' types. at is the JSON Pointer of val.
-func checkMemberCase(val jsonv.Value, t reflect.Type, at string) error {
+func checkMemberCase(val strictjson.Value, t reflect.Type, at string) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil || t.Kind() != reflect.Struct || val.Kind() != jsonv.Object {
-		if t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 && val.Kind() == jsonv.Array {
+	if t == nil || t.Kind() != reflect.Struct || val.Kind() != strictjson.Object {
+		if t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 && val.Kind() == strictjson.Array {
 			for it := val.Iter(); it.Next(); {
 				if err := checkMemberCase(it.Value(), t.Elem(), at+"/"+strconv.Itoa(it.Index())); err != nil {
 					return err
@@ -102,7 +102,7 @@ func checkMemberCase(val jsonv.Value, t reflect.Type, at string) error {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == key {
 				fold = nil
-				if err := checkMemberCase(it.Value(), f.Type, at+"/"+jsonv.EscapePointerToken(key)); err != nil {
+				if err := checkMemberCase(it.Value(), f.Type, at+"/"+strictjson.EscapePointerToken(key)); err != nil {
 					return err
 				}
 				break
@@ -113,7 +113,7 @@ func checkMemberCase(val jsonv.Value, t reflect.Type, at string) error {
 		}
 		if fold != nil {
 			name, _, _ := strings.Cut(fold.Tag.Get("json"), ",")
-			return caseError(at+"/"+jsonv.EscapePointerToken(key), name)
+			return caseError(at+"/"+strictjson.EscapePointerToken(key), name)
 		}
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/internal/jsonv"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // The issue codes of a refused PAYMENT-SIGNATURE, in the details of its 400
@@ -69,7 +69,7 @@ var (
 // a decimal uint256 without leading zeros). Hex digits may be in either
 // case. Pointers start at the header's root.
 func readPayment(p PaymentPayload) (paymentID, error) {
-	tree, err := jsonv.Parse(p.Payload, jsonv.Limits{MaxDepth: maxHeaderDepth})
+	tree, err := strictjson.Parse(p.Payload, strictjson.Limits{MaxDepth: maxHeaderDepth})
 	if err != nil { // the header was parsed strictly before; unreachable
 		return paymentID{}, &payloadError{"/payload", preflight.IssueInvalidJSON, "payload is not JSON"}
 	}
@@ -79,7 +79,7 @@ func readPayment(p PaymentPayload) (paymentID, error) {
 	}
 	eip, okEIP := tree.Get("authorization")
 	p2, okP2 := tree.Get("permit2Authorization")
-	var auth jsonv.Value
+	var auth strictjson.Value
 	var name string
 	var names []string
 	switch {
@@ -95,7 +95,7 @@ func readPayment(p PaymentPayload) (paymentID, error) {
 			"payload has neither authorization (EIP-3009) nor permit2Authorization (Permit2); want one of them"}
 	}
 	at2 := at + "/" + name
-	if auth.Kind() != jsonv.Object {
+	if auth.Kind() != strictjson.Object {
 		return paymentID{}, &payloadError{at2, preflight.IssueType, name + " is a JSON " + auth.Kind().String() + "; want an object"}
 	}
 	if err := checkNames(auth, at2, names); err != nil {
@@ -139,15 +139,15 @@ func readPayment(p PaymentPayload) (paymentID, error) {
 // differs from one of names only in letter case, with strings.EqualFold's
 // folding (encoding/json's, Kelvin sign and long s included). at is obj's
 // JSON Pointer.
-func checkNames(obj jsonv.Value, at string, names []string) error {
-	if obj.Kind() != jsonv.Object {
+func checkNames(obj strictjson.Value, at string, names []string) error {
+	if obj.Kind() != strictjson.Object {
 		return nil
 	}
 	for it := obj.Iter(); it.Next(); {
 		key := it.Key()
 		for _, name := range names {
 			if key != name && strings.EqualFold(key, name) {
-				return caseError(at+"/"+jsonv.EscapePointerToken(key), name)
+				return caseError(at+"/"+strictjson.EscapePointerToken(key), name)
 			}
 		}
 	}
@@ -159,12 +159,12 @@ func caseError(path, name string) *payloadError {
 }
 
 // member returns obj's string member name, or the refusal.
-func member(obj jsonv.Value, at, name string) (jsonv.Value, error) {
+func member(obj strictjson.Value, at, name string) (strictjson.Value, error) {
 	v, ok := obj.Get(name)
 	if !ok {
 		return v, &payloadError{at + "/" + name, preflight.IssueRequired, name + " is missing"}
 	}
-	if v.Kind() != jsonv.String {
+	if v.Kind() != strictjson.String {
 		return v, &payloadError{at + "/" + name, preflight.IssueType, name + " is a JSON " + v.Kind().String() + "; want a string"}
 	}
 	return v, nil

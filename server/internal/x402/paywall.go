@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // Header names of x402 v2 over HTTP.
@@ -160,7 +160,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		return
 	}
 	if !vr.IsValid {
-		reason := clip.String(vr.InvalidReason)
+		reason := strictjson.Clip(vr.InvalidReason)
 		if reason == "" {
 			reason = "invalid_payment"
 		}
@@ -191,7 +191,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	clientGone := slog.Bool("client_gone", r.Context().Err() != nil)
 	if err != nil {
 		p.logger.LogAttrs(logCtx, slog.LevelError, "x402 settle failed, outcome unknown",
-			slog.String("error", err.Error()), slog.String("payer", clip.String(vr.Payer)), clientGone)
+			slog.String("error", err.Error()), slog.String("payer", strictjson.Clip(vr.Payer)), clientGone)
 		p.observe(logCtx, OutcomeUnknown)
 		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
@@ -219,7 +219,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 			sr.ErrorReason = "settlement_failed"
 		}
 		p.logSettlement(logCtx, slog.LevelWarn, "x402 settlement refused", sr, clientGone)
-		sr.ErrorReason = clip.String(sr.ErrorReason)
+		sr.ErrorReason = strictjson.Clip(sr.ErrorReason)
 		sr.Transaction = ""
 		h.Set(HeaderPaymentResponse, receiptHeader(sr))
 		p.observe(logCtx, OutcomeSettleFailed)

@@ -3,8 +3,7 @@ package x402
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/agentpreflight/preflight/internal/clip"
+	"unicode/utf8"
 )
 
 // MaxResponseHeaderBytes bounds the PAYMENT-RESPONSE header value the
@@ -34,7 +33,10 @@ func clipTo(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:clip.Cut(s, n)]
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // receiptHeader encodes sr for PAYMENT-RESPONSE within

@@ -1,4 +1,4 @@
-package jsonv
+package strictjson
 
 import (
 	"bytes"

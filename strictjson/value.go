@@ -1,17 +1,22 @@
-// Package jsonv parses JSON into a compact, read-only tree that keeps what
-// the preflight rules need and encoding/json throws away: member order, the
-// exact text of every number, and the byte span of every value.
+// Package strictjson reads JSON the way every part of preflight reads it,
+// and quotes caller text back the way every preflight message does. The
+// library's decoders, the reference server, the MCP guard and the proxy all
+// parse through it, so a document one of them accepts is read alike by the
+// others, and one they refuse is refused with the same kind of error.
 //
-// The tree is a flat "tape" of fixed-size nodes that hold no pointers, so a
-// parsed document costs one allocation and nothing for the garbage
-// collector to scan. Strings without escapes are not copied: they are slices
-// of the document.
+// Parse builds a compact, read-only tree that keeps what encoding/json
+// throws away: member order, the exact text of every number, and the byte
+// span of every value. The tree is a flat "tape" of fixed-size nodes that
+// hold no pointers, so a parsed document costs one allocation and nothing
+// for the garbage collector to scan. Strings without escapes are not
+// copied: they are slices of the document, which must therefore not be
+// modified while the tree is in use.
 //
-// The parser is strict (RFC 8259 plus I-JSON's rules): duplicate object keys,
-// invalid UTF-8 and lone surrogate escapes are errors. It enforces optional
-// depth and node limits while it parses, so a hostile document is rejected
-// before it is built.
-package jsonv
+// The parser is strict (RFC 8259 plus I-JSON's rules): duplicate object
+// keys, invalid UTF-8 and lone surrogate escapes are errors. It enforces
+// optional depth and node limits while it parses, so a hostile document is
+// rejected before it is built.
+package strictjson
 
 // Kind is the JSON type of a Value.
 type Kind uint8
