@@ -12,8 +12,12 @@ import (
 const (
 	maxToolCallDepth = 16
 	maxToolCallNodes = 10000
-	maxHistory       = 100
+	maxHistory       = MaxHistory
 )
+
+// MaxHistory is the most entries a ToolCallRequest's History may hold; a
+// request with more is refused with ErrorCode limit_exceeded.
+const MaxHistory = 100
 
 const defaultDecidePrice = "0.002"
 

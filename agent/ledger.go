@@ -11,7 +11,7 @@ import (
 
 // MaxEntries is the most entries a [Ledger] keeps, the most history entries
 // [preflight.Decide] accepts.
-const MaxEntries = 100
+const MaxEntries = preflight.MaxHistory
 
 // LedgerOptions configures a [Ledger]. The zero value and nil both work.
 type LedgerOptions struct {
