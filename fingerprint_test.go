@@ -7,9 +7,10 @@ import (
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
-// The README publishes these vectors so that any language can reproduce the
-// hashes. The expected values were computed independently of this package:
-// SHA-256 over the canonical text shown, written by hand.
+// The guide (server/site/index.md) publishes these vectors so that any
+// language can reproduce the hashes. The expected values were computed
+// independently of this package: SHA-256 over the canonical text shown,
+// written by hand.
 func TestHashVectors(t *testing.T) {
 	t.Run("requestFingerprint", func(t *testing.T) {
 		// canonical: {"fingerprintVersion":2,"operation":"web_search","provider":"search","request":{"max_results":5,"query":"RFC 8785"}}

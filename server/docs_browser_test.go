@@ -5,7 +5,7 @@ package server
 // desktop's, and checks what a reader sees: nothing is wider than the
 // viewport (wide tables scroll inside their own box), and every in-page
 // link leads to an element. With -update it also writes the screenshots
-// server/site/docs-390.png and docs-1280.png that the README shows.
+// server/site/docs-390.png and docs-1280.png that the README links.
 
 import (
 	"context"

@@ -13,7 +13,8 @@ import (
 //
 // The catalog is built from the server's own tools/list, asked of the
 // handlers below the middleware. Every other request passes through
-// unchanged. opts may be nil.
+// unchanged. A stateless Streamable HTTP server has no sessions: there the
+// middleware keeps nothing from one request to the next. opts may be nil.
 func Server(opts *Options) mcp.Middleware { return serverMiddleware(newGuard(opts)) }
 
 func serverMiddleware(g *guard) mcp.Middleware {

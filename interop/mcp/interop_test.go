@@ -1,7 +1,7 @@
 // Package mcpinterop proves the /mcp endpoint with a second, independent
 // client: the official TypeScript MCP SDK (@modelcontextprotocol/sdk, version
 // pinned in package.json and package-lock.json), driven by client.mjs against
-// the real preflightd binary. See README.md.
+// the real preflightd binary. See CONTRIBUTING.md.
 package mcpinterop
 
 import (

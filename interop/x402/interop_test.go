@@ -1,5 +1,5 @@
 // Package x402interop runs the official x402 npm client and facilitator
-// code against preflight's paid decision route. See README.md.
+// code against preflight's paid decision route. See CONTRIBUTING.md.
 package x402interop
 
 import (

@@ -31,7 +31,9 @@ var command = cli.Command{
 	Synopsis: "[flags]",
 	Summary: "Runs the preflight reference server: the HTTP API, /mcp, /docs and /openapi.json on one\n" +
 		"address. Every flag has an environment fallback (shown in parentheses); a flag wins,\n" +
-		"and a variable set to the empty string counts as unset.",
+		"and a variable set to the empty string counts as unset.\n\n" +
+		"preflightd proxy runs the guarding MCP proxy instead, in front of an MCP server;\n" +
+		"'preflightd proxy -h' prints its flags.",
 }
 
 // parseFlags parses args, with environment variables (read through getenv)

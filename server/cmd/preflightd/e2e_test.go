@@ -130,9 +130,10 @@ func (d *daemon) sigtermMidBody(t *testing.T, conn net.Conn, br *bufio.Reader, h
 }
 
 // TestBinaryEndToEnd builds the real binary, starts it, waits for /health,
-// exercises every route, runs the README's curl examples, then sends
-// SIGTERM while a request is in flight (its body only half sent) and checks
-// that the request completes and the process exits 0.
+// exercises every route, runs the curl examples of
+// server/testdata/curl-examples.sh, then sends SIGTERM while a request is
+// in flight (its body only half sent) and checks that the request
+// completes and the process exits 0.
 func TestBinaryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")

@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 func TestHelpAndBadFlag(t *testing.T) {
 	clitest.CheckManners(t, "preflightd", "addr", "base-url", "site-url", "pay-to", "network",
 		"facilitator-url", "max-timeout-seconds", "mcp-trust-proxy-host")
+	if stdout, _, _ := clitest.Run(t, "-h"); !strings.Contains(stdout, "\npreflightd proxy ") {
+		t.Errorf("preflightd -h does not mention the proxy subcommand:\n%s", stdout)
+	}
 	stdout, stderr, code := clitest.Run(t, "proxy", "-h")
 	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage:\n  preflightd proxy --listen ADDR") || !strings.Contains(stdout, "\n  -upstream URL") {
 		t.Errorf("preflightd proxy -h: exit %d, stderr %q, stdout:\n%s\nwant the proxy's usage on stdout and exit 0", code, stderr, stdout)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package preflight
+package main
 
 import (
 	"context"
@@ -20,21 +20,57 @@ import (
 	"github.com/agentpreflight/preflight/internal/testpart"
 )
 
-// The README's operations commands: the guarding proxy in front of an HTTP
-// and a stdio MCP server, and the server with metrics and tracing on. The
-// tests run them as written but for the addresses (a free port instead of
-// 8090, 3001, 4318 and 9464), the catalog file (the README's own, saved in
-// a temporary directory) and npx, which is pointed at the pinned
-// server-everything in interop/mcp/node_modules rather than the network.
+// The operations commands the documents show: the guarding proxy in front
+// of an HTTP MCP server (README.md) and of a stdio one (the guide's proxy
+// section), and the paid server and the server with metrics and tracing
+// (preflightd's package doc, doc.go). The tests run them as written but
+// for the addresses (a free port instead of 8090, 3001, 4318 and 9464),
+// the catalog file (the guide's own, saved in a temporary directory) and
+// npx, which is pointed at the pinned server-everything in
+// interop/mcp/node_modules rather than the network. A command of doc.go
+// starts with preflightd; it is run as go run ./server/cmd/preflightd.
 const (
 	readmeProxyHTTP    = "go run ./server/cmd/preflightd proxy --listen 127.0.0.1:8090 --upstream http://127.0.0.1:3001/mcp --budget-usd 2 --max-calls 50"
 	readmeProxyStdio   = "go run ./server/cmd/preflightd proxy --listen 127.0.0.1:8090 --operations tools.json -- npx -y @modelcontextprotocol/server-everything@2026.8.31"
-	readmeTraced       = "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=preflight-eu1 \\\n  go run ./server/cmd/preflightd --metrics-addr 127.0.0.1:9464"
+	readmePaid         = `preflightd --base-url https://api.example.com --pay-to "$PAY_TO" --network eip155:84532 --facilitator-url https://facilitator.example.com`
+	readmeTraced       = "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=preflight-eu1 preflightd --metrics-addr 127.0.0.1:9464"
 	readmeOverhead     = "(cd benchmarks && go run ./cmd/overhead -rounds 6 -duration 2s)"
 	readmeProxyListen  = "--listen 127.0.0.1:8090"
 	readmeUpstreamAddr = "127.0.0.1:3001"
-	readmeQuoteTool    = "market_quote" // a read-only tool of agent/mcpguard/mcptest (which imports this package)
+	readmeQuoteTool    = "market_quote" // a read-only tool of agent/mcpguard/mcptest
 )
+
+// docCommand requires preflightd's package doc (doc.go) to show command
+// on a code line of its own and returns it as run from a checkout.
+func docCommand(t *testing.T, command string) string {
+	t.Helper()
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.TrimPrefix(line, "//\t") == command {
+			return strings.Replace(command, "preflightd ", "go run ./server/cmd/preflightd ", 1)
+		}
+	}
+	t.Fatalf("doc.go no longer shows %q on a code line of its own; update readme_ops_test.go", command)
+	return ""
+}
+
+// guideProxyStdio requires the guide's proxy section to show the stdio
+// proxy command and returns it with the catalog file shown after it.
+func guideProxyStdio(t *testing.T) (command, tools string) {
+	t.Helper()
+	const section = "MCP guarding proxy"
+	blocks := readmeBlocks(readRoot(t, "server/site/index.md"))
+	for _, c := range shellCommands(blockAfter(t, blocks, section, "sh", 0)) {
+		if c == readmeProxyStdio {
+			return c, blockAfter(t, blocks, section, "json", 0)
+		}
+	}
+	t.Fatalf("the guide's %q section no longer shows %q; update readme_ops_test.go", section, readmeProxyStdio)
+	return "", ""
+}
 
 // readmeGuard is a guard against a hang, not a timing assertion.
 const readmeGuard = time.Minute
@@ -74,10 +110,10 @@ func callText(t *testing.T, s *mcp.ClientSession, tool string, args any) (string
 
 // testReadmeProxyHTTP puts the proxy in front of the test tool server and
 // requires a repeated read-only call to be answered from the first.
-func testReadmeProxyHTTP(t *testing.T, bash string) {
-	upstream := startReadmeProcess(t, bash, "go run ./agent/mcpguard/mcptest/toolserver -http 127.0.0.1:0", nil)["listening"]
+func testReadmeProxyHTTP(t *testing.T, bash, root string) {
+	upstream := startReadmeProcess(t, bash, root, "go run ./agent/mcpguard/mcptest/toolserver -http 127.0.0.1:0", nil)["listening"]
 	command := strings.ReplaceAll(readmeProxyHTTP, readmeUpstreamAddr, upstream)
-	proxy := startReadmeProcess(t, bash, strings.Replace(command, readmeProxyListen, "--listen 127.0.0.1:0", 1), nil)["listening"]
+	proxy := startReadmeProcess(t, bash, root, strings.Replace(command, readmeProxyListen, "--listen 127.0.0.1:0", 1), nil)["listening"]
 	s := connectReadmeMCP(t, "http://"+proxy+"/mcp")
 	args := map[string]any{"symbol": "ACME"}
 	first, isErr := callText(t, s, readmeQuoteTool, args)
@@ -90,12 +126,8 @@ func testReadmeProxyHTTP(t *testing.T, bash string) {
 }
 
 // testReadmeProxyStdio puts the proxy in front of server-everything over
-// stdio with the README's catalog file, and calls the tool that file prices.
-func testReadmeProxyStdio(t *testing.T, bash string, blocks []readmeBlock) {
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+// stdio with the guide's catalog file, and calls the tool that file prices.
+func testReadmeProxyStdio(t *testing.T, bash, root, command, catalog string) {
 	modules := filepath.Join(root, "interop", "mcp")
 	if _, err := os.Stat(filepath.Join(modules, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")); err != nil {
 		testpart.Missing(t, "interop/mcp/node_modules has no server-everything; run npm ci in interop/mcp")
@@ -104,26 +136,26 @@ func testReadmeProxyStdio(t *testing.T, bash string, blocks []readmeBlock) {
 		testpart.Missing(t, "npx is not installed; install Node.js 20+")
 	}
 	tools := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.WriteFile(tools, []byte(blockAfter(t, blocks, "MCP guarding proxy", "json", 0)), 0o644); err != nil {
+	if err := os.WriteFile(tools, []byte(catalog), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	command := strings.Replace(readmeProxyStdio, readmeProxyListen, "--listen 127.0.0.1:0", 1)
+	command = strings.Replace(command, readmeProxyListen, "--listen 127.0.0.1:0", 1)
 	command = strings.Replace(command, "--operations tools.json", "--operations "+tools, 1)
 	// npx finds the pinned package installed under --prefix (and its
 	// command on PATH) instead of downloading it.
 	command = strings.Replace(command, "npx -y", "npx --prefix "+modules+" -y", 1)
 	path := "PATH=" + filepath.Join(modules, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH")
-	proxy := startReadmeProcess(t, bash, command, []string{path})["listening"]
+	proxy := startReadmeProcess(t, bash, root, command, []string{path})["listening"]
 	s := connectReadmeMCP(t, "http://"+proxy+"/mcp")
 	if got, isErr := callText(t, s, "get-sum", map[string]any{"a": 2, "b": 3}); isErr || !strings.Contains(got, "5") {
 		t.Errorf("get-sum of 2 and 3 through the proxy answered %q (isError %v)", got, isErr)
 	}
 }
 
-// testReadmeTraced runs the server with metrics and tracing as the README
+// testReadmeTraced runs the server with metrics and tracing as doc.go
 // shows, an OTLP/HTTP receiver standing in for the collector, and requires
 // a request to reach both.
-func testReadmeTraced(t *testing.T, bash string) {
+func testReadmeTraced(t *testing.T, bash, root, command string) {
 	spans := make(chan string, 16)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -133,7 +165,7 @@ func testReadmeTraced(t *testing.T, bash string) {
 		}
 	}))
 	defer collector.Close()
-	command := strings.Replace(readmeTraced, "http://127.0.0.1:4318", collector.URL, 1)
+	command = strings.Replace(command, "http://127.0.0.1:4318", collector.URL, 1)
 	// Port 0 would equal the API's own --addr (refused), so a port that was
 	// free a moment ago.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -144,7 +176,7 @@ func testReadmeTraced(t *testing.T, bash string) {
 	ln.Close()
 	command = strings.Replace(command, "--metrics-addr 127.0.0.1:9464", "--metrics-addr "+metrics, 1)
 	// Spans leave in batches; a short delay sends the first one soon.
-	addrs := startReadmeProcess(t, bash, command, []string{"PREFLIGHT_ADDR=127.0.0.1:0", "OTEL_BSP_SCHEDULE_DELAY=100"})
+	addrs := startReadmeProcess(t, bash, root, command, []string{"PREFLIGHT_ADDR=127.0.0.1:0", "OTEL_BSP_SCHEDULE_DELAY=100"})
 	resp, err := http.Get("http://" + addrs["listening"] + "/health")
 	if err != nil {
 		t.Fatal(err)

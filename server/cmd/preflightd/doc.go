@@ -1,0 +1,245 @@
+// Command preflightd runs the preflight reference server, or, as
+// "preflightd proxy", a guarding proxy in front of an MCP server.
+//
+//	preflightd [flags]
+//	preflightd proxy --listen ADDR --upstream URL [flags]
+//	preflightd proxy --listen ADDR [flags] -- COMMAND [ARG...]
+//
+// The server serves every route of package server on one address: the HTTP
+// API, /mcp, /docs and /openapi.json. What each route accepts and answers
+// is in the guide the server renders at /docs (server/site/index.md in the
+// repository). This page covers the program: its flags, its logs, its
+// metrics and traces, and how it starts and stops.
+//
+// # Flags
+//
+// Every flag of the server has an environment fallback, and a flag on the
+// command line wins. A variable set to the empty string counts as unset
+// (PREFLIGHT_ADDR= keeps the default address); an empty flag is taken as
+// given (--addr "" stops the program at start). -h or --help prints the
+// flags and exits 0; a flag the program does not know exits 2.
+//
+//	--addr                         PREFLIGHT_ADDR
+//	    Listen address; default 127.0.0.1:8080 (loopback). Port 0 picks
+//	    a free one. Empty is refused.
+//	--base-url                     PREFLIGHT_BASE_URL
+//	    Public API base URL: {base_url} in the documents, the servers list of
+//	    /openapi.json and the x402 resource URL. Default: derived from each
+//	    request's Host. Set it in production.
+//	--site-url                     PREFLIGHT_SITE_URL
+//	    Public site base URL ({site_url} in the documents). Default: the base URL.
+//	--pay-to                       PREFLIGHT_PAY_TO
+//	    x402 recipient address, 0x and 40 hex digits; mixed case must be a
+//	    valid EIP-55 checksum. Empty (the default) serves the tool-call route
+//	    unpaid.
+//	--network                      PREFLIGHT_NETWORK
+//	    eip155:8453 (Base, the default) or eip155:84532 (Base Sepolia).
+//	--facilitator-url              PREFLIGHT_FACILITATOR_URL
+//	    x402 facilitator base URL (its /verify and /settle); required with --pay-to.
+//	--max-timeout-seconds          PREFLIGHT_MAX_TIMEOUT_SECONDS
+//	    Payment authorization window offered to clients: 0 (the default,
+//	    meaning 60) or 35..3600. It must cover the facilitator's verify and
+//	    settle timeouts with a margin.
+//	--mcp-trust-proxy-host         PREFLIGHT_MCP_TRUST_PROXY_HOST
+//	    Accept a non-loopback Host header on /mcp over a loopback connection.
+//	    Default false.
+//	--operations                   PREFLIGHT_OPERATIONS
+//	    Catalog file of the operations to decide (format in the guide; its
+//	    JSON Schema is served at /schemas/operations.json). A regular file of
+//	    at most 4 MiB; a larger file, a FIFO, a device or a directory stops
+//	    the program at start. The built-in search/web_search and browse/fetch
+//	    stay unless the file says "builtins": false. Default: the built-ins
+//	    only. /openapi.json, the preflight_tool_call description, /docs and
+//	    /llms.txt list the operations configured.
+//	--metrics-addr                 PREFLIGHT_METRICS_ADDR
+//	    Serve Prometheus metrics at http://ADDRESS/metrics on a listener of
+//	    their own, such as 127.0.0.1:9464; not --addr itself (unless both use
+//	    port 0). Default: no metrics.
+//	--read-header-timeout          PREFLIGHT_READ_HEADER_TIMEOUT
+//	    Longest wait for a request's headers; default 5s.
+//	--read-timeout                 PREFLIGHT_READ_TIMEOUT
+//	    Longest wait for a whole request, body included; default 30s, at
+//	    least the header timeout.
+//	--write-timeout                PREFLIGHT_WRITE_TIMEOUT
+//	    Longest time to answer once the headers are read; default 60s. On a
+//	    paid server at least read + verify + settle timeouts + 4s: the body,
+//	    up to 2s waiting for an evaluation slot, the facilitator and the
+//	    answer all count against it.
+//	--idle-timeout                 PREFLIGHT_IDLE_TIMEOUT
+//	    How long an idle keep-alive connection stays open; default 120s.
+//	--max-connections              PREFLIGHT_MAX_CONNECTIONS
+//	    Most API connections open at once, at least 16. 0 (the default) means
+//	    the file-descriptor limit (ulimit -n) less a reserve of 104 (plus
+//	    --max-facilitator-calls on a paid server) for the process's own files
+//	    and outbound sockets, at most 4096; a value that leaves less than the
+//	    reserve stops the program at start. Past 3/4 of it, connections
+//	    waiting for a request get --idle-timeout-under-pressure. At the bound
+//	    the connection waiting longest (at least 1s) is closed to make room,
+//	    or the new one gets a raw 503 server_busy with Retry-After: 1 and is
+//	    closed. A request being read or answered keeps its connection. The
+//	    "listening" log line carries the bound in max_connections.
+//	--idle-timeout-under-pressure  PREFLIGHT_IDLE_TIMEOUT_UNDER_PRESSURE
+//	    The idle timeout once more than 3/4 of --max-connections are open;
+//	    default 5s, at most --idle-timeout.
+//	--max-facilitator-calls        PREFLIGHT_MAX_FACILITATOR_CALLS
+//	    Most payments with the facilitator at once, from /verify through
+//	    /settle; default 32, 1..4096, paid servers only. A payment beyond it is
+//	    answered 503 server_busy with Retry-After: 1 before /verify, so junk
+//	    payments cannot spend the facilitator's quota faster than this.
+//	--verify-timeout               PREFLIGHT_VERIFY_TIMEOUT
+//	    Longest wait for the facilitator's /verify; default 10s, at most 20s.
+//	--settle-timeout               PREFLIGHT_SETTLE_TIMEOUT
+//	    Longest wait for the facilitator's /settle; default 15s, at most 20s.
+//	--shutdown-timeout             PREFLIGHT_SHUTDOWN_TIMEOUT
+//	    Grace for requests in flight after SIGTERM or SIGINT; default 30s. On
+//	    a paid server at least verify + settle timeouts + 2s.
+//
+// Durations are Go durations (500ms, 30s, 2m), above 0 and at most 1h. A
+// value out of range, or a combination that could cut off a paid answer
+// after its payment settled, stops the program at start with a message
+// naming the flag and what it needs. So does an invalid payment
+// configuration (or payment flags without --pay-to), and an invalid
+// catalog file, with every problem on its own line with its JSON Pointer
+// (the guide describes the three stages the file is checked in).
+//
+// A paid server on Base Sepolia:
+//
+//	preflightd --base-url https://api.example.com --pay-to "$PAY_TO" --network eip155:84532 --facilitator-url https://facilitator.example.com
+//
+// Behind a reverse proxy on the same machine, /mcp answers 403 when the
+// proxy forwards a public Host (such as api.example.com) to 127.0.0.1: a
+// loopback connection must carry a loopback Host, against DNS rebinding,
+// while the other routes work. Either have the proxy send a loopback Host
+// for /mcp (nginx: proxy_set_header Host 127.0.0.1:8080) and set
+// --base-url, or start with --mcp-trust-proxy-host, which turns the check
+// off. That lets a web page in a local browser reach /mcp; it exposes only
+// two free, read-only, stateless tools, but the check is the safer
+// default. Requests from non-loopback connections are not checked.
+//
+// # Logs, start and shutdown
+//
+// When standard error is a terminal, a few plain lines first say where
+// /docs, /health and /mcp are. From the line with "msg":"listening" on
+// (its "addr" field is the address actually bound), every line is JSON
+// (log/slog), the last one included. Each request gets one line: method,
+// path, status, size, duration and request id; never bodies, query strings
+// or header values. The request id is the one the response carries in
+// X-Request-Id; payment lines ("x402 settled", "x402 settle failed,
+// outcome unknown", ...) carry it too, with trace_id and span_id when
+// traced, so an unknown settlement outcome leads to its request.
+//
+// On SIGINT or SIGTERM the server stops accepting connections and lets
+// requests in flight finish, up to --shutdown-timeout: a paid request in
+// settlement completes, settles and gets its decision; then buffered spans
+// are flushed. A request carrying a payment not yet sent to the facilitator
+// when shutdown begins (its body still arriving, say) gets 503 server_busy
+// with Retry-After: 1, nothing verified or charged, so every settlement
+// that starts can finish within the grace. Should the process still exit
+// with a settlement under way, it first logs "exiting with a payment in
+// settlement, outcome unknown" with the request id.
+//
+// A request that is not valid HTTP/1.1 never reaches a handler: net/http
+// answers it in plain text with its own status, logs nothing and closes
+// the connection (the guide lists the cases); a request with both
+// Content-Length and Transfer-Encoding is answered 400 and its connection
+// closed.
+//
+// The server keeps no state, so replicas behind any load balancer need no
+// coordination.
+//
+// # Metrics
+//
+// With --metrics-addr, Prometheus metrics are served at /metrics (text or
+// OpenMetrics), with the Go runtime (go_*) and process (process_*)
+// metrics. They have a listener of their own because the API is public
+// and, on a paid server, the counters are business data: they can stay on
+// loopback or a private network while the API faces the internet, and the
+// API keeps exactly the routes its OpenAPI document lists. Every label
+// has a bounded set of values; a path that is no route counts as
+// route="unmatched".
+//
+//	preflight_http_requests_total                   counter    route, code
+//	preflight_http_request_duration_seconds         histogram  route (handler time, payment included)
+//	preflight_http_requests_in_flight               gauge
+//	preflight_http_request_bodies_too_large_total   counter    route (bodies refused with 413)
+//	preflight_decisions_total                       counter    decision, reason (the first reason code)
+//	preflight_checks_total                          counter    valid, economics (proceed, abort, none)
+//	preflight_payment_outcomes_total                counter    outcome
+//	preflight_facilitator_request_duration_seconds  histogram  endpoint (verify, settle), result (answered, error)
+//	preflight_mcp_sessions_open                     gauge      (a session lives for one POST: /mcp is stateless)
+//	preflight_mcp_tool_calls_total                  counter    tool, result (ok, tool_error, protocol_error)
+//
+// The payment outcomes are challenge_sent, malformed, verified,
+// verify_failed, facilitator_error, client_gone, settled, settle_failed and
+// outcome_unknown. A paying request counts verified and then one
+// settlement outcome; client_gone is a client that hung up during
+// verification (nothing charged), kept apart from facilitator_error. Worth
+// alerting on: any increase of outcome_unknown (look its request id up in
+// the log), a rising share of facilitator_error, and the p99 facilitator
+// duration near the verify or settle timeout.
+//
+// # Traces
+//
+// Tracing is off unless OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set or OTEL_TRACES_EXPORTER=otlp.
+// OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true turns it off; another
+// exporter stops the program at start. Spans go over OTLP/HTTP (no gRPC
+// exporter). Every other OTEL_* variable (headers, timeout, compression,
+// OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json, the sampler,
+// OTEL_SERVICE_NAME, default preflightd, and OTEL_RESOURCE_ATTRIBUTES) is
+// read by the OpenTelemetry SDK itself, as it documents them. A value the
+// SDK cannot use is ignored, and the SDK says so in a JSON line with
+// "component":"opentelemetry" (its message and error, never a header
+// value); failed exports are logged the same way and never affect answers.
+// To a local OTLP/HTTP receiver (an OpenTelemetry Collector, Jaeger, Tempo):
+//
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=preflight-eu1 preflightd --metrics-addr 127.0.0.1:9464
+//
+// Each request is a server span named "METHOD route" with the HTTP
+// semantic conventions (http.request.method, http.route, url.path,
+// http.response.status_code, ...), continuing an incoming W3C traceparent,
+// with preflight.decision, preflight.reason_code, preflight.fingerprint,
+// preflight.check.valid, preflight.request_hash and
+// preflight.payment.outcome where they apply, and the payment steps as
+// events. Facilitator calls are client spans "x402 verify" and "x402
+// settle" and send their traceparent on. MCP tool calls are spans
+// "execute_tool check_request" and "execute_tool preflight_tool_call"
+// (gen_ai.operation.name, gen_ai.tool.name) inside the "POST /mcp" span.
+//
+// # The guarding MCP proxy
+//
+// "preflightd proxy" serves MCP Streamable HTTP at /mcp in front of an MCP
+// server: one at URL over Streamable HTTP, or COMMAND over stdio, started
+// once per session. Every message is forwarded as it came except
+// tools/call, which preflight decides first, with one ledger, budget and
+// call limit per MCP session. What a client sees (withheld, reused and
+// coalesced calls, refusals and their codes) is in the guide's "MCP
+// guarding proxy" section. Its flags, which have no environment fallbacks
+// ("preflightd proxy -h" prints them):
+//
+//	--listen ADDR                         default 127.0.0.1:8090; port 0 picks a free port
+//	--upstream URL                        the upstream Streamable HTTP server (or a command after --)
+//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap
+//	--budget-usd DOLLARS                  each session's budget, a non-negative JSON number; empty: none
+//	--max-calls N                         tool calls per session; 0 (default): no limit
+//	--ttl DURATION                        reuse window of a read-only tool's result, whole seconds; default 5m, 0 disables
+//	--session-idle DURATION               end a session with no request for this long; default 30m, 0 never
+//	--session-init-timeout DURATION       end a session with no request after its initialize; default 30s
+//	--max-sessions N                      sessions open at once; default 1000
+//	--max-sessions-per-client N           sessions from one IP address (IPv6: its /64); default 100
+//	--max-processes N                     upstream processes with a command upstream; default 32
+//	--body-timeout DURATION               longest wait for a POST body; default 10s
+//	--allow-origin ORIGIN                 browser origins served (repeat or comma-separate); default none
+//	--max-batch N                         messages in one JSON-RPC batch; default 64
+//	--max-calls-in-flight-per-session N   default 32
+//	--max-calls-in-flight-per-client N    default 64
+//	--max-calls-in-flight N               across sessions; default 256
+//	--call-timeout DURATION               wait for the upstream's answer to a call; default 5m
+//	--max-result-bytes N                  largest message read from the upstream; default 16777216 (16 MiB)
+//	--trust-proxy-host                    accept any Host on a loopback listener (behind a reverse proxy)
+//
+// A bad value stops the proxy at start: --budget-usd is read by the
+// guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),
+// --session-init-timeout and --body-timeout are above 0 and at most 1h,
+// the call bounds are positive and --ttl is whole seconds.
+package main
