@@ -18,8 +18,8 @@ import (
 	"slices"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // issueList collects validation failures, keeping at most max (100 for
@@ -158,14 +158,14 @@ type schema struct {
 	minLength         int32 // code points; clamped to maxLengthClamp
 	maxLength         int32
 
-	typeValue strictjson.Value  // the type keyword's value, for messages
-	required  []string     // unique property names; nil: none
-	props     []schemaProp // sorted by name when there are many
+	typeValue strictjson.Value // the type keyword's value, for messages
+	required  []string         // unique property names; nil: none
+	props     []schemaProp     // sorted by name when there are many
 	items     *schema
-	enum      strictjson.Value   // the enum array; nil: no enum
-	enumStrs  []string      // the strings of enum, sorted when there are more than schemaLinearScan
-	constant  strictjson.Value   // valid when has&hasConst
-	bounds    *schemaBounds // nil when none of minimum, maximum, minLength, maxLength is present
+	enum      strictjson.Value // the enum array; nil: no enum
+	enumStrs  []string         // the strings of enum, sorted when there are more than schemaLinearScan
+	constant  strictjson.Value // valid when has&hasConst
+	bounds    *schemaBounds    // nil when none of minimum, maximum, minLength, maxLength is present
 	pattern   *pattern.Pattern
 	// patternIndex numbers pattern among the document's distinct
 	// patterns: a validation finds its matcher state by it (validator.state).

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // compileSchema compiles the schema value v, which sits at JSON Pointer base

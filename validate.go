@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
-	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/agentpreflight/preflight/internal/pattern"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // maxValidationWork bounds the work of one validation: the instance
