@@ -12,15 +12,15 @@ import (
 	"testing"
 )
 
-// TestSatellitesImportOnlyPublicPackages: a module of this repository
-// other than the core (a framework adapter, a ledger store, the
-// benchmarks) imports no internal/ package of the core, so that a
-// published pair of versions always builds: the core's internal packages
+// TestModulesImportOnlyPublicPackages: no file of this repository imports
+// an internal package of another module (the core, a framework adapter, a
+// ledger store, the MCP guard, the server, the benchmarks), so that a
+// published set of versions always builds: a module's internal packages
 // may change in any release. examples/ is checked by its own test.
-func TestSatellitesImportOnlyPublicPackages(t *testing.T) {
-	const internal = "github.com/agentpreflight/preflight/internal/"
+func TestModulesImportOnlyPublicPackages(t *testing.T) {
+	const root = "github.com/agentpreflight/preflight"
 	var modules []string
-	var found []string
+	var imports [][2]string // file, imported path below root, for internal packages
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -40,7 +40,7 @@ func TestSatellitesImportOnlyPublicPackages(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || moduleOf(path, modules) == "" {
+		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
@@ -49,34 +49,39 @@ func TestSatellitesImportOnlyPublicPackages(t *testing.T) {
 		}
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
-			if strings.HasPrefix(p, internal) {
-				found = append(found, filepath.ToSlash(path)+" imports "+p)
+			rel, ok := strings.CutPrefix(p, root+"/")
+			if !ok || !slices.Contains(strings.Split(rel, "/"), "internal") {
+				continue
 			}
+			imports = append(imports, [2]string{filepath.ToSlash(path), rel})
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"agent/adkguard", "agent/einoguard", "agent/genkitguard", "agent/redisledger", "benchmarks"} {
+	for _, m := range []string{"agent/adkguard", "agent/einoguard", "agent/genkitguard", "agent/mcpguard", "agent/redisledger", "benchmarks", "server"} {
 		if !slices.Contains(modules, m) {
 			t.Errorf("no module %s found (modules: %v): the check would miss it", m, modules)
 		}
 	}
-	for _, f := range found {
-		t.Errorf("%s: a module outside the core may import only the core's public packages", f)
+	// Every module is known only once the walk is over.
+	for _, im := range imports {
+		if moduleOf(im[1]+"/", modules) != moduleOf(im[0], modules) {
+			t.Errorf("%s imports %s/%s: a module may import only the public packages of another module", im[0], root, im[1])
+		}
 	}
 }
 
-// moduleOf is the module of modules whose directory holds path, or "" for
-// the core. WalkDir visits a directory before its files, so a file's
-// module is already listed.
+// moduleOf is the module of modules whose directory holds path (the
+// longest such directory), or "" for the core.
 func moduleOf(path string, modules []string) string {
 	path = filepath.ToSlash(path)
+	owner := ""
 	for _, m := range modules {
-		if strings.HasPrefix(path, m+"/") {
-			return m
+		if strings.HasPrefix(path, m+"/") && len(m) > len(owner) {
+			owner = m
 		}
 	}
-	return ""
+	return owner
 }

@@ -3,7 +3,8 @@ module github.com/agentpreflight/preflight/benchmarks
 go 1.26.0
 
 require (
-	github.com/agentpreflight/preflight v0.0.0
+	github.com/agentpreflight/preflight v0.1.0
+	github.com/agentpreflight/preflight/server v0.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/gowebpki/jcs v1.0.1
@@ -41,7 +42,5 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/agentpreflight/preflight => ../
 
 tool golang.org/x/perf/cmd/benchstat

@@ -19,8 +19,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentpreflight/preflight/internal/golden"
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/golden"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 // chromiumPath returns Debian's chromium, or "".

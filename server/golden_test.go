@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/golden"
+	"github.com/agentpreflight/preflight/server/internal/golden"
 )
 
 // goldenHeaders are the response headers recorded in golden files; others

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/golden"
+	"github.com/agentpreflight/preflight/server/internal/golden"
 )
 
 // llmsFullHead opens /llms-full.txt.

@@ -10,7 +10,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/agentpreflight/preflight/internal/golden"
+	"github.com/agentpreflight/preflight/server/internal/golden"
 )
 
 // contentsSectionBody matches the list under "## Contents" in index.md.

@@ -3,7 +3,8 @@ module github.com/agentpreflight/preflight/agent/adkguard
 go 1.26.5
 
 require (
-	github.com/agentpreflight/preflight v0.0.0
+	github.com/agentpreflight/preflight v0.1.0
+	github.com/agentpreflight/preflight/agent/mcpguard v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
@@ -49,5 +50,3 @@ require (
 	rsc.io/omap v1.2.0 // indirect
 	rsc.io/ordered v1.1.1 // indirect
 )
-
-replace github.com/agentpreflight/preflight => ../..

@@ -3,7 +3,7 @@ module github.com/agentpreflight/preflight/agent/einoguard
 go 1.25.0
 
 require (
-	github.com/agentpreflight/preflight v0.0.0
+	github.com/agentpreflight/preflight v0.1.0
 	github.com/cloudwego/eino v0.9.13
 )
 
@@ -36,5 +36,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/agentpreflight/preflight => ../..

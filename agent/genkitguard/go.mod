@@ -3,7 +3,7 @@ module github.com/agentpreflight/preflight/agent/genkitguard
 go 1.25.0
 
 require (
-	github.com/agentpreflight/preflight v0.0.0
+	github.com/agentpreflight/preflight v0.1.0
 	github.com/firebase/genkit/go v1.13.1
 )
 
@@ -33,5 +33,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
-
-replace github.com/agentpreflight/preflight => ../..

@@ -35,7 +35,7 @@ func TestReadCallParams(t *testing.T) {
 
 // TestReadCallParamsAsGoSDK: for every case, the go-sdk server reads the
 // same tool and arguments as ReadCallParams, or ReadCallParams refuses the
-// params. (The TypeScript SDK's reading is compared in interop/mcp.)
+// params. (The TypeScript SDK's reading is compared in server/interop/mcp.)
 func TestReadCallParamsAsGoSDK(t *testing.T) {
 	r, stop, err := mcptest.GoSDKParamsReader()
 	if err != nil {

@@ -24,8 +24,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/agentpreflight/preflight/internal/cli"
 )
 
 // keywords are the schema keywords preflight supports, in the order the
@@ -50,25 +48,37 @@ type test struct {
 	Valid       bool            `json:"valid"`
 }
 
-var command = cli.Command{
-	Name:     "suiteselect",
-	Synopsis: "-suite DIR [-out DIR]",
-	Summary:  "Selects the JSON-Schema-Test-Suite groups preflight can run and writes them for suite_test.go.",
-}
+// errUsage is a mistake on the command line; main exits 2 for it.
+var errUsage = errors.New("usage: suiteselect -suite DIR [-out DIR]")
 
+// main exits 0 on success and on -h, 2 on a command-line mistake (after the
+// flag package has printed it) and 1 on any other failure.
 func main() {
-	cli.Exit("suiteselect", run(os.Args[1:], os.Stdout))
+	err := run(os.Args[1:], os.Stdout)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "suiteselect:", err)
+		os.Exit(1)
+	}
 }
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("suiteselect", flag.ContinueOnError)
+	fs.SetOutput(stdout)
 	suite := fs.String("suite", "", "a checkout of JSON-Schema-Test-Suite")
 	out := fs.String("out", filepath.Join("testdata", "jsonschema-suite"), "where to write the two files")
-	if err := command.Parse(fs, args, stdout); err != nil {
-		return err
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
 	}
 	if *suite == "" || fs.NArg() > 0 {
-		return command.Usagef("-suite is required and takes one directory")
+		return errUsage
 	}
 	plain, boolean, err := selectDir(filepath.Join(*suite, "tests", "draft2020-12"))
 	if err != nil {

@@ -2,22 +2,27 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/agentpreflight/preflight/internal/cli/clitest"
 )
 
-func TestMain(m *testing.M) {
-	clitest.Hook(main)
-	os.Exit(m.Run())
-}
-
-func TestHelpAndBadFlag(t *testing.T) {
-	clitest.CheckManners(t, "suiteselect", "suite", "out")
+func TestUsage(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "-suite") {
+		t.Errorf("-h: err %v, output %q; want flag.ErrHelp and the flags", err, out.String())
+	}
+	for _, args := range [][]string{{}, {"-nope"}, {"-suite", "a", "b"}} {
+		if err := run(args, io.Discard); !errors.Is(err, errUsage) {
+			t.Errorf("run(%q) = %v, want the usage error", args, err)
+		}
+	}
 }
 
 // TestSelect runs the selection over a small suite written here, with one

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentpreflight/preflight/internal/cli"
 	"github.com/agentpreflight/preflight/server"
+	"github.com/agentpreflight/preflight/server/internal/cli"
 )
 
 // options are the parsed command-line flags.

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/golden"
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/golden"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 // daemon is a running preflightd process and its log lines.

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agentpreflight/preflight/internal/cli"
+	"github.com/agentpreflight/preflight/server/internal/cli"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentpreflight/preflight/internal/cli/clitest"
+	"github.com/agentpreflight/preflight/server/internal/cli/clitest"
 )
 
 // TestMain lets clitest run this test binary as preflightd itself.

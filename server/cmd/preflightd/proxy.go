@@ -18,7 +18,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
-	"github.com/agentpreflight/preflight/internal/cli"
+	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent"
-	"github.com/agentpreflight/preflight/internal/cli"
+	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/google/go-cmp/cmp"
 )
 

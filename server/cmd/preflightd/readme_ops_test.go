@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 // The operations commands the documents show: the guarding proxy in front
@@ -27,7 +27,7 @@ import (
 // for the addresses (a free port instead of 8090, 3001, 4318 and 9464),
 // the catalog file (the guide's own, saved in a temporary directory) and
 // npx, which is pointed at the pinned server-everything in
-// interop/mcp/node_modules rather than the network. A command of doc.go
+// server/interop/mcp/node_modules rather than the network. A command of doc.go
 // starts with preflightd; it is run as go run ./server/cmd/preflightd.
 const (
 	readmeProxyHTTP    = "go run ./server/cmd/preflightd proxy --listen 127.0.0.1:8090 --upstream http://127.0.0.1:3001/mcp --budget-usd 2 --max-calls 50"
@@ -130,7 +130,7 @@ func testReadmeProxyHTTP(t *testing.T, bash, root string) {
 func testReadmeProxyStdio(t *testing.T, bash, root, command, catalog string) {
 	modules := filepath.Join(root, "interop", "mcp")
 	if _, err := os.Stat(filepath.Join(modules, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")); err != nil {
-		testpart.Missing(t, "interop/mcp/node_modules has no server-everything; run npm ci in interop/mcp")
+		testpart.Missing(t, "server/interop/mcp/node_modules has no server-everything; run npm ci in server/interop/mcp")
 	}
 	if _, err := exec.LookPath("npx"); err != nil {
 		testpart.Missing(t, "npx is not installed; install Node.js 20+")

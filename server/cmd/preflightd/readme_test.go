@@ -30,7 +30,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/release"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 // readmeBlock is one fenced code block of the README.
@@ -97,22 +98,22 @@ const byCI = ".ci/run"
 const (
 	readmeServer   = "go run ./server/cmd/preflightd"
 	readmeHelp     = "go run ./server/cmd/preflightd -h"
-	readmeTests    = "go test ./..."
+	readmeTests    = "go test $(go list -m -f '{{.Dir}}/...')"
 	readmeGoGet    = "go get github.com/agentpreflight/preflight"
-	readmeNPM      = "(cd interop/mcp && npm ci) && (cd interop/x402 && npm ci)"
+	readmeNPM      = "(cd server/interop/mcp && npm ci) && (cd server/interop/x402 && npm ci)"
 	readmeLint     = "go install honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 	readmeLoopBase = "http://127.0.0.1:8080"
 )
 
 // readmeExamples are the example programs the README shows; each runs and
 // must exit 0 (their output is pinned by their own golden tests).
-// examples/mcpclient imports the MCP go-sdk; it is run where the README
+// server/examples/mcpclient imports the MCP go-sdk; it is run where the README
 // says it is.
 var readmeExamples = []string{
 	"go run ./examples/agentloop",
 	"go run ./examples/replay -f examples/replay/testdata/run.jsonl",
-	"go run ./examples/mcpclient -url http://127.0.0.1:8080/mcp",
-	"go run ./examples/httpclient --base-url http://127.0.0.1:8080",
+	"go run ./server/examples/mcpclient -url http://127.0.0.1:8080/mcp",
+	"go run ./server/examples/httpclient --base-url http://127.0.0.1:8080",
 }
 
 // repoRoot returns the repository root: the nearest directory above this
@@ -364,8 +365,8 @@ func startReadmeProcess(t *testing.T, bash, dir, command string, extra []string)
 }
 
 // testReadmeGoProgram makes a new module in an empty directory, runs the
-// README's go get there (pointed at this checkout with a replace
-// directive, since the test must not depend on a published version), puts
+// README's go get there (against a file-based proxy of this checkout's
+// modules, since the test must not depend on a published version), puts
 // each of the README's Go blocks in a function of its own in main.go, and
 // requires go run . to print what their Output comments say.
 func testReadmeGoProgram(t *testing.T, bash, root string, blocks []readmeBlock) {
@@ -398,23 +399,30 @@ func testReadmeGoProgram(t *testing.T, bash, root string, blocks []readmeBlock) 
 	program := "package main\n\nimport (\n" + imports.String() + ")\n" + funcs.String() + "\nfunc main() {\n" + calls.String() + "}\n"
 
 	dir := t.TempDir()
-	// The checkout's go.sum already holds every hash go get needs, so no
-	// checksum database is asked.
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// GOPROXY=off: the module comes from this checkout through the replace
-	// directive, and its dependencies from the module cache.
-	env := []string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off"}
+	// The module comes from a file-based proxy holding this checkout's
+	// modules at the version the next release tags, as go get would find
+	// it published; go-cmp (the core's one requirement, for its tests)
+	// from the module cache. No replace, no workspace, no checksum
+	// database.
+	proxy := filepath.Join(t.TempDir(), "proxy")
+	mods, err := release.Modules(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := release.WriteProxy(proxy, root, mods, "v0.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	cache := strings.TrimSpace(runIn(t, dir, bash, "go env GOMODCACHE", nil))
+	modcache := filepath.Join(t.TempDir(), "modcache")
+	// The go command writes its module cache read-only.
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", modcache).Run() })
+	env := []string{"GOWORK=off", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GOTOOLCHAIN=local",
+		"GOMODCACHE=" + modcache,
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))}
 	runIn(t, dir, bash, "go mod init example.com/readme", env)
-	runIn(t, dir, bash, "go mod edit -replace github.com/agentpreflight/preflight="+root, env)
 	runIn(t, dir, bash, readmeGoGet, env)
 	got := runIn(t, dir, bash, "go run .", env)
 	if diff := cmp.Diff(want.String(), got); diff != "" {

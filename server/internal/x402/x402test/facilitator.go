@@ -1,7 +1,7 @@
 // Package x402test provides the one fake x402 facilitator the module's Go
 // tests share. A real facilitator needs a chain, which a test cannot reach;
 // the official TypeScript facilitator runs against a stubbed chain in
-// interop/x402 instead.
+// server/interop/x402 instead.
 package x402test
 
 import (

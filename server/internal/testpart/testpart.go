@@ -18,7 +18,7 @@ func InCI() bool { return os.Getenv("CI") == "true" }
 // Missing stops t because the part it needs is missing: a failure under
 // CI=true, otherwise a skip whose message is reason. reason says what is
 // missing and how to get it, for example
-// "node is not on PATH; install Node.js 20+ and run npm ci in interop/mcp".
+// "node is not on PATH; install Node.js 20+ and run npm ci in server/interop/mcp".
 func Missing(t testing.TB, reason string) {
 	t.Helper()
 	if InCI() {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 const (
@@ -55,7 +55,7 @@ func requireNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not on PATH"
 	} else if _, err := os.Stat("node_modules/@x402/fetch"); err != nil {
-		missing = "interop/x402/node_modules is missing (run `npm ci` in interop/x402)"
+		missing = "server/interop/x402/node_modules is missing (run `npm ci` in server/interop/x402)"
 	}
 	if missing == "" {
 		return

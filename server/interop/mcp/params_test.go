@@ -18,10 +18,10 @@ import (
 func TestParamsReadAsTypeScriptSDK(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in interop/mcp", err)
+		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in server/interop/mcp", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		requirement(t, "interop/mcp/node_modules is missing (%v); run npm ci in interop/mcp", err)
+		requirement(t, "server/interop/mcp/node_modules is missing (%v); run npm ci in server/interop/mcp", err)
 	}
 	cmd := exec.Command(node, "params_echo.mjs")
 	stdin, err := cmd.StdinPipe()

@@ -39,10 +39,10 @@ func needNode(t *testing.T, pkg string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in interop/mcp", err)
+		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in server/interop/mcp", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-		requirement(t, "interop/mcp/node_modules/%s is missing (%v); run npm ci in interop/mcp", pkg, err)
+		requirement(t, "server/interop/mcp/node_modules/%s is missing (%v); run npm ci in server/interop/mcp", pkg, err)
 	}
 	return node
 }

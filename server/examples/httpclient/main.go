@@ -2,7 +2,7 @@
 // validates a request body with POST /check-request, then asks
 // POST /v0.2/preflight/tool-call whether a web search is worth making.
 //
-//	go run ./examples/httpclient --base-url http://127.0.0.1:8080
+//	go run ./server/examples/httpclient --base-url http://127.0.0.1:8080
 //
 // When the server charges for the tool-call route it answers 402 with an
 // x402 challenge; this example prints the price and stops there (paying

@@ -2,7 +2,7 @@
 // with the official MCP Go SDK client, and prints what they answer.
 //
 //	go run ./server/cmd/preflightd --addr 127.0.0.1:8080 &
-//	go run ./examples/mcpclient -url http://127.0.0.1:8080/mcp
+//	go run ./server/examples/mcpclient -url http://127.0.0.1:8080/mcp
 //
 // It lists the tools, asks check_request to validate an order body that is
 // missing a required field, and asks preflight_tool_call whether a web search

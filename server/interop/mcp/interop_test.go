@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/internal/testpart"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 )
 
 // requirement skips the test with a one-line reason when a prerequisite is
@@ -34,10 +34,10 @@ func requirement(t *testing.T, format string, args ...any) {
 func TestTypeScriptClient(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in interop/mcp", err)
+		requirement(t, "node is not installed (%v); install Node.js 20 or newer, then run npm ci in server/interop/mcp", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		requirement(t, "interop/mcp/node_modules is missing (%v); run npm ci in interop/mcp", err)
+		requirement(t, "server/interop/mcp/node_modules is missing (%v); run npm ci in server/interop/mcp", err)
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
