@@ -67,7 +67,7 @@ func requireNode(t *testing.T) {
 func buildServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "preflightd")
-	out, err := exec.Command("go", "build", "-o", bin, "../../server/cmd/preflightd").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/agentpreflight/preflight/server/cmd/preflightd").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build server/cmd/preflightd: %v\n%s", err, out)
 	}
