@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap"}
 
 var specMemberPath = regexp.MustCompile(`^/operations/[0-9]+/(priceUsd|ttlSeconds|retryCap)$`)
 
-// DecodeToolSpecs reads a tool-spec file: a catalog file (see
+// DecodeSpecs reads a tool-spec file: a catalog file (see
 // [preflight.DecodeCatalog]) whose operations may also carry
 //
 //	"priceUsd":   what one call costs, a non-negative decimal (default 0);
@@ -30,7 +30,7 @@ var specMemberPath = regexp.MustCompile(`^/operations/[0-9]+/(priceUsd|ttlSecond
 // operations are not included). Decoding is as strict as DecodeCatalog's,
 // and every problem is reported in one *preflight.Error with JSON Pointers
 // into the file.
-func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
+func DecodeSpecs(data []byte) ([]Spec, error) {
 	var keep []preflight.Issue
 	catalogErr := &preflight.Error{Code: preflight.CodeInvalidRequest}
 	if _, err := preflight.DecodeCatalog(data); err != nil {
@@ -81,7 +81,7 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 // file and returns the specs they make, the file without them (a catalog
 // file), and a problem with each member that is out of its range. A file
 // whose operations cannot be read is left to DecodeCatalog's report.
-func readSpecMembers(data []byte) ([]ToolSpec, []byte, []preflight.Issue) {
+func readSpecMembers(data []byte) ([]Spec, []byte, []preflight.Issue) {
 	var doc map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -90,7 +90,7 @@ func readSpecMembers(data []byte) ([]ToolSpec, []byte, []preflight.Issue) {
 		return nil, nil, nil
 	}
 	var issues []preflight.Issue
-	specs := make([]ToolSpec, len(ops))
+	specs := make([]Spec, len(ops))
 	for i, op := range ops {
 		at := "/operations/" + strconv.Itoa(i) + "/"
 		for _, name := range specMembers {
