@@ -8,10 +8,10 @@ import (
 	"github.com/agentpreflight/preflight"
 )
 
-// fullLedger returns a ledger holding MaxEntries distinct successes.
+// fullLedger returns a ledger holding preflight.MaxHistory distinct successes.
 func fullLedger(b *testing.B) *Ledger {
 	l := NewLedger(nil)
-	for i := range MaxEntries {
+	for i := range preflight.MaxHistory {
 		if err := l.Record(Entry{ToolCallID: fmt.Sprint(i), Fingerprint: fp(i), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g1"}); err != nil {
 			b.Fatal(err)
 		}
@@ -21,7 +21,7 @@ func fullLedger(b *testing.B) *Ledger {
 
 func BenchmarkLedgerRecordFull(b *testing.B) {
 	l := fullLedger(b)
-	i := MaxEntries
+	i := preflight.MaxHistory
 	for b.Loop() {
 		i++
 		if err := l.Record(Entry{ToolCallID: "x", Fingerprint: fp(i), Outcome: preflight.OutcomeTerminalFailure}); err != nil {
@@ -33,7 +33,7 @@ func BenchmarkLedgerRecordFull(b *testing.B) {
 func BenchmarkLedgerHistoryFull(b *testing.B) {
 	l := fullLedger(b)
 	for b.Loop() {
-		_ = l.History()
+		_ = history(b, l)
 	}
 }
 
@@ -45,7 +45,7 @@ func BenchmarkGuardCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := func(context.Context) (Result, error) { return Result{ResultReference: "r"}, nil }
+	call := func(context.Context) (Completion, error) { return Completion{ResultReference: "r"}, nil }
 	i := 0
 	for b.Loop() {
 		i++

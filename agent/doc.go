@@ -1,8 +1,13 @@
 // Package agent keeps the caller's side of preflight's tool-call contract for
-// Go agent runtimes, in process: a [Ledger] of what really happened and a
-// [Guard] that asks preflight to decide before every tool call, against the
-// default catalog or the caller's own [preflight.Catalog]
-// (GuardOptions.Catalog), and applies the decision.
+// Go agent runtimes, in process: a [Ledger] of what really happened, kept in
+// a [LedgerStore], and a [Guard] that asks preflight to decide before every
+// tool call, against the default catalog or the caller's own
+// [preflight.Catalog] (GuardOptions.Catalog), and applies the decision.
+//
+// It is the bottom of three layers: package agent/tools guards calls named
+// by a tool name and raw JSON arguments on top of a Guard, and package
+// agent/adapt is the kit framework adapters are built from. Neither is
+// known here.
 //
 // preflight's Decide is stateless: the caller keeps the history
 // (fingerprints, outcomes, ages, result references, goal hashes), records an
@@ -26,9 +31,9 @@
 //			Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
 //			FreshnessTTLSeconds: "600",
 //		}
-//		rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Result, error) {
+//		rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Completion, error) {
 //			ref, err := runTool(ctx, step) // saves the result, returns where
-//			return agent.Result{ResultReference: ref}, err
+//			return agent.Completion{ResultReference: ref}, err
 //		})
 //		if rep.Decision == nil {
 //			return err // a malformed request, or ctx is done
@@ -38,17 +43,20 @@
 //		}
 //	}
 //
-// # Two phases, sessions and MCP
+// # Two phases and coalescing
 //
 // [Guard.Begin] and [Permit.End] split a call for runtimes with before and
-// after hooks; identical read-only calls in flight are coalesced. A
-// [Session] guards calls named by a tool name and raw JSON arguments: a
-// [Toolset] gives each tool's catalog entry, price, TTL and retry cap, a
-// [ResultStore] keeps results so that reuse hands back the saved bytes
-// (a [SharedStore] serves many sessions, each under a quota of its own,
-// and never evicts one session's result within its TTL for another), and
-// [Report.Message] is the sentence a model reads when a call was not run.
-// Package agent/mcpguard builds MCP client and server middleware on it.
+// after hooks; identical read-only calls in flight are coalesced: the
+// Report of the later one carries the call in flight (Report.InFlight) to
+// wait on. [Report.ReasonCodes] are the codes to show for a call not run.
+//
+// # Words
+//
+// A result is always a tool's own output (saved somewhere the caller
+// chooses, found again by its ResultReference); a [Completion] is the
+// caller's account of a call that ran (outcome, reference, cost); a
+// [Report] is what the Guard did. "Store" in this package means a
+// [LedgerStore] only: the stores of results are agent/tools'.
 //
 // # Parallel calls and the budget
 //

@@ -21,9 +21,9 @@ func ExampleGuard_Call() {
 	}
 
 	saved := map[string]string{} // the agent's own result store
-	search := func(ctx context.Context) (agent.Result, error) {
+	search := func(ctx context.Context) (agent.Completion, error) {
 		saved["mem:1"] = "10 results about Go generics"
-		return agent.Result{ResultReference: "mem:1"}, nil
+		return agent.Completion{ResultReference: "mem:1"}, nil
 	}
 	for i, step := range []string{"s1", "s2"} {
 		req := preflight.ToolCallRequest{
@@ -49,7 +49,11 @@ func ExampleGuard_Call() {
 		}
 		now = now.Add(time.Duration(i+1) * 30 * time.Second)
 	}
-	fmt.Println("spent:", guard.SpentUSD())
+	spent, err := guard.SpentUSD(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("spent:", spent)
 	// Output:
 	// s1 allow [NO_PROVEN_WASTE] called: true
 	// s2 reuse [REUSE_FRESH_RESULT] called: false

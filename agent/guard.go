@@ -36,7 +36,7 @@ type GuardOptions struct {
 	Catalog *preflight.Catalog
 	// BudgetUSD, when non-empty, makes the Guard own the run's money: each
 	// request's Budget.RemainingUSD is replaced by BudgetUSD minus what the
-	// calls that ran through this Guard cost (Result.CostUSD, or the
+	// calls that ran through this Guard cost (Completion.CostUSD, or the
 	// request's estimate). Empty means the caller supplies RemainingUSD.
 	BudgetUSD json.Number
 	// MaxCalls, when positive, makes the Guard own the run's call limit:
@@ -59,8 +59,11 @@ type GuardOptions struct {
 	Lease time.Duration
 }
 
-// Result is what the caller's tool function reports about the real call.
-type Result struct {
+// Completion is what the caller's tool function reports about the real call
+// once it returned: how it ended, where its result was saved and what it
+// cost. (In this package and agent/tools, a "result" is always the tool's
+// own output; a Completion is the caller's account of the call.)
+type Completion struct {
 	// Outcome classifies the call. Empty means success when the function
 	// returned a nil error and transient_failure otherwise (a transient
 	// failure never blocks a retry and never enables reuse).
@@ -75,6 +78,10 @@ type Result struct {
 	// means the request's estimate. It only matters with
 	// GuardOptions.BudgetUSD.
 	CostUSD json.Number
+	// Result, optional, is the call's result itself, for the calls
+	// coalesced onto this one (see Flight.Wait) when it could not be saved
+	// under a ResultReference. The Guard neither reads nor records it.
+	Result []byte
 }
 
 // Report is what [Guard.Call] did.
@@ -87,15 +94,15 @@ type Report struct {
 	Called bool
 	// Recorded is true when the call's outcome went into the ledger.
 	Recorded bool
-	// Result is what the function reported, with defaults filled in. Zero
-	// when the function did not run.
-	Result Result
+	// Completion is what the function reported, with defaults filled in.
+	// Zero when the function did not run.
+	Completion Completion
 	// ReuseReference is the prior result's reference on a reuse decision:
 	// use the result saved there instead of calling.
 	ReuseReference string
 	// OverBudget is true when an operation the catalog lacks was not run,
-	// under a policy that runs it, because the estimate exceeds the free
-	// budget; and when a store shared with other processes kept refusing
+	// under a policy that runs it, because the estimate does not fit the
+	// free budget (preflight.Budget.Fits); and when a store shared with other processes kept refusing
 	// the reservation the decision allowed (they spent the money first).
 	OverBudget bool
 	// EstimateUSD is the call's estimate (external plus model cost) and
@@ -103,12 +110,12 @@ type Report struct {
 	// ReservedUSD, calls in flight included) when it was decided; empty
 	// when Call returned before deciding.
 	EstimateUSD, FreeUSD json.Number
-	// Coalesced is non-nil when the call was not run because an identical
+	// InFlight is non-nil when the call was not run because an identical
 	// call (same fingerprint) of a read-only operation was already in
 	// flight through this Guard and the request allows reuse: wait on it
-	// for the leader's result instead of calling. The decision is the one
-	// Decide gave; the call is not recorded.
-	Coalesced *Flight
+	// for the leader's completion instead of calling (coalescing). The
+	// decision is the one Decide gave; the call is not recorded.
+	InFlight *Flight
 	// Balance is the balance the decision saw: spent, held in flight and
 	// calls begun in the Guard's store. Nil when Begin did not get that far.
 	Balance *Balance
@@ -116,7 +123,7 @@ type Report struct {
 	// empty when it did not run.
 	ReservedUSD json.Number
 	// SettledUSD is the cost the call was settled with once it ended,
-	// exact and unrounded: Result.CostUSD, or the estimate when the call
+	// exact and unrounded: Completion.CostUSD, or the estimate when the call
 	// reported none or an invalid one. Empty when it did not run or its
 	// settlement failed. A store that counts fewer fraction digits
 	// (redisledger: 18) counts it rounded up to its precision, so the
@@ -126,6 +133,22 @@ type Report struct {
 	// ended: its money had been given back, and its cost was counted as
 	// spent anyway.
 	LateSettlement bool
+}
+
+// ReasonCodes returns the reason codes of a call the Guard did not run:
+// the decision's, led by preflight.ReasonBudgetExceeded when the Guard
+// withheld it because its estimate does not fit the free budget
+// (OverBudget), which Decide does not judge for an operation its catalog
+// lacks. It is nil when there is no decision. The slice is the caller's.
+func (r Report) ReasonCodes() []preflight.ReasonCode {
+	if r.Decision == nil {
+		return nil
+	}
+	codes := make([]preflight.ReasonCode, 0, len(r.Decision.ReasonCodes)+1)
+	if r.OverBudget {
+		codes = append(codes, preflight.ReasonBudgetExceeded)
+	}
+	return append(codes, r.Decision.ReasonCodes...)
 }
 
 // Guard runs tool calls through preflight with a [Ledger]: it fills the
@@ -146,7 +169,7 @@ type Report struct {
 // flight and added to Budget.ReservedUSD of every other request; deciding
 // and reserving happen under one lock. That is enough when the Guard owns
 // the budget (GuardOptions.BudgetUSD), as far as estimates go: a call whose
-// Result.CostUSD exceeds its estimate takes spending past BudgetUSD by the
+// Completion.CostUSD exceeds its estimate takes spending past BudgetUSD by the
 // difference (the calls after it see nothing left). When the caller supplies
 // RemainingUSD itself, it must deduct a call's cost before the call's
 // function returns, and must read RemainingUSD as late as possible:
@@ -169,8 +192,8 @@ type Guard struct {
 }
 
 // CallFunc makes the real tool call. It should save the result where it can
-// find it again and return that place as Result.ResultReference.
-type CallFunc func(ctx context.Context) (Result, error)
+// find it again and return that place as Completion.ResultReference.
+type CallFunc func(ctx context.Context) (Completion, error)
 
 // NewGuard returns a Guard recording into ledger. A nil ledger means a new
 // one with the system clock (see [Guard.Ledger]). opts may be nil. It fails
@@ -220,13 +243,33 @@ func (g *Guard) Ledger() *Ledger { return g.ledger }
 
 // SpentUSD returns what the calls run through this Guard cost so far, as
 // exact decimal text; with a store shared by processes, what all Guards on
-// the store spent. It is empty when the store cannot be read.
-func (g *Guard) SpentUSD() json.Number {
-	st, err := g.store.State(context.Background())
+// the store spent. The error is the store's, when it cannot be read.
+func (g *Guard) SpentUSD(ctx context.Context) (json.Number, error) {
+	st, err := g.store.State(ctx)
 	if err != nil {
+		return "", err
+	}
+	return st.Balance.SpentUSD, nil
+}
+
+// BudgetUSD returns GuardOptions.BudgetUSD as exact decimal text, or ""
+// when the Guard does not own the budget (the caller supplies
+// RemainingUSD).
+func (g *Guard) BudgetUSD() json.Number {
+	if g.budget == nil {
 		return ""
 	}
-	return st.Balance.SpentUSD
+	return formatUSD(*g.budget)
+}
+
+// SetCatalog replaces the catalog later calls are decided with (nil means
+// preflight.DefaultCatalog()), for example after the tool list changed. It
+// waits for a decision under way to finish; the ledger, the money and
+// calls in flight are kept.
+func (g *Guard) SetCatalog(c *preflight.Catalog) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.catalog = c
 }
 
 // Call proposes req and, if the decision says so, runs call.
@@ -243,17 +286,17 @@ func (g *Guard) SpentUSD() json.Number {
 //     Report.OverBudget); reuse, block and defer (safe_to_skip) never run
 //     it. On reuse Report.ReuseReference is the prior result's reference.
 //  4. After call returns, its outcome is recorded under the decision's
-//     RequestFingerprint, req.Task.GoalHash and the Result's reference, and
-//     call's error is returned unchanged (joined with a recording error if
-//     the Result is malformed, in which case nothing is recorded).
+//     RequestFingerprint, req.Task.GoalHash and the Completion's reference,
+//     and call's error is returned unchanged (joined with a recording error
+//     if the Completion is malformed, in which case nothing is recorded).
 //
 // When call does not run, nothing is recorded. A context that is already
 // done when Call starts, that ends while Call waits for another call's
 // decision and reservation (on a slow store), or that is done when the
 // call is about to run, stops it before running call: Call returns
 // ctx.Err() and records nothing. A context
-// cancelled while call runs is call's business: its Result is recorded as
-// it classified it. Call never retries.
+// cancelled while call runs is call's business: its Completion is recorded
+// as it classified it. Call never retries.
 func (g *Guard) Call(ctx context.Context, req preflight.ToolCallRequest, call CallFunc) (Report, error) {
 	p, rep, err := g.Begin(ctx, req)
 	if p == nil {
@@ -273,19 +316,4 @@ func requestEstimate(t preflight.ToolCall) (decimal.Dec, error) {
 		return decimal.Dec{}, err
 	}
 	return decimal.Add(ext, mod), nil
-}
-
-// fits reports whether estimate is no more than RemainingUSD − ReservedUSD,
-// the affordability rule of the spec. Unparsable values never fit (Decide
-// has already rejected them).
-func fits(b preflight.Budget, estimate decimal.Dec) bool {
-	rem, err := parseUSD(b.RemainingUSD)
-	if err != nil {
-		return false
-	}
-	res, err := parseUSD(b.ReservedUSD)
-	if err != nil {
-		return false
-	}
-	return decimal.Cmp(estimate, decimal.Sub(rem, res)) <= 0
 }

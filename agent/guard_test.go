@@ -44,11 +44,11 @@ func quote(s string) string {
 type counter struct {
 	mu    sync.Mutex
 	calls int
-	res   Result
+	res   Completion
 	err   error
 }
 
-func (c *counter) call(context.Context) (Result, error) {
+func (c *counter) call(context.Context) (Completion, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
@@ -105,7 +105,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 		{
 			name: "block when the retry cap is reached",
 			setup: func(t *testing.T, g *Guard) {
-				mustCall(t, g, searchReq("doomed", "0.01"), Result{Outcome: preflight.OutcomeTerminalFailure}, nil)
+				mustCall(t, g, searchReq("doomed", "0.01"), Completion{Outcome: preflight.OutcomeTerminalFailure}, nil)
 			},
 			req:  func() preflight.ToolCallRequest { return searchReq("doomed", "0.01") },
 			want: summary{Decision: preflight.VerdictBlock, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonRetryCapReached}},
@@ -130,7 +130,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 		{
 			name: "reuse a fresh prior result",
 			setup: func(t *testing.T, g *Guard) {
-				mustCall(t, g, searchReq("go generics", "0.01"), Result{ResultReference: "store:1"}, nil)
+				mustCall(t, g, searchReq("go generics", "0.01"), Completion{ResultReference: "store:1"}, nil)
 			},
 			req:  func() preflight.ToolCallRequest { return searchReq("go generics", "0.01") },
 			want: summary{Decision: preflight.VerdictReuse, Enforcement: preflight.EnforcementSafeToSkip, Reasons: []preflight.ReasonCode{preflight.ReasonReuseFreshResult}, ReuseReference: "store:1"},
@@ -152,8 +152,8 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, g)
 			}
-			before := g.Ledger().History()
-			c := &counter{res: Result{ResultReference: "never"}}
+			before := history(t, g.Ledger())
+			c := &counter{res: Completion{ResultReference: "never"}}
 			rep, err := g.Call(context.Background(), tt.req(), c.call)
 			if err != nil {
 				t.Fatalf("Call() error = %v", err)
@@ -164,7 +164,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 			if c.n() != 0 {
 				t.Errorf("the tool ran %d times, want 0", c.n())
 			}
-			if diff := cmp.Diff(before, g.Ledger().History()); diff != "" {
+			if diff := cmp.Diff(before, history(t, g.Ledger())); diff != "" {
 				t.Errorf("ledger changed although nothing ran (-before +after):\n%s", diff)
 			}
 		})
@@ -172,7 +172,7 @@ func TestGuardSkipsWithoutCallingOrRecording(t *testing.T) {
 }
 
 // mustCall runs req through g with a tool returning res, err and checks it ran.
-func mustCall(t *testing.T, g *Guard, req preflight.ToolCallRequest, res Result, err error) Report {
+func mustCall(t *testing.T, g *Guard, req preflight.ToolCallRequest, res Completion, err error) Report {
 	t.Helper()
 	c := &counter{res: res, err: err}
 	rep, gotErr := g.Call(context.Background(), req, c.call)
@@ -189,19 +189,19 @@ func TestGuardRecordsTheOutcomeItIsGiven(t *testing.T) {
 	boom := errors.New("boom")
 	tests := []struct {
 		name string
-		res  Result
+		res  Completion
 		err  error
 		want preflight.HistoryEntry
 	}{
-		{"success with reference", Result{ResultReference: "store:7", ToolCallID: "call-7"}, nil,
+		{"success with reference", Completion{ResultReference: "store:7", ToolCallID: "call-7"}, nil,
 			preflight.HistoryEntry{ToolCallID: "call-7", Outcome: preflight.OutcomeSuccess, ResultReference: "store:7", AgeSeconds: "0", GoalHash: "g1"}},
-		{"empty outcome and nil error is success", Result{}, nil,
+		{"empty outcome and nil error is success", Completion{}, nil,
 			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeSuccess, AgeSeconds: "0", GoalHash: "g1"}},
-		{"empty outcome and an error is transient", Result{}, boom,
+		{"empty outcome and an error is transient", Completion{}, boom,
 			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
-		{"terminal as classified", Result{Outcome: preflight.OutcomeTerminalFailure}, boom,
+		{"terminal as classified", Completion{Outcome: preflight.OutcomeTerminalFailure}, boom,
 			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTerminalFailure, AgeSeconds: "0", GoalHash: "g1"}},
-		{"transient as classified without an error", Result{Outcome: preflight.OutcomeTransientFailure}, nil,
+		{"transient as classified without an error", Completion{Outcome: preflight.OutcomeTransientFailure}, nil,
 			preflight.HistoryEntry{ToolCallID: "step-q", Outcome: preflight.OutcomeTransientFailure, AgeSeconds: "0", GoalHash: "g1"}},
 	}
 	for _, tt := range tests {
@@ -213,7 +213,7 @@ func TestGuardRecordsTheOutcomeItIsGiven(t *testing.T) {
 			}
 			want := tt.want
 			want.Fingerprint = rep.Decision.RequestFingerprint
-			if diff := cmp.Diff([]preflight.HistoryEntry{want}, g.Ledger().History()); diff != "" {
+			if diff := cmp.Diff([]preflight.HistoryEntry{want}, history(t, g.Ledger())); diff != "" {
 				t.Errorf("history mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -223,11 +223,11 @@ func TestGuardRecordsTheOutcomeItIsGiven(t *testing.T) {
 func TestGuardMalformedResultIsNotRecorded(t *testing.T) {
 	tests := []struct {
 		name string
-		res  Result
+		res  Completion
 		want string
 	}{
-		{"unknown outcome", Result{Outcome: "meh"}, `Outcome "meh" is not success`},
-		{"bad cost", Result{CostUSD: "-1"}, `Result.CostUSD "-1" must be a non-negative decimal`},
+		{"unknown outcome", Completion{Outcome: "meh"}, `Outcome "meh" is not success`},
+		{"bad cost", Completion{CostUSD: "-1"}, `Completion.CostUSD "-1" must be a non-negative decimal`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestGuardMalformedResultIsNotRecorded(t *testing.T) {
 			if !rep.Called || rep.Recorded {
 				t.Errorf("Called, Recorded = %v, %v; want true, false", rep.Called, rep.Recorded)
 			}
-			if h := g.Ledger().History(); len(h) != 0 {
+			if h := history(t, g.Ledger()); len(h) != 0 {
 				t.Errorf("History() = %v, want empty", h)
 			}
 		})
@@ -264,9 +264,9 @@ func TestGuardTTLBoundary(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
 			g := newGuard(t, clock, nil)
-			mustCall(t, g, searchReq("q", "0.01"), Result{ResultReference: "store:1"}, nil)
+			mustCall(t, g, searchReq("q", "0.01"), Completion{ResultReference: "store:1"}, nil)
 			clock.Advance(tt.after)
-			c := &counter{res: Result{ResultReference: "store:2"}}
+			c := &counter{res: Completion{ResultReference: "store:2"}}
 			rep, err := g.Call(context.Background(), searchReq("q", "0.01"), c.call)
 			if err != nil {
 				t.Fatal(err)
@@ -302,7 +302,7 @@ func TestGuardAdvisePolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGuard(t, newFakeClock(), &GuardOptions{Advise: tt.policy})
-			c := &counter{res: Result{ResultReference: "store:1"}}
+			c := &counter{res: Completion{ResultReference: "store:1"}}
 			rep, err := g.Call(context.Background(), tt.req, c.call)
 			if err != nil {
 				t.Fatal(err)
@@ -315,8 +315,8 @@ func TestGuardAdvisePolicy(t *testing.T) {
 			if tt.runs {
 				wantRuns, wantHistory = 1, 1
 			}
-			if c.n() != wantRuns || len(g.Ledger().History()) != wantHistory {
-				t.Errorf("runs, history = %d, %d; want %d, %d", c.n(), len(g.Ledger().History()), wantRuns, wantHistory)
+			if c.n() != wantRuns || len(history(t, g.Ledger())) != wantHistory {
+				t.Errorf("runs, history = %d, %d; want %d, %d", c.n(), len(history(t, g.Ledger())), wantRuns, wantHistory)
 			}
 		})
 	}
@@ -334,17 +334,17 @@ func TestGuardCancelledContext(t *testing.T) {
 	if diff := cmp.Diff(summary{}, summarize(rep)); diff != "" {
 		t.Errorf("report mismatch (-want +got):\n%s", diff)
 	}
-	if c.n() != 0 || len(g.Ledger().History()) != 0 {
-		t.Errorf("runs, history = %d, %d; want 0, 0", c.n(), len(g.Ledger().History()))
+	if c.n() != 0 || len(history(t, g.Ledger())) != 0 {
+		t.Errorf("runs, history = %d, %d; want 0, 0", c.n(), len(history(t, g.Ledger())))
 	}
 }
 
 func TestGuardCancelledDuringCallIsRecordedAsClassified(t *testing.T) {
 	g := newGuard(t, newFakeClock(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	rep, err := g.Call(ctx, searchReq("q", "0.01"), func(ctx context.Context) (Result, error) {
+	rep, err := g.Call(ctx, searchReq("q", "0.01"), func(ctx context.Context) (Completion, error) {
 		cancel() // the caller gives up while the tool runs
-		return Result{Outcome: preflight.OutcomeTransientFailure}, ctx.Err()
+		return Completion{Outcome: preflight.OutcomeTransientFailure}, ctx.Err()
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Call() error = %v, want context.Canceled", err)
@@ -352,7 +352,7 @@ func TestGuardCancelledDuringCallIsRecordedAsClassified(t *testing.T) {
 	if !rep.Called || !rep.Recorded {
 		t.Errorf("Called, Recorded = %v, %v; want true, true", rep.Called, rep.Recorded)
 	}
-	if h := g.Ledger().History(); len(h) != 1 || h[0].Outcome != preflight.OutcomeTransientFailure {
+	if h := history(t, g.Ledger()); len(h) != 1 || h[0].Outcome != preflight.OutcomeTransientFailure {
 		t.Errorf("History() = %+v, want one transient failure", h)
 	}
 }
@@ -367,8 +367,8 @@ func TestGuardDecideErrorRunsNothing(t *testing.T) {
 	if !errors.As(err, &perr) || perr.Code != preflight.CodeInvalidRequest {
 		t.Fatalf("Call() error = %v, want a *preflight.Error with code invalid_request", err)
 	}
-	if rep.Decision != nil || c.n() != 0 || len(g.Ledger().History()) != 0 {
-		t.Errorf("decision %v, runs %d, history %d; want nil, 0, 0", rep.Decision, c.n(), len(g.Ledger().History()))
+	if rep.Decision != nil || c.n() != 0 || len(history(t, g.Ledger())) != 0 {
+		t.Errorf("decision %v, runs %d, history %d; want nil, 0, 0", rep.Decision, c.n(), len(history(t, g.Ledger())))
 	}
 }
 
@@ -377,10 +377,10 @@ func TestGuardReservesInFlightEstimates(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan Report)
 	go func() {
-		rep, err := g.Call(context.Background(), searchReq("first", "0.006"), func(context.Context) (Result, error) {
+		rep, err := g.Call(context.Background(), searchReq("first", "0.006"), func(context.Context) (Completion, error) {
 			close(started)
 			<-release
-			return Result{ResultReference: "store:1", CostUSD: "0.004"}, nil
+			return Completion{ResultReference: "store:1", CostUSD: "0.004"}, nil
 		})
 		if err != nil {
 			t.Error(err)
@@ -403,14 +403,14 @@ func TestGuardReservesInFlightEstimates(t *testing.T) {
 	<-done
 
 	// The first call really cost 0.004, leaving exactly 0.006.
-	if diff := cmp.Diff(json.Number("0.004"), g.SpentUSD()); diff != "" {
+	if diff := cmp.Diff(json.Number("0.004"), spent(t, g)); diff != "" {
 		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
 	}
-	rep = mustCall(t, g, searchReq("second", "0.006"), Result{}, nil)
+	rep = mustCall(t, g, searchReq("second", "0.006"), Completion{}, nil)
 	if rep.Decision.Verdict != preflight.VerdictAllow {
 		t.Errorf("after the first call: decision %s, want allow", rep.Decision.Verdict)
 	}
-	if diff := cmp.Diff(json.Number("0.01"), g.SpentUSD()); diff != "" {
+	if diff := cmp.Diff(json.Number("0.01"), spent(t, g)); diff != "" {
 		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
 	}
 	rep, err = g.Call(context.Background(), searchReq("third", "0.000001"), c.call)
@@ -424,10 +424,10 @@ func TestGuardAddsToCallerReservation(t *testing.T) {
 	started, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := g.Call(context.Background(), searchReq("first", "0.3"), func(context.Context) (Result, error) {
+		_, err := g.Call(context.Background(), searchReq("first", "0.3"), func(context.Context) (Completion, error) {
 			close(started)
 			<-release
-			return Result{}, nil
+			return Completion{}, nil
 		})
 		if err != nil {
 			t.Error(err)
@@ -448,7 +448,7 @@ func TestGuardAddsToCallerReservation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := searchReq("second "+tt.name, tt.cost)
 			req.Budget.ReservedUSD = "0.5"
-			rep, err := g.Call(context.Background(), req, func(context.Context) (Result, error) { return Result{}, nil })
+			rep, err := g.Call(context.Background(), req, func(context.Context) (Completion, error) { return Completion{}, nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,9 +509,9 @@ func TestGuardPanickingToolFreesReservation(t *testing.T) {
 	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "1"})
 	func() {
 		defer func() { _ = recover() }()
-		_, _ = g.Call(context.Background(), searchReq("q", "0.9"), func(context.Context) (Result, error) { panic("tool crashed") })
+		_, _ = g.Call(context.Background(), searchReq("q", "0.9"), func(context.Context) (Completion, error) { panic("tool crashed") })
 	}()
-	rep := mustCall(t, g, searchReq("r", "0.9"), Result{}, nil)
+	rep := mustCall(t, g, searchReq("r", "0.9"), Completion{}, nil)
 	if rep.Decision.Verdict != preflight.VerdictAllow {
 		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Verdict)
 	}
@@ -528,8 +528,8 @@ func TestGuardParallelCallsNeverOverspend(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			req := searchReq(fmt.Sprintf("query %d", i), "0.005")
-			rep, err := g.Call(context.Background(), req, func(context.Context) (Result, error) {
-				return Result{ResultReference: fmt.Sprintf("store:%d", i)}, nil
+			rep, err := g.Call(context.Background(), req, func(context.Context) (Completion, error) {
+				return Completion{ResultReference: fmt.Sprintf("store:%d", i)}, nil
 			})
 			if err != nil {
 				t.Error(err)
@@ -545,10 +545,10 @@ func TestGuardParallelCallsNeverOverspend(t *testing.T) {
 	if diff := cmp.Diff(want, verdicts); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(json.Number("0.05"), g.SpentUSD()); diff != "" {
+	if diff := cmp.Diff(json.Number("0.05"), spent(t, g)); diff != "" {
 		t.Errorf("SpentUSD() (-want +got):\n%s", diff)
 	}
-	if n := len(g.Ledger().History()); n != 10 {
+	if n := len(history(t, g.Ledger())); n != 10 {
 		t.Errorf("len(History()) = %d, want 10", n)
 	}
 }

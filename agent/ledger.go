@@ -9,10 +9,6 @@ import (
 	"github.com/agentpreflight/preflight"
 )
 
-// MaxEntries is the most entries a [Ledger] keeps, the most history entries
-// [preflight.Decide] accepts.
-const MaxEntries = preflight.MaxHistory
-
 // LedgerOptions configures a [Ledger]. The zero value and nil both work.
 type LedgerOptions struct {
 	// Now is the clock used to stamp completed calls and to compute their
@@ -53,7 +49,8 @@ type Entry struct {
 //
 // # Retention
 //
-// A Ledger holds at most [MaxEntries] entries. Recording first drops entries
+// A Ledger holds at most [preflight.MaxHistory] entries, the most history
+// entries Decide accepts. Recording first drops entries
 // the new one makes redundant for Decide, then, while there are too many,
 // evicts the oldest entry of the least useful class:
 //
@@ -95,22 +92,14 @@ func (l *Ledger) Record(e Entry) error {
 }
 
 // History returns the ledger's entries as the history array of a
-// [preflight.ToolCallRequest]: at most [MaxEntries], oldest recorded first,
-// each AgeSeconds computed from the clock now. Ages are whole seconds plus
-// up to three fraction digits (milliseconds, truncated), written as exact
-// decimal text such as "60" or "12.25"; an entry stamped in the future of
-// the clock has age "0". The slice is a fresh copy owned by the caller.
-//
-// With a shared store (LedgerOptions.Store) that cannot be read, History
-// returns nil; use [Ledger.HistoryContext] to see the error.
-func (l *Ledger) History() []preflight.HistoryEntry {
-	h, _ := l.HistoryContext(context.Background())
-	return h
-}
-
-// HistoryContext is [Ledger.History] with a context, returning the
-// store's error.
-func (l *Ledger) HistoryContext(ctx context.Context) ([]preflight.HistoryEntry, error) {
+// [preflight.ToolCallRequest]: at most [preflight.MaxHistory], oldest
+// recorded first, each AgeSeconds computed from the clock now. Ages are
+// whole seconds plus up to three fraction digits (milliseconds,
+// truncated), written as exact decimal text such as "60" or "12.25"; an
+// entry stamped in the future of the clock has age "0". The slice is a
+// fresh copy owned by the caller. The error is the store's, when a shared
+// store (LedgerOptions.Store) cannot be read.
+func (l *Ledger) History(ctx context.Context) ([]preflight.HistoryEntry, error) {
 	st, err := l.store.State(ctx)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ func TestHistoryAgesAdvance(t *testing.T) {
 			{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess, ResultReference: "ref:1", AgeSeconds: s.ages[0], GoalHash: "g"},
 			{ToolCallID: "c2", Fingerprint: fp(2), Outcome: preflight.OutcomeTerminalFailure, AgeSeconds: s.ages[1]},
 		}
-		if diff := cmp.Diff(want, l.History()); diff != "" {
+		if diff := cmp.Diff(want, history(t, l)); diff != "" {
 			t.Errorf("%s: History() mismatch (-want +got):\n%s", s.name, diff)
 		}
 	}
@@ -56,7 +56,7 @@ func TestHistoryClockStepsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(-time.Minute)
-	if diff := cmp.Diff(json.Number("0"), l.History()[0].AgeSeconds); diff != "" {
+	if diff := cmp.Diff(json.Number("0"), history(t, l)[0].AgeSeconds); diff != "" {
 		t.Errorf("age after the clock stepped back (-want +got):\n%s", diff)
 	}
 }
@@ -66,7 +66,7 @@ func TestNewLedgerNilOptions(t *testing.T) {
 	if err := l.Record(Entry{ToolCallID: "c1", Fingerprint: fp(1), Outcome: preflight.OutcomeSuccess}); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(l.History()); got != 1 {
+	if got := len(history(t, l)); got != 1 {
 		t.Errorf("len(History()) = %d, want 1", got)
 	}
 }
@@ -93,7 +93,7 @@ func TestRecordRejectsMalformedEntries(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wants) {
 				t.Fatalf("Record() error = %v, want one containing %q", err, tt.wants)
 			}
-			if got := l.History(); len(got) != 0 {
+			if got := history(t, l); len(got) != 0 {
 				t.Errorf("History() after a rejected entry = %v, want empty", got)
 			}
 		})
@@ -166,7 +166,7 @@ func TestRecordDropsRedundantEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if diff := cmp.Diff(tt.want, ids(l.History())); diff != "" {
+			if diff := cmp.Diff(tt.want, ids(history(t, l))); diff != "" {
 				t.Errorf("recorded ids mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -204,8 +204,8 @@ func TestEvictionOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if len(tt.fill) != MaxEntries {
-				t.Fatalf("fill has %d entries, want %d", len(tt.fill), MaxEntries)
+			if len(tt.fill) != preflight.MaxHistory {
+				t.Fatalf("fill has %d entries, want %d", len(tt.fill), preflight.MaxHistory)
 			}
 			l := NewLedger(nil)
 			var all []string
@@ -216,7 +216,7 @@ func TestEvictionOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := ids(l.History())
+			got := ids(history(t, l))
 			kept := map[string]bool{}
 			for _, id := range got {
 				kept[id] = true
@@ -230,8 +230,8 @@ func TestEvictionOrder(t *testing.T) {
 			if diff := cmp.Diff(tt.evicted, evicted); diff != "" {
 				t.Errorf("evicted entries mismatch (-want +got):\n%s", diff)
 			}
-			if len(got) != MaxEntries {
-				t.Errorf("len(History()) = %d, want %d", len(got), MaxEntries)
+			if len(got) != preflight.MaxHistory {
+				t.Errorf("len(History()) = %d, want %d", len(got), preflight.MaxHistory)
 			}
 		})
 	}
@@ -252,16 +252,16 @@ func TestConcurrentRecording(t *testing.T) {
 					t.Error(err)
 				}
 				clock.Advance(time.Millisecond)
-				if h := l.History(); len(h) > MaxEntries {
-					t.Errorf("len(History()) = %d, over %d", len(h), MaxEntries)
+				if h := history(t, l); len(h) > preflight.MaxHistory {
+					t.Errorf("len(History()) = %d, over %d", len(h), preflight.MaxHistory)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	h := l.History()
-	if len(h) != MaxEntries {
-		t.Fatalf("len(History()) = %d, want %d", len(h), MaxEntries)
+	h := history(t, l)
+	if len(h) != preflight.MaxHistory {
+		t.Fatalf("len(History()) = %d, want %d", len(h), preflight.MaxHistory)
 	}
 	seen := map[string]bool{}
 	for _, e := range h {

@@ -37,7 +37,7 @@ import (
 type LedgerStore interface {
 	// Append records the outcome of a completed call in the history,
 	// stamped with the store's clock, applying the retention rules of
-	// [Ledger] (at most MaxEntries entries).
+	// [Ledger] (at most preflight.MaxHistory entries).
 	Append(ctx context.Context, e Entry) error
 	// State returns the history, oldest recorded first, the store's clock
 	// now (to age the entries) and the balance.
@@ -172,7 +172,7 @@ func (m *memoryLedgerStore) append(e Entry, at time.Time) {
 	m.dropRedundant(e)
 	m.entries = append(m.entries, e)
 	m.at = append(m.at, at)
-	for len(m.entries) > MaxEntries {
+	for len(m.entries) > preflight.MaxHistory {
 		m.remove(m.victim())
 	}
 }

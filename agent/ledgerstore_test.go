@@ -71,8 +71,8 @@ func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := g.Call(ctx, searchReq("a", "0.3"), func(context.Context) (Result, error) {
-		return Result{CostUSD: "0.125"}, nil
+	rep, err := g.Call(ctx, searchReq("a", "0.3"), func(context.Context) (Completion, error) {
+		return Completion{CostUSD: "0.125"}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +85,9 @@ func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
 
 	down, _ := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: downStore{NewMemoryLedgerStore(nil)}})
 	ran := false
-	rep, err = down.Call(ctx, searchReq("b", "0.3"), func(context.Context) (Result, error) {
+	rep, err = down.Call(ctx, searchReq("b", "0.3"), func(context.Context) (Completion, error) {
 		ran = true
-		return Result{}, nil
+		return Completion{}, nil
 	})
 	if ran || rep.Called || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "call not made") {
 		t.Errorf("with the store down: ran %v, report %+v, error %v; want not run and ErrStoreUnavailable", ran, rep, err)
@@ -120,7 +120,7 @@ func TestGuardDeadlineBehindStuckCall(t *testing.T) {
 	}
 	first := make(chan error, 1)
 	go func() {
-		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Result, error) { return Result{}, nil })
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
 		first <- err
 	}()
 	<-st.entered // the first call holds the step, stuck on the store
@@ -129,7 +129,7 @@ func TestGuardDeadlineBehindStuckCall(t *testing.T) {
 	second := make(chan error, 1)
 	ran := false
 	go func() {
-		_, err := g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Result, error) { ran = true; return Result{}, nil })
+		_, err := g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
 		second <- err
 	}()
 	select {

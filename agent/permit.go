@@ -27,29 +27,26 @@ type Permit struct {
 func (p *Permit) Decision() *preflight.ToolCallDecision { return p.rep.Decision }
 
 // Flight is a call in flight that identical calls wait on instead of
-// running (coalescing). See Report.Coalesced.
+// running (coalescing). See Report.InFlight.
 type Flight struct {
 	done chan struct{}
-	res  Result
+	res  Completion
 	err  error
 	ran  bool // false when the leader was released without a result
-	// unsaved is the leader's result when its Session's store refused it:
-	// the waiters are answered with it all the same.
-	unsaved *[]byte
 }
 
 // Wait blocks until the leader's call ended, or ctx is done, and returns
-// the leader's Result and error as its function reported them. When the
-// leader was released without running (Permit.Release), Wait returns
+// the leader's Completion and error as its function reported them. When
+// the leader was released without running (Permit.Release), Wait returns
 // ErrNotRun.
-func (f *Flight) Wait(ctx context.Context) (Result, error) {
+func (f *Flight) Wait(ctx context.Context) (Completion, error) {
 	select {
 	case <-f.done:
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return Completion{}, ctx.Err()
 	}
 	if !f.ran {
-		return Result{}, ErrNotRun
+		return Completion{}, ErrNotRun
 	}
 	return f.res, f.err
 }
@@ -64,7 +61,7 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // Run the call, then pass its outcome to [Permit.End].
 //
 // A nil Permit means do not run the call: the Report says why (its
-// Decision, ReuseReference, OverBudget, or Coalesced when an identical
+// Decision, ReuseReference, OverBudget, or InFlight when an identical
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
 // waits for another call's decision on this Guard), or a [LedgerStore]
@@ -121,7 +118,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		case g.unsupported.runs(dec):
 			// Decide checks the budget only for operations in its catalog; an
 			// unsupported one is advised whatever it costs.
-			rep.OverBudget = !fits(req.Budget, estimate)
+			rep.OverBudget = !req.Budget.Fits(req.Tool)
 			run = !rep.OverBudget
 		}
 		if !run {
@@ -134,7 +131,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		}
 		if shareable {
 			if f := g.flights[dec.RequestFingerprint]; f != nil {
-				rep.Coalesced = f
+				rep.InFlight = f
 				return nil, rep, nil
 			}
 		}
@@ -171,12 +168,12 @@ func (p *Permit) Release() {
 	// An error leaves the hold to its lease.
 	_ = p.g.store.Release(context.Background(), p.id)
 	p.g.mu.Lock()
-	p.g.land(p, Result{}, nil, false)
+	p.g.land(p, Completion{}, nil, false)
 	p.g.mu.Unlock()
 }
 
 // land ends p's flight. The caller holds g.mu.
-func (g *Guard) land(p *Permit, res Result, err error, ran bool) {
+func (g *Guard) land(p *Permit, res Completion, err error, ran bool) {
 	if p.flight == nil {
 		return
 	}
@@ -189,10 +186,10 @@ func (g *Guard) land(p *Permit, res Result, err error, ran bool) {
 
 // End is the second half of [Guard.Call]: it records the outcome of the
 // call the permit allowed and settles its money. res and callErr are what
-// the call reported (see [Result] for defaults); callErr is returned
+// the call reported (see [Completion] for defaults); callErr is returned
 // unchanged, joined with a recording error when res is malformed (then
 // nothing is recorded). Calls coalesced onto this one get res and callErr.
-func (p *Permit) End(res Result, callErr error) (Report, error) {
+func (p *Permit) End(res Completion, callErr error) (Report, error) {
 	if p == nil || p.done {
 		return Report{}, errors.New("agent: Permit.End called on a finished permit")
 	}
@@ -214,10 +211,10 @@ func (p *Permit) End(res Result, callErr error) (Report, error) {
 			cost = c
 		} else {
 			// Count the estimate rather than nothing; record nothing.
-			costErr = fmt.Errorf("agent: Result.CostUSD %q must be a non-negative decimal; outcome not recorded", string(res.CostUSD))
+			costErr = fmt.Errorf("agent: Completion.CostUSD %q must be a non-negative decimal; outcome not recorded", string(res.CostUSD))
 		}
 	}
-	rep.Result = res
+	rep.Completion = res
 
 	// Recorded and settled before the flight lands, so that a call decided
 	// after the followers wake up sees this outcome in the history.

@@ -18,14 +18,14 @@ func TestBeginEndRecordsAndSettles(t *testing.T) {
 	if q, rep, _ := g.Begin(context.Background(), searchReq("rust", "0.8")); q != nil || rep.Decision.Verdict != preflight.VerdictDefer {
 		t.Fatalf("a call over the unreserved budget got permit %v, decision %+v", q, rep.Decision)
 	}
-	rep, err = p.End(Result{ResultReference: "r1"}, nil)
-	if err != nil || !rep.Called || !rep.Recorded || rep.Result.Outcome != preflight.OutcomeSuccess {
+	rep, err = p.End(Completion{ResultReference: "r1"}, nil)
+	if err != nil || !rep.Called || !rep.Recorded || rep.Completion.Outcome != preflight.OutcomeSuccess {
 		t.Fatalf("End: %+v, %v", rep, err)
 	}
-	if got := g.SpentUSD(); got != "0.3" {
+	if got := spent(t, g); got != "0.3" {
 		t.Fatalf("spent %s, want 0.3", got)
 	}
-	if _, err := p.End(Result{}, nil); err == nil {
+	if _, err := p.End(Completion{}, nil); err == nil {
 		t.Fatal("a second End succeeded")
 	}
 	// The recorded success is reused: no permit.
@@ -42,8 +42,8 @@ func TestReleaseFreesReservationAndRecordsNothing(t *testing.T) {
 	}
 	p.Release()
 	p.Release() // idempotent
-	if len(g.Ledger().History()) != 0 || g.SpentUSD() != "0" {
-		t.Fatalf("release recorded or spent: %v %s", g.Ledger().History(), g.SpentUSD())
+	if len(history(t, g.Ledger())) != 0 || spent(t, g) != "0" {
+		t.Fatalf("release recorded or spent: %v %s", history(t, g.Ledger()), spent(t, g))
 	}
 	// MaxCalls counts the released permit.
 	q, rep, _ := g.Begin(context.Background(), searchReq("rust", "0.9"))
@@ -79,7 +79,7 @@ func TestCoalescing(t *testing.T) {
 				t.Fatal("no permit for the first call")
 			}
 			follow, rep, _ := g.Begin(context.Background(), req)
-			if got := rep.Coalesced != nil; got != tt.coalesce {
+			if got := rep.InFlight != nil; got != tt.coalesce {
 				t.Fatalf("coalesced %v, want %v (permit %v)", got, tt.coalesce, follow)
 			}
 			if !tt.coalesce {
@@ -90,15 +90,15 @@ func TestCoalescing(t *testing.T) {
 				lead.Release()
 				return
 			}
-			done := make(chan Result)
+			done := make(chan Completion)
 			go func() {
-				res, err := rep.Coalesced.Wait(context.Background())
+				res, err := rep.InFlight.Wait(context.Background())
 				if err != nil {
 					t.Error(err)
 				}
 				done <- res
 			}()
-			lead.End(Result{ResultReference: "shared"}, nil)
+			lead.End(Completion{ResultReference: "shared"}, nil)
 			if res := <-done; res.ResultReference != "shared" || res.Outcome != preflight.OutcomeSuccess {
 				t.Fatalf("follower got %+v", res)
 			}
@@ -106,7 +106,7 @@ func TestCoalescing(t *testing.T) {
 			lead2, _, _ := g.Begin(context.Background(), searchReq("other", "0.01"))
 			_, rep2, _ := g.Begin(context.Background(), searchReq("other", "0.01"))
 			lead2.Release()
-			if _, err := rep2.Coalesced.Wait(context.Background()); !errors.Is(err, ErrNotRun) {
+			if _, err := rep2.InFlight.Wait(context.Background()); !errors.Is(err, ErrNotRun) {
 				t.Fatalf("wait on a released leader: %v", err)
 			}
 		})

@@ -32,7 +32,7 @@ func TestGuardUnsupportedPolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGuard(t, newFakeClock(), &GuardOptions{Unsupported: tt.policy})
-			c := &counter{res: Result{ResultReference: "store:1"}}
+			c := &counter{res: Completion{ResultReference: "store:1"}}
 			rep, err := g.Call(context.Background(), tt.req, c.call)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +64,7 @@ func TestGuardCatalog(t *testing.T) {
 	call := func(provider, operation, payload string) Report {
 		r := searchReq("x", "0.01")
 		r.Tool.Provider, r.Tool.Operation, r.Tool.Request = provider, operation, json.RawMessage(payload)
-		c := &counter{res: Result{ResultReference: "store:" + operation}}
+		c := &counter{res: Completion{ResultReference: "store:" + operation}}
 		rep, err := g.Call(context.Background(), r, c.call)
 		if err != nil {
 			t.Fatal(err)

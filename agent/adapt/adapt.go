@@ -1,20 +1,21 @@
 // Package adapt is the kit every framework adapter of preflight is built
-// from (agent/adkguard, agent/einoguard, agent/genkitguard, and the MCP
-// guard for its messages): a named-tool session built from
-// agent.AdapterOptions with the adapters' defaults, one guarded call with
-// its outcome classified, and the one result a model reads instead of a
-// tool's result when a call was not run.
+// from (agent/adkguard, agent/einoguard, agent/genkitguard, and
+// agent/mcpguard for its messages): the flat Options an adapter takes, a
+// named-tool session (agent/tools) built from them with the adapters'
+// defaults, one guarded call with its outcome classified, and the one
+// result a model reads instead of a tool's result when a call was not run.
 //
-// An adapter translates its framework's tool call into Call (or Begin,
-// then Pending.End, for runtimes that run the tool between hooks) and
-// hands the model Withheld.JSON or Withheld.Map when the call was
-// withheld. A decision never reaches the model as an error: a withheld
-// call is a normal tool result carrying the reason codes as data, and
-// only the tool's own failure is returned as an error.
+// An adapter translates its framework's tool call into Call (or Start,
+// then tools.Running.Finish, for runtimes that run the tool between
+// hooks) and hands the model Withheld.JSON or Withheld.Map when the call
+// was withheld. A decision never reaches the model as an error: a withheld
+// call is a normal tool result carrying the reason codes as data, and only
+// the tool's own failure is returned as an error.
 //
 // adapt never runs a tool except through the run function it is given,
 // never talks to a framework or the network, and keeps no state of its
-// own: the budget, history and saved results live in the agent.Session.
+// own: the budget, history and saved results live in the tools.Session.
+// It uses only the public API of agent and agent/tools.
 package adapt
 
 import (
@@ -25,15 +26,89 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // DefaultTTLSeconds is the reuse window, in seconds, of tools whose spec
 // and defaults give none: a byte-identical call within it is answered
 // with the saved result instead of running again.
 const DefaultTTLSeconds = "300"
+
+// Options configures the guard of an agent-framework adapter, flat: each
+// adapter's Options is this type (agent/adkguard, agent/einoguard) or
+// carries these fields and its own (agent/genkitguard, agent/mcpguard),
+// and each says what a tool's result is in its framework. The zero value
+// and nil both work.
+type Options struct {
+	// BudgetUSD, when non-empty, is the session's budget: see
+	// agent.GuardOptions.BudgetUSD. Empty means no budget of the
+	// session's own (every call is decided against 1,000,000,000).
+	BudgetUSD json.Number
+	// MaxCalls, when positive, is the session's call limit (see
+	// agent.GuardOptions.MaxCalls).
+	MaxCalls int
+	// Advise is the policy for reduce-scope advice. Zero means
+	// agent.RunAdvised.
+	Advise agent.AdvisePolicy
+	// Unsupported is the policy for tools without a spec, which are
+	// decided as operations the catalog lacks. Zero means
+	// agent.RunUnsupportedUnlessSimilar.
+	Unsupported agent.UnsupportedPolicy
+	// NoCoalesce turns off coalescing of identical calls in flight.
+	NoCoalesce bool
+	// LedgerStore keeps the session's money (and, without a Ledger, its
+	// history). Nil means an in-process store of the session's own. See
+	// agent.GuardOptions.Store.
+	LedgerStore agent.LedgerStore
+	// Lease is how long a call's reservation outlives a worker that died
+	// during the call, on a LedgerStore shared by processes; zero means
+	// the store's default.
+	Lease time.Duration
+	// Ledger is where outcomes are recorded. Nil means a new one (on
+	// LedgerStore when it is set).
+	Ledger *agent.Ledger
+	// Results keeps the tools' results for reuse and coalescing. Nil
+	// means a tools.NewMemoryResultStore(0, 0) of the session's own; see
+	// tools.SessionOptions.Results.
+	Results tools.ResultStore
+	// RunID names the run in every proposal. Empty means "session".
+	RunID string
+	// Specs give per tool name its catalog entry (input schema, effects:
+	// only a read-only tool is ever reused or coalesced), price, TTL and
+	// retry cap. Empty PriceUSD, TTLSeconds and RetryCap are taken from
+	// Defaults; an empty Provider is tools.DefaultProvider.
+	Specs []tools.Spec
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// which are decided as operations the catalog lacks (see
+	// Unsupported). An empty TTLSeconds means DefaultTTLSeconds.
+	Defaults tools.Spec
+	// Classify classifies a call that ran from its result (JSON, or the
+	// tool's text: the adapter says which) and its error. Nil means
+	// DefaultClassify.
+	Classify Classifier
+}
+
+// SessionOptions returns the tools.SessionOptions o describes (nil means
+// the zero options): its guard, result store, run id and ledger.
+func (o *Options) SessionOptions() tools.SessionOptions {
+	if o == nil {
+		return tools.SessionOptions{}
+	}
+	return tools.SessionOptions{
+		Guard: agent.GuardOptions{
+			Advise: o.Advise, Unsupported: o.Unsupported,
+			BudgetUSD: o.BudgetUSD, MaxCalls: o.MaxCalls, NoCoalesce: o.NoCoalesce,
+			Store: o.LedgerStore, Lease: o.Lease,
+		},
+		Results: o.Results,
+		RunID:   o.RunID,
+		Ledger:  o.Ledger,
+	}
+}
 
 // Classifier classifies a call that ran: result is what the tool returned
 // (JSON), err its error.
@@ -48,10 +123,10 @@ func DefaultClassify(_ string, _ []byte, err error) preflight.Outcome {
 // NewSession builds the session o describes (nil means the zero
 // options), and returns it with o's classifier: specs with empty price,
 // TTL and retry cap taken from Defaults (an empty TTL means
-// DefaultTTLSeconds), an empty provider made agent.DefaultProvider; a nil
+// DefaultTTLSeconds), an empty provider made tools.DefaultProvider; a nil
 // Classify made DefaultClassify.
-func NewSession(o *agent.AdapterOptions) (*agent.Session, Classifier, error) {
-	var c agent.AdapterOptions
+func NewSession(o *Options) (*tools.Session, Classifier, error) {
+	var c Options
 	if o != nil {
 		c = *o
 	}
@@ -59,7 +134,7 @@ func NewSession(o *agent.AdapterOptions) (*agent.Session, Classifier, error) {
 	if def.TTLSeconds == "" {
 		def.TTLSeconds = DefaultTTLSeconds
 	}
-	specs := make([]agent.ToolSpec, len(c.Specs))
+	specs := make([]tools.Spec, len(c.Specs))
 	for i, s := range c.Specs {
 		if s.PriceUSD == "" {
 			s.PriceUSD = def.PriceUSD
@@ -71,19 +146,20 @@ func NewSession(o *agent.AdapterOptions) (*agent.Session, Classifier, error) {
 			s.RetryCap = def.RetryCap
 		}
 		if s.Operation.Provider == "" {
-			s.Operation.Provider = agent.DefaultProvider
+			s.Operation.Provider = tools.DefaultProvider
 		}
 		specs[i] = s
 	}
-	ts, err := agent.NewToolset(def, specs...)
+	set, err := tools.NewSet(def, specs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := agent.NewSession(ts, &c.Session)
+	so := c.SessionOptions()
+	s, err := tools.NewSession(set, &so)
 	if err != nil {
 		return nil, nil, err
 	}
-	classify := Classifier(c.Classify)
+	classify := c.Classify
 	if classify == nil {
 		classify = DefaultClassify
 	}
@@ -95,8 +171,8 @@ func NewSession(o *agent.AdapterOptions) (*agent.Session, Classifier, error) {
 // was answered; when it was not run, w is the result for the model. err is
 // run's error, returned unchanged (the tool's own failure); a decision is
 // never an error.
-func Call(ctx context.Context, s *agent.Session, classify Classifier, tool string, args json.RawMessage,
-	run func(context.Context) ([]byte, error)) (ans agent.Answer, w *Withheld, err error) {
+func Call(ctx context.Context, s *tools.Session, classify Classifier, tool string, args json.RawMessage,
+	run func(context.Context) ([]byte, error)) (ans tools.Answer, w *Withheld, err error) {
 	if classify == nil {
 		classify = DefaultClassify
 	}
@@ -110,7 +186,7 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 		return ans, NotEvaluated(tool, args, pe), nil
 	case err != nil:
 		return ans, nil, err
-	case ans.How == agent.Withheld:
+	case ans.How == tools.HowWithheld:
 		return ans, Withhold(tool, ans), nil
 	}
 	return ans, nil, nil
@@ -122,7 +198,7 @@ func Call(ctx context.Context, s *agent.Session, classify Classifier, tool strin
 // not run, res is nil and w the result for the model. err is run's error
 // (res nil), returned unchanged, or a saved result that does not decode.
 // classify is given run's value (nil when run failed) and its JSON.
-func CallValue[T any](ctx context.Context, s *agent.Session, classify func(tool string, res *T, result []byte, err error) preflight.Outcome,
+func CallValue[T any](ctx context.Context, s *tools.Session, classify func(tool string, res *T, result []byte, err error) preflight.Outcome,
 	tool string, args json.RawMessage, run func(context.Context) (*T, error)) (res *T, w *Withheld, err error) {
 	var fresh *T
 	ans, w, err := Call(ctx, s, func(tool string, b []byte, err error) preflight.Outcome {
@@ -140,7 +216,7 @@ func CallValue[T any](ctx context.Context, s *agent.Session, classify func(tool 
 		return nil, nil, err
 	case w != nil:
 		return nil, w, nil
-	case ans.How == agent.Ran:
+	case ans.How == tools.HowRan:
 		return fresh, nil, nil
 	}
 	var saved T
@@ -150,19 +226,19 @@ func CallValue[T any](ctx context.Context, s *agent.Session, classify func(tool 
 	return &saved, nil, nil
 }
 
-// Begin is the first half of Call, for runtimes with before and after
-// hooks: a non-nil Pending means run the call, then end it; otherwise the
-// answer is the reused or coalesced result, or w the result for the model.
-// An error is a context done.
-func Begin(ctx context.Context, s *agent.Session, tool string, args json.RawMessage) (p *agent.Pending, ans agent.Answer, w *Withheld, err error) {
-	p, ans, err = s.Begin(ctx, tool, args)
+// Start is the first half of Call, for runtimes with before and after
+// hooks (tools.Session.Start): a non-nil Running means run the call, then
+// finish it; otherwise the answer is the reused or coalesced result, or w
+// the result for the model. An error is a context done.
+func Start(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) (p *tools.Running, ans tools.Answer, w *Withheld, err error) {
+	p, ans, err = s.Start(ctx, tool, args)
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
 		return nil, ans, NotEvaluated(tool, args, pe), nil
 	case err != nil || p != nil:
 		return p, ans, nil, err
-	case ans.How == agent.Withheld:
+	case ans.How == tools.HowWithheld:
 		return nil, ans, Withhold(tool, ans), nil
 	}
 	return nil, ans, nil, nil
@@ -193,7 +269,7 @@ type Decision struct {
 	Enforcement preflight.Enforcement `json:"enforcement,omitempty"`
 	// ReasonCodes are the decision's reason codes, led by
 	// BUDGET_EXCEEDED when the call does not fit the budget (see
-	// ReasonCodes).
+	// agent.Report.ReasonCodes).
 	ReasonCodes []preflight.ReasonCode `json:"reasonCodes"`
 	// MatchedCallID is the earlier call this one repeats, if any.
 	MatchedCallID string `json:"matchedCallId,omitempty"`
@@ -202,23 +278,13 @@ type Decision struct {
 }
 
 // Withhold is the result for the model of a call of tool that ans says
-// was withheld (ans.How == agent.Withheld).
-func Withhold(tool string, ans agent.Answer) *Withheld {
+// was withheld (ans.How == tools.HowWithheld).
+func Withhold(tool string, ans tools.Answer) *Withheld {
 	d := ans.Report.Decision
 	w := &Withheld{Error: ans.Message, Preflight: Decision{Tool: tool, Decision: d.Verdict, Enforcement: d.Enforcement,
-		ReasonCodes: ReasonCodes(ans.Report), MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
+		ReasonCodes: ans.Report.ReasonCodes(), MatchedCallID: d.MatchedCallID, Issues: d.Issues}}
 	w.fill()
 	return w
-}
-
-// ReasonCodes are the reason codes to report for a call the guard did not
-// run: the decision's, led by preflight.ReasonBudgetExceeded when the call was not run
-// because its estimated cost does not fit the budget (rep.OverBudget).
-func ReasonCodes(rep agent.Report) []preflight.ReasonCode {
-	if rep.OverBudget {
-		return append([]preflight.ReasonCode{preflight.ReasonBudgetExceeded}, rep.Decision.ReasonCodes...)
-	}
-	return rep.Decision.ReasonCodes
 }
 
 // NotEvaluated is the result for the model of a call of tool with args

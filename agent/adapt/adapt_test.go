@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,11 +28,11 @@ type classified struct {
 
 // newSession is a session whose one tool, "quote", is read-only and costs
 // 0.10 of a 0.25 budget: two calls run, a third is deferred.
-func newSession(t *testing.T) *agent.Session {
+func newSession(t *testing.T) *tools.Session {
 	t.Helper()
-	s, _, err := NewSession(&agent.AdapterOptions{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.25"}},
-		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}, PriceUSD: "0.10"}},
+	s, _, err := NewSession(&Options{
+		BudgetUSD: "0.25",
+		Specs:     []tools.Spec{{Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}, PriceUSD: "0.10"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestNewSessionClassifier(t *testing.T) {
 	if got, want := c("t", nil, boom), agent.ClassifyError(boom); got != want {
 		t.Errorf("default classifier: got %q, want %q", got, want)
 	}
-	_, c, err = NewSession(&agent.AdapterOptions{Classify: func(string, []byte, error) preflight.Outcome { return "mine" }})
+	_, c, err = NewSession(&Options{Classify: func(string, []byte, error) preflight.Outcome { return "mine" }})
 	if err != nil {
 		t.Fatal(err)
 	}

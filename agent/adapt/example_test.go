@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // An adapter hands each tool call to Call with a function that runs the
@@ -16,9 +16,9 @@ import (
 // with the withheld-call result, which the model reads as the tool's
 // result.
 func Example() {
-	s, classify, err := adapt.NewSession(&agent.AdapterOptions{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.25"}},
-		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}, PriceUSD: "0.10"}},
+	s, classify, err := adapt.NewSession(&adapt.Options{
+		BudgetUSD: "0.25",
+		Specs:     []tools.Spec{{Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}, PriceUSD: "0.10"}},
 	})
 	if err != nil {
 		panic(err)

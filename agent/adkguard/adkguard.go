@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/tool"
@@ -16,18 +16,18 @@ const PluginName = "preflight"
 
 // Options configures a [Guard]: its session, its tools' specs and how
 // the outcome of a call that ran is classified (the fields are documented
-// on [agent.AdapterOptions]). Classify is given the function response as
+// on [adapt.Options]). Classify is given the function response as
 // JSON. The zero value and nil both work.
-type Options = agent.AdapterOptions
+type Options = adapt.Options
 
 // Guard guards the tool calls of one ADK run. It is safe for concurrent
 // use.
 type Guard struct {
-	s        *agent.Session
+	s        *tools.Session
 	classify adapt.Classifier
 
 	mu      sync.Mutex
-	pending map[string]*agent.Pending // calls running, by invocation and function call id
+	pending map[string]*tools.Running // calls running, by invocation and function call id
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
@@ -37,12 +37,12 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, pending: map[string]*agent.Pending{}}, nil
+	return &Guard{s: s, classify: c, pending: map[string]*tools.Running{}}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
-// (Session().Guard().SpentUSD()).
-func (g *Guard) Session() *agent.Session { return g.s }
+// (Session().Guard().SpentUSD(ctx)).
+func (g *Guard) Session() *tools.Session { return g.s }
 
 // Plugin returns a plugin named [PluginName] whose tool callbacks are
 // BeforeTool and AfterTool, for runner.Config.PluginConfig: it guards
@@ -62,7 +62,7 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	p, ans, w, err := adapt.Begin(ctx, g.s, t.Name(), raw)
+	p, ans, w, err := adapt.Start(ctx, g.s, t.Name(), raw)
 	switch {
 	case err != nil:
 		return nil, err
@@ -104,6 +104,6 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 			return nil, nil
 		}
 	}
-	p.End(ctx, b, g.classify(t.Name(), b, err), err)
+	p.Finish(ctx, b, g.classify(t.Name(), b, err), err)
 	return nil, nil
 }

@@ -15,7 +15,7 @@
 // included, into a tool error, so there the model reads the "not run: …"
 // sentence as the error's details and error callbacks see it.
 //
-// A [Guard] is one [agent.Session]: one ledger, budget and call limit. Use
+// A [Guard] is one [tools.Session]: one ledger, budget and call limit. Use
 // one per run (or per conversation whose calls may reuse each other's
 // results). ADK runs the function calls of one model response in
 // parallel; the session reserves the money of calls in flight, so

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adkguard"
 	"github.com/agentpreflight/preflight/agent/agenttest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/model"
@@ -42,7 +42,7 @@ func TestToolErrorClassified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := adkguard.New(&adkguard.Options{Specs: []agent.ToolSpec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
+	g, err := adkguard.New(&adkguard.Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"log"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adkguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
@@ -16,8 +16,8 @@ import (
 // a billed read-only tool.
 func Example() {
 	guard, err := adkguard.New(&adkguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.50"}},
-		Specs: []agent.ToolSpec{{PriceUSD: "0.10", TTLSeconds: "600",
+		BudgetUSD: "0.50",
+		Specs: []tools.Spec{{PriceUSD: "0.10", TTLSeconds: "600",
 			Operation: preflight.Operation{Name: "market_quote", Effects: preflight.EffectsReadOnly}}},
 	})
 	if err != nil {

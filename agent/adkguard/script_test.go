@@ -58,8 +58,8 @@ func (m *scriptedLLM) GenerateContent(_ context.Context, req *model.LLMRequest, 
 	}
 }
 
-// tools are the script's three tools as ADK function tools.
-func tools(t *testing.T, ts *agenttest.Tools) []tool.Tool {
+// scriptTools are the script's three tools as ADK function tools.
+func scriptTools(t *testing.T, ts *agenttest.Tools) []tool.Tool {
 	t.Helper()
 	q, err := functiontool.New(functiontool.Config{Name: agenttest.Quote, Description: "Real-time quote (billed per call)."},
 		func(_ adkagent.Context, in agenttest.QuoteArgs) (map[string]any, error) {
@@ -87,7 +87,7 @@ func tools(t *testing.T, ts *agenttest.Tools) []tool.Tool {
 
 func newGuard(t *testing.T) *adkguard.Guard {
 	t.Helper()
-	g, err := adkguard.New(&adkguard.Options{Session: agenttest.Session(), Specs: agenttest.Specs(), Classify: agenttest.Classify})
+	g, err := adkguard.New(&adkguard.Options{BudgetUSD: agenttest.BudgetUSD, Specs: agenttest.Specs(), Classify: agenttest.Classify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestScript(t *testing.T) {
 			ts := agenttest.NewTools()
 			rec := agenttest.NewRecorder(ts)
 			g := newGuard(t)
-			cfg := llmagent.Config{Name: "assistant", Model: &scriptedLLM{rec}, Tools: tools(t, ts)}
+			cfg := llmagent.Config{Name: "assistant", Model: &scriptedLLM{rec}, Tools: scriptTools(t, ts)}
 			var plugins []*plugin.Plugin
 			if how == "plugin" {
 				plugins = []*plugin.Plugin{g.Plugin()}
@@ -133,7 +133,7 @@ func TestScript(t *testing.T) {
 			if last != "done" {
 				t.Fatalf("the run ended with %q", last)
 			}
-			t.Log(rec.Verify(t, g.Session().Guard().SpentUSD()))
+			t.Log(rec.Verify(t, g.Session().Guard()))
 		})
 	}
 }

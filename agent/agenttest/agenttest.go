@@ -10,14 +10,23 @@
 // asks Recorder.Next for the tool calls of the next turn and hands
 // Recorder.Result the tool results it was given; Recorder.Verify then
 // checks every result and the tools' own execution counters after every
-// turn. The guard under test is configured with Specs, Session and
-// Classify.
+// turn. The guard under test is configured with Options (BudgetUSD,
+// Specs and Classify).
+//
+// # Store conformance
+//
+// TestLedgerStore and TestResultStore are the conformance suites of
+// agent.LedgerStore and tools.ResultStore, in the manner of
+// testing/slogtest: every implementation (the in-memory ones, the Redis
+// store of agent/redisledger, a user's own) runs the same suite from its
+// own tests, and a broken promise fails that test.
 //
 // agenttest calls no model, opens no connection and reads no clock but
 // the sleep of SlowSymbol; it is for tests, not for production agents.
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -25,6 +34,8 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // The tools' names.
@@ -51,17 +62,18 @@ const (
 const QuoteSchema = `{"type":"object","required":["symbol"],"properties":{"symbol":{"type":"string","minLength":1,"maxLength":12}},"additionalProperties":false}`
 
 // Specs are the tool specs the guard under test must be given.
-func Specs() []agent.ToolSpec {
-	return []agent.ToolSpec{
+func Specs() []tools.Spec {
+	return []tools.Spec{
 		{Operation: preflight.Operation{Name: Quote, Effects: preflight.EffectsReadOnly, Schema: json.RawMessage(QuoteSchema)}, PriceUSD: QuotePrice},
 		{Operation: preflight.Operation{Name: Ticket, Effects: preflight.EffectsSideEffecting}},
 		{Operation: preflight.Operation{Name: Flaky, Effects: preflight.EffectsReadOnly}},
 	}
 }
 
-// Session is the session options the guard under test must be given.
-func Session() agent.SessionOptions {
-	return agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: BudgetUSD}}
+// Options are the options the guard under test must be given: the
+// script's budget, Specs and Classify.
+func Options() adapt.Options {
+	return adapt.Options{BudgetUSD: BudgetUSD, Specs: Specs(), Classify: Classify}
 }
 
 // Classify reads the tools' in-band failures: a result with a "status"
@@ -306,10 +318,14 @@ type T interface {
 	Fatalf(format string, args ...any)
 }
 
-// Verify checks the whole script ran and every call came back as it must;
-// spent is what the guard says it spent. It returns the tally.
-func (r *Recorder) Verify(t T, spent json.Number) Tally {
+// Verify checks the whole script ran and every call came back as it must,
+// and that g, the guard under test, spent SpentUSD. It returns the tally.
+func (r *Recorder) Verify(t T, g *agent.Guard) Tally {
 	t.Helper()
+	spent, err := g.SpentUSD(context.Background())
+	if err != nil {
+		t.Fatalf("the guard's spending cannot be read: %v", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.next != len(r.turns) || len(r.after) != len(r.turns) {

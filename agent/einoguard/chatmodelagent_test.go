@@ -23,7 +23,7 @@ func TestChatModelAgentScript(t *testing.T) {
 		Description: "runs the script",
 		Model:       &scriptedModel{rec},
 		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{
-			Tools:               tools(t, ts),
+			Tools:               scriptTools(t, ts),
 			ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
 		}},
 		MaxIterations: 100,
@@ -49,5 +49,5 @@ func TestChatModelAgentScript(t *testing.T) {
 	if last != "done" {
 		t.Fatalf("the run ended with %q", last)
 	}
-	t.Log(rec.Verify(t, g.Session().Guard().SpentUSD()))
+	t.Log(rec.Verify(t, g.Session().Guard()))
 }

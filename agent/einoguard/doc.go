@@ -6,7 +6,7 @@
 //
 //	ToolCallMiddlewares: []compose.ToolMiddleware{guard.Middleware()},
 //
-// A [Guard] is one [agent.Session]: one ledger, budget and call limit. Use
+// A [Guard] is one [tools.Session]: one ledger, budget and call limit. Use
 // one per run (or per conversation whose calls may reuse each other's
 // results). eino runs the tool calls of one model turn in parallel; the
 // session reserves the money of calls in flight, so parallel calls never

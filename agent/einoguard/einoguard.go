@@ -8,22 +8,22 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 )
 
 // Options configures a [Guard]: its session, its tools' specs and how
 // the outcome of a call that ran is classified (the fields are documented
-// on [agent.AdapterOptions]). Classify is given the tool's output: its
+// on [adapt.Options]). Classify is given the tool's output: its
 // text, or a multimodal result as JSON. The zero value and nil both work.
-type Options = agent.AdapterOptions
+type Options = adapt.Options
 
 // Guard guards the tool calls of one eino run. It is safe for concurrent
 // use.
 type Guard struct {
-	s        *agent.Session
+	s        *tools.Session
 	classify adapt.Classifier
 }
 
@@ -38,8 +38,8 @@ func New(opts *Options) (*Guard, error) {
 }
 
 // Session returns the guard's session: its ledger, and the money spent
-// (Session().Guard().SpentUSD()).
-func (g *Guard) Session() *agent.Session { return g.s }
+// (Session().Guard().SpentUSD(ctx)).
+func (g *Guard) Session() *tools.Session { return g.s }
 
 // Middleware returns the tool middleware, for
 // ToolsNodeConfig.ToolCallMiddlewares. It guards invokable, streamable and

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/einoguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/components/tool/utils"
 	"github.com/cloudwego/eino/compose"
@@ -25,8 +25,8 @@ func Example() {
 		return `{"price":"101.25"}`, nil
 	})
 	guard, err := einoguard.New(&einoguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.15"}},
-		Specs: []agent.ToolSpec{{PriceUSD: "0.10",
+		BudgetUSD: "0.15",
+		Specs: []tools.Spec{{PriceUSD: "0.10",
 			Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}}},
 	})
 	if err != nil {
@@ -47,7 +47,11 @@ func Example() {
 	fmt.Println(call("AAA"))
 	fmt.Println(call("AAA"))
 	fmt.Println(call("BBB")[:50])
-	fmt.Println("spent $" + guard.Session().Guard().SpentUSD())
+	spent, err := guard.Session().Guard().SpentUSD(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("spent $" + spent)
 	// Output:
 	// quote ran for AAA
 	// {"price":"101.25"}

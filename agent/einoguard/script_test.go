@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/einoguard"
@@ -58,8 +58,8 @@ func assistant(calls []agenttest.Call) *schema.Message {
 	return schema.AssistantMessage("", tc)
 }
 
-// tools are the script's three tools as eino tools.
-func tools(t *testing.T, ts *agenttest.Tools) []tool.BaseTool {
+// scriptTools are the script's three tools as eino tools.
+func scriptTools(t *testing.T, ts *agenttest.Tools) []tool.BaseTool {
 	t.Helper()
 	q, err := utils.InferTool(agenttest.Quote, "Real-time quote (billed per call).", func(_ context.Context, in agenttest.QuoteArgs) (map[string]any, error) {
 		return ts.QuoteRun(in.Symbol), nil
@@ -84,7 +84,7 @@ func tools(t *testing.T, ts *agenttest.Tools) []tool.BaseTool {
 
 func newGuard(t *testing.T) *einoguard.Guard {
 	t.Helper()
-	g, err := einoguard.New(&einoguard.Options{Session: agenttest.Session(), Specs: agenttest.Specs(), Classify: agenttest.Classify})
+	g, err := einoguard.New(&einoguard.Options{BudgetUSD: agenttest.BudgetUSD, Specs: agenttest.Specs(), Classify: agenttest.Classify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestReActScript(t *testing.T) {
 			ag, err := react.NewAgent(ctx, &react.AgentConfig{
 				ToolCallingModel: &scriptedModel{rec},
 				ToolsConfig: compose.ToolsNodeConfig{
-					Tools:               tools(t, ts),
+					Tools:               scriptTools(t, ts),
 					ExecuteSequentially: sequential,
 					ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
 				},
@@ -120,7 +120,7 @@ func TestReActScript(t *testing.T) {
 			if out.Content != "done" {
 				t.Fatalf("final message %q", out.Content)
 			}
-			t.Log(rec.Verify(t, g.Session().Guard().SpentUSD()))
+			t.Log(rec.Verify(t, g.Session().Guard()))
 		})
 	}
 }
@@ -135,7 +135,7 @@ func TestToolsNodeScript(t *testing.T) {
 			rec := agenttest.NewRecorder(ts)
 			g := newGuard(t)
 			tn, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
-				Tools:               tools(t, ts),
+				Tools:               scriptTools(t, ts),
 				ExecuteSequentially: sequential,
 				ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
 			})
@@ -151,7 +151,7 @@ func TestToolsNodeScript(t *testing.T) {
 					rec.Result(m.ToolCallID, []byte(m.Content))
 				}
 			}
-			t.Log(rec.Verify(t, g.Session().Guard().SpentUSD()))
+			t.Log(rec.Verify(t, g.Session().Guard()))
 		})
 	}
 }
@@ -176,7 +176,7 @@ func TestToolErrorPassesThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := einoguard.New(&einoguard.Options{Specs: []agent.ToolSpec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
+	g, err := einoguard.New(&einoguard.Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

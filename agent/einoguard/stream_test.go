@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/einoguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/components/tool/utils"
 	"github.com/cloudwego/eino/compose"
@@ -36,10 +36,10 @@ func TestStreamedAndMultimodalTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly := func(name string) agent.ToolSpec {
-		return agent.ToolSpec{Operation: preflight.Operation{Name: name, Effects: preflight.EffectsReadOnly}}
+	readOnly := func(name string) tools.Spec {
+		return tools.Spec{Operation: preflight.Operation{Name: name, Effects: preflight.EffectsReadOnly}}
 	}
-	g, err := einoguard.New(&einoguard.Options{Specs: []agent.ToolSpec{readOnly("read_log"), readOnly("chart")}})
+	g, err := einoguard.New(&einoguard.Options{Specs: []tools.Spec{readOnly("read_log"), readOnly("chart")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 //
 //	genkit.Generate(ctx, g, ai.WithUse(guard), …)
 //
-// A [Guard] is an ai.Middleware holding one [agent.Session]: one ledger,
+// A [Guard] is an ai.Middleware holding one [tools.Session]: one ledger,
 // budget and call limit, shared by every Generate it is used with. Use one
 // per run (or per conversation whose calls may reuse each other's
 // results). Genkit runs the tool requests of one model response in

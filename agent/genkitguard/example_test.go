@@ -5,8 +5,8 @@ import (
 	"log"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 )
@@ -19,8 +19,8 @@ func Example() {
 	quote := genkit.DefineTool(g, "market_quote", "Real-time quote (billed).",
 		func(_ *ai.ToolContext, in struct{ Symbol string }) (string, error) { return "101.25", nil })
 	guard, err := genkitguard.New(&genkitguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.50"}},
-		Specs: []agent.ToolSpec{{PriceUSD: "0.10", TTLSeconds: "600",
+		BudgetUSD: "0.50",
+		Specs: []tools.Spec{{PriceUSD: "0.10", TTLSeconds: "600",
 			Operation: preflight.Operation{Name: "market_quote", Effects: preflight.EffectsReadOnly}}},
 		InterruptOnDefer: true,
 	})

@@ -3,10 +3,12 @@ package genkitguard
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/firebase/genkit/go/ai"
 )
 
@@ -15,32 +17,61 @@ const MiddlewareName = "preflight"
 
 // Options configures a [Guard]. The zero value and nil both work.
 //
-// Session, Specs, Defaults and Classify mean what they mean in
-// [agent.AdapterOptions], the options of every agent-framework adapter;
-// InterruptOnDefer is Genkit's own.
+// Its fields but InterruptOnDefer are those of [adapt.Options], the
+// options of every agent-framework adapter, and mean what they mean there;
+// InterruptOnDefer is Genkit's own. Classify is given the response's
+// Output as JSON.
 type Options struct {
-	// Session configures the session (see agent.AdapterOptions.Session).
-	Session agent.SessionOptions
-	// Specs give per tool name its catalog entry, price, TTL and retry cap
-	// (see agent.AdapterOptions.Specs).
-	Specs []agent.ToolSpec
-	// Defaults gives the price, TTL and retry cap of tools without a spec
-	// (see agent.AdapterOptions.Defaults).
-	Defaults agent.ToolSpec
+	// BudgetUSD, when non-empty, is the session's budget.
+	BudgetUSD json.Number
+	// MaxCalls, when positive, is the session's call limit.
+	MaxCalls int
+	// Advise is the policy for reduce-scope advice.
+	Advise agent.AdvisePolicy
+	// Unsupported is the policy for tools without a spec.
+	Unsupported agent.UnsupportedPolicy
+	// NoCoalesce turns off coalescing of identical calls in flight.
+	NoCoalesce bool
+	// LedgerStore keeps the session's money (and, without a Ledger, its
+	// history); nil means an in-process store.
+	LedgerStore agent.LedgerStore
+	// Lease is how long a call's reservation outlives a worker that died
+	// during the call, on a LedgerStore shared by processes.
+	Lease time.Duration
+	// Ledger is where outcomes are recorded; nil means a new one.
+	Ledger *agent.Ledger
+	// Results keeps the tools' results for reuse and coalescing; nil
+	// means a store of the session's own.
+	Results tools.ResultStore
+	// RunID names the run in every proposal. Empty means "session".
+	RunID string
+	// Specs give per tool name its catalog entry, price, TTL and retry cap.
+	Specs []tools.Spec
+	// Defaults gives the price, TTL and retry cap of tools without a spec.
+	Defaults tools.Spec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
 	// agent.ClassifyError(err).
-	Classify func(tool string, result []byte, err error) preflight.Outcome
+	Classify adapt.Classifier
 	// InterruptOnDefer makes a call deferred for the budget or the call
 	// limit a Genkit interrupt (see the package documentation) instead of
 	// a tool response the model reads.
 	InterruptOnDefer bool
 }
 
+// adapt returns o as the options of every adapter.
+func (o *Options) adapt() adapt.Options {
+	return adapt.Options{
+		BudgetUSD: o.BudgetUSD, MaxCalls: o.MaxCalls, Advise: o.Advise, Unsupported: o.Unsupported,
+		NoCoalesce: o.NoCoalesce, LedgerStore: o.LedgerStore, Lease: o.Lease, Ledger: o.Ledger,
+		Results: o.Results, RunID: o.RunID, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify,
+	}
+}
+
 // Guard is an ai.Middleware guarding tool calls. It is safe for
 // concurrent use.
 type Guard struct {
-	s         *agent.Session
+	s         *tools.Session
 	classify  adapt.Classifier
 	interrupt bool
 }
@@ -54,7 +85,8 @@ func New(opts *Options) (*Guard, error) {
 	if opts != nil {
 		o = *opts
 	}
-	s, c, err := adapt.NewSession(&agent.AdapterOptions{Session: o.Session, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify})
+	ao := o.adapt()
+	s, c, err := adapt.NewSession(&ao)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +94,8 @@ func New(opts *Options) (*Guard, error) {
 }
 
 // Session returns the guard's session: its ledger, and the money spent
-// (Session().Guard().SpentUSD()).
-func (g *Guard) Session() *agent.Session { return g.s }
+// (Session().Guard().SpentUSD(ctx)).
+func (g *Guard) Session() *tools.Session { return g.s }
 
 // Name returns MiddlewareName.
 func (g *Guard) Name() string { return MiddlewareName }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
 	"github.com/firebase/genkit/go/ai"
@@ -34,7 +33,7 @@ func TestDeferAsInterrupt(t *testing.T) {
 	}
 	m := defineScriptedModel(g, "defer", next, func(string, []byte) {})
 	guard, err := genkitguard.New(&genkitguard.Options{
-		Session:          agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.15"}},
+		BudgetUSD:        "0.15",
 		Specs:            agenttest.Specs(),
 		InterruptOnDefer: true,
 	})

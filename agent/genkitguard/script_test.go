@@ -69,7 +69,7 @@ func TestScript(t *testing.T) {
 	ts := agenttest.NewTools()
 	rec := agenttest.NewRecorder(ts)
 	m := defineScriptedModel(g, "script", rec.Next, rec.Result)
-	guard, err := genkitguard.New(&genkitguard.Options{Session: agenttest.Session(), Specs: agenttest.Specs(), Classify: agenttest.Classify})
+	guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.BudgetUSD, Specs: agenttest.Specs(), Classify: agenttest.Classify})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,5 +81,5 @@ func TestScript(t *testing.T) {
 	if resp.Text() != "done" || resp.FinishReason != ai.FinishReasonStop {
 		t.Fatalf("the run ended with %q (%s)", resp.Text(), resp.FinishReason)
 	}
-	t.Log(rec.Verify(t, guard.Session().Guard().SpentUSD()))
+	t.Log(rec.Verify(t, guard.Session().Guard()))
 }

@@ -9,7 +9,7 @@
 //
 //	server.AddReceivingMiddleware(mcpguard.Server(nil))
 //
-// Each MCP session gets its own [agent.Session]: a ledger, a budget and a
+// Each MCP session gets its own [tools.Session]: a ledger, a budget and a
 // call limit of its own. The catalog is built from the session's tools/list
 // (each tool's inputSchema and annotations) merged with Options.Specs,
 // which win. A tool's inputSchema is used as its payload schema when it

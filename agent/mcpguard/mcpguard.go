@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,32 +18,60 @@ import (
 // decision.
 const MetaKey = "io.agentpreflight/decision"
 
-// DefaultTTLSeconds is the reuse window of listed tools without a spec.
-const DefaultTTLSeconds = "300"
-
 // Options configures the middleware. The zero value and nil both work.
+//
+// Its fields are those of [adapt.Options], the options of every
+// agent-framework adapter, and mean the same, except as said here: a
+// Ledger cannot be given (every MCP session gets its own), and calls are
+// classified by [Classify].
 type Options struct {
-	// Session configures each MCP session's agent.Session: budget
-	// (Guard.BudgetUSD), call limit (Guard.MaxCalls), policies. A Store set
-	// here is shared by every session; an *agent.SharedStore gives each
-	// session a quota of its own in it, which no other session's traffic
-	// evicts within its TTL, dropped when the session ends. Nil means one
-	// agent.NewSharedStore(nil) per middleware (per Server or Client call;
-	// per NewSession for a [Session]): 64 MiB for all its sessions. A
-	// Ledger set here is ignored: every session gets its own.
-	Session agent.SessionOptions
+	// BudgetUSD, when non-empty, is each MCP session's budget.
+	BudgetUSD json.Number
+	// MaxCalls, when positive, is each MCP session's call limit.
+	MaxCalls int
+	// Advise is the policy for reduce-scope advice.
+	Advise agent.AdvisePolicy
+	// Unsupported is the policy for names the tool list lacks.
+	Unsupported agent.UnsupportedPolicy
+	// NoCoalesce turns off coalescing of identical calls in flight.
+	NoCoalesce bool
+	// LedgerStore keeps each session's money and history; nil means an
+	// in-process store per session. A store shared by sessions makes
+	// them spend one budget.
+	LedgerStore agent.LedgerStore
+	// Lease is how long a call's reservation outlives a worker that died
+	// during the call, on a LedgerStore shared by processes.
+	Lease time.Duration
+	// Results keeps results for reuse and coalescing, shared by every
+	// session; a *tools.SharedResultStore gives each session a quota of
+	// its own in it, which no other session's traffic evicts within its
+	// TTL, dropped when the session ends. Nil means one
+	// tools.NewSharedResultStore(nil) per middleware (per Server or Client
+	// call; per NewSession for a [Session]): 64 MiB for all its sessions.
+	Results tools.ResultStore
+	// RunID names the run in every proposal. Empty means "session".
+	RunID string
 	// Specs set price, TTL, retry cap, schema and effects per tool name;
 	// empty PriceUSD, TTLSeconds and RetryCap are taken from Defaults.
 	// A spec's Operation.Schema and Annotations, when nil, are taken from
-	// the tool list; its Provider, when empty, is agent.DefaultProvider.
-	Specs []agent.ToolSpec
+	// the tool list; its Provider, when empty, is tools.DefaultProvider.
+	Specs []tools.Spec
 	// Defaults gives the price, TTL and retry cap of listed tools without a
 	// spec and of names the tool list lacks. An empty TTLSeconds means
-	// DefaultTTLSeconds; "0" disables reuse.
-	Defaults agent.ToolSpec
+	// adapt.DefaultTTLSeconds; "0" disables reuse.
+	Defaults tools.Spec
 }
 
-// guard is the state the middleware keeps: one agent.Session per MCP
+// adapt returns o as the options of every adapter.
+func (o *Options) adapt() adapt.Options {
+	return adapt.Options{
+		BudgetUSD: o.BudgetUSD, MaxCalls: o.MaxCalls, Advise: o.Advise, Unsupported: o.Unsupported,
+		NoCoalesce: o.NoCoalesce, LedgerStore: o.LedgerStore, Lease: o.Lease,
+		Results: o.Results, RunID: o.RunID, Specs: o.Specs, Defaults: o.Defaults,
+	}
+}
+
+// guard is the state the middleware keeps: one tools.Session per MCP
 // session.
 type guard struct {
 	opts Options
@@ -51,7 +82,7 @@ type guard struct {
 
 // session is one MCP session's guard state.
 type session struct {
-	s *agent.Session
+	s *tools.Session
 
 	mu      sync.Mutex
 	listed  bool            // a complete tools/list was seen
@@ -66,12 +97,11 @@ func newGuard(opts *Options) *guard {
 	if opts != nil {
 		g.opts = *opts
 	}
-	g.opts.Session.Ledger = nil
-	if g.opts.Session.Store == nil {
-		g.opts.Session.Store = agent.NewSharedStore(nil)
+	if g.opts.Results == nil {
+		g.opts.Results = tools.NewSharedResultStore(nil)
 	}
 	if g.opts.Defaults.TTLSeconds == "" {
-		g.opts.Defaults.TTLSeconds = DefaultTTLSeconds
+		g.opts.Defaults.TTLSeconds = adapt.DefaultTTLSeconds
 	}
 	return g
 }
@@ -108,7 +138,9 @@ func (g *guard) newSession() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := agent.NewSession(ts, &g.opts.Session)
+	o := g.opts.adapt()
+	so := o.SessionOptions()
+	s, err := tools.NewSession(ts, &so)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +217,9 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 		return notEvaluated(pe, name, args, st.structured(name)), nil
 	case err != nil:
 		return nil, err
-	case ans.How == agent.Ran:
+	case ans.How == tools.HowRan:
 		return fresh, nil
-	case ans.How == agent.Withheld:
+	case ans.How == tools.HowWithheld:
 		return withheld(ans, name, st.structured(name)), nil
 	}
 	var res mcp.CallToolResult
@@ -198,7 +230,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 }
 
 // Close drops the session's saved results from the store (see
-// Options.Session); call it when the MCP session ends. Calls after Close
+// Options.Results); call it when the MCP session ends. Calls after Close
 // still work, without reuse.
 func (s *Session) Close() { s.st.s.Close() }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,8 +31,8 @@ func NewSession(opts *Options) (*Session, error) {
 	return &Session{g: g, st: st}, nil
 }
 
-// Agent returns the agent.Session behind s (its Guard, ledger and money).
-func (s *Session) Agent() *agent.Session { return s.st.s }
+// Agent returns the tools.Session behind s (its Guard, ledger and money).
+func (s *Session) Agent() *tools.Session { return s.st.s }
 
 // SawToolsList takes in the result of a tools/list request, one page at a
 // time: cursor is the request's cursor ("" for the first page). A result
@@ -84,7 +84,7 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 		return json.Marshal(notEvaluated(pe, p.Name, p.Arguments, s.st.structured(p.Name)))
 	case err != nil:
 		return nil, err
-	case ans.How == agent.Withheld:
+	case ans.How == tools.HowWithheld:
 		return json.Marshal(withheld(ans, p.Name, s.st.structured(p.Name)))
 	}
 	return ans.Result, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +36,7 @@ type Withheld struct {
 // withheld is the result of a call the guard did not run. structured
 // false leaves structuredContent out, for a tool with an outputSchema
 // (clients validate structuredContent against it, even on isError).
-func withheld(ans agent.Answer, tool string, structured bool) *mcp.CallToolResult {
+func withheld(ans tools.Answer, tool string, structured bool) *mcp.CallToolResult {
 	return fromAdapt(adapt.Withhold(tool, ans)).result(structured)
 }
 

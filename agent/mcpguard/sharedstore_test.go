@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,17 +20,17 @@ import (
 func TestServerMiddlewareFloodKeepsOthersResults(t *testing.T) {
 	tests := []struct {
 		name  string
-		store agent.ResultStore
+		store tools.ResultStore
 		want  map[string]int // executions by tool
 	}{
-		{"shared store", agent.NewSharedStore(&agent.SharedStoreOptions{MaxEntries: 8, OwnerEntries: 8}), map[string]int{mcptest.Quote: 41}},
-		{"one memory store for all", agent.NewMemoryStore(8, 0), map[string]int{mcptest.Quote: 42}},
+		{"shared store", tools.NewSharedResultStore(&tools.SharedResultStoreOptions{MaxEntries: 8, OwnerEntries: 8}), map[string]int{mcptest.Quote: 41}},
+		{"one memory store for all", tools.NewMemoryResultStore(8, 0), map[string]int{mcptest.Quote: 42}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			srv, counts := mcptest.NewServer("")
-			srv.AddReceivingMiddleware(mcpguard.Server(&mcpguard.Options{Session: agent.SessionOptions{Store: tt.store}}))
+			srv.AddReceivingMiddleware(mcpguard.Server(&mcpguard.Options{Results: tt.store}))
 			a := connect(t, srv, newClient(), "2025-11-25")
 			b := connect(t, srv, newClient(), "2025-11-25")
 			call := func(cs *mcp.ClientSession, sym string) string {

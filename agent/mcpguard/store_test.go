@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,17 +31,17 @@ func TestServerMiddlewareStoreBound(t *testing.T) {
 	// sixteenth of the size.
 	var (
 		opts  *Options
-		bound = agent.DefaultSharedBytes
+		bound = tools.DefaultSharedBytes
 		size  = 256 << 10
 	)
 	if raceEnabled() {
 		bound, size = bound/16, size/16
-		opts = &Options{Session: agent.SessionOptions{Store: agent.NewSharedStore(&agent.SharedStoreOptions{MaxBytes: bound})}}
+		opts = &Options{Results: tools.NewSharedResultStore(&tools.SharedResultStoreOptions{MaxBytes: bound})}
 	}
 	quota := bound / 16
 	ctx := context.Background()
 	g := newGuard(opts)
-	store := g.opts.Session.Store.(*agent.SharedStore)
+	store := g.opts.Results.(*tools.SharedResultStore)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
 	var runs atomic.Int64
 	srv.AddTool(&mcp.Tool{

@@ -5,21 +5,21 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolset builds the toolset of a session from its listed tools and the
 // configured specs. A listed tool whose inputSchema does not compile in
 // preflight's subset takes any object.
-func (g *guard) toolset(listed []*mcp.Tool) (*agent.Toolset, error) {
+func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 	byName := make(map[string]*mcp.Tool, len(listed))
 	for _, t := range listed {
 		if t != nil && byName[t.Name] == nil {
 			byName[t.Name] = t
 		}
 	}
-	var specs []agent.ToolSpec
+	var specs []tools.Spec
 	configured := make(map[string]bool, len(g.opts.Specs))
 	for _, s := range g.opts.Specs {
 		configured[s.Operation.Name] = true
@@ -36,7 +36,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (*agent.Toolset, error) {
 			s.RetryCap = g.opts.Defaults.RetryCap
 		}
 		if s.Operation.Provider == "" {
-			s.Operation.Provider = agent.DefaultProvider
+			s.Operation.Provider = tools.DefaultProvider
 		}
 		if t := byName[s.Operation.Name]; t != nil {
 			if s.Operation.Schema == nil {
@@ -53,11 +53,11 @@ func (g *guard) toolset(listed []*mcp.Tool) (*agent.Toolset, error) {
 			continue
 		}
 		s := g.opts.Defaults
-		s.Operation = preflight.Operation{Provider: agent.DefaultProvider, Name: t.Name,
+		s.Operation = preflight.Operation{Provider: tools.DefaultProvider, Name: t.Name,
 			Schema: usableSchema(t), Annotations: annotations(t)}
 		specs = append(specs, s)
 	}
-	return agent.NewToolset(g.opts.Defaults, specs...)
+	return tools.NewSet(g.opts.Defaults, specs...)
 }
 
 // usableSchema returns t's inputSchema when preflight can check payloads

@@ -84,8 +84,8 @@ func BenchmarkGuardCall(b *testing.B) {
 							id := "b" + strconv.FormatInt(i, 10)
 							req := searchRequest(id, "0.01", false)
 							req.StepID = id
-							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Result, error) {
-								return agent.Result{CostUSD: "0.005"}, nil
+							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+								return agent.Completion{CostUSD: "0.005"}, nil
 							})
 							if err != nil || !r.Called {
 								b.Error(r.Decision, err)

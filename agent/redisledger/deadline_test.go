@@ -40,9 +40,9 @@ func TestDeadlineOnStalledRedis(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // the stall has begun
 			ran := make(chan bool, 2)
 			call := func(ctx context.Context, q string) error {
-				_, err := g.Call(ctx, searchRequest(q, "0.01", false), func(context.Context) (agent.Result, error) {
+				_, err := g.Call(ctx, searchRequest(q, "0.01", false), func(context.Context) (agent.Completion, error) {
 					ran <- true
-					return agent.Result{}, nil
+					return agent.Completion{}, nil
 				})
 				return err
 			}

@@ -38,9 +38,9 @@ func ExampleNew() {
 		panic(err)
 	}
 	req := preflight.ToolCallRequest{ /* the proposed call, as for Decide */ }
-	rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Result, error) {
+	rep, err := guard.Call(ctx, req, func(ctx context.Context) (agent.Completion, error) {
 		ref, err := results.Put(ctx, []byte(`{"answer":42}`)) // the tool's result
-		return agent.Result{ResultReference: ref, CostUSD: "0.02"}, err
+		return agent.Completion{ResultReference: ref, CostUSD: "0.02"}, err
 	})
 	if err != nil {
 		fmt.Println(err) // wraps agent.ErrStoreUnavailable when Redis is down: not run

@@ -89,10 +89,10 @@ func (l *load) run(t *testing.T, g *agent.Guard, goroutines int, stop <-chan str
 				id := fmt.Sprintf("g%d-%d", gi, i)
 				req := searchRequest(id, "0.01", false)
 				req.StepID = id
-				r, err := g.Call(context.Background(), req, func(context.Context) (agent.Result, error) {
+				r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
 					l.funcRuns.Add(1)
 					time.Sleep(time.Millisecond) // the tool call
-					return agent.Result{CostUSD: "0.004"}, nil
+					return agent.Completion{CostUSD: "0.004"}, nil
 				})
 				l.mu.Lock()
 				switch {

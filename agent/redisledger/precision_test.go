@@ -41,16 +41,20 @@ func TestGuardPrecision(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := g.Call(context.Background(), searchRequest("q", tt.estimate, false), func(context.Context) (agent.Result, error) {
-					return agent.Result{CostUSD: json.Number(tt.cost)}, nil
+				rep, err := g.Call(context.Background(), searchRequest("q", tt.estimate, false), func(context.Context) (agent.Completion, error) {
+					return agent.Completion{CostUSD: json.Number(tt.cost)}, nil
 				})
 				if err != nil {
 					t.Errorf("store %d: Call: %v (store unavailable: %v)", i, err, errors.Is(err, agent.ErrStoreUnavailable))
 				}
+				spent, err := g.SpentUSD(context.Background())
+				if err != nil {
+					t.Fatalf("store %d: SpentUSD: %v", i, err)
+				}
 				if i == 0 {
-					got = outcome{Called: rep.Called, Reserved: rep.ReservedUSD, Settled: rep.SettledUSD, SpentRedis: g.SpentUSD()}
+					got = outcome{Called: rep.Called, Reserved: rep.ReservedUSD, Settled: rep.SettledUSD, SpentRedis: spent}
 				} else {
-					got.Memory = g.SpentUSD()
+					got.Memory = spent
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,7 +19,7 @@ type ResultOptions struct {
 	// Prefix starts every key, as Options.Prefix. Empty means "preflight".
 	Prefix string
 	// MaxBytes is the largest result saved; a larger one is refused with
-	// agent.ErrResultTooLarge. Zero means 1 MiB.
+	// tools.ErrResultTooLarge. Zero means 1 MiB.
 	MaxBytes int
 	// TTL is how long a result is kept. Make it at least the longest
 	// FreshnessTTLSeconds of the calls whose results are saved, or reuse
@@ -27,7 +27,7 @@ type ResultOptions struct {
 	TTL time.Duration
 }
 
-// ResultStore is an agent.ResultStore on Redis for one scope: a result
+// ResultStore is an tools.ResultStore on Redis for one scope: a result
 // saved by one process is returned, byte for byte, to any process that
 // asks the same scope for its reference. A reference from another scope
 // finds nothing.
@@ -38,7 +38,7 @@ type ResultStore struct {
 	ttl      time.Duration
 }
 
-var _ agent.ResultStore = (*ResultStore)(nil)
+var _ tools.ResultStore = (*ResultStore)(nil)
 
 // refPrefix starts every reference a ResultStore returns.
 const refPrefix = "redis:"
@@ -68,7 +68,7 @@ func NewResultStore(c redis.UniversalClient, scope string, opts *ResultOptions) 
 // Put saves result for the store's TTL under a new random reference.
 func (r *ResultStore) Put(ctx context.Context, result []byte) (string, error) {
 	if len(result) > r.maxBytes {
-		return "", agent.ErrResultTooLarge
+		return "", tools.ErrResultTooLarge
 	}
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])

@@ -13,7 +13,7 @@
 // against the budget, so the estimates of the calls that run never add up
 // past it. Spending can still pass the budget in three ways, each bounded:
 //
-//   - A tool that reports a cost (agent.Result.CostUSD) above its estimate
+//   - A tool that reports a cost (agent.Completion.CostUSD) above its estimate
 //     adds the difference. The overshoot is at most the sum of those
 //     differences over the calls in flight when the last call was
 //     reserved; estimate each call's worst case to avoid it.
@@ -203,7 +203,7 @@ func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10)
 
 // Append records e in the scope's history, stamped with Redis's clock.
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
-	err := appendScript.Run(ctx, s.c, s.keys, encodeEntry(e), agent.MaxEntries, ms(s.idle)).Err()
+	err := appendScript.Run(ctx, s.c, s.keys, encodeEntry(e), preflight.MaxHistory, ms(s.idle)).Err()
 	if err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
@@ -372,7 +372,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var v []any
 	err = retry(ctx, func() error {
 		var err error
-		v, err = settleScript.Run(ctx, s.c, s.keys, id, cost, ms(s.keep), entry, agent.MaxEntries, ms(s.idle)).Slice()
+		v, err = settleScript.Run(ctx, s.c, s.keys, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle)).Slice()
 		return err
 	})
 	if err != nil {

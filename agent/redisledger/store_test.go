@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -282,8 +283,8 @@ func TestHistoryRetentionMatchesMemory(t *testing.T) {
 	if diff := cmp.Diff(entries(want), entries(got)); diff != "" {
 		t.Errorf("Redis history differs from the in-memory one (-memory +redis):\n%s", diff)
 	}
-	if len(got.History) != agent.MaxEntries {
-		t.Errorf("%d entries, want %d", len(got.History), agent.MaxEntries)
+	if len(got.History) != preflight.MaxHistory {
+		t.Errorf("%d entries, want %d", len(got.History), preflight.MaxHistory)
 	}
 }
 
@@ -305,7 +306,7 @@ func TestResultStore(t *testing.T) {
 	if _, ok := b.Get(ctx, ref); ok {
 		t.Error("another customer's store found the result")
 	}
-	if _, err := a.Put(ctx, make([]byte, 65)); !errors.Is(err, agent.ErrResultTooLarge) {
+	if _, err := a.Put(ctx, make([]byte, 65)); !errors.Is(err, tools.ErrResultTooLarge) {
 		t.Errorf("Put of 65 bytes: %v, want ErrResultTooLarge", err)
 	}
 	for _, bad := range []string{"", "redis:", "redis:zz", "mem:1", ref + "0"} {

@@ -154,9 +154,9 @@ func TestWorker(t *testing.T) {
 				req := searchRequest(query, estimate, reusable)
 				req.StepID = id
 				var permitted bool
-				r, err := g.Call(ctx, req, func(ctx context.Context) (agent.Result, error) {
+				r, err := g.Call(ctx, req, func(ctx context.Context) (agent.Completion, error) {
 					permitted = true
-					res := agent.Result{CostUSD: json.Number(cost)}
+					res := agent.Completion{CostUSD: json.Number(cost)}
 					if reusable {
 						ref, err := results.Put(ctx, []byte(fmt.Sprintf("result of %s saved by worker %d call %s", query, cfg.Index, id)))
 						if err != nil {
@@ -194,7 +194,7 @@ func TestWorker(t *testing.T) {
 							rep.CrossReused++
 						}
 					}
-				case r.Coalesced != nil:
+				case r.InFlight != nil:
 					rep.Coalesced++
 				case r.OverBudget || r.Decision != nil && r.Decision.Verdict == preflight.VerdictDefer:
 					rep.Deferred++

@@ -149,18 +149,18 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 			Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
 			FreshnessTTLSeconds: "600",
 		}
-		rep, err := guard.Call(ctx, req, func(context.Context) (agent.Result, error) {
+		rep, err := guard.Call(ctx, req, func(context.Context) (agent.Completion, error) {
 			text, err := p.do(c)
 			var ce *callError
 			switch {
 			case errors.As(err, &ce) && ce.transient:
-				return agent.Result{Outcome: preflight.OutcomeTransientFailure}, err
+				return agent.Completion{Outcome: preflight.OutcomeTransientFailure}, err
 			case err != nil:
-				return agent.Result{Outcome: preflight.OutcomeTerminalFailure}, err
+				return agent.Completion{Outcome: preflight.OutcomeTerminalFailure}, err
 			}
 			ref := fmt.Sprintf("mem:%d", len(store)+1)
 			store[ref] = text
-			return agent.Result{ResultReference: ref}, nil
+			return agent.Completion{ResultReference: ref}, nil
 		})
 		var ce *callError
 		if err != nil && !errors.As(err, &ce) {
@@ -192,7 +192,11 @@ func runWith(ctx context.Context, steps []toolCall, out io.Writer, verbose bool)
 		}
 	}
 	t.spentMicros = p.spentMicros
-	if got := guard.SpentUSD(); got != usd(p.spentMicros) {
+	got, err := guard.SpentUSD(ctx)
+	if err != nil {
+		return tally{}, err
+	}
+	if got != usd(p.spentMicros) {
 		return tally{}, fmt.Errorf("guard counted %s spent, provider charged %s", got, usd(p.spentMicros))
 	}
 	return t, nil

@@ -234,8 +234,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, out io.Writer) err
 		now = start.Add(time.Duration(ms) * time.Millisecond)
 
 		cost := sum(json.Number(l.CostUSD), json.Number(l.ModelCostUSD))
-		r, err := guard.Call(ctx, s.request(l), func(context.Context) (agent.Result, error) {
-			return agent.Result{
+		r, err := guard.Call(ctx, s.request(l), func(context.Context) (agent.Completion, error) {
+			return agent.Completion{
 				Outcome:         l.Outcome,
 				ResultReference: l.ResultReference,
 				ToolCallID:      l.ToolCallID,

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,8 +26,8 @@ const (
 // budget and market_quote's price.
 func ScriptGuard() *mcpguard.Options {
 	return &mcpguard.Options{
-		Session: agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: ScriptBudgetUSD}},
-		Specs:   []agent.ToolSpec{{Operation: preflight.Operation{Name: Quote}, PriceUSD: QuotePriceUSD}},
+		BudgetUSD: ScriptBudgetUSD,
+		Specs:     []tools.Spec{{Operation: preflight.Operation{Name: Quote}, PriceUSD: QuotePriceUSD}},
 	}
 }
 

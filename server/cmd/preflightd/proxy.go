@@ -18,6 +18,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
 )
@@ -201,21 +202,20 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 // every session's guard.
 func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 	g := mcpguard.Options{
-		Session: agent.SessionOptions{
-			Guard: agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD), MaxCalls: o.maxCalls},
-			// One store for every session (4096 results, 64 MiB), each
-			// with a quota of its own (256, 4 MiB) that no other session's
-			// traffic evicts within its TTL.
-			Store: agent.NewSharedStore(nil),
-		},
-		Defaults: agent.ToolSpec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
+		BudgetUSD: jsonNumber(o.budgetUSD),
+		MaxCalls:  o.maxCalls,
+		// One store for every session (4096 results, 64 MiB), each with a
+		// quota of its own (256, 4 MiB) that no other session's traffic
+		// evicts within its TTL.
+		Results:  tools.NewSharedResultStore(nil),
+		Defaults: tools.Spec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
 	}
 	if o.operations != "" {
 		data, err := readCatalogFile(o.operations)
 		if err != nil {
 			return g, err
 		}
-		specs, err := agent.DecodeToolSpecs(data)
+		specs, err := tools.DecodeSpecs(data)
 		if err != nil {
 			return g, describeFileError("--operations "+o.operations, err)
 		}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -387,7 +387,7 @@ func TestProxyCancelledCallsCountAgainstRetryCap(t *testing.T) {
 	g := *mcptest.ScriptGuard()
 	// countdown with n 0 runs until it is cancelled: here it stands for a
 	// slow tool with a side effect.
-	g.Specs = append(g.Specs, agent.ToolSpec{Operation: preflight.Operation{Name: mcptest.Countdown, Effects: preflight.EffectsSideEffecting}, RetryCap: "1"})
+	g.Specs = append(g.Specs, tools.Spec{Operation: preflight.Operation{Name: mcptest.Countdown, Effects: preflight.EffectsSideEffecting}, RetryCap: "1"})
 	p := New(Options{Dial: HTTPDialer(up, nil), Guard: g})
 	ts := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); ts.Close() })

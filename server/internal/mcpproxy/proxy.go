@@ -545,7 +545,13 @@ func (p *Proxy) open(client string) (*session, error) {
 		g.Close() // its saved results go with it
 		p.b.leave(client, s.peer)
 		p.release(client, down.SessionID)
-		p.log.Info("mcp proxy: session ended", "session", tag, "spentUsd", string(g.Agent().Guard().SpentUSD()))
+		attrs := []any{"session", tag}
+		if spent, err := g.Agent().Guard().SpentUSD(context.Background()); err != nil {
+			attrs = append(attrs, "spentUsdError", err.Error())
+		} else {
+			attrs = append(attrs, "spentUsd", string(spent))
+		}
+		p.log.Info("mcp proxy: session ended", attrs...)
 	}()
 	return s, nil
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,9 +14,9 @@ import (
 // leaves the other's.
 func TestProxySessionEndDropsResults(t *testing.T) {
 	up, counts := httpUpstream(t)
-	store := agent.NewSharedStore(nil)
+	store := tools.NewSharedResultStore(nil)
 	g := *mcptest.ScriptGuard()
-	g.Session.Store = store
+	g.Results = store
 	url, _ := startProxy(t, HTTPDialer(up, nil), g)
 	a, b := connect(t, url, "2025-11-25"), connect(t, url, "2025-11-25")
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"errors"
@@ -8,40 +8,40 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestNewToolsetRefusesBadSpecs(t *testing.T) {
+func TestNewSetRefusesBadSpecs(t *testing.T) {
 	op := func(provider, name string, aliases ...string) preflight.Operation {
 		return preflight.Operation{Provider: provider, Name: name, Aliases: aliases}
 	}
 	tests := []struct {
 		name    string
-		unknown ToolSpec
-		specs   []ToolSpec
+		unknown Spec
+		specs   []Spec
 		want    []preflight.Issue // path and code only
 	}{
 		{"numbers out of range",
-			ToolSpec{RetryCap: "0"},
-			[]ToolSpec{{Operation: op("mcp", "a"), PriceUSD: "-1", TTLSeconds: "abc"}, {Operation: op("mcp", "b"), RetryCap: "1.5"}},
+			Spec{RetryCap: "0"},
+			[]Spec{{Operation: op("mcp", "a"), PriceUSD: "-1", TTLSeconds: "abc"}, {Operation: op("mcp", "b"), RetryCap: "1.5"}},
 			[]preflight.Issue{{Path: "/unknown/retryCap", Code: preflight.IssueMinimum}, {Path: "/0/priceUsd", Code: preflight.IssueMinimum},
 				{Path: "/0/ttlSeconds", Code: preflight.IssueType}, {Path: "/1/retryCap", Code: preflight.IssueInteger}}},
 		{"a name two providers use",
-			ToolSpec{},
-			[]ToolSpec{{Operation: op("mcp", "x")}, {Operation: op("other", "y", "x")}},
+			Spec{},
+			[]Spec{{Operation: op("mcp", "x")}, {Operation: op("other", "y", "x")}},
 			[]preflight.Issue{{Path: "/1/aliases/0", Code: preflight.IssueDuplicateOperation}}},
 		{"a name one provider uses twice is the catalog's to report",
-			ToolSpec{},
-			[]ToolSpec{{Operation: op("mcp", "x")}, {Operation: op("mcp", "x")}},
+			Spec{},
+			[]Spec{{Operation: op("mcp", "x")}, {Operation: op("mcp", "x")}},
 			[]preflight.Issue{{Path: "/1/name", Code: preflight.IssueDuplicateOperation}}},
 		{"catalog problems come with the spec problems",
-			ToolSpec{},
-			[]ToolSpec{{Operation: op("", "x"), PriceUSD: "2e9"}},
+			Spec{},
+			[]Spec{{Operation: op("", "x"), PriceUSD: "2e9"}},
 			[]preflight.Issue{{Path: "/0/provider", Code: preflight.IssueRequired}, {Path: "/0/priceUsd", Code: preflight.IssueMaximum}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts, err := NewToolset(tt.unknown, tt.specs...)
+			ts, err := NewSet(tt.unknown, tt.specs...)
 			var pe *preflight.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("NewToolset = %v, %v; want a *preflight.Error", ts, err)
+				t.Fatalf("NewSet = %v, %v; want a *preflight.Error", ts, err)
 			}
 			var got []preflight.Issue
 			for _, is := range pe.Details {
@@ -54,13 +54,13 @@ func TestNewToolsetRefusesBadSpecs(t *testing.T) {
 	}
 }
 
-func TestNewToolsetAcceptsDefaultsAndBounds(t *testing.T) {
-	specs := []ToolSpec{
+func TestNewSetAcceptsDefaultsAndBounds(t *testing.T) {
+	specs := []Spec{
 		{Operation: preflight.Operation{Provider: "mcp", Name: "free"}},
 		{Operation: preflight.Operation{Provider: "mcp", Name: "dear"}, PriceUSD: "1000000000", TTLSeconds: "1000000000", RetryCap: "1000000000"},
 		{Operation: preflight.Operation{Provider: "mcp", Name: "cheap"}, PriceUSD: "0.000001", TTLSeconds: "0", RetryCap: "1"},
 	}
-	if _, err := NewToolset(ToolSpec{PriceUSD: "0.01"}, specs...); err != nil {
-		t.Fatalf("NewToolset: %v", err)
+	if _, err := NewSet(Spec{PriceUSD: "0.01"}, specs...); err != nil {
+		t.Fatalf("NewSet: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"container/list"
@@ -22,14 +22,14 @@ type ResultStore interface {
 	Get(ctx context.Context, ref string) ([]byte, bool)
 }
 
-// ErrResultTooLarge is what a [MemoryStore] returns for a result larger
+// ErrResultTooLarge is what a [MemoryResultStore] returns for a result larger
 // than its byte limit.
-var ErrResultTooLarge = errors.New("agent: result larger than the store's byte limit")
+var ErrResultTooLarge = errors.New("tools: result larger than the store's byte limit")
 
-// MemoryStore is the default [ResultStore]: results in memory, bounded by
+// MemoryResultStore is the default [ResultStore]: results in memory, bounded by
 // an entry count and a byte total, least recently used evicted first. A
 // reference names one Put: it is never reused for other bytes.
-type MemoryStore struct {
+type MemoryResultStore struct {
 	maxEntries int
 	maxBytes   int
 
@@ -45,29 +45,29 @@ type storedResult struct {
 	data []byte
 }
 
-// The limits of [NewMemoryStore] when it is given zero.
+// The limits of [NewMemoryResultStore] when it is given zero.
 const (
-	DefaultStoreEntries = 256
-	DefaultStoreBytes   = 16 << 20
+	DefaultMemoryEntries = 256
+	DefaultMemoryBytes   = 16 << 20
 )
 
-// NewMemoryStore returns a store holding at most maxEntries results and
-// maxBytes bytes of results; zero or less means DefaultStoreEntries and
-// DefaultStoreBytes.
-func NewMemoryStore(maxEntries, maxBytes int) *MemoryStore {
+// NewMemoryResultStore returns a store holding at most maxEntries results and
+// maxBytes bytes of results; zero or less means DefaultMemoryEntries and
+// DefaultMemoryBytes.
+func NewMemoryResultStore(maxEntries, maxBytes int) *MemoryResultStore {
 	if maxEntries <= 0 {
-		maxEntries = DefaultStoreEntries
+		maxEntries = DefaultMemoryEntries
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultStoreBytes
+		maxBytes = DefaultMemoryBytes
 	}
-	return &MemoryStore{maxEntries: maxEntries, maxBytes: maxBytes, lru: list.New(), byRef: make(map[string]*list.Element)}
+	return &MemoryResultStore{maxEntries: maxEntries, maxBytes: maxBytes, lru: list.New(), byRef: make(map[string]*list.Element)}
 }
 
 // Put saves a copy of result, evicting the least recently used results
 // until both limits hold. A result larger than the byte limit is refused
 // with ErrResultTooLarge.
-func (s *MemoryStore) Put(_ context.Context, result []byte) (string, error) {
+func (s *MemoryResultStore) Put(_ context.Context, result []byte) (string, error) {
 	if len(result) > s.maxBytes {
 		return "", ErrResultTooLarge
 	}
@@ -89,7 +89,7 @@ func (s *MemoryStore) Put(_ context.Context, result []byte) (string, error) {
 
 // Get returns a copy of the result saved under ref and marks it recently
 // used.
-func (s *MemoryStore) Get(_ context.Context, ref string) ([]byte, bool) {
+func (s *MemoryResultStore) Get(_ context.Context, ref string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el, ok := s.byRef[ref]
@@ -101,7 +101,7 @@ func (s *MemoryStore) Get(_ context.Context, ref string) ([]byte, bool) {
 }
 
 // Len returns the number of results held and their total size in bytes.
-func (s *MemoryStore) Len() (entries, bytes int) {
+func (s *MemoryResultStore) Len() (entries, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lru.Len(), s.bytes

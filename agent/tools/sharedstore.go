@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"container/heap"
@@ -11,7 +11,7 @@ import (
 )
 
 // TTLResultStore is a [ResultStore] that can be told how long a result
-// must be kept. A [Session] saves through PutTTL when its store has it,
+// must be kept. A [Session] saves through PutTTL when its result store has it,
 // and through Put otherwise, so stores without it keep working.
 type TTLResultStore interface {
 	ResultStore
@@ -21,23 +21,23 @@ type TTLResultStore interface {
 	PutTTL(ctx context.Context, result []byte, ttl time.Duration) (ref string, err error)
 }
 
-// ErrStoreFull is what a [SharedStore] view returns when saving a result
+// ErrResultStoreFull is what a [SharedResultStore] view returns when saving a result
 // would need room that other owners' results still within their TTL
 // hold. The result is then not reusable.
-var ErrStoreFull = errors.New("agent: result store full of other sessions' live results")
+var ErrResultStoreFull = errors.New("tools: result store full of other sessions' live results")
 
-// ErrStoreClosed is what a closed [StoreView] returns from Put.
-var ErrStoreClosed = errors.New("agent: result store view closed")
+// ErrViewClosed is what a closed [ResultView] returns from Put.
+var ErrViewClosed = errors.New("tools: result store view closed")
 
-// The limits of [NewSharedStore] when its options leave them zero.
+// The limits of [NewSharedResultStore] when its options leave them zero.
 const (
 	DefaultSharedEntries = 4096
 	DefaultSharedBytes   = 64 << 20
 )
 
-// SharedStoreOptions configures a [SharedStore]. The zero value and nil
+// SharedResultStoreOptions configures a [SharedResultStore]. The zero value and nil
 // both work.
-type SharedStoreOptions struct {
+type SharedResultStoreOptions struct {
 	// MaxEntries and MaxBytes bound the whole store: all owners' results
 	// together. Zero or less means DefaultSharedEntries and
 	// DefaultSharedBytes.
@@ -55,26 +55,26 @@ type SharedStoreOptions struct {
 	Now func() time.Time
 }
 
-// SharedStore keeps the results of many owners (many sessions) in memory
+// SharedResultStore keeps the results of many owners (many sessions) in memory
 // under one bound, each owner under a quota of its own, so that no owner's
 // traffic evicts another owner's result still within its TTL. Each owner
-// saves through its own [StoreView] (see [SharedStore.View]). A reference
+// saves through its own [ResultView] (see [SharedResultStore.View]). A reference
 // names one save: any view finds it, as long as it is kept, so sessions
 // that share their history (a shared LedgerStore) reuse each other's
-// results as they would with one MemoryStore.
+// results as they would with one MemoryResultStore.
 //
 // When an owner is over its quota, its own results make room: those past
 // their TTL first, then its least recently used ones. When the whole store
 // is full, anyone's results past their TTL make room, then the saving
 // owner's own; a result of another owner within its TTL never does: the
-// save is refused with ErrStoreFull instead, and that result is simply not
+// save is refused with ErrResultStoreFull instead, and that result is simply not
 // reusable. Closing a view drops its results.
 //
-// Used itself as a [ResultStore], a SharedStore is one owner of its own;
-// a [Session] given a SharedStore as its Store takes a view of its own
-// instead, dropped by [Session.Close]. A SharedStore is safe for
+// Used itself as a [ResultStore], a SharedResultStore is one owner of its own;
+// a [Session] given a SharedResultStore as its Results takes a view of its own
+// instead, dropped by [Session.Close]. A SharedResultStore is safe for
 // concurrent use.
-type SharedStore struct {
+type SharedResultStore struct {
 	maxEntries, maxBytes     int
 	ownerEntries, ownerBytes int
 	now                      func() time.Time
@@ -83,35 +83,35 @@ type SharedStore struct {
 	next    uint64
 	bytes   int
 	byRef   map[string]*sharedEntry
-	expiry  expiryHeap // every entry, earliest expiry first
-	onlyOne *StoreView // the view Put and Get use; made on first use
+	expiry  expiryHeap  // every entry, earliest expiry first
+	onlyOne *ResultView // the view Put and Get use; made on first use
 }
 
-// StoreView is one owner's part of a [SharedStore]: a [TTLResultStore]
+// ResultView is one owner's part of a [SharedResultStore]: a [TTLResultStore]
 // holding at most the store's owner quota. It is safe for concurrent use.
-type StoreView struct {
-	s *SharedStore
+type ResultView struct {
+	s *SharedResultStore
 	// Guarded by s.mu.
 	lru    list.List // of *sharedEntry, most recently used first
 	bytes  int
 	closed bool
 }
 
-var _ TTLResultStore = (*StoreView)(nil)
-var _ TTLResultStore = (*SharedStore)(nil)
+var _ TTLResultStore = (*ResultView)(nil)
+var _ TTLResultStore = (*SharedResultStore)(nil)
 
 type sharedEntry struct {
 	ref     string
 	data    []byte
-	owner   *StoreView
+	owner   *ResultView
 	expires time.Time // live up to and including this instant
 	el      *list.Element
-	index   int // in SharedStore.expiry
+	index   int // in SharedResultStore.expiry
 }
 
-// NewSharedStore returns an empty shared store. opts may be nil.
-func NewSharedStore(opts *SharedStoreOptions) *SharedStore {
-	var o SharedStoreOptions
+// NewSharedResultStore returns an empty shared store. opts may be nil.
+func NewSharedResultStore(opts *SharedResultStoreOptions) *SharedResultStore {
+	var o SharedResultStoreOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -130,7 +130,7 @@ func NewSharedStore(opts *SharedStoreOptions) *SharedStore {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &SharedStore{
+	return &SharedResultStore{
 		maxEntries: o.MaxEntries, maxBytes: o.MaxBytes,
 		ownerEntries: min(o.OwnerEntries, o.MaxEntries), ownerBytes: min(o.OwnerBytes, o.MaxBytes),
 		now: o.Now, byRef: make(map[string]*sharedEntry),
@@ -139,55 +139,55 @@ func NewSharedStore(opts *SharedStoreOptions) *SharedStore {
 
 // View returns a new owner's view of the store, empty, with the store's
 // owner quota. Close it when the owner is done.
-func (s *SharedStore) View() *StoreView { return &StoreView{s: s} }
+func (s *SharedResultStore) View() *ResultView { return &ResultView{s: s} }
 
 // Len returns the number of results held by all owners and their total
 // size in bytes.
-func (s *SharedStore) Len() (entries, bytes int) {
+func (s *SharedResultStore) Len() (entries, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byRef), s.bytes
 }
 
-// Put saves result under the store's own owner, as [StoreView.Put] does.
-func (s *SharedStore) Put(ctx context.Context, result []byte) (string, error) {
+// Put saves result under the store's own owner, as [ResultView.Put] does.
+func (s *SharedResultStore) Put(ctx context.Context, result []byte) (string, error) {
 	return s.own().Put(ctx, result)
 }
 
-// PutTTL saves result under the store's own owner, as [StoreView.PutTTL]
+// PutTTL saves result under the store's own owner, as [ResultView.PutTTL]
 // does.
-func (s *SharedStore) PutTTL(ctx context.Context, result []byte, ttl time.Duration) (string, error) {
+func (s *SharedResultStore) PutTTL(ctx context.Context, result []byte, ttl time.Duration) (string, error) {
 	return s.own().PutTTL(ctx, result, ttl)
 }
 
-// Get returns a result saved by [SharedStore.Put], as [StoreView.Get]
+// Get returns a result saved by [SharedResultStore.Put], as [ResultView.Get]
 // does.
-func (s *SharedStore) Get(ctx context.Context, ref string) ([]byte, bool) {
+func (s *SharedResultStore) Get(ctx context.Context, ref string) ([]byte, bool) {
 	return s.own().Get(ctx, ref)
 }
 
-func (s *SharedStore) own() *StoreView {
+func (s *SharedResultStore) own() *ResultView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.onlyOne == nil {
-		s.onlyOne = &StoreView{s: s}
+		s.onlyOne = &ResultView{s: s}
 	}
 	return s.onlyOne
 }
 
 // Put saves result with no TTL: it is kept while no one needs its room.
 // A caller that knows how long the result may be reused calls PutTTL.
-func (v *StoreView) Put(ctx context.Context, result []byte) (string, error) {
+func (v *ResultView) Put(ctx context.Context, result []byte) (string, error) {
 	return v.PutTTL(ctx, result, 0)
 }
 
 // PutTTL saves a copy of result, to be kept at least ttl from now unless
 // this view's own later saves need the room. It makes room as the
-// [SharedStore] documents and returns ErrResultTooLarge for a result
-// larger than the owner quota, ErrStoreFull when only other owners'
-// results within their TTL could make room, and ErrStoreClosed after
+// [SharedResultStore] documents and returns ErrResultTooLarge for a result
+// larger than the owner quota, ErrResultStoreFull when only other owners'
+// results within their TTL could make room, and ErrViewClosed after
 // Close.
-func (v *StoreView) PutTTL(_ context.Context, result []byte, ttl time.Duration) (string, error) {
+func (v *ResultView) PutTTL(_ context.Context, result []byte, ttl time.Duration) (string, error) {
 	s := v.s
 	n := len(result)
 	if n > s.ownerBytes {
@@ -197,7 +197,7 @@ func (v *StoreView) PutTTL(_ context.Context, result []byte, ttl time.Duration) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v.closed {
-		return "", ErrStoreClosed
+		return "", ErrViewClosed
 	}
 	now := s.now()
 	full := func() bool { return len(s.byRef)+1 > s.maxEntries || s.bytes+n > s.maxBytes }
@@ -207,7 +207,7 @@ func (v *StoreView) PutTTL(_ context.Context, result []byte, ttl time.Duration) 
 	// Everything left is live: only this owner's own results may go, and
 	// only if they make enough room.
 	if full() && (len(s.byRef)-v.lru.Len()+1 > s.maxEntries || s.bytes-v.bytes+n > s.maxBytes) {
-		return "", ErrStoreFull
+		return "", ErrResultStoreFull
 	}
 	for full() || v.lru.Len()+1 > s.ownerEntries || v.bytes+n > s.ownerBytes {
 		s.remove(v.victim(now))
@@ -225,7 +225,7 @@ func (v *StoreView) PutTTL(_ context.Context, result []byte, ttl time.Duration) 
 // victim returns the view's result to drop first: its least recently
 // used one past its TTL, or else its least recently used one. The view
 // has at least one. The caller holds s.mu.
-func (v *StoreView) victim(now time.Time) *sharedEntry {
+func (v *ResultView) victim(now time.Time) *sharedEntry {
 	for el := v.lru.Back(); el != nil; el = el.Prev() {
 		if e := el.Value.(*sharedEntry); now.After(e.expires) {
 			return e
@@ -235,7 +235,7 @@ func (v *StoreView) victim(now time.Time) *sharedEntry {
 }
 
 // remove drops e. The caller holds s.mu.
-func (s *SharedStore) remove(e *sharedEntry) {
+func (s *SharedResultStore) remove(e *sharedEntry) {
 	heap.Remove(&s.expiry, e.index)
 	e.owner.lru.Remove(e.el)
 	e.owner.bytes -= len(e.data)
@@ -247,7 +247,7 @@ func (s *SharedStore) remove(e *sharedEntry) {
 // another of the store, past its TTL or not, and marks it recently used
 // among its owner's results; false when the store does not have it (never
 // saved, or dropped).
-func (v *StoreView) Get(_ context.Context, ref string) ([]byte, bool) {
+func (v *ResultView) Get(_ context.Context, ref string) ([]byte, bool) {
 	s := v.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,16 +261,16 @@ func (v *StoreView) Get(_ context.Context, ref string) ([]byte, bool) {
 
 // Len returns the number of results the view holds and their total size
 // in bytes.
-func (v *StoreView) Len() (entries, bytes int) {
+func (v *ResultView) Len() (entries, bytes int) {
 	v.s.mu.Lock()
 	defer v.s.mu.Unlock()
 	return v.lru.Len(), v.bytes
 }
 
 // Close drops the view's results and refuses its later saves (with
-// ErrStoreClosed); no view finds them any more. Closing twice does
+// ErrViewClosed); no view finds them any more. Closing twice does
 // nothing.
-func (v *StoreView) Close() {
+func (v *ResultView) Close() {
 	s := v.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,23 +1,21 @@
-package agent
+package tools
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // specMembers are the members a tool-spec file adds to an operation of a
 // catalog file.
 var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap"}
 
-var specMemberPath = regexp.MustCompile(`^/operations/[0-9]+/(priceUsd|ttlSeconds|retryCap)$`)
-
-// DecodeToolSpecs reads a tool-spec file: a catalog file (see
+// DecodeSpecs reads a tool-spec file: a catalog file (see
 // [preflight.DecodeCatalog]) whose operations may also carry
 //
 //	"priceUsd":   what one call costs, a non-negative decimal (default 0);
@@ -30,7 +28,12 @@ var specMemberPath = regexp.MustCompile(`^/operations/[0-9]+/(priceUsd|ttlSecond
 // operations are not included). Decoding is as strict as DecodeCatalog's,
 // and every problem is reported in one *preflight.Error with JSON Pointers
 // into the file.
-func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
+func DecodeSpecs(data []byte) ([]Spec, error) {
+	// The file read loosely for the spec members (a file whose operations
+	// cannot be read is left to DecodeCatalog's report), and the pointer
+	// of every member of its operations, to tell DecodeCatalog's reports
+	// of them.
+	specs, plain, issues, members := readSpecMembers(data)
 	var keep []preflight.Issue
 	catalogErr := &preflight.Error{Code: preflight.CodeInvalidRequest}
 	if _, err := preflight.DecodeCatalog(data); err != nil {
@@ -42,10 +45,10 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 			return nil, fileError(pe, pe.Details)
 		}
 		for _, is := range pe.Details {
-			if is.Code == preflight.IssueUnknownField && specMemberPath.MatchString(is.Path) {
-				continue
-			}
-			if is.Code == preflight.IssueUnknownField && strings.HasPrefix(is.Path, "/operations/") && strings.Count(is.Path, "/") == 3 {
+			if spec, ofOperation := members[is.Path]; ofOperation && is.Code == preflight.IssueUnknownField {
+				if spec {
+					continue // a member of a tool-spec file, not of a catalog file
+				}
 				for _, m := range specMembers {
 					is.Message += ", " + strconv.Quote(m)
 				}
@@ -56,9 +59,6 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 			catalogErr = pe
 		}
 	}
-	// The file is strict JSON apart from the spec members (or DecodeCatalog
-	// said what is wrong): read it loosely for them.
-	specs, plain, issues := readSpecMembers(data)
 	if issues = append(keep, issues...); len(issues) > 0 || catalogErr.Code != preflight.CodeInvalidRequest {
 		return nil, fileError(catalogErr, issues)
 	}
@@ -79,20 +79,30 @@ func DecodeToolSpecs(data []byte) ([]ToolSpec, error) {
 
 // readSpecMembers reads the spec members of the operations of a tool-spec
 // file and returns the specs they make, the file without them (a catalog
-// file), and a problem with each member that is out of its range. A file
-// whose operations cannot be read is left to DecodeCatalog's report.
-func readSpecMembers(data []byte) ([]ToolSpec, []byte, []preflight.Issue) {
+// file), a problem with each member that is out of its range, and the
+// JSON Pointer of every member of every operation, true for the spec
+// members. A file whose operations cannot be read is left to
+// DecodeCatalog's report.
+func readSpecMembers(data []byte) ([]Spec, []byte, []preflight.Issue, map[string]bool) {
 	var doc map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var ops []map[string]json.RawMessage
+	var ops []json.RawMessage
 	if dec.Decode(&doc) != nil || json.Unmarshal(doc["operations"], &ops) != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	var issues []preflight.Issue
-	specs := make([]ToolSpec, len(ops))
-	for i, op := range ops {
+	members := make(map[string]bool)
+	specs := make([]Spec, len(ops))
+	for i, raw := range ops {
+		var op map[string]json.RawMessage
+		if json.Unmarshal(raw, &op) != nil || op == nil {
+			continue // not an object: DecodeCatalog says so
+		}
 		at := "/operations/" + strconv.Itoa(i) + "/"
+		for name := range op {
+			members[at+strictjson.EscapePointerToken(name)] = slices.Contains(specMembers, name)
+		}
 		for _, name := range specMembers {
 			raw, ok := op[name]
 			if !ok {
@@ -113,10 +123,11 @@ func readSpecMembers(data []byte) ([]ToolSpec, []byte, []preflight.Issue) {
 				specs[i].RetryCap = n
 			}
 		}
+		ops[i], _ = json.Marshal(op)
 	}
 	doc["operations"], _ = json.Marshal(ops)
 	plain, _ := json.Marshal(doc)
-	return specs, plain, issues
+	return specs, plain, issues, members
 }
 
 // fileError is the error of a tool-spec file with issues, with the code of

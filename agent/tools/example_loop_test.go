@@ -1,4 +1,4 @@
-package agent_test
+package tools_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // toolCall and toolMessage have the shape of a tool call in a model
@@ -19,16 +20,16 @@ type toolCall struct{ ID, Name, Arguments string }
 type toolMessage struct{ ToolCallID, Content string }
 
 // A hand-written agent loop over a model SDK, guarded in two phases: every
-// call of a model turn is decided first (Session.Begin: the money of the
+// call of a model turn is decided first (Session.Start: the money of the
 // calls allowed is reserved at once, so that parallel calls cannot
 // overspend together), then the calls allowed run in parallel and each
-// ends with its result (Pending.End). A call not run is answered with a
+// ends with its result (Running.Finish). A call not run is answered with a
 // tool message too: the saved result on reuse, else the reason.
-func ExampleSession_Begin() {
+func ExampleSession_Start() {
 	ctx := context.Background()
-	tools, _ := agent.NewToolset(agent.ToolSpec{}, agent.ToolSpec{PriceUSD: "0.10", TTLSeconds: "600",
-		Operation: preflight.Operation{Provider: agent.DefaultProvider, Name: "quote", Effects: preflight.EffectsReadOnly}})
-	session, err := agent.NewSession(tools, &agent.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.25"}})
+	set, _ := tools.NewSet(tools.Spec{}, tools.Spec{PriceUSD: "0.10", TTLSeconds: "600",
+		Operation: preflight.Operation{Provider: tools.DefaultProvider, Name: "quote", Effects: preflight.EffectsReadOnly}})
+	session, err := tools.NewSession(set, &tools.SessionOptions{Guard: agent.GuardOptions{BudgetUSD: "0.25"}})
 	if err != nil {
 		panic(err)
 	}
@@ -44,11 +45,11 @@ func ExampleSession_Begin() {
 		replies := make([]toolMessage, len(turn))
 		var wg sync.WaitGroup
 		for i, c := range turn {
-			p, ans, err := session.Begin(ctx, c.Name, json.RawMessage(c.Arguments))
+			p, ans, err := session.Start(ctx, c.Name, json.RawMessage(c.Arguments))
 			switch {
 			case err != nil: // arguments that are not a JSON object
 				replies[i] = toolMessage{c.ID, "not run: " + err.Error()}
-			case p == nil && ans.How == agent.Withheld:
+			case p == nil && ans.How == tools.HowWithheld:
 				replies[i] = toolMessage{c.ID, ans.Message}
 			case p == nil: // reused or coalesced: the saved bytes
 				replies[i] = toolMessage{c.ID, string(ans.Result)}
@@ -57,7 +58,7 @@ func ExampleSession_Begin() {
 				go func() {
 					defer wg.Done()
 					out, err := runTool(c)
-					p.End(ctx, []byte(out), agent.ClassifyError(err), err)
+					p.Finish(ctx, []byte(out), agent.ClassifyError(err), err)
 					replies[i] = toolMessage{c.ID, out}
 					if err != nil {
 						replies[i].Content = "error: " + err.Error()
@@ -70,7 +71,11 @@ func ExampleSession_Begin() {
 			fmt.Println(r.ToolCallID, r.Content)
 		}
 	}
-	fmt.Println("spent $" + session.Guard().SpentUSD())
+	spent, err := session.Guard().SpentUSD(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("spent $" + spent)
 	// Output:
 	// 1 {"price":"101.25","call":"1"}
 	// 2 {"price":"101.25","call":"2"}

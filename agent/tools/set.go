@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"encoding/json"
@@ -8,10 +8,10 @@ import (
 	"github.com/agentpreflight/preflight"
 )
 
-// ToolSpec is what a [Toolset] knows about one tool: its catalog entry
+// Spec is what a [Set] knows about one tool: its catalog entry
 // (operation, payload schema, effects) and the facts a proposal needs
 // besides the arguments.
-type ToolSpec struct {
+type Spec struct {
 	// Operation is the tool's catalog entry; Operation.Name is the tool
 	// name calls use.
 	Operation preflight.Operation
@@ -26,32 +26,33 @@ type ToolSpec struct {
 	RetryCap json.Number
 }
 
-// Toolset resolves a tool name and raw JSON arguments into a proposal
-// through a catalog built from its specs. It is immutable and safe for
-// concurrent use.
-type Toolset struct {
+// Set is a tool set: it resolves a tool name and raw JSON arguments into a
+// proposal through a catalog built from its specs. It is immutable and
+// safe for concurrent use.
+type Set struct {
 	catalog  *preflight.Catalog
-	byName   map[string]*ToolSpec
+	byName   map[string]*Spec
 	provider string
-	fallback ToolSpec // for names the toolset lacks
+	fallback Spec // for names the set lacks
 }
 
-// DefaultProvider is the provider of names a [Toolset] lacks, and the one
-// MCP adapters give the tools they list.
+// DefaultProvider is the provider of names a [Set] lacks, of specs
+// without one in the adapters, and the one MCP adapters give the tools
+// they list.
 const DefaultProvider = "mcp"
 
-// NewToolset builds a toolset of specs. Names must be unique across specs
+// NewSet builds a tool set of specs. Names must be unique across specs
 // (aliases included), whatever their providers. Problems are reported at
 // once in a *[preflight.Error] whose details point into specs as a JSON
 // array of operations with the members of a tool-spec file (see
-// [DecodeToolSpecs]): the catalog's problems as [preflight.NewCatalog]
+// [DecodeSpecs]): the catalog's problems as [preflight.NewCatalog]
 // reports them, a name used by two specs at "/1/name" or "/1/aliases/0",
 // and a PriceUSD, TTLSeconds or RetryCap out of its range at "/1/priceUsd",
 // "/1/ttlSeconds" or "/1/retryCap" (at "/unknown/priceUsd" and so on for
 // unknown's). unknown gives the price, TTL and retry cap of calls to names
-// the toolset lacks (its Operation is ignored); they are decided as
-// operations the catalog lacks, under the Guard's UnsupportedPolicy.
-func NewToolset(unknown ToolSpec, specs ...ToolSpec) (*Toolset, error) {
+// the set lacks (its Operation is ignored); they are decided as
+// operations the catalog lacks, under the Guard's agent.UnsupportedPolicy.
+func NewSet(unknown Spec, specs ...Spec) (*Set, error) {
 	issues := specNumberIssues("/unknown/", unknown)
 	ops := make([]preflight.Operation, len(specs))
 	for i, s := range specs {
@@ -66,7 +67,7 @@ func NewToolset(unknown ToolSpec, specs ...ToolSpec) (*Toolset, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Toolset{catalog: c, byName: make(map[string]*ToolSpec, len(specs)), provider: DefaultProvider, fallback: unknown}
+	t := &Set{catalog: c, byName: make(map[string]*Spec, len(specs)), provider: DefaultProvider, fallback: unknown}
 	for i := range specs {
 		s := specs[i]
 		for _, n := range append([]string{s.Operation.Name}, s.Operation.Aliases...) {
@@ -78,7 +79,7 @@ func NewToolset(unknown ToolSpec, specs ...ToolSpec) (*Toolset, error) {
 
 // specNumberIssues checks the numbers of s (empty ones take their
 // defaults) as a tool-spec file's members, reporting them under at.
-func specNumberIssues(at string, s ToolSpec) []preflight.Issue {
+func specNumberIssues(at string, s Spec) []preflight.Issue {
 	var issues []preflight.Issue
 	for _, m := range []struct {
 		name string
@@ -146,13 +147,13 @@ func toolsetError(issues []preflight.Issue, catalogErr error) error {
 	return &preflight.Error{Code: code, Message: msg, Details: issues}
 }
 
-// Catalog returns the catalog the toolset decides with.
-func (t *Toolset) Catalog() *preflight.Catalog { return t.catalog }
+// Catalog returns the catalog the set decides with.
+func (t *Set) Catalog() *preflight.Catalog { return t.catalog }
 
-// Spec returns the spec of the tool name calls, and false when the toolset
+// Spec returns the spec of the tool name calls, and false when the set
 // lacks it (the spec is then the one for unknown names, with provider
 // DefaultProvider).
-func (t *Toolset) Spec(name string) (ToolSpec, bool) {
+func (t *Set) Spec(name string) (Spec, bool) {
 	if s, ok := t.byName[name]; ok {
 		return *s, true
 	}
@@ -164,7 +165,7 @@ func (t *Toolset) Spec(name string) (ToolSpec, bool) {
 // Proposal returns the tool-call request for a call of name with raw JSON
 // arguments args (nil or JSON null mean {}). The caller fills RunID,
 // StepID, Budget, Task and Capabilities.
-func (t *Toolset) Proposal(name string, args json.RawMessage) preflight.ToolCallRequest {
+func (t *Set) Proposal(name string, args json.RawMessage) preflight.ToolCallRequest {
 	s, _ := t.Spec(name)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")

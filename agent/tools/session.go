@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -11,76 +11,78 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
 )
 
 // SessionOptions configures a [Session]. The zero value and nil both work.
 type SessionOptions struct {
-	// Guard configures the session's Guard: its budget (BudgetUSD), call
-	// limit (MaxCalls) and policies. Its Catalog is ignored: the Toolset's
-	// is used.
-	Guard GuardOptions
-	// Store keeps results for reuse and coalescing. Nil means a
-	// NewMemoryStore(0, 0) of the session's own. Sessions may share one;
-	// given a *SharedStore, the session takes a view of its own (its own
-	// quota, results no other session's traffic evicts within their TTL),
-	// dropped by Close.
-	Store ResultStore
+	// Guard configures the session's agent.Guard: its budget (BudgetUSD),
+	// call limit (MaxCalls), policies and LedgerStore. Its Catalog is
+	// ignored: the Set's is used.
+	Guard agent.GuardOptions
+	// Results keeps the tools' results for reuse and coalescing. Nil
+	// means a NewMemoryResultStore(0, 0) of the session's own. Sessions
+	// may share one; given a *SharedResultStore, the session takes a view
+	// of its own (its own quota, results no other session's traffic
+	// evicts within their TTL), dropped by Close.
+	Results ResultStore
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
 	// Ledger is where outcomes are recorded. Nil means a new one.
-	Ledger *Ledger
+	Ledger *agent.Ledger
 }
 
 // Session guards the tool calls of one agent session (one MCP session, one
 // run): each call, named by a tool name and raw JSON arguments, becomes a
-// proposal through the session's [Toolset], is decided by a [Guard] that
+// proposal through the session's [Set], is decided by an [agent.Guard] that
 // keeps the session's ledger, budget and call limit, and either runs, or
 // is answered with a saved result (reuse), with the result of an identical
 // call in flight (coalescing), or with a message saying why it was not run.
 // A Session is safe for concurrent use.
 type Session struct {
-	guard *Guard
-	store ResultStore
-	view  *StoreView // the session's own view of a SharedStore, or nil
-	runID string
-	tools atomic.Pointer[Toolset]
-	steps atomic.Uint64
-	mu    sync.Mutex // serializes SetTools with the guard's catalog
+	guard   *agent.Guard
+	results ResultStore
+	view    *ResultView // the session's own view of a SharedResultStore, or nil
+	runID   string
+	owned   bool // the Guard owns the budget (GuardOptions.BudgetUSD)
+	tools   atomic.Pointer[Set]
+	steps   atomic.Uint64
+	mu      sync.Mutex // serializes SetTools with the guard's catalog
 }
 
-// NewSession returns a session deciding with tools. It fails only when
-// opts.Guard.BudgetUSD is malformed.
-func NewSession(tools *Toolset, opts *SessionOptions) (*Session, error) {
+// NewSession returns a session deciding with tools (nil means a set with
+// no tools). It fails only when opts.Guard is one agent.NewGuard refuses.
+func NewSession(tools *Set, opts *SessionOptions) (*Session, error) {
 	var o SessionOptions
 	if opts != nil {
 		o = *opts
 	}
 	if tools == nil {
-		tools, _ = NewToolset(ToolSpec{})
+		tools, _ = NewSet(Spec{})
 	}
 	o.Guard.Catalog = tools.Catalog()
-	g, err := NewGuard(o.Ledger, &o.Guard)
+	g, err := agent.NewGuard(o.Ledger, &o.Guard)
 	if err != nil {
 		return nil, err
 	}
-	var view *StoreView
-	switch st := o.Store.(type) {
+	var view *ResultView
+	switch st := o.Results.(type) {
 	case nil:
-		o.Store = NewMemoryStore(0, 0)
-	case *SharedStore:
+		o.Results = NewMemoryResultStore(0, 0)
+	case *SharedResultStore:
 		view = st.View()
-		o.Store = view
+		o.Results = view
 	}
 	if o.RunID == "" {
 		o.RunID = "session"
 	}
-	s := &Session{guard: g, store: o.Store, view: view, runID: o.RunID}
+	s := &Session{guard: g, results: o.Results, view: view, runID: o.RunID, owned: g.BudgetUSD() != ""}
 	s.tools.Store(tools)
 	return s, nil
 }
 
-// Close drops the session's results from a SharedStore given as
-// SessionOptions.Store (its view's results); with any other store it does
+// Close drops the session's results from a SharedResultStore given as
+// SessionOptions.Results (its view's results); with any other store it does
 // nothing. Calls after Close still work, without saving results: they
 // are never reused (calls coalesced onto them still get them).
 func (s *Session) Close() {
@@ -90,19 +92,17 @@ func (s *Session) Close() {
 }
 
 // Guard returns the session's Guard (its ledger and money).
-func (s *Session) Guard() *Guard { return s.guard }
+func (s *Session) Guard() *agent.Guard { return s.guard }
 
-// Tools returns the toolset the session decides with.
-func (s *Session) Tools() *Toolset { return s.tools.Load() }
+// Tools returns the tool set the session decides with.
+func (s *Session) Tools() *Set { return s.tools.Load() }
 
-// SetTools replaces the toolset, for example after the tool list changed.
-// The ledger and money are kept.
-func (s *Session) SetTools(t *Toolset) {
+// SetTools replaces the tool set, for example after the tool list
+// changed (through agent.Guard.SetCatalog). The ledger and money are kept.
+func (s *Session) SetTools(t *Set) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.guard.mu.Lock()
-	s.guard.catalog = t.Catalog()
-	s.guard.mu.Unlock()
+	s.guard.SetCatalog(t.Catalog())
 	s.tools.Store(t)
 }
 
@@ -111,16 +111,17 @@ type How int
 
 // The ways a call is answered.
 const (
-	// Ran: the tool ran; Answer.Result is its result.
-	Ran How = iota
-	// Reused: a saved result of the same call stands in for it; Answer.Result
-	// is those bytes exactly as saved.
-	Reused
-	// Coalesced: an identical call was in flight; Answer.Result is its result.
-	Coalesced
-	// Withheld: the call was not run; Answer.Message says why and what to
-	// do instead, Answer.Report.Decision carries the reason codes.
-	Withheld
+	// HowRan: the tool ran; Answer.Result is its result.
+	HowRan How = iota
+	// HowReused: a saved result of the same call stands in for it;
+	// Answer.Result is those bytes exactly as saved.
+	HowReused
+	// HowCoalesced: an identical call was in flight (Report.InFlight);
+	// Answer.Result is its result.
+	HowCoalesced
+	// HowWithheld: the call was not run; Answer.Message says why and what
+	// to do instead, Answer.Report.ReasonCodes() gives the reason codes.
+	HowWithheld
 )
 
 var howNames = [...]string{"ran", "reused", "coalesced", "withheld"}
@@ -135,6 +136,7 @@ func (h How) String() string {
 
 // Answer is how a [Session.Call] ended.
 type Answer struct {
+	// How says which of the ways below answered the call.
 	How How
 	// Result is the result bytes: as run returned them, or as saved. Nil
 	// when the call was withheld.
@@ -144,8 +146,8 @@ type Answer struct {
 	Outcome preflight.Outcome
 	// Message is the sentence for the model when the call was withheld.
 	Message string
-	// Report is what the Guard did; Report.Decision has the reason codes.
-	Report Report
+	// Report is what the Guard did; Report.Decision has the decision.
+	Report agent.Report
 }
 
 // RunFunc makes the real call. It returns the result to hand to the model
@@ -156,46 +158,51 @@ type RunFunc func(ctx context.Context) (result []byte, outcome preflight.Outcome
 // Call guards one call of the tool name with raw JSON arguments args.
 //
 // Every call is a proposal with the session's run id, a goal hash shared by
-// the whole session, and reuse permitted; the Toolset gives its operation,
+// the whole session, and reuse permitted; the Set gives its operation,
 // price, TTL and retry cap. A reuse decision whose saved result the store
 // no longer has is decided again without reuse. An error is returned when
 // the proposal is malformed (a *preflight.Error, for example arguments that
 // are not a JSON object), when ctx is done, or when run failed.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, run RunFunc) (Answer, error) {
-	p, ans, err := s.Begin(ctx, name, args)
-	if p == nil {
+	r, ans, err := s.Start(ctx, name, args)
+	if r == nil {
 		return ans, err
 	}
-	defer p.Release() // after End a no-op; on a panic in run it frees the reservation
+	defer r.Release() // after Finish a no-op; on a panic in run it frees the reservation
 	b, outcome, err := run(ctx)
-	return p.End(ctx, b, outcome, err)
+	return r.Finish(ctx, b, outcome, err)
 }
 
-// Pending is a call [Session.Begin] allowed to run: run it, then pass its
-// result to [Pending.End], or give it back with [Pending.Release].
-// Exactly one of them must be called; later calls do nothing.
-type Pending struct {
-	s *Session
-	p *Permit
+// Running is a call [Session.Start] allowed to run: run it, then pass its
+// result to [Running.Finish], or give it back with [Running.Release].
+// Exactly one of them must be called; later calls do nothing. It holds
+// the call's agent.Permit.
+type Running struct {
+	s    *Session
+	p    *agent.Permit
+	ttl  json.Number // the proposal's FreshnessTTLSeconds
+	done bool
 }
 
-// Begin is the first half of [Session.Call], for runtimes whose tool calls
+// Start is the first half of [Session.Call], for runtimes whose tool calls
 // have a before hook and an after hook: it decides the call of name with
-// args as Call does and, when the call may run, returns a Pending. A nil
-// Pending means do not run the call: the Answer is the reused or
+// args as Call does and, when the call may run, returns it Running. A nil
+// Running means do not run the call: the Answer is the reused or
 // coalesced result (waiting for the identical call in flight), or the
-// message saying why not. Errors are Call's, except run's.
+// message saying why not. Errors are Call's, except run's. (Start and
+// Finish are this layer's names for agent.Guard.Begin and
+// agent.Permit.End, which they call.)
 //
-// A coalesced call waits in Begin, until ctx is done, for the identical
+// A coalesced call waits in Start, until ctx is done, for the identical
 // call in flight to end: run an allowed call (or start it in a goroutine)
 // before beginning the next, never after beginning all of a turn's calls.
-func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) (*Pending, Answer, error) {
+func (s *Session) Start(ctx context.Context, name string, args json.RawMessage) (*Running, Answer, error) {
 	req := s.tools.Load().Proposal(name, args)
 	req.RunID = s.runID
 	req.StepID = "call-" + strconv.FormatUint(s.steps.Add(1), 10)
 	req.Task = &preflight.Task{GoalHash: s.runID}
 	req.Capabilities = &preflight.Capabilities{CanReusePriorResult: true}
-	if s.guard.budget == nil {
+	if !s.owned {
 		req.Budget.RemainingUSD = "1000000000"
 	}
 	for {
@@ -204,17 +211,17 @@ func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) 
 			return nil, Answer{Report: rep}, err
 		}
 		if p != nil {
-			return &Pending{s: s, p: p}, Answer{}, nil
+			return &Running{s: s, p: p, ttl: req.FreshnessTTLSeconds}, Answer{}, nil
 		}
 		switch {
 		case rep.ReuseReference != "":
-			if b, ok := s.store.Get(ctx, rep.ReuseReference); ok {
-				return nil, Answer{How: Reused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
+			if b, ok := s.results.Get(ctx, rep.ReuseReference); ok {
+				return nil, Answer{How: HowReused, Result: b, Outcome: preflight.OutcomeSuccess, Report: rep}, nil
 			}
 			req.Capabilities = &preflight.Capabilities{} // evicted: decide without reuse
 			continue
-		case rep.Coalesced != nil:
-			res, err := rep.Coalesced.Wait(ctx)
+		case rep.InFlight != nil:
+			res, err := rep.InFlight.Wait(ctx)
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, Answer{Report: rep}, ctxErr
 			}
@@ -223,58 +230,61 @@ func (s *Session) Begin(ctx context.Context, name string, args json.RawMessage) 
 				// got no result: decide again (and maybe run) for this one.
 				continue
 			}
-			if b, ok := s.store.Get(ctx, res.ResultReference); ok {
-				return nil, Answer{How: Coalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
+			if b, ok := s.results.Get(ctx, res.ResultReference); ok {
+				return nil, Answer{How: HowCoalesced, Result: b, Outcome: res.Outcome, Report: rep}, nil
 			}
-			if u := rep.Coalesced.unsaved; u != nil {
-				return nil, Answer{How: Coalesced, Result: bytes.Clone(*u), Outcome: res.Outcome, Report: rep}, nil
+			if res.Result != nil { // the leader's result, not saved
+				return nil, Answer{How: HowCoalesced, Result: bytes.Clone(res.Result), Outcome: res.Outcome, Report: rep}, nil
 			}
 			req.Capabilities = &preflight.Capabilities{} // not saved: decide without reuse
 			continue
 		}
-		return nil, Answer{How: Withheld, Message: rep.Message(name), Report: rep}, nil
+		return nil, Answer{How: HowWithheld, Message: message(rep, name), Report: rep}, nil
 	}
 }
 
-// Release gives the call back without running it (see [Permit.Release]).
-func (p *Pending) Release() {
-	if p != nil {
-		p.p.Release()
+// Release gives the call back without running it (see
+// agent.Permit.Release).
+func (r *Running) Release() {
+	if r == nil || r.done {
+		return
 	}
+	r.done = true
+	r.p.Release()
 }
 
-// End records how the call ended, as [Session.Call] does with what its
+// Finish records how the call ended, as [Session.Call] does with what its
 // RunFunc returned, and saves result for reuse and coalesced calls. A
 // non-nil err means there is no result; it is returned.
-func (p *Pending) End(ctx context.Context, result []byte, outcome preflight.Outcome, err error) (Answer, error) {
-	if p == nil || p.p.done {
-		return Answer{}, errors.New("agent: Pending.End called on a finished call")
+func (r *Running) Finish(ctx context.Context, result []byte, outcome preflight.Outcome, err error) (Answer, error) {
+	if r == nil || r.done {
+		return Answer{}, errors.New("tools: Running.Finish called on a finished call")
 	}
-	return p.s.end(ctx, p.p, result, outcome, err)
+	r.done = true
+	return r.s.finish(ctx, r, result, outcome, err)
 }
 
-func (s *Session) end(ctx context.Context, p *Permit, b []byte, outcome preflight.Outcome, err error) (Answer, error) {
-	res := Result{Outcome: outcome}
+func (s *Session) finish(ctx context.Context, r *Running, b []byte, outcome preflight.Outcome, err error) (Answer, error) {
+	res := agent.Completion{Outcome: outcome}
 	if err == nil {
 		if res.Outcome == "" {
 			res.Outcome = preflight.OutcomeSuccess
 		}
 		// Saved whatever the outcome so coalesced calls get the same
 		// answer; only a success is ever reused (Decide's rule).
-		if ref, perr := s.save(ctx, b, res.Outcome, p.req.FreshnessTTLSeconds); perr == nil {
+		if ref, perr := s.save(ctx, b, res.Outcome, r.ttl); perr == nil {
 			res.ResultReference = ref
-		} else if p.flight != nil {
+		} else {
 			// A store full of other sessions' live results: the waiters
 			// still get the result, only it cannot be reused.
-			c := bytes.Clone(b)
-			p.flight.unsaved = &c
+			res.Result = append([]byte{}, b...)
 		}
 	}
-	rep, err := p.End(res, err)
+	rep, err := r.p.End(res, err)
 	if err != nil {
 		return Answer{Report: rep}, err
 	}
-	return Answer{How: Ran, Result: b, Outcome: rep.Result.Outcome, Report: rep}, nil
+	return Answer{How: HowRan, Result: b, Outcome: rep.Completion.Outcome, Report: rep}, nil
 }
 
 // coalesceGrace is how long a result is kept for the calls coalesced onto
@@ -291,9 +301,9 @@ const ttlMargin = time.Second
 // the TTL plus ttlMargin for a success with a TTL (reusable), at least
 // coalesceGrace for any result.
 func (s *Session) save(ctx context.Context, b []byte, outcome preflight.Outcome, ttl json.Number) (string, error) {
-	ts, ok := s.store.(TTLResultStore)
+	ts, ok := s.results.(TTLResultStore)
 	if !ok {
-		return s.store.Put(ctx, b)
+		return s.results.Put(ctx, b)
 	}
 	keep := coalesceGrace
 	if outcome == preflight.OutcomeSuccess {

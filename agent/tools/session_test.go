@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
 )
 
-func quoteToolset(t *testing.T) *Toolset {
+func quoteSet(t *testing.T) *Set {
 	t.Helper()
-	ts, err := NewToolset(ToolSpec{TTLSeconds: "60"}, ToolSpec{
+	ts, err := NewSet(Spec{TTLSeconds: "60"}, Spec{
 		Operation: preflight.Operation{Provider: DefaultProvider, Name: "quote", Effects: preflight.EffectsReadOnly,
 			Schema: json.RawMessage(`{"type":"object","required":["symbol"]}`)},
 		PriceUSD:   "0.1",
@@ -28,8 +29,8 @@ func quoteToolset(t *testing.T) *Toolset {
 
 func TestSessionReuseCoalesceAndWithhold(t *testing.T) {
 	ctx := context.Background()
-	store := NewMemoryStore(0, 0)
-	s, err := NewSession(quoteToolset(t), &SessionOptions{Store: store, Guard: GuardOptions{BudgetUSD: "0.25"}})
+	store := NewMemoryResultStore(0, 0)
+	s, err := NewSession(quoteSet(t), &SessionOptions{Results: store, Guard: agent.GuardOptions{BudgetUSD: "0.25"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,24 +67,24 @@ func TestSessionReuseCoalesceAndWithhold(t *testing.T) {
 			t.Fatalf("answer %v carries %q", a.How, a.Result)
 		}
 	}
-	if runs.Load() != 1 || hows[Ran] != 1 || hows[Coalesced]+hows[Reused] != 2 {
+	if runs.Load() != 1 || hows[HowRan] != 1 || hows[HowCoalesced]+hows[HowReused] != 2 {
 		t.Fatalf("runs %d, answers %v", runs.Load(), hows)
 	}
 	// Reuse hands back the saved bytes.
-	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run); a.How != Reused || string(a.Result) != `{"run":1}` {
+	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run); a.How != HowReused || string(a.Result) != `{"run":1}` {
 		t.Fatalf("repeat: %v %q", a.How, a.Result)
 	}
 	// Schema violation: withheld with a message, nothing runs.
-	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{}`), run); a.How != Withheld || a.Message == "" ||
+	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{}`), run); a.How != HowWithheld || a.Message == "" ||
 		a.Report.Decision.ReasonCodes[0] != preflight.ReasonInvalidPayload {
 		t.Fatalf("bad args: %+v", a)
 	}
 	// Budget: 0.25 - 0.1 leaves 0.15: one more quote, then defer.
-	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"B"}`), run); a.How != Ran {
+	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"B"}`), run); a.How != HowRan {
 		t.Fatalf("B: %v", a.How)
 	}
 	a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"C"}`), run)
-	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonBudgetExceeded {
+	if a.How != HowWithheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonBudgetExceeded {
 		t.Fatalf("C: %+v", a)
 	}
 	if runs.Load() != 2 {
@@ -98,28 +99,28 @@ func TestSessionReuseCoalesceAndWithhold(t *testing.T) {
 
 func TestSessionEvictedResultRunsAgain(t *testing.T) {
 	ctx := context.Background()
-	s, _ := NewSession(quoteToolset(t), &SessionOptions{Store: NewMemoryStore(1, 0)})
+	s, _ := NewSession(quoteSet(t), &SessionOptions{Results: NewMemoryResultStore(1, 0)})
 	n := 0
 	run := func(context.Context) ([]byte, preflight.Outcome, error) { n++; return []byte("r"), "", nil }
 	s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run)
 	s.Call(ctx, "quote", json.RawMessage(`{"symbol":"B"}`), run) // evicts A's result
 	a, err := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run)
-	if err != nil || a.How != Ran || n != 3 {
+	if err != nil || a.How != HowRan || n != 3 {
 		t.Fatalf("after eviction: %v, %v, %d runs", a.How, err, n)
 	}
 }
 
 func TestSessionFailures(t *testing.T) {
 	ctx := context.Background()
-	s, _ := NewSession(quoteToolset(t), nil)
+	s, _ := NewSession(quoteSet(t), nil)
 	fail := func(context.Context) ([]byte, preflight.Outcome, error) {
 		return []byte(`{"isError":true}`), preflight.OutcomeTerminalFailure, nil
 	}
-	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail); a.How != Ran || a.Outcome != preflight.OutcomeTerminalFailure {
+	if a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail); a.How != HowRan || a.Outcome != preflight.OutcomeTerminalFailure {
 		t.Fatalf("first failure: %+v", a)
 	}
 	a, _ := s.Call(ctx, "quote", json.RawMessage(`{"symbol":"X"}`), fail)
-	if a.How != Withheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonRetryCapReached {
+	if a.How != HowWithheld || a.Report.Decision.ReasonCodes[0] != preflight.ReasonRetryCapReached {
 		t.Fatalf("retry: %+v", a)
 	}
 	boom := errors.New("connection refused")
@@ -129,7 +130,7 @@ func TestSessionFailures(t *testing.T) {
 		t.Fatalf("run error not returned: %v", err)
 	}
 	// An unknown tool name close to a known one is withheld (did you mean).
-	if a, _ := s.Call(ctx, "quotes", nil, fail); a.How != Withheld {
+	if a, _ := s.Call(ctx, "quotes", nil, fail); a.How != HowWithheld {
 		t.Fatalf("typo ran: %+v", a)
 	}
 }
@@ -137,7 +138,7 @@ func TestSessionFailures(t *testing.T) {
 // A follower does not inherit its leader's error (the leader's caller may
 // have cancelled it): it decides again and runs the call itself.
 func TestSessionFollowerOfFailedLeaderRuns(t *testing.T) {
-	s, _ := NewSession(quoteToolset(t), nil)
+	s, _ := NewSession(quoteSet(t), nil)
 	started, release := make(chan struct{}), make(chan struct{})
 	leaderErr := errors.New("the leader's client went away")
 	var runs atomic.Int32
@@ -163,7 +164,7 @@ func TestSessionFollowerOfFailedLeaderRuns(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond) // let the follower start waiting on the leader (it also passes if not)
 	close(release)
-	if a := <-done; a.How != Ran || string(a.Result) != "mine" || runs.Load() != 2 {
+	if a := <-done; a.How != HowRan || string(a.Result) != "mine" || runs.Load() != 2 {
 		t.Fatalf("follower: %v %q, %d runs", a.How, a.Result, runs.Load())
 	}
 }

@@ -1,29 +1,31 @@
-package agent
+package tools
 
 import (
 	"strconv"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
 )
 
-// Message returns the one sentence a model should read when a call was not
-// run: what was withheld and why, then what to do instead, in the form
-// "not run: …; do … instead". It is "" when the call ran (Called), when
-// the report is empty, and on reuse (the saved result is the answer).
-// The reason codes behind it are in r.Decision.ReasonCodes; adapters
-// deliver both (MCP: a text block and structuredContent).
-func (r Report) Message(tool string) string {
+// message returns the one sentence a model should read when a call of
+// tool was not run (Answer.Message): what was withheld and why, then what
+// to do instead, in the form "not run: …; do … instead". It is "" when
+// the call ran (Called), when the report is empty, when it waits on a call
+// in flight, and on reuse (the saved result is the answer). The reason
+// codes behind it are r.ReasonCodes(); adapters deliver both (MCP: a text
+// block and structuredContent).
+func message(r agent.Report, tool string) string {
 	dec := r.Decision
 	if r.Called || dec == nil {
 		return ""
 	}
 	name := strconv.Quote(tool)
-	if r.Coalesced != nil {
+	if r.InFlight != nil {
 		return ""
 	}
 	if r.OverBudget {
-		return "not run: " + name + " is not in the catalog and its estimated cost" + r.money() +
+		return "not run: " + name + " is not in the catalog and its estimated cost" + money(r) +
 			" does not fit the budget left; answer with the results you already have instead"
 	}
 	code := preflight.ReasonCode("")
@@ -42,7 +44,7 @@ func (r Report) Message(tool string) string {
 	case preflight.ReasonCallLimitReached:
 		return "not run: the tool-call limit of this session is reached; answer with the results you already have instead"
 	case preflight.ReasonBudgetExceeded:
-		return "not run: the estimated cost of " + name + r.money() +
+		return "not run: the estimated cost of " + name + money(r) +
 			" does not fit the budget left in this session; answer with the results you already have instead"
 	case preflight.ReasonReduceScope:
 		return "not run: " + name + " would spend more than half of the budget left; make a narrower call instead"
@@ -50,7 +52,7 @@ func (r Report) Message(tool string) string {
 		for _, is := range dec.Issues {
 			if is.Code == preflight.IssueSimilarOperation {
 				near := strings.TrimSuffix(is.Message, " (one edit away; the call is not decided as that operation)")
-				// Tools named through a Toolset share one provider: name
+				// Tools named through a Set share one provider: name
 				// them as the model knows them.
 				near = strings.ReplaceAll(near, `"`+DefaultProvider+`/`, `"`)
 				return "not run: there is no tool " + name + "; " + near + " call that tool instead"
@@ -63,7 +65,7 @@ func (r Report) Message(tool string) string {
 
 // money is " ($E; $F left)" with the report's estimate and free budget,
 // or "" when they are unknown.
-func (r Report) money() string {
+func money(r agent.Report) string {
 	if r.EstimateUSD == "" || r.FreeUSD == "" {
 		return ""
 	}

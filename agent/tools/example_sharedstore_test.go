@@ -1,21 +1,21 @@
-package agent_test
+package tools_test
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // Two sessions share one store, each through a view of its own: the one
 // that floods it pays with its own older results, never with the other's
 // result still within its TTL. Once full of live results of others, a
 // save is refused (that result is then simply not reusable).
-func ExampleSharedStore() {
+func ExampleSharedResultStore() {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := agent.NewSharedStore(&agent.SharedStoreOptions{
+	store := tools.NewSharedResultStore(&tools.SharedResultStoreOptions{
 		MaxEntries: 4, OwnerEntries: 3,
 		Now: func() time.Time { return now },
 	})
@@ -46,7 +46,7 @@ func ExampleSharedStore() {
 	// Output:
 	// alice after bob's flood: "quote ACME: 101.25" true
 	// bob holds 3 (his quota)
-	// carol, store full of live results: agent: result store full of other sessions' live results
+	// carol, store full of live results: tools: result store full of other sessions' live results
 	// carol, two minutes later: <nil>
 	// store: 3 entries, 24 bytes
 }

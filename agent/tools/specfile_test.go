@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestDecodeToolSpecs(t *testing.T) {
-	specs, err := DecodeToolSpecs([]byte(`{"operations":[
+func TestDecodeSpecs(t *testing.T) {
+	specs, err := DecodeSpecs([]byte(`{"operations":[
 		{"provider":"mcp","name":"market_quote","effects":"read_only","priceUsd":0.05,"ttlSeconds":600,"retryCap":2,
 		 "schema":{"type":"object","required":["symbol"]}},
 		{"provider":"mcp","name":"send_email","annotations":{"destructiveHint":false}}]}`))
@@ -27,12 +27,12 @@ func TestDecodeToolSpecs(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("specs (-want +got):\n%s", d)
 	}
-	if _, err := NewToolset(ToolSpec{}, specs...); err != nil {
+	if _, err := NewSet(Spec{}, specs...); err != nil {
 		t.Fatalf("the specs do not make a toolset: %v", err)
 	}
 }
 
-func TestDecodeToolSpecsErrors(t *testing.T) {
+func TestDecodeSpecsErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    string
@@ -68,7 +68,7 @@ func TestDecodeToolSpecsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeToolSpecs([]byte(tt.file))
+			_, err := DecodeSpecs([]byte(tt.file))
 			var pe *preflight.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("want a *preflight.Error, got %v", err)
@@ -87,10 +87,10 @@ func TestDecodeToolSpecsErrors(t *testing.T) {
 	}
 }
 
-// TestDecodeToolSpecsUnknownMember: the list of members an operation may
+// TestDecodeSpecsUnknownMember: the list of members an operation may
 // have quotes the spec members like the catalog's.
-func TestDecodeToolSpecsUnknownMember(t *testing.T) {
-	_, err := DecodeToolSpecs([]byte(`{"operations":[{"provider":"p","name":"a","ttl":60}]}`))
+func TestDecodeSpecsUnknownMember(t *testing.T) {
+	_, err := DecodeSpecs([]byte(`{"operations":[{"provider":"p","name":"a","ttl":60}]}`))
 	var pe *preflight.Error
 	if !errors.As(err, &pe) || len(pe.Details) != 1 {
 		t.Fatalf("want one issue, got %v", err)
@@ -101,26 +101,26 @@ func TestDecodeToolSpecsUnknownMember(t *testing.T) {
 	}
 }
 
-func TestDecodeToolSpecsCatalogFile(t *testing.T) {
+func TestDecodeSpecsCatalogFile(t *testing.T) {
 	// Every catalog file is a tool-spec file.
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "catalog", "operations.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "catalog", "operations.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := DecodeToolSpecs(data)
+	specs, err := DecodeSpecs(data)
 	if err != nil || len(specs) == 0 {
 		t.Fatalf("%d specs, %v", len(specs), err)
 	}
 }
 
-func FuzzDecodeToolSpecs(f *testing.F) {
+func FuzzDecodeSpecs(f *testing.F) {
 	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"q","priceUsd":0.05,"ttlSeconds":60,"retryCap":2}]}`))
 	f.Add([]byte(`{"operations":[{"provider":"p","name":"a","priceUsd":-1}]}`))
 	f.Add([]byte(`{"operations":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		specs, err := DecodeToolSpecs(data)
+		specs, err := DecodeSpecs(data)
 		if err == nil {
-			if _, err := NewToolset(ToolSpec{}, specs...); err != nil {
+			if _, err := NewSet(Spec{}, specs...); err != nil {
 				t.Fatalf("decoded specs do not build: %v", err)
 			}
 		}

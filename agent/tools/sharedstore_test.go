@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -38,7 +39,7 @@ func TestSharedStore(t *testing.T) {
 	const live = time.Minute
 	tests := []struct {
 		name string
-		opts SharedStoreOptions
+		opts SharedResultStoreOptions
 		ops  []storeOp
 		want []string
 		// left is every view's entries and bytes at the end, then the
@@ -46,7 +47,7 @@ func TestSharedStore(t *testing.T) {
 		left []string
 	}{{
 		name: "a flood evicts the flooder's own results, never another owner's live one",
-		opts: SharedStoreOptions{MaxEntries: 4, OwnerEntries: 3},
+		opts: SharedResultStoreOptions{MaxEntries: 4, OwnerEntries: 3},
 		ops: []storeOp{
 			put("a", "a1", live), put("a", "a2", live),
 			put("b", "b1", live), put("b", "b2", live), put("b", "b3", live), put("b", "b4", live), put("b", "b5", live),
@@ -60,7 +61,7 @@ func TestSharedStore(t *testing.T) {
 		left: []string{"a=2/2", "b=2/2", "store=4/4"},
 	}, {
 		name: "another owner's live results leave no room: the save is refused",
-		opts: SharedStoreOptions{MaxEntries: 4, OwnerEntries: 3},
+		opts: SharedResultStoreOptions{MaxEntries: 4, OwnerEntries: 3},
 		ops: []storeOp{
 			put("a", "a1", live), put("a", "a2", live), put("a", "a3", live), put("c", "c1", live),
 			put("b", "b1", live),
@@ -68,13 +69,13 @@ func TestSharedStore(t *testing.T) {
 		},
 		want: []string{
 			"a put a1: ok", "a put a2: ok", "a put a3: ok", "c put c1: ok",
-			"b put b1: " + ErrStoreFull.Error(),
+			"b put b1: " + ErrResultStoreFull.Error(),
 			"a get a1: hit", "c get c1: hit", "b get b1: miss",
 		},
 		left: []string{"a=3/3", "b=0/0", "c=1/1", "store=4/4"},
 	}, {
 		name: "past its TTL, another owner's result makes room, earliest expiry first",
-		opts: SharedStoreOptions{MaxEntries: 4, OwnerEntries: 3},
+		opts: SharedResultStoreOptions{MaxEntries: 4, OwnerEntries: 3},
 		ops: []storeOp{
 			put("a", "a1", 20*time.Second), put("a", "a2", 10*time.Second), put("a", "a3", live), put("c", "c1", live),
 			{advance: 21 * time.Second},
@@ -91,7 +92,7 @@ func TestSharedStore(t *testing.T) {
 		left: []string{"a=1/1", "b=2/2", "c=1/1", "store=4/4"},
 	}, {
 		name: "a result is live up to and including its TTL",
-		opts: SharedStoreOptions{MaxEntries: 2, OwnerEntries: 2},
+		opts: SharedResultStoreOptions{MaxEntries: 2, OwnerEntries: 2},
 		ops: []storeOp{
 			put("a", "a1", 10*time.Second), put("a", "a2", 10*time.Second),
 			{advance: 10 * time.Second}, put("b", "b1", live),
@@ -100,22 +101,22 @@ func TestSharedStore(t *testing.T) {
 		},
 		want: []string{
 			"a put a1: ok", "a put a2: ok",
-			"b put b1: " + ErrStoreFull.Error(), "b put b2: ok",
+			"b put b1: " + ErrResultStoreFull.Error(), "b put b2: ok",
 			"a get a1: miss", "a get a2: hit",
 		},
 		left: []string{"a=1/1", "b=1/1", "store=2/2"},
 	}, {
 		name: "a plain Put has no TTL: it makes room once the clock moved",
-		opts: SharedStoreOptions{MaxEntries: 1},
+		opts: SharedResultStoreOptions{MaxEntries: 1},
 		ops: []storeOp{
 			put("a", "a1", 0), put("b", "b1", live),
 			{advance: time.Nanosecond}, put("b", "b2", live),
 		},
-		want: []string{"a put a1: ok", "b put b1: " + ErrStoreFull.Error(), "b put b2: ok"},
+		want: []string{"a put a1: ok", "b put b1: " + ErrResultStoreFull.Error(), "b put b2: ok"},
 		left: []string{"a=0/0", "b=1/1", "store=1/1"},
 	}, {
 		name: "over its entry quota an owner drops its expired results first, then its least recently used",
-		opts: SharedStoreOptions{MaxEntries: 100, OwnerEntries: 3},
+		opts: SharedResultStoreOptions{MaxEntries: 100, OwnerEntries: 3},
 		ops: []storeOp{
 			put("a", "a1", live), put("a", "a2", time.Second), put("a", "a3", live),
 			{advance: 2 * time.Second},
@@ -130,7 +131,7 @@ func TestSharedStore(t *testing.T) {
 		left: []string{"a=3/3", "store=3/3"},
 	}, {
 		name: "the byte quota of an owner holds; a result over it is refused",
-		opts: SharedStoreOptions{MaxBytes: 100, OwnerBytes: 10},
+		opts: SharedResultStoreOptions{MaxBytes: 100, OwnerBytes: 10},
 		ops: []storeOp{
 			{owner: "a", put: "a1", size: 4, ttl: live}, {owner: "a", put: "a2", size: 4, ttl: live},
 			{owner: "a", put: "a3", size: 4, ttl: live}, {owner: "a", put: "a4", size: 11, ttl: live},
@@ -143,20 +144,20 @@ func TestSharedStore(t *testing.T) {
 		left: []string{"a=2/8", "store=2/8"},
 	}, {
 		name: "the global byte bound holds",
-		opts: SharedStoreOptions{MaxBytes: 20, OwnerBytes: 10},
+		opts: SharedResultStoreOptions{MaxBytes: 20, OwnerBytes: 10},
 		ops: []storeOp{
 			{owner: "a", put: "a1", size: 10, ttl: live}, {owner: "b", put: "b1", size: 6, ttl: live},
 			{owner: "c", put: "c1", size: 5, ttl: live}, {owner: "b", put: "b2", size: 4, ttl: live},
 			{owner: "b", put: "b3", size: 5, ttl: live},
 		},
 		want: []string{
-			"a put a1: ok", "b put b1: ok", "c put c1: " + ErrStoreFull.Error(), "b put b2: ok",
+			"a put a1: ok", "b put b1: ok", "c put c1: " + ErrResultStoreFull.Error(), "b put b2: ok",
 			"b put b3: ok",
 		},
 		left: []string{"a=1/10", "b=2/9", "c=0/0", "store=3/19"},
 	}, {
 		name: "closing a view drops its results and frees their room",
-		opts: SharedStoreOptions{MaxEntries: 3, OwnerEntries: 2},
+		opts: SharedResultStoreOptions{MaxEntries: 3, OwnerEntries: 2},
 		ops: []storeOp{
 			put("a", "a1", live), put("a", "a2", live), put("c", "c1", live),
 			put("b", "b1", live),
@@ -165,14 +166,14 @@ func TestSharedStore(t *testing.T) {
 		},
 		want: []string{
 			"a put a1: ok", "a put a2: ok", "c put c1: ok",
-			"b put b1: " + ErrStoreFull.Error(),
+			"b put b1: " + ErrResultStoreFull.Error(),
 			"a close", "a close",
-			"b put b2: ok", "a get a1: miss", "a put a3: " + ErrStoreClosed.Error(), "c get c1: hit",
+			"b put b2: ok", "a get a1: miss", "a put a3: " + ErrViewClosed.Error(), "c get c1: hit",
 		},
 		left: []string{"a=0/0", "b=1/1", "c=1/1", "store=2/2"},
 	}, {
 		name: "a reference is found by any view, and marks its result recently used for its owner",
-		opts: SharedStoreOptions{MaxEntries: 10, OwnerEntries: 2},
+		opts: SharedResultStoreOptions{MaxEntries: 10, OwnerEntries: 2},
 		ops: []storeOp{
 			put("a", "a1", live), put("a", "a2", live), get("b", "a1"),
 			put("a", "a3", live), get("a", "a1"), get("a", "a2"),
@@ -189,10 +190,10 @@ func TestSharedStore(t *testing.T) {
 			clock := newFakeClock()
 			opts := tt.opts
 			opts.Now = clock.Now
-			s := NewSharedStore(&opts)
-			views := map[string]*StoreView{}
+			s := NewSharedResultStore(&opts)
+			views := map[string]*ResultView{}
 			var owners []string
-			view := func(name string) *StoreView {
+			view := func(name string) *ResultView {
 				if views[name] == nil {
 					views[name] = s.View()
 					owners = append(owners, name)
@@ -258,7 +259,7 @@ func TestSharedStore(t *testing.T) {
 
 // checkBounds fails t unless the store and every view are within their
 // limits and the views' totals add up to the store's.
-func checkBounds(t *testing.T, s *SharedStore, views map[string]*StoreView) {
+func checkBounds(t *testing.T, s *SharedResultStore, views map[string]*ResultView) {
 	t.Helper()
 	n, b := s.Len()
 	if n > s.maxEntries || b > s.maxBytes {
@@ -278,13 +279,13 @@ func checkBounds(t *testing.T, s *SharedStore, views map[string]*StoreView) {
 }
 
 func TestSharedStoreDefaults(t *testing.T) {
-	s := NewSharedStore(nil)
+	s := NewSharedResultStore(nil)
 	got := []int{s.maxEntries, s.maxBytes, s.ownerEntries, s.ownerBytes}
 	if diff := cmp.Diff([]int{4096, 64 << 20, 256, 4 << 20}, got); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
 	// An owner quota over the store's bound is the store's bound.
-	s = NewSharedStore(&SharedStoreOptions{MaxEntries: 2, MaxBytes: 10, OwnerEntries: 5, OwnerBytes: 50})
+	s = NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 2, MaxBytes: 10, OwnerEntries: 5, OwnerBytes: 50})
 	got = []int{s.maxEntries, s.maxBytes, s.ownerEntries, s.ownerBytes}
 	if diff := cmp.Diff([]int{2, 10, 2, 10}, got); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
@@ -297,7 +298,7 @@ func TestSharedStoreDefaults(t *testing.T) {
 func TestSharedStoreConcurrent(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	s := NewSharedStore(&SharedStoreOptions{MaxEntries: 64, MaxBytes: 4 << 10, OwnerEntries: 8, OwnerBytes: 512, Now: clock.Now})
+	s := NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 64, MaxBytes: 4 << 10, OwnerEntries: 8, OwnerBytes: 512, Now: clock.Now})
 	keep := s.View()
 	var kept []string
 	for i := range 8 {
@@ -317,7 +318,7 @@ func TestSharedStoreConcurrent(t *testing.T) {
 				ref, err := v.PutTTL(ctx, make([]byte, 1+(g*7+i)%100), time.Duration(i%3)*time.Second)
 				if err == nil {
 					mine = append(mine, ref)
-				} else if !errors.Is(err, ErrStoreFull) {
+				} else if !errors.Is(err, ErrResultStoreFull) {
 					t.Error(err)
 					return
 				}
@@ -345,9 +346,9 @@ func TestSharedStoreConcurrent(t *testing.T) {
 	}
 }
 
-// TestSessionSharedStore runs two sessions on one SharedStore: the one that
+// TestSessionSharedStore runs two sessions on one SharedResultStore: the one that
 // floods never costs the other its saved result within the tool's TTL,
-// which the session passes to the store; the old shared MemoryStore does.
+// which the session passes to the store; the old shared MemoryResultStore does.
 func TestSessionSharedStore(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
@@ -357,16 +358,16 @@ func TestSessionSharedStore(t *testing.T) {
 		after time.Duration // from the first call to the flood
 		want  []How         // A's second call, then A's call after Close
 	}{
-		{"shared store, within the TTL", NewSharedStore(&SharedStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now}), 0, []How{Reused, Ran}},
-		{"shared store, at the TTL and its margin", NewSharedStore(&SharedStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now}), 61 * time.Second, []How{Reused, Ran}},
-		{"memory store, within the TTL", NewMemoryStore(8, 0), 0, []How{Ran, Reused}},
+		{"shared store, within the TTL", NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now}), 0, []How{HowReused, HowRan}},
+		{"shared store, at the TTL and its margin", NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now}), 61 * time.Second, []How{HowReused, HowRan}},
+		{"memory store, within the TTL", NewMemoryResultStore(8, 0), 0, []How{HowRan, HowReused}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// The ledgers run on the real clock: the result is always
 			// within its TTL for them, whatever the store's clock says.
-			a, _ := NewSession(quoteToolset(t), &SessionOptions{Store: tt.store})
-			b, _ := NewSession(quoteToolset(t), &SessionOptions{Store: tt.store})
+			a, _ := NewSession(quoteSet(t), &SessionOptions{Results: tt.store})
+			b, _ := NewSession(quoteSet(t), &SessionOptions{Results: tt.store})
 			runs := 0
 			run := func(context.Context) ([]byte, preflight.Outcome, error) {
 				runs++
@@ -398,9 +399,9 @@ func TestSessionSharedStore(t *testing.T) {
 func TestSessionSharedStoreTTLPassed(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	store := NewSharedStore(&SharedStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now})
-	a, _ := NewSession(quoteToolset(t), &SessionOptions{Store: store})
-	b, _ := NewSession(quoteToolset(t), &SessionOptions{Store: store})
+	store := NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 8, OwnerEntries: 8, Now: clock.Now})
+	a, _ := NewSession(quoteSet(t), &SessionOptions{Results: store})
+	b, _ := NewSession(quoteSet(t), &SessionOptions{Results: store})
 	run := func(context.Context) ([]byte, preflight.Outcome, error) { return []byte(`{}`), "", nil }
 	if _, err := a.Call(ctx, "quote", json.RawMessage(`{"symbol":"A"}`), run); err != nil {
 		t.Fatal(err)
@@ -429,16 +430,16 @@ func TestSessionSharedStoreTTLPassed(t *testing.T) {
 }
 
 // TestSessionSharedStoreSharedHistory: sessions that share their history
-// (one LedgerStore) reuse each other's results through their views, as
-// they did with one MemoryStore.
+// (one agent.LedgerStore) reuse each other's results through their views, as
+// they did with one MemoryResultStore.
 func TestSessionSharedStoreSharedHistory(t *testing.T) {
 	ctx := context.Background()
-	store, history := NewSharedStore(nil), NewMemoryLedgerStore(nil)
+	store, history := NewSharedResultStore(nil), agent.NewMemoryLedgerStore(nil)
 	runs := 0
 	run := func(context.Context) ([]byte, preflight.Outcome, error) { runs++; return []byte(`{}`), "", nil }
 	var got []How
 	for range 2 {
-		s, err := NewSession(quoteToolset(t), &SessionOptions{Store: store, Guard: GuardOptions{Store: history}})
+		s, err := NewSession(quoteSet(t), &SessionOptions{Results: store, Guard: agent.GuardOptions{Store: history}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,7 +449,7 @@ func TestSessionSharedStoreSharedHistory(t *testing.T) {
 		}
 		got = append(got, ans.How)
 	}
-	if diff := cmp.Diff([]How{Ran, Reused}, got); diff != "" {
+	if diff := cmp.Diff([]How{HowRan, HowReused}, got); diff != "" {
 		t.Errorf("the two sessions' calls (-want +got):\n%s", diff)
 	}
 }
@@ -459,11 +460,11 @@ func TestSessionSharedStoreSharedHistory(t *testing.T) {
 func TestSessionCoalescesWhenStoreFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		store := NewSharedStore(&SharedStoreOptions{MaxEntries: 1})
+		store := NewSharedResultStore(&SharedResultStoreOptions{MaxEntries: 1})
 		if _, err := store.View().PutTTL(ctx, []byte("other"), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		s, _ := NewSession(quoteToolset(t), &SessionOptions{Store: store})
+		s, _ := NewSession(quoteSet(t), &SessionOptions{Results: store})
 		var runs atomic.Int32
 		gate := make(chan struct{})
 		run := func(context.Context) ([]byte, preflight.Outcome, error) {
