@@ -2,13 +2,35 @@ package preflight
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentpreflight/preflight/internal/golden"
+	"github.com/google/go-cmp/cmp"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files with the current output instead of comparing")
+
+// checkGolden compares got with the golden file at path and reports a
+// difference as a diff (-want +got); with -update it writes got there.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run '%s' -update to create it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
 
 // respond returns what the reference server would answer: the result or the
 // error envelope, as JSON.
@@ -53,7 +75,7 @@ func TestGolden(t *testing.T) {
 				if again := respond(t, kind, data); string(again) != string(got) {
 					t.Fatalf("same input gave different output")
 				}
-				golden.Check(t, strings.TrimSuffix(in, ".json")+".golden", got)
+				checkGolden(t, strings.TrimSuffix(in, ".json")+".golden", got)
 			})
 		}
 	}
