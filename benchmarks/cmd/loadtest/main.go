@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,8 +29,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"github.com/agentpreflight/preflight/benchmarks/internal/cli"
 )
 
 func main() {
@@ -37,16 +36,27 @@ func main() {
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
-	cli.Exit("loadtest", err)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "loadtest: %v\nusage: loadtest [flags]\nRun 'loadtest -h' for the flags.\n", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "loadtest: %v\n", err)
+		os.Exit(1)
+	}
 }
 
-// command is loadtest's usage.
-var command = cli.Command{
-	Name:     "loadtest",
-	Synopsis: "[flags]",
-	Summary: "Drives the real preflightd binary on loopback with concurrent clients, checks every answer\n" +
-		"against the library's own result and reports throughput, latency and memory.",
-}
+const summary = "Drives the real preflightd binary on loopback with concurrent clients, checks every answer\n" +
+	"against the library's own result and reports throughput, latency and memory."
+
+// usageError is a mistake on the command line; loadtest exits 2 for it.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // options are the command-line flags.
 type options struct {
@@ -69,18 +79,25 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.bin, "bin", "", "a prebuilt preflightd binary; empty builds one with go build")
 	fs.StringVar(&o.out, "out", "", "also write the report as Markdown to this file")
 	fs.BoolVar(&o.mcpProxy, "mcp-proxy", false, "measure `preflightd proxy` in front of the MCP test tools instead of the reference server")
-	if err := command.Parse(fs, args, out); err != nil {
+	fs.SetOutput(io.Discard) // errors are reported by main, the help below
+	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			return o, usageError{err.Error()}
+		}
+		fmt.Fprintf(out, "usage: loadtest [flags]\n\n%s\n\nflags:\n", summary)
+		fs.SetOutput(out)
+		fs.PrintDefaults()
 		return o, err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return o, command.Usagef("unexpected arguments %q", fs.Args())
+		return o, usagef("unexpected arguments %q", fs.Args())
 	case o.duration <= 0 || o.duration > 10*time.Minute:
-		return o, command.Usagef("-duration %v: want more than 0 and at most 10m", o.duration)
+		return o, usagef("-duration %v: want more than 0 and at most 10m", o.duration)
 	case o.requests <= 0:
-		return o, command.Usagef("-requests %d: want at least 1", o.requests)
+		return o, usagef("-requests %d: want at least 1", o.requests)
 	case o.clients < 1 || o.clients > 512:
-		return o, command.Usagef("-clients %d: want 1..512", o.clients)
+		return o, usagef("-clients %d: want 1..512", o.clients)
 	}
 	if o.warmup <= 0 || o.warmup >= o.duration {
 		o.warmup = o.duration / 5
