@@ -76,31 +76,6 @@ func (a *ToolAnnotations) clone() *ToolAnnotations {
 	return &ToolAnnotations{b(a.ReadOnlyHint), b(a.DestructiveHint), b(a.IdempotentHint), b(a.OpenWorldHint)}
 }
 
-// Effects is what running an operation does to the world. It decides two
-// rules: only a read-only operation may have a prior success stand in for
-// a call (reuse), and a destructive one is blocked after its first terminal
-// failure, whatever retryCap the caller asks for.
-type Effects uint8
-
-// The effects of an operation.
-const (
-	// EffectsFromAnnotations (the zero value) reads the effects from
-	// Operation.Annotations: readOnlyHint true is EffectsReadOnly; otherwise
-	// destructiveHint true or absent (MCP's default) is EffectsDestructive,
-	// false is EffectsSideEffecting. Without annotations the operation is
-	// EffectsSideEffecting.
-	EffectsFromAnnotations Effects = iota
-	// EffectsReadOnly: the call changes nothing; a fresh prior result may
-	// be reused when the caller allows it.
-	EffectsReadOnly
-	// EffectsSideEffecting: the call changes something (sends a message,
-	// creates a record); it is never reused. retryCap applies.
-	EffectsSideEffecting
-	// EffectsDestructive: the call may destroy or overwrite; it is never
-	// reused and never retried after a terminal failure.
-	EffectsDestructive
-)
-
 var effectsNames = [...]string{"", "read_only", "side_effecting", "destructive"}
 
 // String returns the name of e used in catalog files: "read_only",
@@ -230,10 +205,10 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		for _, is := range issues {
 			switch is.Code {
 			case IssueInvalidJSON, IssueInvalidUTF8, IssueDuplicateKey:
-				e.Code, e.Message = CodeInvalidJSON, "a schema is not valid JSON"
+				e.Code, e.Message = ErrorInvalidJSON, "a schema is not valid JSON"
 			}
 		}
-		if e.Code == CodeInvalidRequest {
+		if e.Code == ErrorInvalidRequest {
 			e.Message = "the catalog is not valid"
 			if len(issues) > 1 {
 				e.Message += " (" + strconv.Itoa(len(issues)) + " problems)"
@@ -247,8 +222,8 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 // compileOperationSchema compiles an operation's payload schema, ignoring
 // annotation keywords. Problems are reported under base.
 func compileOperationSchema(text []byte, base string) (*schema, *Error) {
-	if len(text) > maxSchemaBytes {
-		return nil, &Error{Code: CodeSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
+	if len(text) > MaxSchemaBytes {
+		return nil, &Error{Code: ErrorSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
 			Details: []Issue{{Path: base, Code: IssueSchemaTooLarge,
 				Message: "expected at most 32768 bytes, found " + strconv.Itoa(len(text))}}}
 	}
@@ -332,10 +307,3 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 
 // reusable reports whether a prior success may stand in for a call.
 func (e *catalogEntry) reusable() bool { return e.effects == EffectsReadOnly }
-
-// Issue codes of catalogs and unsupported operations.
-const (
-	IssueDuplicateOperation IssueCode = "duplicate_operation" // a catalog names one operation twice
-	IssueUnknownOperation   IssueCode = "unknown_operation"   // a decided call names an operation the catalog lacks
-	IssueSimilarOperation   IssueCode = "similar_operation"   // ... and one in the catalog is one edit away
-)

@@ -11,9 +11,6 @@ import (
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
-// maxSchemaBytes is the largest schema accepted, measured as sent.
-const maxSchemaBytes = 32768
-
 // maxCheckDepth bounds the nesting of a check-request document. The spec
 // sets no limit there; this one keeps recursion bounded, and stays well
 // below the 1,000 levels the MCP SDK's JSON-RPC decoder accepts for a whole
@@ -64,7 +61,7 @@ func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
 	}
 	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
 		t.rawSch = sv
-		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
+		if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
 			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
 		} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
 			d.issues = append(d.issues, serr.Details...)

@@ -45,11 +45,11 @@ var errorPriority = []struct {
 	kinds []IssueCode
 	msg   string
 }{
-	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
-	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
-	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
-	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
-	{CodeInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
+	{ErrorLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
+	{ErrorSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
+	{ErrorUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
+	{ErrorUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
+	{ErrorInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
 }
 
 func issuesError(issues []Issue) *Error {
@@ -66,7 +66,7 @@ func issuesError(issues []Issue) *Error {
 	if len(issues) > 1 {
 		msg = "the request breaks " + strconv.Itoa(len(issues)) + " input rules"
 	}
-	return &Error{Code: CodeInvalidRequest, Message: msg, Details: issues}
+	return &Error{Code: ErrorInvalidRequest, Message: msg, Details: issues}
 }
 
 // parseObject parses a private copy of data within lim and requires an
@@ -90,7 +90,7 @@ func parseObject(data []byte, lim strictjson.Limits, room bool, parse func([]byt
 		return strictjson.Value{}, nil, parseError(err)
 	}
 	if root.Kind() != strictjson.Object {
-		return strictjson.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
+		return strictjson.Value{}, nil, &Error{Code: ErrorInvalidRequest, Message: "the request must be a JSON object",
 			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
 	}
 	return root, spare, nil
@@ -100,7 +100,7 @@ func parseObject(data []byte, lim strictjson.Limits, room bool, parse func([]byt
 func parseError(err error) *Error {
 	var pe *strictjson.Error
 	if !errors.As(err, &pe) {
-		return &Error{Code: CodeInvalidJSON, Message: err.Error()}
+		return &Error{Code: ErrorInvalidJSON, Message: err.Error()}
 	}
 	at := " (at byte " + strconv.Itoa(pe.Offset) + ")"
 	switch pe.Kind {
@@ -109,13 +109,13 @@ func parseError(err error) *Error {
 	case strictjson.ErrNodes:
 		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}})
 	case strictjson.ErrDuplicateKey:
-		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
+		return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
 			Details: []Issue{{Path: pe.Pointer, Code: IssueDuplicateKey, Message: pe.Msg + at}}}
 	case strictjson.ErrInvalidUTF8:
-		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
+		return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
 			Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidUTF8, Message: pe.Msg + at}}}
 	}
-	return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON",
+	return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON",
 		Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidJSON, Message: pe.Msg + at}}}
 }
 

@@ -158,7 +158,7 @@ func (p *parsedCheck) sameAs(r *CheckRequest) bool {
 // decoding it afresh when it was built in Go or changed after decoding.
 func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	if req == nil {
-		return nil, &Error{Code: CodeInvalidRequest, Message: "the check request is nil"}
+		return nil, &Error{Code: ErrorInvalidRequest, Message: "the check request is nil"}
 	}
 	if p := req.parsed; p != nil && p.sameAs(req) {
 		return p, nil
@@ -179,7 +179,7 @@ func parsedFor(req *CheckRequest) (*parsedCheck, error) {
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+		return nil, &Error{Code: ErrorInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
 	}
 	fresh, err := DecodeCheckRequest(data)
 	if err != nil {
@@ -234,7 +234,7 @@ func (p *parsedToolCall) sameAs(r *ToolCallRequest) bool {
 // it was built in Go or changed after decoding.
 func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall, error) {
 	if req == nil {
-		return nil, nil, &Error{Code: CodeInvalidRequest, Message: "the tool-call request is nil"}
+		return nil, nil, &Error{Code: ErrorInvalidRequest, Message: "the tool-call request is nil"}
 	}
 	if p := req.parsed; p != nil && p.sameAs(req) {
 		return req, p, nil
@@ -260,7 +260,7 @@ func parsedToolCallFor(req *ToolCallRequest) (*ToolCallRequest, *parsedToolCall,
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
+		return nil, nil, &Error{Code: ErrorInvalidJSON, Message: "the request cannot be encoded as JSON: " + err.Error()}
 	}
 	fresh, err := DecodeToolCallRequest(data)
 	if err != nil {

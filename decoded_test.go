@@ -160,7 +160,7 @@ func TestGoBuiltRequestNumbers(t *testing.T) {
 		{Path: "/tool/estimatedExternalCostUsd", Code: IssueRequired, Message: "missing required number (the json.Number is empty)"},
 		{Path: "/budget/reservedUsd", Code: IssueType, Message: `expected a number, found "abc"`},
 	}
-	if diff := cmp.Diff(want, e.Details); diff != "" || e.Code != CodeInvalidRequest {
+	if diff := cmp.Diff(want, e.Details); diff != "" || e.Code != ErrorInvalidRequest {
 		t.Errorf("code %s, details (-want +got):\n%s", e.Code, diff)
 	}
 	_, err = Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/"},
@@ -432,7 +432,7 @@ func TestRepeatedChecksShareNothing(t *testing.T) {
 	}
 	_, first := Check(lreq)
 	var e *Error
-	if !errors.As(first, &e) || e.Code != CodeLimitExceeded || len(e.Details) != 1 {
+	if !errors.As(first, &e) || e.Code != ErrorLimitExceeded || len(e.Details) != 1 {
 		t.Fatalf("Check of a pattern beyond the work ceiling = %v; want limit_exceeded with one detail", first)
 	}
 	e.Details[0].Path, e.Message = "/edited", "edited"

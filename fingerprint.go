@@ -36,7 +36,7 @@ func (w *canonicalWriter) value(v strictjson.Value) {
 	}
 	out, err := strictjson.AppendCanonical(w.buf, v)
 	if err != nil { // only for trees Parse does not build
-		w.err = &Error{Code: CodeInvalidRequest, Message: err.Error()}
+		w.err = &Error{Code: ErrorInvalidRequest, Message: err.Error()}
 		return
 	}
 	w.buf = out

@@ -23,7 +23,7 @@ func (d *decoder) invalidUTF8() *Error {
 	if len(d.issues) == 0 {
 		return nil
 	}
-	return &Error{Code: CodeInvalidJSON, Message: "the request cannot be encoded as JSON: invalid UTF-8", Details: d.issues}
+	return &Error{Code: ErrorInvalidJSON, Message: "the request cannot be encoded as JSON: invalid UTF-8", Details: d.issues}
 }
 
 // text reports s at path when it is not valid UTF-8.

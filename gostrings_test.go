@@ -128,8 +128,8 @@ func assertInvalidUTF8[R any](t *testing.T, res *R, err error, want []Issue) {
 	if !errors.As(err, &e) {
 		t.Fatalf("got result %+v and error %v, want an *Error", res, err)
 	}
-	if e.Code != CodeInvalidJSON {
-		t.Errorf("code %q, want %q", e.Code, CodeInvalidJSON)
+	if e.Code != ErrorInvalidJSON {
+		t.Errorf("code %q, want %q", e.Code, ErrorInvalidJSON)
 	}
 	if diff := cmp.Diff(want, e.Details); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)

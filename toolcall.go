@@ -15,10 +15,6 @@ const (
 	maxHistory       = MaxHistory
 )
 
-// MaxHistory is the most entries a ToolCallRequest's History may hold; a
-// request with more is refused with ErrorCode limit_exceeded.
-const MaxHistory = 100
-
 const defaultDecidePrice = "0.002"
 
 var (

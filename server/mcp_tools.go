@@ -151,7 +151,7 @@ func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
 func mcpArguments(req *mcp.CallToolRequest) ([]byte, error) {
 	if req.Params == nil || len(req.Params.Arguments) == 0 {
 		return nil, &preflight.Error{
-			Code:    preflight.CodeInvalidRequest,
+			Code:    preflight.ErrorInvalidRequest,
 			Message: "tools/call has no arguments: params.arguments must be the request object",
 			Details: []preflight.Issue{{Path: "", Code: preflight.IssueRequired, Message: "expected a JSON object, found nothing"}},
 		}
