@@ -229,10 +229,7 @@ func compileOperationSchema(text []byte, base string) (*schema, *Error) {
 	}
 	v, err := strictjson.Parse(text, strictjson.Limits{MaxDepth: maxCheckDepth})
 	if err != nil {
-		pe := parseError(err)
-		for i := range pe.Details {
-			pe.Details[i].Path = base + pe.Details[i].Path
-		}
+		pe := parseErrorAt(err, base, strictjson.Limits{MaxDepth: maxCheckDepth})
 		if len(pe.Details) == 0 {
 			pe.Details = []Issue{{Path: base, Code: IssueInvalidJSON, Message: pe.Message}}
 		}
@@ -272,7 +269,31 @@ func (c *Catalog) EffectsOf(provider, operation string) (Effects, bool) {
 // Decide is [Decide] with the operations of c instead of the default
 // catalog's.
 func (c *Catalog) Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
-	return c.orDefault().decide(req)
+	if req == nil {
+		return nil, &Error{Code: ErrorInvalidRequest, Message: "the tool-call request is nil"}
+	}
+	var in toolCallInput
+	defer in.tree.Release()
+	if err := readToolCallRequest(req, &in); err != nil {
+		return nil, err
+	}
+	return c.orDefault().decide(req, &in)
+}
+
+// DecideJSON is [DecideJSON] with the operations of c instead of the
+// default catalog's.
+func (c *Catalog) DecideJSON(data []byte) (*ToolCallDecision, error) {
+	root, perr := parseObject(data, toolCallLimits, strictjson.ParseScratch)
+	if perr != nil {
+		return nil, perr
+	}
+	defer root.Release() // the decision holds no Value of the tree
+	var req ToolCallRequest
+	var in toolCallInput
+	if err := decodeToolCall(root, &req, &in); err != nil {
+		return nil, err
+	}
+	return c.orDefault().decide(&req, &in)
 }
 
 func (c *Catalog) orDefault() *Catalog {

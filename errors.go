@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
@@ -22,14 +21,6 @@ type Error struct {
 	// Details lists every problem found, each with a JSON Pointer. It may
 	// be empty.
 	Details []Issue
-}
-
-// clone returns a copy of e that shares nothing the caller could change
-// with e.
-func (e *Error) clone() *Error {
-	c := *e
-	c.Details = slices.Clone(e.Details)
-	return &c
 }
 
 // Error returns the code and message, and the first detail if there is one.

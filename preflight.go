@@ -11,10 +11,14 @@
 //     or advise. It knows web search and page fetch; a [Catalog] adds the
 //     caller's own tools, each with a payload schema and its effects.
 //
-// Each capability has a decoder ([DecodeCheckRequest], [DecodeToolCallRequest])
-// that turns request bytes into a typed request, enforcing every input rule and
-// limit; the reference server and its MCP tools use exactly these decoders, so
-// in-process, HTTP and MCP callers always get the same answers and errors.
+// Each capability has two entry points that apply the same input rules and
+// limits and give the same answers and errors: one for a request built in Go
+// ([Check], [Decide]) and one for the request as JSON bytes ([CheckJSON],
+// [DecideJSON]). The reference server and its MCP tools call the JSON forms,
+// so in-process, HTTP and MCP callers always get the same answers. Request and
+// result types are plain data; [DecodeCheckRequest] and
+// [DecodeToolCallRequest] read bytes into them for a caller that wants to
+// look at or change a request before deciding.
 //
 // # What it never does
 //
@@ -60,8 +64,6 @@ type CheckRequest struct {
 	Schema json.RawMessage `json:"schema"`
 	// Economics is optional cost context; nil means validation-only output.
 	Economics *CheckEconomics `json:"economics,omitempty"`
-
-	parsed *parsedCheck // set by DecodeCheckRequest; never exported
 }
 
 // ProposedRequest is the HTTP request an agent is about to send.
@@ -174,9 +176,6 @@ type ToolCallRequest struct {
 	// PreflightPriceUSD is the modeled fee of this consultation. Empty means
 	// 0.002. It never changes the price actually settled over HTTP.
 	PreflightPriceUSD json.Number `json:"preflightPriceUsd,omitempty"`
-
-	parsed         *parsedToolCall // set by DecodeToolCallRequest
-	ignoredMembers []Issue         // unknown top-level members, reported in the decision
 }
 
 // ToolCall is the proposed tool call.

@@ -216,17 +216,20 @@ func strictJSON(body []byte) *preflight.Error {
 		}
 		return nil
 	}
-	issue, what := preflight.IssueInvalidJSON, "not valid JSON"
+	// The code and detail are the library's, as for any request body; the
+	// message says what was expected here.
+	e := preflight.ParseError(err)
+	what := "not valid JSON"
 	switch je.Kind {
 	case strictjson.ErrDuplicateKey:
-		issue, what = preflight.IssueDuplicateKey, "not valid JSON: duplicate object member name"
+		what = "not valid JSON: duplicate object member name"
 	case strictjson.ErrInvalidUTF8:
-		issue, what = preflight.IssueInvalidUTF8, "not valid JSON: invalid UTF-8"
+		what = "not valid JSON: invalid UTF-8"
 	case strictjson.ErrDepth:
-		issue, what = preflight.IssueMaxDepth, "nested too deeply"
+		what = "nested too deeply"
 	}
-	return &preflight.Error{Code: preflight.ErrorInvalidJSON, Message: "the request body is " + what + ": expected a JSON-RPC 2.0 message",
-		Details: []preflight.Issue{{Path: je.Pointer, Code: issue, Message: je.Msg + " (at byte " + strconv.Itoa(je.Offset) + ")"}}}
+	e.Message = "the request body is " + what + ": expected a JSON-RPC 2.0 message"
+	return e
 }
 
 // repeatedEnvelopeMember reports the pointer of a member name repeated in

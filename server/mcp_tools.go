@@ -106,17 +106,13 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 }
 
 // mcpCheckRequestHandler runs check_request: the client's argument bytes go,
-// unchanged, through the same decoder and function as POST /check-request.
+// unchanged, to the function POST /check-request calls.
 func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := mcpArguments(req)
 	if err != nil {
 		return mcpErrorResult(err)
 	}
-	in, err := preflight.DecodeCheckRequest(args)
-	if err != nil {
-		return mcpErrorResult(err)
-	}
-	out, err := preflight.Check(in)
+	out, err := preflight.CheckJSON(args)
 	if err != nil {
 		return mcpErrorResult(err)
 	}
@@ -124,19 +120,14 @@ func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
-// unchanged, through the same decoder and function as
-// POST /v0.2/preflight/tool-call. The tool is free: no paywall applies.
+// unchanged, to the function POST /v0.2/preflight/tool-call calls. The tool is free: no paywall applies.
 func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := mcpArguments(req)
 		if err != nil {
 			return mcpErrorResult(err)
 		}
-		in, err := preflight.DecodeToolCallRequest(args)
-		if err != nil {
-			return mcpErrorResult(err)
-		}
-		out, err := catalog.Decide(in)
+		out, err := catalog.DecideJSON(args)
 		if err != nil {
 			return mcpErrorResult(err)
 		}
