@@ -38,9 +38,13 @@ type Operation struct {
 	// Nil means the tool published none.
 	Annotations *ToolAnnotations
 
-	// urlMember names a payload member that must hold an absolute http(s)
-	// URL (the built-in browse rule); empty means none.
-	urlMember string
+	// URLMembers names top-level payload members that, when present as
+	// strings, must hold an absolute http(s) URL with a host (and a port,
+	// if any, of 0 to 65535): a rule no schema keyword states. A payload
+	// that breaks it draws an absolute_url issue at the member and a block,
+	// like a schema failure. The built-in browse operation has "url"; nil
+	// means none. Catalog files cannot state it.
+	URLMembers []string
 }
 
 // ToolAnnotations are the behaviour hints of an MCP tool description
@@ -152,6 +156,7 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		at := base + "/" + strconv.Itoa(i-builtins)
 		op := ops[i]
 		op.Aliases = slices.Clone(op.Aliases)
+		op.URLMembers = slices.Clone(op.URLMembers)
 		op.Schema = slices.Clone(op.Schema)
 		if len(op.Schema) == 0 {
 			op.Schema = nil // empty is absent: any object
@@ -249,6 +254,7 @@ func (c *Catalog) Operations() []Operation {
 	for i, e := range c.ops {
 		out[i] = e.op
 		out[i].Aliases = slices.Clone(e.op.Aliases)
+		out[i].URLMembers = slices.Clone(e.op.URLMembers)
 		out[i].Schema = slices.Clone(e.op.Schema)
 		out[i].Annotations = e.op.Annotations.clone()
 	}
@@ -316,7 +322,7 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 	if e.schema != nil {
 		e.schema.validate(payload, "/tool/request", &errs)
 	}
-	if m := e.op.urlMember; m != "" {
+	for _, m := range e.op.URLMembers {
 		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
 			if msg := checkAbsoluteURL(u.Str()); msg != "" {
 				errs.add(Issue{Path: child("/tool/request", m), Code: IssueAbsoluteURL, Message: msg})
