@@ -20,10 +20,12 @@ import (
 // the decoder's order. Nothing is encoded: strings and numbers are checked
 // where they are, and only the raw JSON members (Query, Body, Schema,
 // Tool.Request) are parsed, each on its own, within what the whole
-// document's limits leave for it.
+// document's limits leave for it. One limit is looser: the parser's
+// 64 MiB bound on a document applies to each raw member, not to the
+// request they would make up together.
 
-// checkRaw is where a check request's raw members sit in a document:
-// query and body at level 3, the schema at level 2.
+// Depth limits of a check request's raw members parsed on their own: in
+// the document, query and body sit at level 3, the schema at level 2.
 var (
 	checkRawLimits    = strictjson.Limits{MaxDepth: maxCheckDepth - 2}
 	checkSchemaLimits = strictjson.Limits{MaxDepth: maxCheckDepth - 1}
