@@ -1,10 +1,13 @@
 package preflight
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // The benchmark corpus in testdata/bench is shared with the peer comparison
@@ -63,10 +66,53 @@ func BenchmarkFingerprint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	payload, err := strictjson.Parse(req.Tool.Request, strictjson.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := fingerprint(req.Tool.Provider, req.Tool.Operation, req.parsed.payload); err != nil {
+		if _, err := fingerprint(req.Tool.Provider, req.Tool.Operation, payload); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCheckGo measures Check of a request built in Go (here by
+// encoding/json, so that it carries nothing from a decoder): the path
+// agent.Guard and every in-process caller takes. Compare with
+// BenchmarkCheck, the same requests as bytes.
+func BenchmarkCheckGo(b *testing.B) {
+	for name, data := range benchFiles(b, "check_*.json") {
+		var req CheckRequest
+		if err := json.Unmarshal(data, &req); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.TrimPrefix(name, "check_"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Check(&req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecideGo is BenchmarkCheckGo for Decide.
+func BenchmarkDecideGo(b *testing.B) {
+	for name, data := range benchFiles(b, "decide_*.json") {
+		var req ToolCallRequest
+		if err := json.Unmarshal(data, &req); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strings.TrimPrefix(name, "decide_"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Decide(&req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -38,9 +38,13 @@ type Operation struct {
 	// Nil means the tool published none.
 	Annotations *ToolAnnotations
 
-	// urlMember names a payload member that must hold an absolute http(s)
-	// URL (the built-in browse rule); empty means none.
-	urlMember string
+	// URLMembers names top-level payload members that, when present as
+	// strings, must hold an absolute http(s) URL with a host (and a port,
+	// if any, of 0 to 65535): a rule no schema keyword states. A payload
+	// that breaks it draws an absolute_url issue at the member and a block,
+	// like a schema failure. The built-in browse operation has "url"; nil
+	// means none. Catalog files cannot state it.
+	URLMembers []string
 }
 
 // ToolAnnotations are the behaviour hints of an MCP tool description
@@ -75,31 +79,6 @@ func (a *ToolAnnotations) clone() *ToolAnnotations {
 	}
 	return &ToolAnnotations{b(a.ReadOnlyHint), b(a.DestructiveHint), b(a.IdempotentHint), b(a.OpenWorldHint)}
 }
-
-// Effects is what running an operation does to the world. It decides two
-// rules: only a read-only operation may have a prior success stand in for
-// a call (reuse), and a destructive one is blocked after its first terminal
-// failure, whatever retryCap the caller asks for.
-type Effects uint8
-
-// The effects of an operation.
-const (
-	// EffectsFromAnnotations (the zero value) reads the effects from
-	// Operation.Annotations: readOnlyHint true is EffectsReadOnly; otherwise
-	// destructiveHint true or absent (MCP's default) is EffectsDestructive,
-	// false is EffectsSideEffecting. Without annotations the operation is
-	// EffectsSideEffecting.
-	EffectsFromAnnotations Effects = iota
-	// EffectsReadOnly: the call changes nothing; a fresh prior result may
-	// be reused when the caller allows it.
-	EffectsReadOnly
-	// EffectsSideEffecting: the call changes something (sends a message,
-	// creates a record); it is never reused. retryCap applies.
-	EffectsSideEffecting
-	// EffectsDestructive: the call may destroy or overwrite; it is never
-	// reused and never retried after a terminal failure.
-	EffectsDestructive
-)
 
 var effectsNames = [...]string{"", "read_only", "side_effecting", "destructive"}
 
@@ -177,6 +156,7 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		at := base + "/" + strconv.Itoa(i-builtins)
 		op := ops[i]
 		op.Aliases = slices.Clone(op.Aliases)
+		op.URLMembers = slices.Clone(op.URLMembers)
 		op.Schema = slices.Clone(op.Schema)
 		if len(op.Schema) == 0 {
 			op.Schema = nil // empty is absent: any object
@@ -230,10 +210,10 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		for _, is := range issues {
 			switch is.Code {
 			case IssueInvalidJSON, IssueInvalidUTF8, IssueDuplicateKey:
-				e.Code, e.Message = CodeInvalidJSON, "a schema is not valid JSON"
+				e.Code, e.Message = ErrorInvalidJSON, "a schema is not valid JSON"
 			}
 		}
-		if e.Code == CodeInvalidRequest {
+		if e.Code == ErrorInvalidRequest {
 			e.Message = "the catalog is not valid"
 			if len(issues) > 1 {
 				e.Message += " (" + strconv.Itoa(len(issues)) + " problems)"
@@ -247,17 +227,14 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 // compileOperationSchema compiles an operation's payload schema, ignoring
 // annotation keywords. Problems are reported under base.
 func compileOperationSchema(text []byte, base string) (*schema, *Error) {
-	if len(text) > maxSchemaBytes {
-		return nil, &Error{Code: CodeSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
+	if len(text) > MaxSchemaBytes {
+		return nil, &Error{Code: ErrorSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
 			Details: []Issue{{Path: base, Code: IssueSchemaTooLarge,
 				Message: "expected at most 32768 bytes, found " + strconv.Itoa(len(text))}}}
 	}
 	v, err := strictjson.Parse(text, strictjson.Limits{MaxDepth: maxCheckDepth})
 	if err != nil {
-		pe := parseError(err)
-		for i := range pe.Details {
-			pe.Details[i].Path = base + pe.Details[i].Path
-		}
+		pe := parseErrorAt(err, base, strictjson.Limits{MaxDepth: maxCheckDepth})
 		if len(pe.Details) == 0 {
 			pe.Details = []Issue{{Path: base, Code: IssueInvalidJSON, Message: pe.Message}}
 		}
@@ -277,6 +254,7 @@ func (c *Catalog) Operations() []Operation {
 	for i, e := range c.ops {
 		out[i] = e.op
 		out[i].Aliases = slices.Clone(e.op.Aliases)
+		out[i].URLMembers = slices.Clone(e.op.URLMembers)
 		out[i].Schema = slices.Clone(e.op.Schema)
 		out[i].Annotations = e.op.Annotations.clone()
 	}
@@ -297,7 +275,31 @@ func (c *Catalog) EffectsOf(provider, operation string) (Effects, bool) {
 // Decide is [Decide] with the operations of c instead of the default
 // catalog's.
 func (c *Catalog) Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
-	return c.orDefault().decide(req)
+	if req == nil {
+		return nil, &Error{Code: ErrorInvalidRequest, Message: "the tool-call request is nil"}
+	}
+	var in toolCallInput
+	defer in.tree.Release()
+	if err := readToolCallRequest(req, &in); err != nil {
+		return nil, err
+	}
+	return c.orDefault().decide(req, &in)
+}
+
+// DecideJSON is [DecideJSON] with the operations of c instead of the
+// default catalog's.
+func (c *Catalog) DecideJSON(data []byte) (*ToolCallDecision, error) {
+	root, perr := parseObject(data, toolCallLimits, strictjson.ParseScratch)
+	if perr != nil {
+		return nil, perr
+	}
+	defer root.Release() // the decision holds no Value of the tree
+	var req ToolCallRequest
+	var in toolCallInput
+	if err := decodeToolCall(root, &req, &in); err != nil {
+		return nil, err
+	}
+	return c.orDefault().decide(&req, &in)
 }
 
 func (c *Catalog) orDefault() *Catalog {
@@ -320,7 +322,7 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 	if e.schema != nil {
 		e.schema.validate(payload, "/tool/request", &errs)
 	}
-	if m := e.op.urlMember; m != "" {
+	for _, m := range e.op.URLMembers {
 		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
 			if msg := checkAbsoluteURL(u.Str()); msg != "" {
 				errs.add(Issue{Path: child("/tool/request", m), Code: IssueAbsoluteURL, Message: msg})
@@ -332,10 +334,3 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 
 // reusable reports whether a prior success may stand in for a call.
 func (e *catalogEntry) reusable() bool { return e.effects == EffectsReadOnly }
-
-// Issue codes of catalogs and unsupported operations.
-const (
-	IssueDuplicateOperation IssueCode = "duplicate_operation" // a catalog names one operation twice
-	IssueUnknownOperation   IssueCode = "unknown_operation"   // a decided call names an operation the catalog lacks
-	IssueSimilarOperation   IssueCode = "similar_operation"   // ... and one in the catalog is one edit away
-)

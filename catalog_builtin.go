@@ -22,8 +22,8 @@ var builtinOperations = []Operation{
 		Aliases:  []string{"browse:fetch"},
 		Schema: json.RawMessage(`{"type":"object","required":["url"],` +
 			`"properties":{"url":{"type":"string"}},"additionalProperties":false}`),
-		Effects:   EffectsReadOnly,
-		urlMember: "url",
+		Effects:    EffectsReadOnly,
+		URLMembers: []string{"url"},
 	},
 }
 
@@ -42,6 +42,6 @@ func mustCatalog(ops []Operation) *Catalog {
 // provider "search" with operation "web_search" (alias
 // "search:web_search") and provider "browse" with "fetch" (alias
 // "browse:fetch"), both read-only. The browse payload's url must be an
-// absolute http(s) URL with a host, a rule no schema keyword expresses; it
-// is kept when the operations are passed on to [NewCatalog].
+// absolute http(s) URL with a host, a rule no schema keyword expresses
+// (see [Operation.URLMembers]).
 func DefaultCatalog() *Catalog { return defaultCatalog }

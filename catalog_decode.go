@@ -37,7 +37,7 @@ var (
 // (with its codes) are reported in an *Error whose details carry JSON
 // Pointers into the file, such as "/operations/1/schema/format".
 func DecodeCatalog(data []byte) (*Catalog, error) {
-	root, _, perr := parseObject(data, strictjson.Limits{MaxDepth: maxCatalogFileDepth}, false, strictjson.Parse)
+	root, perr := parseObject(data, strictjson.Limits{MaxDepth: maxCatalogFileDepth}, strictjson.Parse)
 	if perr != nil {
 		return nil, perr
 	}

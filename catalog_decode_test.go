@@ -52,13 +52,13 @@ func TestDecodeCatalogErrors(t *testing.T) {
 		code ErrorCode
 		want []Issue
 	}{
-		{"not JSON", `{"operations": [}`, CodeInvalidJSON, nil},
-		{"duplicate member", `{"operations": [{"provider": "a", "name": "b", "name": "c"}]}`, CodeInvalidJSON, nil},
-		{"not an object", `[]`, CodeInvalidRequest, []Issue{{Path: "", Code: IssueType, Message: "expected an object, found array"}}},
-		{"operations missing", `{}`, CodeInvalidRequest, []Issue{{Path: "/operations", Code: IssueRequired, Message: `missing required member "operations"`}}},
+		{"not JSON", `{"operations": [}`, ErrorInvalidJSON, nil},
+		{"duplicate member", `{"operations": [{"provider": "a", "name": "b", "name": "c"}]}`, ErrorInvalidJSON, nil},
+		{"not an object", `[]`, ErrorInvalidRequest, []Issue{{Path: "", Code: IssueType, Message: "expected an object, found array"}}},
+		{"operations missing", `{}`, ErrorInvalidRequest, []Issue{{Path: "/operations", Code: IssueRequired, Message: `missing required member "operations"`}}},
 		{"unknown members and bad values", `{"operationz": 1, "operations": [
 			{"provider": "a", "name": "", "inputSchema": {}, "aliases": "x", "effects": "readonly",
-			 "annotations": {"readOnlyHint": "yes", "note": 1}}]}`, CodeInvalidRequest, []Issue{
+			 "annotations": {"readOnlyHint": "yes", "note": 1}}]}`, ErrorInvalidRequest, []Issue{
 			{Path: "/operationz", Code: IssueUnknownField, Message: `unknown member "operationz"; expected one of "$schema", "builtins", "operations"`},
 			{Path: "/operations/0/inputSchema", Code: IssueUnknownField, Message: `unknown member "inputSchema"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations"`},
 			{Path: "/operations/0/name", Code: IssueMinLength, Message: "expected a non-empty string"},
@@ -69,15 +69,15 @@ func TestDecodeCatalogErrors(t *testing.T) {
 		}},
 		{"bad schema", `{"operations": [{"provider": "a", "name": "b"},
 			{"provider": "a", "name": "c", "schema": {"type": "object", "properties": {"x": {"oneOf": []}}}}]}`,
-			CodeUnsupportedSchemaKeyword, []Issue{
+			ErrorUnsupportedSchemaKeyword, []Issue{
 				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "oneOf" is not supported (supported: ` + schemaKeywordList + ")"},
 			}},
 		{"a built-in repeated", `{"operations": [{"provider": "search", "name": "web_search"}]}`,
-			CodeInvalidRequest, []Issue{
+			ErrorInvalidRequest, []Issue{
 				{Path: "/operations/0/name", Code: IssueDuplicateOperation, Message: `operation "search/web_search" is a built-in operation`},
 			}},
 		{"duplicate operation", `{"operations": [{"provider": "a", "name": "b"}, {"provider": "a", "name": "c", "aliases": ["b"]}]}`,
-			CodeInvalidRequest, []Issue{
+			ErrorInvalidRequest, []Issue{
 				{Path: "/operations/1/aliases/0", Code: IssueDuplicateOperation, Message: `operation "a/b" is already declared at /operations/0`},
 			}},
 	}

@@ -297,7 +297,7 @@ func TestNewCatalogErrors(t *testing.T) {
 		code ErrorCode
 		want []Issue
 	}{
-		{"missing names", []Operation{{}}, CodeInvalidRequest, []Issue{
+		{"missing names", []Operation{{}}, ErrorInvalidRequest, []Issue{
 			{Path: "/0/provider", Code: IssueRequired, Message: "expected a non-empty provider"},
 			{Path: "/0/name", Code: IssueRequired, Message: "expected a non-empty operation name"},
 		}},
@@ -305,38 +305,38 @@ func TestNewCatalogErrors(t *testing.T) {
 			{Provider: "p", Name: "a", Aliases: []string{"b"}},
 			{Provider: "p", Name: "b", Aliases: []string{"c", "a", ""}},
 			{Provider: "q", Name: "a"}, // another provider: fine
-		}, CodeInvalidRequest, []Issue{
+		}, ErrorInvalidRequest, []Issue{
 			{Path: "/1/name", Code: IssueDuplicateOperation, Message: `operation "p/b" is already declared at /0`},
 			{Path: "/1/aliases/1", Code: IssueDuplicateOperation, Message: `operation "p/a" is already declared at /0`},
 			{Path: "/1/aliases/2", Code: IssueRequired, Message: "expected a non-empty alias"},
 		}},
-		{"effects out of range", []Operation{{Provider: "p", Name: "a", Effects: 9}}, CodeInvalidRequest, []Issue{
+		{"effects out of range", []Operation{{Provider: "p", Name: "a", Effects: 9}}, ErrorInvalidRequest, []Issue{
 			{Path: "/0/effects", Code: IssueEnum, Message: "expected one of the Effects constants, found Effects(9)"},
 		}},
 		{"keyword outside the subset", []Operation{
 			{Provider: "p", Name: "ok", Schema: json.RawMessage(`{"type":"object"}`)},
 			{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","description":"d","properties":{"u":{"type":"string","format":"uri","title":"U"}}}`)},
-		}, CodeUnsupportedSchemaKeyword, []Issue{
+		}, ErrorUnsupportedSchemaKeyword, []Issue{
 			{Path: "/1/schema/properties/u/format", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "format" is not supported (supported: ` + schemaKeywordList + ")"},
 		}},
 		{"another dialect", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)}},
-			CodeUnsupportedSchemaKeyword, []Issue{
+			ErrorUnsupportedSchemaKeyword, []Issue{
 				{Path: "/0/schema/$schema", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), found "http://json-schema.org/draft-07/schema#"`},
 			}},
 		{"ill-formed keyword", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","minLength":-1}`)}},
-			CodeInvalidSchema, []Issue{
+			ErrorInvalidSchema, []Issue{
 				{Path: "/0/schema/minLength", Code: IssueInvalidSchema, Message: "expected a non-negative integer, found -1"},
 			}},
 		{"schema not an object", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`true`)}},
-			CodeInvalidSchema, []Issue{
+			ErrorInvalidSchema, []Issue{
 				{Path: "/0/schema", Code: IssueInvalidSchema, Message: "expected the schema to be a JSON object, found boolean"},
 			}},
 		{"pattern RE2 cannot compile", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"pattern":"(?=x)"}`)}},
-			CodeUnsupportedPattern, nil},
+			ErrorUnsupportedPattern, nil},
 		{"schema not JSON", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":}`)}},
-			CodeInvalidJSON, nil},
+			ErrorInvalidJSON, nil},
 		{"schema too large", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"description":"` + strings.Repeat("x", 32768) + `"}`)}},
-			CodeSchemaTooLarge, []Issue{{Path: "/0/schema", Code: IssueSchemaTooLarge, Message: "expected at most 32768 bytes, found 32786"}}},
+			ErrorSchemaTooLarge, []Issue{{Path: "/0/schema", Code: IssueSchemaTooLarge, Message: "expected at most 32768 bytes, found 32786"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,7 +369,7 @@ func TestCheckStillRejectsAnnotations(t *testing.T) {
 		schema := json.RawMessage(`{"type":"object",` + kw + `}`)
 		_, err := Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/", Body: json.RawMessage(`{}`)}, Schema: schema})
 		var e *Error
-		if !errors.As(err, &e) || e.Code != CodeUnsupportedSchemaKeyword {
+		if !errors.As(err, &e) || e.Code != ErrorUnsupportedSchemaKeyword {
 			t.Errorf("Check with %s: %v, want unsupported_schema_keyword", kw, err)
 		}
 		if _, err := NewCatalog(Operation{Provider: "p", Name: "a", Schema: schema}); err != nil {

@@ -75,7 +75,7 @@ func TestCatalogFromRealToolSchemas(t *testing.T) {
 				continue
 			}
 			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeUnsupportedSchemaKeyword {
+			if !errors.As(err, &e) || e.Code != ErrorUnsupportedSchemaKeyword {
 				t.Errorf("%s/%s: %v, want only unsupported keywords", provider, tool.Name, err)
 				continue
 			}

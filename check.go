@@ -7,12 +7,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"encoding/json"
+
 	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/strictjson"
 )
-
-// maxSchemaBytes is the largest schema accepted, measured as sent.
-const maxSchemaBytes = 32768
 
 // maxCheckDepth bounds the nesting of a check-request document. The spec
 // sets no limit there; this one keeps recursion bounded, and stays well
@@ -30,159 +30,245 @@ var (
 		"priorInvalidProbability", "preflightPriceUsd", "budgetRemainingUsd"}
 )
 
-// DecodeCheckRequest parses and checks the body of POST /check-request. It
-// reports every broken input rule at once in an *Error: malformed JSON
-// (invalid_json), unknown or ill-typed members (invalid_request), and a
-// schema that is too large, malformed or uses keywords outside the subset.
-// Decoding does the whole check (validation, warnings, economics and
-// hash), so its cost is the check's, within the work ceiling Check
-// describes, and the returned request keeps its outcome: Check of an
-// unchanged request only copies it out. A check over that ceiling is not
-// a decoding error: Check reports it. The request's byte fields are its
-// own copies and may be edited, in place or not: Check notices any edit
-// and checks the edited request as if it were sent anew.
-// A document over 67,108,861 bytes (64 MiB) is refused with
-// limit_exceeded (max_nodes); the server's body limit is far below it.
-func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
-	root, spare, perr := parseObject(data, strictjson.Limits{MaxDepth: maxCheckDepth}, true, strictjson.ParseScratch)
+// CheckJSON is [Check] of the request data holds, the body of
+// POST /check-request, as it arrives: one strict parse, every input rule
+// applied to what was parsed, then the check. It reports every broken input
+// rule at once in an *Error: malformed JSON (invalid_json), unknown or
+// ill-typed members (invalid_request), and a schema that is too large,
+// malformed or uses keywords outside the subset. A document over
+// 67,108,861 bytes (64 MiB) is refused with limit_exceeded (max_nodes);
+// the server's body limit is far below it.
+//
+// CheckJSON(data) and Check of [DecodeCheckRequest](data) give the same
+// result or the same error.
+func CheckJSON(data []byte) (*CheckResult, error) {
+	root, perr := parseObject(data, checkLimits, strictjson.ParseScratch)
 	if perr != nil {
 		return nil, perr
 	}
-	defer root.Release() // nothing decoded keeps a Value: see decoded.go
+	defer root.Release() // the result holds no Value of the tree
+	var in checkInput
 	var d decoder
-	both := &struct { // one allocation for the request and what it keeps of decoding
-		req CheckRequest
-		p   parsedCheck
-	}{}
-	req, p := &both.req, &both.p
-	var t checkTree
-	var top [3]strictjson.Value // checkTopMembers
-	d.fields(root, "", checkTopMembers, top[:])
-
-	if rv := d.need(top[0], "", "request"); rv.IsValid() {
-		t.parts = d.proposedRequest(rv, "/request", &req.Request)
-	}
-	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
-		t.rawSch = sv
-		if n := sv.End() - sv.Start(); n > maxSchemaBytes {
-			d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
-		} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
-			d.issues = append(d.issues, serr.Details...)
-		} else {
-			t.schema = s
-		}
-	}
-	if ev := top[2]; ev.IsValid() {
-		req.Economics = d.economics(ev, "/economics")
-	}
+	d.checkRequest(root, &in, nil)
 	if e := d.err(); e != nil {
 		return nil, e
 	}
-	p.publish(req, &t, spare)
-	p.err = t.check(req.Request.Method, req.Economics, &p.outcome)
-	req.parsed = p
+	return in.check()
+}
+
+// DecodeCheckRequest reads the body of POST /check-request into a
+// CheckRequest, applying every input rule CheckJSON applies and reporting
+// a broken one with the same error; it does not run the check. The
+// request's byte fields are copies of the text sent, its own.
+func DecodeCheckRequest(data []byte) (*CheckRequest, error) {
+	root, perr := parseObject(data, checkLimits, strictjson.Parse)
+	if perr != nil {
+		return nil, perr
+	}
+	var in checkInput
+	var d decoder
+	req := &CheckRequest{}
+	d.checkRequest(root, &in, req)
+	if e := d.err(); e != nil {
+		return nil, e
+	}
 	return req, nil
 }
 
-// checkTree is the parsed form of a check request while it is decoded.
-type checkTree struct {
-	parts  requestParts
-	schema *schema
-	rawSch strictjson.Value
+// checkLimits bounds a check-request document.
+var checkLimits = strictjson.Limits{MaxDepth: maxCheckDepth}
+
+// checkInput is a check request as the check reads it, whether it came as
+// bytes (CheckJSON) or as Go values (Check): strings, raw members parsed,
+// the schema compiled and the economics' numbers parsed.
+type checkInput struct {
+	method, url string
+	headers     []header  // in no particular order
+	headerRoom  [4]header // headers' first backing array
+	query, body strictjson.Value
+	rawSch      strictjson.Value
+	schema      *schema
+	econ        *checkFacts // nil without economics
+	econRoom    checkFacts
+	trees       []strictjson.Value // parsed by Check, released by release
+	treeRoom    [3]strictjson.Value
 }
 
-// requestParts are the members of a check's "request" object, each
-// invalid when absent.
-type requestParts struct{ method, url, headers, query, body strictjson.Value }
+// header is one request header.
+type header struct{ name, value string }
 
-// proposedRequest decodes the proposed request v into out and returns its
-// members. Query and Body are left to publish (see decoded.go).
-func (d *decoder) proposedRequest(v strictjson.Value, path string, out *ProposedRequest) requestParts {
+// checkFacts are the numbers of a check's economics, parsed once.
+type checkFacts struct {
+	down, retry, prior, price, budget decimal.Dec
+	bills, hasBudget                  bool
+}
+
+// checkRequest reads the check-request object root into in, and into out
+// when it is not nil, reporting every broken input rule.
+func (d *decoder) checkRequest(root strictjson.Value, in *checkInput, out *CheckRequest) {
+	var top [3]strictjson.Value // checkTopMembers
+	d.fields(root, "", checkTopMembers, top[:])
+	if rv := d.need(top[0], "", "request"); rv.IsValid() {
+		d.proposedRequest(rv, "/request", in)
+	}
+	if sv := d.need(top[1], "", "schema"); sv.IsValid() {
+		in.rawSch = sv
+		d.schema(in)
+	}
+	if ev := top[2]; ev.IsValid() {
+		in.econ = d.economics(ev, "/economics", &in.econRoom)
+	}
+	if out == nil || len(d.issues) > 0 {
+		return
+	}
+	r := &out.Request
+	r.Method, r.URL = in.method, in.url
+	if len(in.headers) > 0 {
+		r.Headers = make(map[string]string, len(in.headers))
+		for _, h := range in.headers {
+			r.Headers[h.name] = h.value
+		}
+	}
+	r.Query, r.Body, out.Schema = rawCopy(in.query), rawCopy(in.body), rawCopy(in.rawSch)
+	if ev := top[2]; ev.IsValid() {
+		out.Economics = &CheckEconomics{BillsOnInvalidRequest: in.econ.bills}
+		e := out.Economics
+		for _, m := range []struct {
+			name string
+			to   *json.Number
+		}{{"downstreamCostUsd", &e.DownstreamCostUSD}, {"retryCostUsd", &e.RetryCostUSD},
+			{"priorInvalidProbability", &e.PriorInvalidProbability}, {"preflightPriceUsd", &e.PreflightPriceUSD},
+			{"budgetRemainingUsd", &e.BudgetRemainingUSD}} {
+			if v, ok := ev.Get(m.name); ok {
+				*m.to = json.Number(v.Raw())
+			}
+		}
+	}
+}
+
+// rawCopy returns a copy of v's text, or nil when v is absent.
+func rawCopy(v strictjson.Value) json.RawMessage {
+	if !v.IsValid() {
+		return nil
+	}
+	return json.RawMessage(v.Raw())
+}
+
+// schema checks the size of in's schema and compiles it.
+func (d *decoder) schema(in *checkInput) {
+	sv := in.rawSch
+	if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
+		d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
+	} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
+		d.issues = append(d.issues, serr.Details...)
+	} else {
+		in.schema = s
+	}
+}
+
+// proposedRequest reads the proposed request v into in.
+func (d *decoder) proposedRequest(v strictjson.Value, path string, in *checkInput) {
 	var f [5]strictjson.Value // checkRequestMembers
 	if !d.fields(v, path, checkRequestMembers, f[:]) {
-		return requestParts{}
+		return
 	}
 	if m := d.need(f[0], path, "method"); m.IsValid() {
 		if s, ok := d.str(m, memberPath{path, "method"}, 0); ok {
-			if !isToken(s) {
-				d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip.String(s)))
-			}
-			out.Method = s
+			d.method(s, path)
+			in.method = s
 		}
 	}
 	if u := d.need(f[1], path, "url"); u.IsValid() {
 		if s, ok := d.str(u, memberPath{path, "url"}, 0); ok {
-			if msg := checkAbsoluteURL(s); msg != "" {
-				d.add(path+"/url", IssueInvalidURL, msg)
-			}
-			out.URL = s
+			d.url(s, path)
+			in.url = s
 		}
 	}
 	if h := f[2]; h.IsValid() {
 		if h.Kind() != strictjson.Object {
 			d.add(path+"/headers", IssueType, "expected an object of header names to string values, found "+kindName(h))
 		} else {
-			out.Headers = make(map[string]string, h.Len())
-			var local [8]string
-			accepted := local[:0] // the names in out.Headers, in order
+			in.headers = in.headerRoom[:0]
 			for it := h.Iter(); it.Next(); {
 				key, val := it.Key(), it.Value()
 				if val.Kind() != strictjson.String {
 					d.add(child(path+"/headers", key), IssueType, "expected a string header value, found "+kindName(val))
 					continue
 				}
-				if first := sameHeader(accepted, key); first != "" {
-					d.add(child(path+"/headers", key), IssueDuplicateHeader, "header "+strconv.Quote(clip.String(key))+" repeats "+strconv.Quote(clip.String(first))+" (header names are case-insensitive)")
+				if d.sameHeader(in.headers, key, path) {
 					continue
 				}
-				out.Headers[key] = val.Str()
-				accepted = append(accepted, key)
+				in.headers = append(in.headers, header{key, val.Str()})
 			}
 		}
 	}
-	if q := f[3]; q.IsValid() && q.Kind() != strictjson.Object {
+	if q := f[3]; q.IsValid() {
+		in.query = q
+		d.query(q, path)
+	}
+	in.body = f[4]
+}
+
+// The rules of a proposed request's members, for bytes and Go values alike.
+
+func (d *decoder) method(s, path string) {
+	if !isToken(s) {
+		d.add(path+"/method", IssueInvalidMethod, "expected an HTTP method token such as \"POST\", found "+strconv.Quote(clip.String(s)))
+	}
+}
+
+func (d *decoder) url(s, path string) {
+	if msg := checkAbsoluteURL(s); msg != "" {
+		d.add(path+"/url", IssueInvalidURL, msg)
+	}
+}
+
+func (d *decoder) query(q strictjson.Value, path string) {
+	if q.Kind() != strictjson.Object {
 		d.add(path+"/query", IssueType, "expected an object, found "+kindName(q))
 	}
-	return requestParts{method: f[0], url: f[1], headers: f[2], query: f[3], body: f[4]}
 }
 
-func (d *decoder) economics(v strictjson.Value, path string) *CheckEconomics {
-	var f [6]strictjson.Value // economicsMembers
-	if !d.fields(v, path, economicsMembers, f[:]) {
-		return nil
-	}
-	e := &CheckEconomics{}
-	if m := d.need(f[0], path, "downstreamCostUsd"); m.IsValid() {
-		e.DownstreamCostUSD, _ = d.amount(m, memberPath{path, "downstreamCostUsd"}, maxNumeric)
-	}
-	if m := d.need(f[1], path, "billsOnInvalidRequest"); m.IsValid() {
-		e.BillsOnInvalidRequest = d.boolean(m, memberPath{path, "billsOnInvalidRequest"})
-	}
-	if m := d.need(f[2], path, "retryCostUsd"); m.IsValid() {
-		e.RetryCostUSD, _ = d.amount(m, memberPath{path, "retryCostUsd"}, maxNumeric)
-	}
-	if m := f[3]; m.IsValid() {
-		e.PriorInvalidProbability, _ = d.amount(m, memberPath{path, "priorInvalidProbability"}, "1")
-	}
-	if m := f[4]; m.IsValid() {
-		e.PreflightPriceUSD, _ = d.amount(m, memberPath{path, "preflightPriceUsd"}, maxNumeric)
-	}
-	if m := f[5]; m.IsValid() {
-		e.BudgetRemainingUSD, _ = d.amount(m, memberPath{path, "budgetRemainingUsd"}, maxNumeric)
-	}
-	return e
-}
-
-// sameHeader returns the name in names that equals name but for the case
-// of ASCII letters (the case HTTP ignores), or "". Requests carry few
-// headers, so a scan beats building a second map.
-func sameHeader(names []string, name string) string {
-	for _, k := range names {
-		if equalFoldASCII(k, name) {
-			return k
+// sameHeader reports name, and returns true, when a header in accepted
+// has the same name but for the case of ASCII letters (the case HTTP
+// ignores). Requests carry few headers, so a scan beats building a map.
+func (d *decoder) sameHeader(accepted []header, name, path string) bool {
+	for _, h := range accepted {
+		if equalFoldASCII(h.name, name) {
+			d.add(child(path+"/headers", name), IssueDuplicateHeader, "header "+strconv.Quote(clip.String(name))+" repeats "+strconv.Quote(clip.String(h.name))+" (header names are case-insensitive)")
+			return true
 		}
 	}
-	return ""
+	return false
+}
+
+// economics reads the economics object v into f and returns f, or nil when
+// v is not an object.
+func (d *decoder) economics(v strictjson.Value, path string, f *checkFacts) *checkFacts {
+	var m [6]strictjson.Value // economicsMembers
+	if !d.fields(v, path, economicsMembers, m[:]) {
+		return nil
+	}
+	if x := d.need(m[0], path, "downstreamCostUsd"); x.IsValid() {
+		f.down, _ = d.amount(x, memberPath{path, "downstreamCostUsd"}, maxNumeric)
+	}
+	if x := d.need(m[1], path, "billsOnInvalidRequest"); x.IsValid() {
+		f.bills = d.boolean(x, memberPath{path, "billsOnInvalidRequest"})
+	}
+	if x := d.need(m[2], path, "retryCostUsd"); x.IsValid() {
+		f.retry, _ = d.amount(x, memberPath{path, "retryCostUsd"}, maxNumeric)
+	}
+	f.prior, f.price = defaultPrior, defaultCheckPrice
+	if x := m[3]; x.IsValid() {
+		f.prior, _ = d.amount(x, memberPath{path, "priorInvalidProbability"}, "1")
+	}
+	if x := m[4]; x.IsValid() {
+		f.price, _ = d.amount(x, memberPath{path, "preflightPriceUsd"}, maxNumeric)
+	}
+	if x := m[5]; x.IsValid() {
+		f.budget, f.hasBudget = d.amount(x, memberPath{path, "budgetRemainingUsd"}, maxNumeric)
+	}
+	return f
 }
 
 // isToken reports whether s is an RFC 9110 token (a valid method name).
@@ -290,15 +376,17 @@ func plainHTTPURL(s string) bool {
 
 // Check validates req.Request.Body against req.Schema and, when
 // req.Economics is set, adds proceed/abort advice. It never sends the
-// request or fetches its URL.
+// request or fetches its URL, and it does not change req.
 //
-// A request from DecodeCheckRequest gets the outcome worked out while it
-// was decoded, in a copy of its own; the caller may change it. A
-// request built in Go is first encoded and put through the same decoder, so
-// both paths apply the same rules and report the same errors. Its strings
-// must be UTF-8, as in JSON: a method, URL or header name or value that is
-// not is refused with code invalid_json and an invalid_utf8 detail at its
-// pointer, never repaired.
+// Check applies the input rules of [CheckJSON] to the Go values and
+// answers as CheckJSON answers the same request sent as JSON: the same
+// result, or an error with the same code, pointers and messages. Query,
+// Body and Schema are read as JSON text exactly as given (their size
+// included). Its strings must be UTF-8, as in JSON: a method, URL or
+// header name or value that is not is refused with code invalid_json and
+// an invalid_utf8 detail at its pointer, never repaired. A json.Number
+// field must be empty or JSON number text; a required one that is empty
+// is missing (encoding/json would write it as 0).
 //
 // Validation counts its work and stops at a fixed ceiling of 3,000,000
 // steps: a step is a body value visited, an enum member compared, a byte of
@@ -307,23 +395,24 @@ func plainHTTPURL(s string) bool {
 // that needs more gets no verdict but an *Error with code limit_exceeded
 // and one detail, max_work, whose path is the schema's pattern or enum
 // keyword that needed the work (or the body value reached). The ceiling
-// keeps DecodeCheckRequest, which does the validating for a request it
-// decodes, and Check of a request built in Go within tens of milliseconds
-// of CPU for any request within the size limits, so a caller that checks
-// untrusted schemas need not run its own timer. Compiling the schema's
-// patterns, before validation, has bounds of its own: 3,000 program instructions per pattern, 30,000 per
-// schema, and 60,000 character-class ranges per schema (a range or
-// character in a class counts one, \p{L} about 680); a schema over them
-// is refused with unsupported_pattern naming the pattern.
+// keeps Check and CheckJSON within tens of milliseconds of CPU for any
+// request within the size limits, so a caller that checks untrusted
+// schemas need not run its own timer. Compiling the schema's patterns,
+// before validation, has bounds of its own: 3,000 program instructions
+// per pattern, 30,000 per schema, and 60,000 character-class ranges per
+// schema (a range or character in a class counts one, \p{L} about 680); a
+// schema over them is refused with unsupported_pattern naming the pattern.
 func Check(req *CheckRequest) (*CheckResult, error) {
-	p, err := parsedFor(req)
-	if err != nil {
+	if req == nil {
+		return nil, &Error{Code: ErrorInvalidRequest, Message: "the check request is nil"}
+	}
+	var in checkInput
+	in.trees = in.treeRoom[:0]
+	defer in.release()
+	if err := readCheckRequest(req, &in); err != nil {
 		return nil, err
 	}
-	if p.err != nil {
-		return nil, p.err.clone()
-	}
-	return p.outcome.clone(), nil
+	return in.check()
 }
 
 // checkOutcome is a CheckResult and its economics, in one allocation.
@@ -332,36 +421,22 @@ type checkOutcome struct {
 	econ EconomicsResult
 }
 
-// clone returns a copy of o's result that shares nothing the caller could
-// change with o.
-func (o *checkOutcome) clone() *CheckResult {
-	c := &checkOutcome{res: o.res, econ: o.econ}
-	ne := len(o.res.Errors)
-	issues := append(append(make([]Issue, 0, ne+len(o.res.Warnings)), o.res.Errors...), o.res.Warnings...)
-	c.res.Errors, c.res.Warnings = issues[:ne:ne], issues[ne:]
-	if o.res.Economics != nil {
-		c.res.Economics = &c.econ
-	}
-	return &c.res
-}
-
-// check works out the outcome of the decoded request into out: the body
-// validated against the schema, the warnings, the economics and the
-// request hash. method and econ are the request's, as decoded.
-func (t *checkTree) check(method string, econ *CheckEconomics, out *checkOutcome) *Error {
-	*out = checkOutcome{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
+// check works out the outcome of in: the body validated against the
+// schema, the warnings, the economics and the request hash.
+func (in *checkInput) check() (*CheckResult, error) {
+	out := &checkOutcome{res: CheckResult{Errors: []Issue{}, Warnings: []Issue{}}}
 	res := &out.res
 	errs := issueList{max: maxCheckErrors}
 
-	if !t.parts.body.IsValid() {
-		if _, ok := t.rawSch.Get("type"); ok {
+	if !in.body.IsValid() {
+		if _, ok := in.rawSch.Get("type"); ok {
 			errs.add(Issue{Path: "/request/body", Code: IssueRequired, Message: "the request has no body; the schema's type keyword requires one"})
 		} else {
 			res.Warnings = append(res.Warnings, Issue{Path: "/request/body", Code: IssueBodyAbsent, Message: "the request has no body; nothing was validated"})
 		}
 	} else {
-		if err := t.schema.validateAt(t.parts.body, "/request/body", &errs, "/schema"); err != nil {
-			return err
+		if err := in.schema.validateAt(in.body, "/request/body", &errs, "/schema"); err != nil {
+			return nil, err
 		}
 	}
 	if errs.issues != nil {
@@ -372,21 +447,21 @@ func (t *checkTree) check(method string, econ *CheckEconomics, out *checkOutcome
 		res.Warnings = append(res.Warnings, Issue{Path: "", Code: IssueErrorsTruncated,
 			Message: "more than 100 validation errors; only the first 100 are listed"})
 	}
-	res.Warnings = append(res.Warnings, requestWarnings(t.parts.headers, method, t.parts.body.IsValid())...)
+	res.Warnings = append(res.Warnings, requestWarnings(in.headers, in.method, in.body.IsValid())...)
 
-	if econ != nil {
-		warn := checkEconomics(econ, res.Valid, &out.econ)
+	if in.econ != nil {
+		warn := checkEconomics(in.econ, res.Valid, &out.econ)
 		res.Economics = &out.econ
 		if warn != nil {
 			res.Warnings = append(res.Warnings, *warn)
 		}
 	}
-	hash, herr := requestHash(t)
+	hash, herr := requestHash(in)
 	if herr != nil {
-		return herr
+		return nil, herr
 	}
 	res.RequestHash = hash
-	return nil
+	return res, nil
 }
 
 // sensitiveHeaders are header names (lower case) that carry credentials.
@@ -437,22 +512,20 @@ func isSensitiveLower(lower string) bool {
 }
 
 // requestWarnings lists the warnings about the proposed request itself:
-// its headers (the parsed object, invalid when absent), method and body.
-func requestWarnings(headers strictjson.Value, method string, hasBody bool) []Issue {
+// its headers, method and body.
+func requestWarnings(headers []header, method string, hasBody bool) []Issue {
 	var out []Issue
-	if headers.IsValid() {
-		var local [4]string
-		names := local[:0]
-		for it := headers.Iter(); it.Next(); {
-			if name := it.Key(); isSensitiveHeader(name) {
-				names = append(names, name)
-			}
+	var local [4]string
+	names := local[:0]
+	for _, h := range headers {
+		if isSensitiveHeader(h.name) {
+			names = append(names, h.name)
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			out = append(out, Issue{Path: "/request/headers/" + strictjson.EscapePointerToken(name), Code: IssueSensitiveHeader,
-				Message: "header " + strconv.Quote(clip.String(name)) + " carries credentials; do not send credentials to preflight"})
-		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out = append(out, Issue{Path: "/request/headers/" + strictjson.EscapePointerToken(name), Code: IssueSensitiveHeader,
+			Message: "header " + strconv.Quote(clip.String(name)) + " carries credentials; do not send credentials to preflight"})
 	}
 	if hasBody {
 		if m := strings.ToUpper(method); m == "GET" || m == "HEAD" {

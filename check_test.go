@@ -11,13 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-func checkBytes(data []byte) (*CheckResult, error) {
-	req, err := DecodeCheckRequest(data)
-	if err != nil {
-		return nil, err
-	}
-	return Check(req)
-}
+func checkBytes(data []byte) (*CheckResult, error) { return CheckJSON(data) }
 
 func TestCheckEconomics(t *testing.T) {
 	tests := []struct {
@@ -200,15 +194,15 @@ func TestDecodeCheckErrors(t *testing.T) {
 		code ErrorCode
 		want []Issue
 	}{
-		{"empty", ``, CodeInvalidJSON, []Issue{{Path: "", Code: IssueInvalidJSON, Message: "expected a JSON value, found end of input (at byte 0)"}}},
-		{"invalid UTF-8", "{\"request\":\"\xff\"}", CodeInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains invalid UTF-8 (at byte 12)"}}},
-		{"lone surrogate", `{"request":"\ud800"}`, CodeInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains a lone UTF-16 surrogate escape (at byte 12)"}}},
-		{"duplicate key", `{"schema":{},"schema":{}}`, CodeInvalidJSON, []Issue{{Path: "/schema", Code: IssueDuplicateKey, Message: `duplicate member name "schema" (at byte 13)`}}},
-		{"schema too large", big, CodeSchemaTooLarge, []Issue{{Path: "/schema", Code: IssueSchemaTooLarge, Message: "expected a schema of at most 32768 bytes, found 32781"}}},
-		{"schema not an object", `{"request":{"method":"POST","url":"https://a.example/"},"schema":true}`, CodeInvalidSchema, nil},
+		{"empty", ``, ErrorInvalidJSON, []Issue{{Path: "", Code: IssueInvalidJSON, Message: "expected a JSON value, found end of input"}}},
+		{"invalid UTF-8", "{\"request\":\"\xff\"}", ErrorInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains invalid UTF-8"}}},
+		{"lone surrogate", `{"request":"\ud800"}`, ErrorInvalidJSON, []Issue{{Path: "/request", Code: IssueInvalidUTF8, Message: "string contains a lone UTF-16 surrogate escape"}}},
+		{"duplicate key", `{"schema":{},"schema":{}}`, ErrorInvalidJSON, []Issue{{Path: "/schema", Code: IssueDuplicateKey, Message: `duplicate member name "schema"`}}},
+		{"schema too large", big, ErrorSchemaTooLarge, []Issue{{Path: "/schema", Code: IssueSchemaTooLarge, Message: "expected a schema of at most 32768 bytes, found 32781"}}},
+		{"schema not an object", `{"request":{"method":"POST","url":"https://a.example/"},"schema":true}`, ErrorInvalidSchema, nil},
 		{"envelope rules", `{"request":{"method":"PO ST","url":"mailto:a@b","headers":{"A":1,"b":"x","B":"y"},"query":[],"extra":1},"schema":{},
 			"economics":{"downstreamCostUsd":"1","billsOnInvalidRequest":1,"retryCostUsd":-0.5,"priorInvalidProbability":1.5,"tip":0}}`,
-			CodeInvalidRequest, []Issue{
+			ErrorInvalidRequest, []Issue{
 				{Path: "/request/extra", Code: IssueUnknownField, Message: `unknown member "extra"; expected one of "method", "url", "headers", "query", "body"`},
 				{Path: "/request/method", Code: IssueInvalidMethod, Message: `expected an HTTP method token such as "POST", found "PO ST"`},
 				{Path: "/request/url", Code: IssueInvalidURL, Message: `expected an absolute URL with scheme http or https, found "mailto:a@b"`},
@@ -290,7 +284,7 @@ func TestCheckInProcess(t *testing.T) {
 }
 
 func TestErrorEnvelope(t *testing.T) {
-	e := &Error{Code: CodeInvalidRequest, Message: "m", Details: []Issue{{Path: "/a", Code: IssueType, Message: "x"}}}
+	e := &Error{Code: ErrorInvalidRequest, Message: "m", Details: []Issue{{Path: "/a", Code: IssueType, Message: "x"}}}
 	got, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +293,7 @@ func TestErrorEnvelope(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	got, _ = json.Marshal(&Error{Code: CodeInvalidJSON, Message: "no route"})
+	got, _ = json.Marshal(&Error{Code: ErrorInvalidJSON, Message: "no route"})
 	if want := `{"error":{"code":"invalid_json","message":"no route"}}`; string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
@@ -434,7 +428,7 @@ func TestURLPort(t *testing.T) {
 			msg := `expected an absolute http(s) URL with a port from 0 to 65535, found ` + strconv.Quote(tt.url)
 			var wantCheck *Error
 			if tt.invalid {
-				wantCheck = &Error{Code: CodeInvalidRequest, Message: "the request breaks an input rule",
+				wantCheck = &Error{Code: ErrorInvalidRequest, Message: "the request breaks an input rule",
 					Details: []Issue{{Path: "/request/url", Code: IssueInvalidURL, Message: msg}}}
 			}
 			body, _ := json.Marshal(map[string]any{"request": map[string]any{"method": "GET", "url": tt.url}, "schema": map[string]any{}})

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
 )
@@ -38,38 +37,57 @@ const (
 // 1 whatever retryCap says (see [Effects]). Codes after the first explain why cheaper
 // paths were not taken. Decide executes nothing and keeps no state.
 //
-// A request from DecodeToolCallRequest is decided from its parsed form; one
-// built in Go is first encoded and put through the same decoder. Its strings
-// must be UTF-8, as in JSON: an id, provider, operation, goal hash or
-// history string that is not is refused with code invalid_json and an
-// invalid_utf8 detail at its pointer, never repaired.
+// Decide applies to the Go values the input rules of [DecideJSON] and
+// answers as DecideJSON answers the same request sent as JSON: the same
+// decision, or an error with the same code, pointers and messages. It does
+// not change req. Tool.Request is read as JSON text exactly as given. Its
+// strings must be UTF-8, as in JSON: an id, provider, operation, goal hash
+// or history string that is not is refused with code invalid_json and an
+// invalid_utf8 detail at its pointer, never repaired. A json.Number field
+// must be empty or JSON number text; a required one that is empty is
+// missing (encoding/json would write it as 0).
 func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
-	return defaultCatalog.decide(req)
+	return defaultCatalog.Decide(req)
 }
 
-func (c *Catalog) decide(req *ToolCallRequest) (*ToolCallDecision, error) {
-	req, p, err := parsedToolCallFor(req)
-	if err != nil {
-		return nil, err
-	}
-	t := &req.Tool
-	fp, ferr := fingerprint(t.Provider, t.Operation, p.payload)
+// DecideJSON is [Decide] of the request data holds, the body of
+// POST /v0.2/preflight/tool-call, as it arrives: one strict parse, every
+// input rule applied to what was parsed, then the decision. It reports
+// every broken input rule at once in an *Error: malformed JSON
+// (invalid_json), a body deeper than 16 levels, over 10,000 values or
+// with more than 100 history entries (limit_exceeded), and missing,
+// ill-typed, out-of-range or unknown members (invalid_request). Unknown
+// top-level members are not errors: they are ignored and listed, after
+// any other, in the decision's issues (unknown_field_ignored). Problems
+// inside tool.request are not errors either: they make the decision a
+// block.
+//
+// DecideJSON(data) gives the decision of Decide of
+// [DecodeToolCallRequest](data) with those ignored members added, or the
+// same error.
+func DecideJSON(data []byte) (*ToolCallDecision, error) {
+	return defaultCatalog.DecideJSON(data)
+}
+
+// decide is the decision on req, whose payload and numbers in holds.
+func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDecision, error) {
+	t, f := &req.Tool, &in.facts
+	fp, ferr := fingerprint(t.Provider, t.Operation, in.payload)
 	if ferr != nil {
 		return nil, ferr
 	}
-	price := orDefault(req.PreflightPriceUSD, defaultDecidePrice)
 	out := &ToolCallDecision{
 		RequestFingerprint: fp,
 		Issues:             []Issue{},
 		Estimated: Estimate{
-			PreflightCostUSD:         number(price),
+			PreflightCostUSD:         number(f.price),
 			PriceChargedUSD:          "0",
 			AvoidableExternalCostUSD: "0",
 			AvoidableModelCostUSD:    "0",
-			NetSavingsUSD:            number(decimal.Sub(decimal.Dec{}, price)),
+			NetSavingsUSD:            number(decimal.Sub(decimal.Dec{}, f.price)),
 		},
 	}
-	defer func() { out.Issues = append(out.Issues, req.ignoredMembers...) }()
+	defer func() { out.Issues = append(out.Issues, in.ignored...) }()
 
 	// Rule 1.
 	op := c.lookup(t.Provider, t.Operation)
@@ -79,29 +97,29 @@ func (c *Catalog) decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 		return out, nil
 	}
 	// Rule 2.
-	if issues := op.payloadIssues(p.payload); len(issues) > 0 {
+	if issues := op.payloadIssues(in.payload); len(issues) > 0 {
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceCertain, ReasonInvalidPayload)
 		out.Issues = append(out.Issues, issues...)
 		return out, nil
 	}
-	h := examineHistory(req, op, fp)
+	h := examineHistory(req, f, op, fp)
 	// Rule 3.
-	if h.reuse != nil {
+	if h.reuse >= 0 {
+		e := &req.History[h.reuse]
 		out.set(VerdictReuse, EnforcementSafeToSkip, confidenceReuse, ReasonReuseFreshResult)
-		out.MatchedCallID = h.reuse.ToolCallID
-		out.Recommendation = &Recommendation{Action: ActionReuseResult, ResultReference: h.reuse.ResultReference}
-		external := orDefault(t.EstimatedExternalCostUSD, "0")
-		out.Estimated.AvoidableExternalCostUSD = number(external)
-		out.Estimated.NetSavingsUSD = number(decimal.Sub(external, price))
+		out.MatchedCallID = e.ToolCallID
+		out.Recommendation = &Recommendation{Action: ActionReuseResult, ResultReference: e.ResultReference}
+		out.Estimated.AvoidableExternalCostUSD = number(f.external)
+		out.Estimated.NetSavingsUSD = number(decimal.Sub(f.external, f.price))
 		return out, nil
 	}
-	estimate := decimal.Add(orDefault(t.EstimatedExternalCostUSD, "0"), orDefault(t.EstimatedModelCostUSD, "0"))
-	free := decimal.Sub(orDefault(req.Budget.RemainingUSD, "0"), orDefault(req.Budget.ReservedUSD, "0"))
+	estimate := decimal.Add(f.external, f.model)
+	free := decimal.Sub(f.remaining, f.reserved)
 	switch {
-	case h.terminal > 0 && decimal.Compare(strconv.Itoa(h.terminal), retryCap(req, op)) >= 0: // Rule 4.
+	case h.terminal > 0 && decimal.Cmp(decimal.FromInt(int64(h.terminal)), retryCap(f, op)) >= 0: // Rule 4.
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceRetry, ReasonRetryCapReached)
-		out.MatchedCallID = h.youngestTerminal.ToolCallID
-	case req.Budget.MaxToolCallsRemaining != "" && decimal.Compare(string(req.Budget.MaxToolCallsRemaining), "0") == 0: // Rule 5.
+		out.MatchedCallID = req.History[h.youngestTerminal].ToolCallID
+	case f.limitsCalls && f.maxCalls.Sign() == 0: // Rule 5.
 		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonCallLimitReached)
 	case decimal.Cmp(estimate, free) > 0: // Rule 6.
 		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonBudgetExceeded)
@@ -112,7 +130,7 @@ func (c *Catalog) decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 	default: // Rule 8.
 		out.set(VerdictAllow, EnforcementExecute, confidenceAllow, ReasonNoProvenWaste)
 	}
-	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req, op)...)
+	out.ReasonCodes = append(out.ReasonCodes, h.explanations(req, f, op)...)
 	return out, nil
 }
 
@@ -122,32 +140,35 @@ func (d *ToolCallDecision) set(v Verdict, e Enforcement, confidence string, firs
 	d.ReasonCodes = []ReasonCode{first}
 }
 
-// retryCap returns the retry cap as number text: the default 1, and always
-// 1 for a destructive operation.
-func retryCap(req *ToolCallRequest, op *catalogEntry) string {
-	if req.RetryCap == "" || op.effects == EffectsDestructive {
-		return "1"
+var one = decimal.FromInt(1)
+
+// retryCap returns the retry cap: the default 1, and always 1 for a
+// destructive operation.
+func retryCap(f *toolCallFacts, op *catalogEntry) decimal.Dec {
+	if f.retryCap.Sign() == 0 || op.effects == EffectsDestructive {
+		return one
 	}
-	return string(req.RetryCap)
+	return f.retryCap
 }
 
-// historyFacts is what the history says about one proposal.
+// historyFacts is what the history says about one proposal; entries are
+// indexes into the request's History, -1 for none.
 type historyFacts struct {
-	reuse            *HistoryEntry // the entry to reuse, if rule 3 holds
-	terminal         int           // terminal failures with this fingerprint
-	youngestTerminal *HistoryEntry
-	transient        bool          // a transient failure with this fingerprint exists
-	success          *HistoryEntry // youngest matching success, when reuse failed
+	reuse            int // the entry to reuse, if rule 3 holds
+	terminal         int // terminal failures with this fingerprint
+	youngestTerminal int
+	transient        bool // a transient failure with this fingerprint exists
+	success          int  // youngest matching success, when reuse failed
 }
 
-// younger reports whether a is younger than b; on equal ages the later
-// entry (a, since entries are visited in order) wins.
-func younger(a, b *HistoryEntry) bool {
-	return b == nil || decimal.Compare(string(a.AgeSeconds), string(b.AgeSeconds)) <= 0
+// younger reports whether entry a is younger than entry b; on equal ages
+// the later entry (a, since entries are visited in order) wins.
+func younger(f *toolCallFacts, a, b int) bool {
+	return b < 0 || decimal.Cmp(f.ages[a], f.ages[b]) <= 0
 }
 
-func examineHistory(req *ToolCallRequest, op *catalogEntry, fp string) historyFacts {
-	var f historyFacts
+func examineHistory(req *ToolCallRequest, f *toolCallFacts, op *catalogEntry, fp string) historyFacts {
+	h := historyFacts{reuse: -1, youngestTerminal: -1, success: -1}
 	for i := range req.History {
 		e := &req.History[i]
 		if e.Fingerprint != fp {
@@ -155,29 +176,31 @@ func examineHistory(req *ToolCallRequest, op *catalogEntry, fp string) historyFa
 		}
 		switch e.Outcome {
 		case OutcomeTerminalFailure:
-			f.terminal++
-			if younger(e, f.youngestTerminal) {
-				f.youngestTerminal = e
+			h.terminal++
+			if younger(f, i, h.youngestTerminal) {
+				h.youngestTerminal = i
 			}
 		case OutcomeTransientFailure:
-			f.transient = true
+			h.transient = true
 		case OutcomeSuccess:
-			if reuseBlocker(req, op, e) == "" {
-				if younger(e, f.reuse) {
-					f.reuse = e
+			if reuseBlocker(req, f, op, i) == "" {
+				if younger(f, i, h.reuse) {
+					h.reuse = i
 				}
-			} else if younger(e, f.success) {
-				f.success = e
+			} else if younger(f, i, h.success) {
+				h.success = i
 			}
 		}
 	}
-	return f
+	return h
 }
 
-// reuseBlocker returns the first reuse condition a matching success entry
-// fails, or "" when it can be reused. An operation that is not read-only
-// is never reused: REUSE_NOT_PERMITTED, whatever the caller allows.
-func reuseBlocker(req *ToolCallRequest, op *catalogEntry, e *HistoryEntry) ReasonCode {
+// reuseBlocker returns the first reuse condition the matching success
+// entry i fails, or "" when it can be reused. An operation that is not
+// read-only is never reused: REUSE_NOT_PERMITTED, whatever the caller
+// allows.
+func reuseBlocker(req *ToolCallRequest, f *toolCallFacts, op *catalogEntry, i int) ReasonCode {
+	e := &req.History[i]
 	goal := ""
 	if req.Task != nil {
 		goal = req.Task.GoalHash
@@ -185,11 +208,11 @@ func reuseBlocker(req *ToolCallRequest, op *catalogEntry, e *HistoryEntry) Reaso
 	switch {
 	case !op.reusable() || req.Capabilities == nil || !req.Capabilities.CanReusePriorResult:
 		return ReasonReuseNotPermitted
-	case req.FreshnessTTLSeconds == "" || decimal.Compare(string(req.FreshnessTTLSeconds), "0") <= 0:
+	case f.ttl.Sign() <= 0:
 		return ReasonReuseTTLMissing
 	case goal == "" || e.GoalHash != goal:
 		return ReasonReuseGoalMismatch
-	case decimal.Compare(string(e.AgeSeconds), string(req.FreshnessTTLSeconds)) > 0:
+	case decimal.Cmp(f.ages[i], f.ttl) > 0:
 		return ReasonReuseStale
 	case e.ResultReference == "":
 		return ReasonReuseNoReference
@@ -198,16 +221,16 @@ func reuseBlocker(req *ToolCallRequest, op *catalogEntry, e *HistoryEntry) Reaso
 }
 
 // explanations lists the codes that follow the deciding one.
-func (f historyFacts) explanations(req *ToolCallRequest, op *catalogEntry) []ReasonCode {
+func (h historyFacts) explanations(req *ToolCallRequest, f *toolCallFacts, op *catalogEntry) []ReasonCode {
 	var out []ReasonCode
-	if f.transient {
+	if h.transient {
 		out = append(out, ReasonPriorTransientFailure)
 	}
-	if f.terminal > 0 && decimal.Compare(strconv.Itoa(f.terminal), retryCap(req, op)) < 0 {
+	if h.terminal > 0 && decimal.Cmp(decimal.FromInt(int64(h.terminal)), retryCap(f, op)) < 0 {
 		out = append(out, ReasonPriorTerminalFailure)
 	}
-	if f.success != nil {
-		out = append(out, reuseBlocker(req, op, f.success))
+	if h.success >= 0 {
+		out = append(out, reuseBlocker(req, f, op, h.success))
 	}
 	return out
 }

@@ -600,11 +600,7 @@ func TestDecideCustomPrice(t *testing.T) {
 func TestDecideIgnoredMembers(t *testing.T) {
 	body := `{"runId":"r","stepId":"s","zeta":1,"tool":{"provider":"search","operation":"web_search",
 		"request":{"query":"q"},"estimatedExternalCostUsd":0},"budget":{"remainingUsd":1},"alpha/b":{}}`
-	req, err := DecodeToolCallRequest([]byte(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Decide(req)
+	got, err := DecideJSON([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,18 +662,18 @@ func TestDecodeToolCallErrors(t *testing.T) {
 		code ErrorCode
 		want []Issue
 	}{
-		{"not an object", `[]`, CodeInvalidRequest,
+		{"not an object", `[]`, ErrorInvalidRequest,
 			[]Issue{{Path: "", Code: IssueType, Message: "expected an object, found array"}}},
-		{"trailing data", `{} {}`, CodeInvalidJSON,
-			[]Issue{{Path: "", Code: IssueInvalidJSON, Message: `expected end of input after the top-level value, found "{" (at byte 3)`}}},
-		{"too deep", deep, CodeLimitExceeded,
-			[]Issue{{Path: "/tool/request/x/0/0/0/0/0/0/0/0/0/0/0/0/0", Code: IssueMaxDepth, Message: "document is nested deeper than 16 levels (at byte 119)"}}},
-		{"too much history", history, CodeLimitExceeded,
+		{"trailing data", `{} {}`, ErrorInvalidJSON,
+			[]Issue{{Path: "", Code: IssueInvalidJSON, Message: `expected end of input after the top-level value, found "{"`}}},
+		{"too deep", deep, ErrorLimitExceeded,
+			[]Issue{{Path: "/tool/request/x/0/0/0/0/0/0/0/0/0/0/0/0/0", Code: IssueMaxDepth, Message: "document is nested deeper than 16 levels"}}},
+		{"too much history", history, ErrorLimitExceeded,
 			[]Issue{{Path: "/history", Code: IssueMaxHistory, Message: "expected at most 100 history entries, found 101"}}},
 		{"ranges and integers", `{"runId":"r","stepId":"s","tool":{"provider":"search","operation":"web_search","request":{},
 			"estimatedExternalCostUsd":1000000000.5},"budget":{"remainingUsd":1,"maxToolCallsRemaining":-1},
 			"freshnessTtlSeconds":1e10,"retryCap":0,"history":[{"toolCallId":"c","fingerprint":"f","outcome":"ok","ageSeconds":1,"x":1}]}`,
-			CodeInvalidRequest, []Issue{
+			ErrorInvalidRequest, []Issue{
 				{Path: "/tool/estimatedExternalCostUsd", Code: IssueMaximum, Message: "expected a number <= 1000000000, found 1000000000.5"},
 				{Path: "/budget/maxToolCallsRemaining", Code: IssueMinimum, Message: "expected an integer >= 0, found -1"},
 				{Path: "/history/0/x", Code: IssueUnknownField, Message: `unknown member "x"; expected one of "toolCallId", "fingerprint", "outcome", "resultReference", "ageSeconds", "goalHash"`},
@@ -685,7 +681,7 @@ func TestDecodeToolCallErrors(t *testing.T) {
 				{Path: "/freshnessTtlSeconds", Code: IssueMaximum, Message: "expected a number <= 1000000000, found 1e10"},
 				{Path: "/retryCap", Code: IssueMinimum, Message: "expected an integer >= 1, found 0"},
 			}},
-		{"missing everything", `{}`, CodeInvalidRequest, []Issue{
+		{"missing everything", `{}`, ErrorInvalidRequest, []Issue{
 			{Path: "/runId", Code: IssueRequired, Message: `missing required member "runId"`},
 			{Path: "/stepId", Code: IssueRequired, Message: `missing required member "stepId"`},
 			{Path: "/tool", Code: IssueRequired, Message: `missing required member "tool"`},
@@ -709,10 +705,4 @@ func TestDecodeToolCallErrors(t *testing.T) {
 	}
 }
 
-func decideBytes(data []byte) (*ToolCallDecision, error) {
-	req, err := DecodeToolCallRequest(data)
-	if err != nil {
-		return nil, err
-	}
-	return Decide(req)
-}
+func decideBytes(data []byte) (*ToolCallDecision, error) { return DecideJSON(data) }

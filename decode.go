@@ -45,11 +45,11 @@ var errorPriority = []struct {
 	kinds []IssueCode
 	msg   string
 }{
-	{CodeLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
-	{CodeSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
-	{CodeUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
-	{CodeUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
-	{CodeInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
+	{ErrorLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
+	{ErrorSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
+	{ErrorUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
+	{ErrorUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
+	{ErrorInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
 }
 
 func issuesError(issues []Issue) *Error {
@@ -66,58 +66,92 @@ func issuesError(issues []Issue) *Error {
 	if len(issues) > 1 {
 		msg = "the request breaks " + strconv.Itoa(len(issues)) + " input rules"
 	}
-	return &Error{Code: CodeInvalidRequest, Message: msg, Details: issues}
+	return &Error{Code: ErrorInvalidRequest, Message: msg, Details: issues}
 }
 
 // parseObject parses a private copy of data within lim and requires an
-// object. Only the returned tree reads the copy (see decoded.go). With
-// room, the copy's allocation has len(data) bytes more, returned as spare
-// (empty, with that capacity) for the request's exported copies of its
-// raw texts (copyOut), so that both copies cost one allocation; the tree
-// never reads spare. parse is strictjson.Parse, or strictjson.ParseScratch for a
-// tree the caller releases before it returns.
-func parseObject(data []byte, lim strictjson.Limits, room bool, parse func([]byte, strictjson.Limits) (strictjson.Value, error)) (root strictjson.Value, spare []byte, perr *Error) {
-	var private []byte
-	if room {
-		buf := make([]byte, 2*len(data))
-		private, spare = buf[:len(data):len(data)], buf[len(data):len(data)]
-		copy(private, data)
-	} else {
-		private = bytes.Clone(data)
-	}
-	root, err := parse(private, lim)
+// object. The tree reads the copy, never the caller's bytes, so nothing the
+// caller does to data while or after the call changes what was read.
+// parse is strictjson.Parse, or strictjson.ParseScratch for a tree the
+// caller releases before it returns.
+func parseObject(data []byte, lim strictjson.Limits, parse func([]byte, strictjson.Limits) (strictjson.Value, error)) (strictjson.Value, *Error) {
+	root, err := parse(bytes.Clone(data), lim)
 	if err != nil {
-		return strictjson.Value{}, nil, parseError(err)
+		return strictjson.Value{}, ParseError(err)
 	}
 	if root.Kind() != strictjson.Object {
-		return strictjson.Value{}, nil, &Error{Code: CodeInvalidRequest, Message: "the request must be a JSON object",
-			Details: []Issue{{Path: "", Code: IssueType, Message: "expected an object, found " + kindName(root)}}}
+		msg := "expected an object, found " + kindName(root)
+		root.Release()
+		return strictjson.Value{}, &Error{Code: ErrorInvalidRequest, Message: "the request must be a JSON object",
+			Details: []Issue{{Path: "", Code: IssueType, Message: msg}}}
 	}
-	return root, spare, nil
+	return root, nil
 }
 
-// parseError converts a parser error into the package's *Error.
-func parseError(err error) *Error {
+// ParseError is the *Error for err, an error of [strictjson.Parse] or
+// [strictjson.ParseScratch] reading a whole request document: a document
+// over a depth or node limit (or the parser's size limit) is
+// limit_exceeded, with detail max_depth or max_nodes; anything else that
+// is not JSON (a syntax error, a duplicate member name, invalid UTF-8) is
+// invalid_json, with detail invalid_json, duplicate_key or invalid_utf8.
+// The detail's path is the parser's pointer; messages carry no byte
+// offset. The decoders, the reference server and its MCP transport all
+// report parser errors through it.
+func ParseError(err error) *Error {
+	return parseErrorAt(err, "", strictjson.Limits{})
+}
+
+// parseErrorAt is ParseError for the text of the member at pointer at of
+// a request, parsed on its own within what the whole document's limits,
+// doc, leave for it: the pointer and a depth or node message are those the
+// whole document would have drawn.
+func parseErrorAt(err error, at string, doc strictjson.Limits) *Error {
 	var pe *strictjson.Error
 	if !errors.As(err, &pe) {
-		return &Error{Code: CodeInvalidJSON, Message: err.Error()}
+		return &Error{Code: ErrorInvalidJSON, Message: err.Error()}
 	}
-	at := " (at byte " + strconv.Itoa(pe.Offset) + ")"
+	path, msg := at+pe.Pointer, pe.Msg
 	switch pe.Kind {
 	case strictjson.ErrDepth:
-		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxDepth, Message: pe.Msg + at}})
+		if at != "" {
+			msg = depthMessage(doc.MaxDepth)
+		}
+		return issuesError([]Issue{{Path: path, Code: IssueMaxDepth, Message: msg}})
 	case strictjson.ErrNodes:
-		return issuesError([]Issue{{Path: pe.Pointer, Code: IssueMaxNodes, Message: pe.Msg + at}})
+		if at != "" {
+			msg = nodesMessage(doc.MaxNodes)
+		}
+		return issuesError([]Issue{{Path: path, Code: IssueMaxNodes, Message: msg}})
 	case strictjson.ErrDuplicateKey:
-		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
-			Details: []Issue{{Path: pe.Pointer, Code: IssueDuplicateKey, Message: pe.Msg + at}}}
+		return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON: duplicate object member name",
+			Details: []Issue{{Path: path, Code: IssueDuplicateKey, Message: msg}}}
 	case strictjson.ErrInvalidUTF8:
-		return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
-			Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidUTF8, Message: pe.Msg + at}}}
+		return invalidUTF8Error(path, msg)
 	}
-	return &Error{Code: CodeInvalidJSON, Message: "the body is not valid JSON",
-		Details: []Issue{{Path: pe.Pointer, Code: IssueInvalidJSON, Message: pe.Msg + at}}}
+	return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON",
+		Details: []Issue{{Path: path, Code: IssueInvalidJSON, Message: msg}}}
 }
+
+// invalidUTF8Error is the error for a string that is not UTF-8 at path.
+func invalidUTF8Error(path, msg string) *Error {
+	return &Error{Code: ErrorInvalidJSON, Message: "the body is not valid JSON: invalid UTF-8",
+		Details: []Issue{{Path: path, Code: IssueInvalidUTF8, Message: msg}}}
+}
+
+// The parser's messages for its limits, as it words them for a whole
+// document; a member parsed on its own gets a smaller limit, and these
+// restore the whole document's figure (FuzzGoBuiltReadsAsBytes holds them
+// to the parser's).
+func depthMessage(limit int) string {
+	return "document is nested deeper than " + strconv.Itoa(limit) + " levels"
+}
+
+func nodesMessage(limit int) string {
+	return "document has more than " + strconv.Itoa(limit) + " values"
+}
+
+// utf8Message is the parser's message for a string that is not UTF-8.
+const utf8Message = "string contains invalid UTF-8"
 
 func kindName(v strictjson.Value) string {
 	if v.Kind() == strictjson.Number && decimal.IsInteger(v.Str()) {
@@ -216,30 +250,52 @@ func (d *decoder) boolean(v strictjson.Value, at memberPath) bool {
 	return v.Bool()
 }
 
-// amount checks a numeric context value: a number in [0, max] with at most
-// maxFractionDigits digits after the point.
-func (d *decoder) amount(v strictjson.Value, at memberPath, max string) (json.Number, bool) {
+// amount checks a numeric context value: a number in [0, max] with at
+// most maxFractionDigits digits after the point. It returns the value.
+func (d *decoder) amount(v strictjson.Value, at memberPath, max string) (decimal.Dec, bool) {
 	if v.Kind() != strictjson.Number {
 		d.add(at.String(), IssueType, "expected a number, found "+kindName(v))
-		return "", false
+		return decimal.Dec{}, false
 	}
-	s := v.Str()
+	return d.amountText(v.Str(), at, max)
+}
+
+// amountText is amount for s, valid JSON number text.
+func (d *decoder) amountText(s string, at memberPath, max string) (decimal.Dec, bool) {
 	x := decimal.ParseNumber(s)
 	if zeroNumber.Cmp(x) > 0 {
 		d.add(at.String(), IssueMinimum, "expected a number >= 0, found "+clip.String(s))
-		return "", false
+		return decimal.Dec{}, false
 	}
 	if boundNumber(max).Cmp(x) < 0 {
 		d.add(at.String(), IssueMaximum, "expected a number <= "+max+", found "+clip.String(s))
-		return "", false
+		return decimal.Dec{}, false
 	}
 	// Text of at most maxFractionDigits bytes without an exponent cannot
 	// have more fraction digits than that.
 	if (len(s) > maxFractionDigits || strings.ContainsAny(s, "eE")) && decimal.FractionDigits(s) > maxFractionDigits {
 		d.add(at.String(), IssuePrecision, "expected at most 400 digits after the decimal point")
+		return decimal.Dec{}, false
+	}
+	return decimal.Parse(s), true
+}
+
+// goNumber reads n, a json.Number of a request built in Go, for amount
+// or integer: it reports an empty n as missing when required (encoding/json
+// would quietly write it as 0) and text that is not a JSON number, and
+// returns n's text and whether there is one to check.
+func (d *decoder) goNumber(n json.Number, at memberPath, required bool) (string, bool) {
+	switch {
+	case n == "":
+		if required {
+			d.add(at.String(), IssueRequired, "missing required number (the json.Number is empty)")
+		}
+		return "", false
+	case !decimal.Valid(string(n)):
+		d.add(at.String(), IssueType, "expected a number, found "+strconv.Quote(clip.String(string(n))))
 		return "", false
 	}
-	return json.Number(v.Str()), true
+	return string(n), true
 }
 
 // Parsed forms of the bounds amount compares with.
@@ -259,46 +315,29 @@ func boundNumber(max string) decimal.Number {
 	return decimal.ParseNumber(max)
 }
 
-// integer checks an integer context value in [min, 1e9]; 2.0 is an integer.
-func (d *decoder) integer(v strictjson.Value, at memberPath, min int) (json.Number, bool) {
+// integer checks an integer context value in [min, 1e9]; 2.0 is an
+// integer. It returns the value.
+func (d *decoder) integer(v strictjson.Value, at memberPath, min int) (decimal.Dec, bool) {
 	if v.Kind() != strictjson.Number {
 		d.add(at.String(), IssueType, "expected an integer, found "+kindName(v))
-		return "", false
+		return decimal.Dec{}, false
 	}
-	if !decimal.IsInteger(v.Str()) {
-		d.add(at.String(), IssueInteger, "expected an integer, found "+clip.String(v.Str()))
-		return "", false
-	}
-	if decimal.Compare(v.Str(), strconv.Itoa(min)) < 0 {
-		d.add(at.String(), IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip.String(v.Str()))
-		return "", false
-	}
-	if decimal.Compare(v.Str(), maxNumeric) > 0 {
-		d.add(at.String(), IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip.String(v.Str()))
-		return "", false
-	}
-	return json.Number(v.Str()), true
+	return d.integerText(v.Str(), at, min)
 }
 
-// numberField is a json.Number field of a request built in Go.
-type numberField struct {
-	path     string
-	n        json.Number
-	required bool
-}
-
-// numberFieldIssues reports what encoding a Go-built request as JSON would
-// hide: a required number left empty (encoding/json writes an empty
-// json.Number as 0) and text that is not a JSON number.
-func numberFieldIssues(fields ...numberField) *Error {
-	var d decoder
-	for _, f := range fields {
-		switch {
-		case f.n == "" && f.required:
-			d.add(f.path, IssueRequired, "missing required number (the json.Number is empty)")
-		case f.n != "" && !decimal.Valid(string(f.n)):
-			d.add(f.path, IssueType, "expected a number, found "+strconv.Quote(clip.String(string(f.n))))
-		}
+// integerText is integer for s, valid JSON number text.
+func (d *decoder) integerText(s string, at memberPath, min int) (decimal.Dec, bool) {
+	if !decimal.IsInteger(s) {
+		d.add(at.String(), IssueInteger, "expected an integer, found "+clip.String(s))
+		return decimal.Dec{}, false
 	}
-	return d.err()
+	if decimal.Compare(s, strconv.Itoa(min)) < 0 {
+		d.add(at.String(), IssueMinimum, "expected an integer >= "+strconv.Itoa(min)+", found "+clip.String(s))
+		return decimal.Dec{}, false
+	}
+	if decimal.Compare(s, maxNumeric) > 0 {
+		d.add(at.String(), IssueMaximum, "expected an integer <= "+maxNumeric+", found "+clip.String(s))
+		return decimal.Dec{}, false
+	}
+	return decimal.Parse(s), true
 }

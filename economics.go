@@ -6,19 +6,12 @@ import (
 	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
-// Defaults of the optional economics inputs.
-const (
-	defaultPriorInvalidProbability = "0.25"
-	defaultCheckPrice              = "0.001"
+// Defaults of the optional money inputs.
+var (
+	defaultPrior       = decimal.Parse("0.25")  // economics.priorInvalidProbability
+	defaultCheckPrice  = decimal.Parse("0.001") // economics.preflightPriceUsd
+	defaultDecidePrice = decimal.Parse("0.002") // preflightPriceUsd of a tool call
 )
-
-// orDefault returns n, or def when n is empty.
-func orDefault(n json.Number, def string) decimal.Dec {
-	if n == "" {
-		return decimal.Parse(def)
-	}
-	return decimal.Parse(string(n))
-}
 
 func number(d decimal.Dec) json.Number { return json.Number(d.String()) }
 
@@ -52,31 +45,27 @@ func numbers(out []*json.Number, ds ...decimal.Dec) {
 //
 // All arithmetic is exact decimal. When the remaining budget is known and
 // D exceeds it, it returns a budget_insufficient warning.
-func checkEconomics(e *CheckEconomics, valid bool, res *EconomicsResult) *Issue {
-	down := orDefault(e.DownstreamCostUSD, "0")
-	loss := orDefault(e.RetryCostUSD, "0")
-	if e.BillsOnInvalidRequest {
-		loss = decimal.Add(loss, down)
+func checkEconomics(f *checkFacts, valid bool, res *EconomicsResult) *Issue {
+	loss := f.retry
+	if f.bills {
+		loss = decimal.Add(loss, f.down)
 	}
-	price := orDefault(e.PreflightPriceUSD, defaultCheckPrice)
-	prior := orDefault(e.PriorInvalidProbability, defaultPriorInvalidProbability)
-
 	var waste decimal.Dec
 	*res = EconomicsResult{Advice: AdviceProceed, Reason: AdviceReasonValid}
 	if !valid {
 		waste = loss
 		res.Advice, res.Reason = AdviceAbort, AdviceReasonInvalidDoomedRequest
 	}
-	expected := decimal.Mul(prior, loss)
-	expectedNet := decimal.Sub(expected, price)
+	expected := decimal.Mul(f.prior, loss)
+	expectedNet := decimal.Sub(expected, f.price)
 	numbers([]*json.Number{&res.PreflightPriceUSD, &res.WasteIfSentUSD, &res.RealizedNetUSD,
 		&res.APrioriExpectedWasteUSD, &res.APrioriExpectedNetUSD},
-		price, waste, decimal.Sub(waste, price), expected, expectedNet)
+		f.price, waste, decimal.Sub(waste, f.price), expected, expectedNet)
 	res.WorthCheckingAPriori = expectedNet.Sign() > 0
 
-	if e.BudgetRemainingUSD != "" && decimal.Cmp(down, decimal.Parse(string(e.BudgetRemainingUSD))) > 0 {
+	if f.hasBudget && decimal.Cmp(f.down, f.budget) > 0 {
 		return &Issue{Path: "/economics/budgetRemainingUsd", Code: IssueBudgetInsufficient,
-			Message: "the downstream cost " + down.String() + " exceeds the remaining budget " + decimal.Parse(string(e.BudgetRemainingUSD)).String()}
+			Message: "the downstream cost " + f.down.String() + " exceeds the remaining budget " + f.budget.String()}
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func (w *canonicalWriter) value(v strictjson.Value) {
 	}
 	out, err := strictjson.AppendCanonical(w.buf, v)
 	if err != nil { // only for trees Parse does not build
-		w.err = &Error{Code: CodeInvalidRequest, Message: err.Error()}
+		w.err = &Error{Code: ErrorInvalidRequest, Message: err.Error()}
 		return
 	}
 	w.buf = out
@@ -77,43 +77,30 @@ func withWriter(sizeHint int, f func(w *canonicalWriter)) (string, *Error) {
 // in Go (whose empty Headers map is not marshaled).
 // Economics are not hashed. The members are written in canonical (sorted)
 // order: body, headers, method, query, url.
-func requestHash(t *checkTree) (string, *Error) {
-	r := &t.parts
-	size := 64 + rawLen(r.body) + rawLen(r.query) + rawLen(t.rawSch) // canonical text is rarely longer than the text sent
+func requestHash(in *checkInput) (string, *Error) {
+	size := 64 + rawLen(in.body) + rawLen(in.query) + rawLen(in.rawSch) // canonical text is rarely longer than the text sent
 	return withWriter(size, func(w *canonicalWriter) {
 		w.raw(`{"request":{`)
-		sep := ""
-		if b := r.body; b.IsValid() {
+		if b := in.body; b.IsValid() {
 			w.raw(`"body":`)
 			w.value(b)
-			sep = ","
+			w.raw(",")
 		}
-		if h := r.headers; h.IsValid() && h.Len() > 0 { // no headers is no headers, however sent
-			w.raw(sep)
+		if len(in.headers) > 0 { // no headers is no headers, however sent
 			w.raw(`"headers":{`)
-			writeHeaders(w, h)
-			w.raw("}")
-			sep = ","
+			writeHeaders(w, in.headers)
+			w.raw("},")
 		}
-		if m := r.method; m.IsValid() {
-			w.raw(sep)
-			w.raw(`"method":`)
-			w.str(strings.ToUpper(m.Str()))
-			sep = ","
-		}
-		if q := r.query; q.IsValid() {
-			w.raw(sep)
-			w.raw(`"query":`)
+		w.raw(`"method":`)
+		w.str(strings.ToUpper(in.method))
+		if q := in.query; q.IsValid() {
+			w.raw(`,"query":`)
 			w.value(q)
-			sep = ","
 		}
-		if u := r.url; u.IsValid() {
-			w.raw(sep)
-			w.raw(`"url":`)
-			w.str(u.Str())
-		}
+		w.raw(`,"url":`)
+		w.str(in.url)
 		w.raw(`},"schema":`)
-		w.value(t.rawSch)
+		w.value(in.rawSch)
 		w.raw("}")
 	})
 }
@@ -132,25 +119,25 @@ func rawLen(v strictjson.Value) int {
 // same in every language, so the hash is reproducible anywhere. The names
 // are lowered into one buffer that becomes a single string, so that a
 // request's headers cost one allocation, not one per name.
-func writeHeaders(w *canonicalWriter, h strictjson.Value) {
-	type header struct {
+func writeHeaders(w *canonicalWriter, headers []header) {
+	type lowHeader struct {
 		name, value string
 		at, end     int // the lowered name is lowered[at:end]
 	}
-	var local [8]header
+	var local [8]lowHeader
 	hs := local[:0]
 	var buf [256]byte
 	lowered := buf[:0]
-	for it := h.Iter(); it.Next(); {
+	for _, h := range headers {
 		at := len(lowered)
-		lowered = appendFoldASCII(lowered, it.Key())
-		hs = append(hs, header{value: it.Value().Str(), at: at, end: len(lowered)})
+		lowered = appendFoldASCII(lowered, h.name)
+		hs = append(hs, lowHeader{value: h.value, at: at, end: len(lowered)})
 	}
 	names := string(lowered)
 	for i := range hs {
 		hs[i].name = names[hs[i].at:hs[i].end]
 	}
-	slices.SortFunc(hs, func(a, b header) int { return strictjson.CompareKeys(a.name, b.name) })
+	slices.SortFunc(hs, func(a, b lowHeader) int { return strictjson.CompareKeys(a.name, b.name) })
 	for i, hd := range hs {
 		if i > 0 {
 			w.raw(",")

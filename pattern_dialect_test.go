@@ -142,7 +142,7 @@ func TestPatternRefusals(t *testing.T) {
 	} {
 		_, err := checkPattern(t, c.pattern, "")
 		e, ok := err.(*Error)
-		if !ok || e.Code != CodeUnsupportedPattern || len(e.Details) != 1 {
+		if !ok || e.Code != ErrorUnsupportedPattern || len(e.Details) != 1 {
 			t.Errorf("pattern %q: got %v, want unsupported_pattern", c.pattern, err)
 			continue
 		}
@@ -175,7 +175,7 @@ func TestPatternSchemaSizeRefusal(t *testing.T) {
 			props = append(props, fmt.Sprintf(`"p10":{"pattern":%q}`, tt.last))
 			_, err := DecodeCheckRequest([]byte(hostileCheck(`{}`, `{"properties":{`+strings.Join(props, ",")+`}}`)))
 			e, ok := err.(*Error)
-			if !ok || e.Code != CodeUnsupportedPattern || len(e.Details) != 1 {
+			if !ok || e.Code != ErrorUnsupportedPattern || len(e.Details) != 1 {
 				t.Fatalf("got %v, want one unsupported_pattern detail", err)
 			}
 			want := Issue{Path: "/schema/properties/p10/pattern", Code: IssueUnsupportedPattern, Message: tt.want}

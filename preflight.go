@@ -11,10 +11,14 @@
 //     or advise. It knows web search and page fetch; a [Catalog] adds the
 //     caller's own tools, each with a payload schema and its effects.
 //
-// Each capability has a decoder ([DecodeCheckRequest], [DecodeToolCallRequest])
-// that turns request bytes into a typed request, enforcing every input rule and
-// limit; the reference server and its MCP tools use exactly these decoders, so
-// in-process, HTTP and MCP callers always get the same answers and errors.
+// Each capability has two entry points that apply the same input rules and
+// limits and give the same answers and errors: one for a request built in Go
+// ([Check], [Decide]) and one for the request as JSON bytes ([CheckJSON],
+// [DecideJSON]). The reference server and its MCP tools call the JSON forms,
+// so in-process, HTTP and MCP callers always get the same answers. Request and
+// result types are plain data; [DecodeCheckRequest] and
+// [DecodeToolCallRequest] read bytes into them for a caller that wants to
+// look at or change a request before deciding.
 //
 // # What it never does
 //
@@ -60,8 +64,6 @@ type CheckRequest struct {
 	Schema json.RawMessage `json:"schema"`
 	// Economics is optional cost context; nil means validation-only output.
 	Economics *CheckEconomics `json:"economics,omitempty"`
-
-	parsed *parsedCheck // set by DecodeCheckRequest; never exported
 }
 
 // ProposedRequest is the HTTP request an agent is about to send.
@@ -146,25 +148,6 @@ type EconomicsResult struct {
 	APrioriExpectedNetUSD json.Number `json:"aPrioriExpectedNetUsd"`
 }
 
-// Advice is the proceed/abort advice of an [EconomicsResult] (the JSON
-// member "decision").
-type Advice string
-
-// The advice values.
-const (
-	AdviceProceed Advice = "proceed" // the body is valid: send it
-	AdviceAbort   Advice = "abort"   // the body is invalid: sending it would be wasted
-)
-
-// AdviceReason explains an [Advice].
-type AdviceReason string
-
-// The advice reasons.
-const (
-	AdviceReasonValid                AdviceReason = "valid"
-	AdviceReasonInvalidDoomedRequest AdviceReason = "invalid_doomed_request"
-)
-
 // ToolCallRequest is the body of POST /v0.2/preflight/tool-call: a proposed
 // search or browse tool call with the caller's budget, history and
 // capabilities. History, scope and budget are the caller's own assertions.
@@ -193,9 +176,6 @@ type ToolCallRequest struct {
 	// PreflightPriceUSD is the modeled fee of this consultation. Empty means
 	// 0.002. It never changes the price actually settled over HTTP.
 	PreflightPriceUSD json.Number `json:"preflightPriceUsd,omitempty"`
-
-	parsed         *parsedToolCall // set by DecodeToolCallRequest
-	ignoredMembers []Issue         // unknown top-level members, reported in the decision
 }
 
 // ToolCall is the proposed tool call.
@@ -269,16 +249,6 @@ type HistoryEntry struct {
 	GoalHash string `json:"goalHash,omitempty"`
 }
 
-// Outcome is how a recorded tool call ended.
-type Outcome string
-
-// The outcomes a caller records.
-const (
-	OutcomeSuccess          Outcome = "success"           // the call returned a usable result
-	OutcomeTerminalFailure  Outcome = "terminal_failure"  // retrying the same call will fail again
-	OutcomeTransientFailure Outcome = "transient_failure" // the call may succeed if retried
-)
-
 // ToolCallDecision is the answer to a [ToolCallRequest]. It is a
 // recommendation; nothing has been executed.
 type ToolCallDecision struct {
@@ -332,57 +302,3 @@ type Recommendation struct {
 	// ResultReference echoes the caller's reference on reuse.
 	ResultReference string `json:"resultReference,omitempty"`
 }
-
-// RecommendedAction is the action of a [Recommendation].
-type RecommendedAction string
-
-// The recommended actions.
-const (
-	ActionReuseResult RecommendedAction = "reuse_result" // use the saved result instead of calling
-	ActionReduceScope RecommendedAction = "reduce_scope" // consider a narrower call
-)
-
-// Verdict is the decision of a [ToolCallDecision].
-type Verdict string
-
-// The verdicts.
-const (
-	VerdictAllow  Verdict = "allow"  // no rule found waste; not a guarantee of success
-	VerdictBlock  Verdict = "block"  // the payload is invalid or the retry cap is reached
-	VerdictReuse  Verdict = "reuse"  // a fresh prior result can be used instead
-	VerdictDefer  Verdict = "defer"  // the budget or call limit cannot afford the call now
-	VerdictAdvise Verdict = "advise" // optional advice, or an unsupported operation
-)
-
-// Enforcement is the recommended handling of a [Verdict].
-type Enforcement string
-
-// The enforcement values.
-const (
-	EnforcementExecute    Enforcement = "execute"      // make the call
-	EnforcementSafeToSkip Enforcement = "safe_to_skip" // skipping the call loses nothing
-	EnforcementAdvisory   Enforcement = "advisory"     // the caller chooses
-)
-
-// ReasonCode explains a decision. The first code names the rule that decided;
-// codes after it explain why cheaper paths were not taken.
-type ReasonCode string
-
-// The reason codes.
-const (
-	ReasonUnsupportedOperation  ReasonCode = "UNSUPPORTED_OPERATION"   // the service does not model this operation
-	ReasonInvalidPayload        ReasonCode = "INVALID_PAYLOAD"         // the payload breaks its rules
-	ReasonReuseFreshResult      ReasonCode = "REUSE_FRESH_RESULT"      // a fresh prior success can be reused
-	ReasonRetryCapReached       ReasonCode = "RETRY_CAP_REACHED"       // terminal failures reached retryCap
-	ReasonCallLimitReached      ReasonCode = "CALL_LIMIT_REACHED"      // maxToolCallsRemaining is 0
-	ReasonBudgetExceeded        ReasonCode = "BUDGET_EXCEEDED"         // the estimate exceeds the free budget
-	ReasonReduceScope           ReasonCode = "REDUCE_SCOPE"            // the estimate is over half the free budget
-	ReasonNoProvenWaste         ReasonCode = "NO_PROVEN_WASTE"         // no rule found waste
-	ReasonPriorTransientFailure ReasonCode = "PRIOR_TRANSIENT_FAILURE" // the same call failed transiently before
-	ReasonPriorTerminalFailure  ReasonCode = "PRIOR_TERMINAL_FAILURE"  // the same call failed terminally, below the cap
-	ReasonReuseNotPermitted     ReasonCode = "REUSE_NOT_PERMITTED"     // a prior success exists but canReusePriorResult is false
-	ReasonReuseTTLMissing       ReasonCode = "REUSE_TTL_MISSING"       // a prior success exists but no positive TTL was given
-	ReasonReuseGoalMismatch     ReasonCode = "REUSE_GOAL_MISMATCH"     // goal hashes are empty or differ
-	ReasonReuseStale            ReasonCode = "REUSE_STALE"             // the prior success is older than the TTL
-	ReasonReuseNoReference      ReasonCode = "REUSE_NO_REFERENCE"      // the prior success has no resultReference
-)

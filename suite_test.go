@@ -198,8 +198,8 @@ func TestSuiteBooleanTopLevelRejected(t *testing.T) {
 			continue
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Code != CodeInvalidSchema {
-			t.Errorf("schema %s: error %v, want code %s", src, err, CodeInvalidSchema)
+		if !errors.As(err, &e) || e.Code != ErrorInvalidSchema {
+			t.Errorf("schema %s: error %v, want code %s", src, err, ErrorInvalidSchema)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package preflight
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/agentpreflight/preflight/internal/clip"
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -12,14 +14,10 @@ import (
 const (
 	maxToolCallDepth = 16
 	maxToolCallNodes = 10000
-	maxHistory       = MaxHistory
 )
 
-// MaxHistory is the most entries a ToolCallRequest's History may hold; a
-// request with more is refused with ErrorCode limit_exceeded.
-const MaxHistory = 100
-
-const defaultDecidePrice = "0.002"
+// toolCallLimits bounds a tool-call request document.
+var toolCallLimits = strictjson.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}
 
 var (
 	toolCallTopMembers = []string{"runId", "stepId", "tool", "budget", "task", "history", "capabilities",
@@ -31,35 +29,61 @@ var (
 	historyEntryMembers = []string{"toolCallId", "fingerprint", "outcome", "resultReference", "ageSeconds", "goalHash"}
 )
 
-// DecodeToolCallRequest parses and checks the body of
-// POST /v0.2/preflight/tool-call. It reports every broken input rule at once
-// in an *Error: malformed JSON (invalid_json), a body deeper than 16 levels,
-// over 10,000 values or with more than 100 history entries
-// (limit_exceeded), and missing, ill-typed, out-of-range or unknown members
-// (invalid_request). Unknown top-level members are not errors: they are
-// ignored and listed in the decision's issues.
-//
-// Problems inside tool.request are not errors either: they make the
-// decision a block (see Decide).
-//
-// The returned request keeps its parsed form, so Decide does no parsing. Its
-// Tool.Request is its own copy and may be edited, in place or not: Decide
-// notices any edit and decides the edited request as if it were sent anew.
+// DecodeToolCallRequest reads the body of POST /v0.2/preflight/tool-call
+// into a ToolCallRequest, applying every input rule DecideJSON applies and
+// reporting a broken one with the same error; it decides nothing. Unknown
+// top-level members are not errors: they are left out of the request
+// (DecideJSON lists them in the decision's issues). Tool.Request is a copy
+// of the text sent, the request's own.
 func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
-	root, spare, perr := parseObject(data, strictjson.Limits{MaxDepth: maxToolCallDepth, MaxNodes: maxToolCallNodes}, true, strictjson.Parse)
+	root, perr := parseObject(data, toolCallLimits, strictjson.Parse)
 	if perr != nil {
 		return nil, perr
 	}
-	var d decoder
 	req := &ToolCallRequest{}
-	p := &parsedToolCall{}
-	var top [10]strictjson.Value // toolCallTopMembers
-	d.members(root, "", toolCallTopMembers, top[:], &req.ignoredMembers)
-
-	if h := top[5]; h.IsValid() && h.Kind() == strictjson.Array && h.Len() > maxHistory {
-		return nil, issuesError([]Issue{{Path: "/history", Code: IssueMaxHistory,
-			Message: "expected at most 100 history entries, found " + strconv.Itoa(h.Len())}})
+	var in toolCallInput
+	if err := decodeToolCall(root, req, &in); err != nil {
+		return nil, err
 	}
+	req.Tool.Request = rawCopy(in.payload)
+	return req, nil
+}
+
+// toolCallInput is what Decide reads of a tool-call request besides its
+// strings and flags, whether it came as bytes (DecideJSON) or as Go values
+// (Decide): the payload parsed, the numbers parsed, and the unknown
+// top-level members.
+type toolCallInput struct {
+	payload strictjson.Value
+	facts   toolCallFacts
+	ignored []Issue          // unknown top-level members, listed in the decision
+	tree    strictjson.Value // the tree to release, if any
+}
+
+// toolCallFacts are the numbers of a tool-call request, parsed once.
+type toolCallFacts struct {
+	external, model     decimal.Dec
+	remaining, reserved decimal.Dec
+	maxCalls            decimal.Dec
+	limitsCalls         bool          // maxToolCallsRemaining was given
+	ttl                 decimal.Dec   // 0 when not given
+	retryCap            decimal.Dec   // 0 when not given (the default is 1)
+	price               decimal.Dec   // the default when not given
+	ages                []decimal.Dec // of the history entries, in order
+}
+
+// decodeToolCall reads the tool-call request object root into req and in,
+// and reports every broken input rule.
+func decodeToolCall(root strictjson.Value, req *ToolCallRequest, in *toolCallInput) *Error {
+	var d decoder
+	var top [10]strictjson.Value // toolCallTopMembers
+	d.members(root, "", toolCallTopMembers, top[:], &in.ignored)
+
+	if h := top[5]; h.IsValid() && h.Kind() == strictjson.Array && h.Len() > MaxHistory {
+		return tooMuchHistory(h.Len())
+	}
+	f := &in.facts
+	f.price = defaultDecidePrice
 	if v := d.need(top[0], "", "runId"); v.IsValid() {
 		req.RunID, _ = d.str(v, memberPath{"", "runId"}, 1)
 	}
@@ -67,80 +91,97 @@ func DecodeToolCallRequest(data []byte) (*ToolCallRequest, error) {
 		req.StepID, _ = d.str(v, memberPath{"", "stepId"}, 1)
 	}
 	if v := d.need(top[2], "", "tool"); v.IsValid() {
-		p.payload = d.tool(v, "/tool", &req.Tool)
+		in.payload = d.tool(v, "/tool", &req.Tool, f)
 	}
 	if v := d.need(top[3], "", "budget"); v.IsValid() {
-		d.budget(v, "/budget", &req.Budget)
+		d.budget(v, "/budget", &req.Budget, f)
 	}
 	if v := top[4]; v.IsValid() {
 		req.Task = d.task(v, "/task")
 	}
 	if v := top[5]; v.IsValid() {
-		req.History = d.history(v)
+		req.History = d.history(v, f)
 	}
 	if v := top[6]; v.IsValid() {
 		req.Capabilities = d.capabilities(v, "/capabilities")
 	}
 	if v := top[7]; v.IsValid() {
-		req.FreshnessTTLSeconds, _ = d.amount(v, memberPath{"", "freshnessTtlSeconds"}, maxNumeric)
+		f.ttl, _ = d.amount(v, memberPath{"", "freshnessTtlSeconds"}, maxNumeric)
+		req.FreshnessTTLSeconds = numberText(v)
 	}
 	if v := top[8]; v.IsValid() {
-		req.RetryCap, _ = d.integer(v, memberPath{"", "retryCap"}, 1)
+		f.retryCap, _ = d.integer(v, memberPath{"", "retryCap"}, 1)
+		req.RetryCap = numberText(v)
 	}
 	if v := top[9]; v.IsValid() {
-		req.PreflightPriceUSD, _ = d.amount(v, memberPath{"", "preflightPriceUsd"}, maxNumeric)
+		f.price, _ = d.amount(v, memberPath{"", "preflightPriceUsd"}, maxNumeric)
+		req.PreflightPriceUSD = numberText(v)
 	}
-	if e := d.err(); e != nil {
-		return nil, e
-	}
-	p.publish(req, spare)
-	req.parsed = p
-	return req, nil
+	return d.err()
 }
 
-// tool decodes the tool object v into t and returns its payload, which t
-// gets from publish (see decoded.go).
-func (d *decoder) tool(v strictjson.Value, path string, t *ToolCall) strictjson.Value {
-	var f [5]strictjson.Value // toolMembers
-	if !d.fields(v, path, toolMembers, f[:]) {
+// tooMuchHistory is the error for a history of n entries, n > MaxHistory.
+func tooMuchHistory(n int) *Error {
+	return issuesError([]Issue{{Path: "/history", Code: IssueMaxHistory,
+		Message: "expected at most 100 history entries, found " + strconv.Itoa(n)}})
+}
+
+// numberText is the text of v, a number (or anything, for a request that
+// is refused anyway).
+func numberText(v strictjson.Value) json.Number { return json.Number(v.Raw()) }
+
+// tool decodes the tool object v into t and f and returns its payload.
+func (d *decoder) tool(v strictjson.Value, path string, t *ToolCall, f *toolCallFacts) strictjson.Value {
+	var m [5]strictjson.Value // toolMembers
+	if !d.fields(v, path, toolMembers, m[:]) {
 		return strictjson.Value{}
 	}
-	if m := d.need(f[0], path, "provider"); m.IsValid() {
-		t.Provider, _ = d.str(m, memberPath{path, "provider"}, 1)
+	if x := d.need(m[0], path, "provider"); x.IsValid() {
+		t.Provider, _ = d.str(x, memberPath{path, "provider"}, 1)
 	}
-	if m := d.need(f[1], path, "operation"); m.IsValid() {
-		t.Operation, _ = d.str(m, memberPath{path, "operation"}, 1)
+	if x := d.need(m[1], path, "operation"); x.IsValid() {
+		t.Operation, _ = d.str(x, memberPath{path, "operation"}, 1)
 	}
 	var payload strictjson.Value
-	if m := d.need(f[2], path, "request"); m.IsValid() {
-		if m.Kind() != strictjson.Object {
-			d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(m))
-		} else {
-			payload = m
-		}
+	if x := d.need(m[2], path, "request"); x.IsValid() && d.payload(x, path) {
+		payload = x
 	}
-	if m := d.need(f[3], path, "estimatedExternalCostUsd"); m.IsValid() {
-		t.EstimatedExternalCostUSD, _ = d.amount(m, memberPath{path, "estimatedExternalCostUsd"}, maxNumeric)
+	if x := d.need(m[3], path, "estimatedExternalCostUsd"); x.IsValid() {
+		f.external, _ = d.amount(x, memberPath{path, "estimatedExternalCostUsd"}, maxNumeric)
+		t.EstimatedExternalCostUSD = numberText(x)
 	}
-	if m := f[4]; m.IsValid() {
-		t.EstimatedModelCostUSD, _ = d.amount(m, memberPath{path, "estimatedModelCostUsd"}, maxNumeric)
+	if x := m[4]; x.IsValid() {
+		f.model, _ = d.amount(x, memberPath{path, "estimatedModelCostUsd"}, maxNumeric)
+		t.EstimatedModelCostUSD = numberText(x)
 	}
 	return payload
 }
 
-func (d *decoder) budget(v strictjson.Value, path string, b *Budget) {
-	var f [3]strictjson.Value // budgetMembers
-	if !d.fields(v, path, budgetMembers, f[:]) {
+// payload reports whether the payload v is an object.
+func (d *decoder) payload(v strictjson.Value, path string) bool {
+	if v.Kind() != strictjson.Object {
+		d.add(path+"/request", IssueType, "expected the provider payload as an object, found "+kindName(v))
+		return false
+	}
+	return true
+}
+
+func (d *decoder) budget(v strictjson.Value, path string, b *Budget, f *toolCallFacts) {
+	var m [3]strictjson.Value // budgetMembers
+	if !d.fields(v, path, budgetMembers, m[:]) {
 		return
 	}
-	if m := d.need(f[0], path, "remainingUsd"); m.IsValid() {
-		b.RemainingUSD, _ = d.amount(m, memberPath{path, "remainingUsd"}, maxNumeric)
+	if x := d.need(m[0], path, "remainingUsd"); x.IsValid() {
+		f.remaining, _ = d.amount(x, memberPath{path, "remainingUsd"}, maxNumeric)
+		b.RemainingUSD = numberText(x)
 	}
-	if m := f[1]; m.IsValid() {
-		b.ReservedUSD, _ = d.amount(m, memberPath{path, "reservedUsd"}, maxNumeric)
+	if x := m[1]; x.IsValid() {
+		f.reserved, _ = d.amount(x, memberPath{path, "reservedUsd"}, maxNumeric)
+		b.ReservedUSD = numberText(x)
 	}
-	if m := f[2]; m.IsValid() {
-		b.MaxToolCallsRemaining, _ = d.integer(m, memberPath{path, "maxToolCallsRemaining"}, 0)
+	if x := m[2]; x.IsValid() {
+		f.maxCalls, f.limitsCalls = d.integer(x, memberPath{path, "maxToolCallsRemaining"}, 0)
+		b.MaxToolCallsRemaining = numberText(x)
 	}
 }
 
@@ -171,12 +212,13 @@ func (d *decoder) capabilities(v strictjson.Value, path string) *Capabilities {
 	return c
 }
 
-func (d *decoder) history(v strictjson.Value) []HistoryEntry {
+func (d *decoder) history(v strictjson.Value, facts *toolCallFacts) []HistoryEntry {
 	if v.Kind() != strictjson.Array {
 		d.add("/history", IssueType, "expected an array of history entries, found "+kindName(v))
 		return nil
 	}
 	out := make([]HistoryEntry, 0, v.Len())
+	facts.ages = make([]decimal.Dec, 0, v.Len())
 	for it := v.Iter(); it.Next(); {
 		path := "/history/" + strconv.Itoa(it.Index())
 		ev := it.Value()
@@ -193,24 +235,33 @@ func (d *decoder) history(v strictjson.Value) []HistoryEntry {
 		}
 		if m := d.need(f[2], path, "outcome"); m.IsValid() {
 			if s, ok := d.str(m, memberPath{path, "outcome"}, 0); ok {
-				switch o := Outcome(s); o {
-				case OutcomeSuccess, OutcomeTerminalFailure, OutcomeTransientFailure:
-					h.Outcome = o
-				default:
-					d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip.String(s)))
-				}
+				h.Outcome = Outcome(s)
+				d.outcome(h.Outcome, path)
 			}
 		}
 		if m := f[3]; m.IsValid() {
 			h.ResultReference, _ = d.str(m, memberPath{path, "resultReference"}, 0)
 		}
+		var age decimal.Dec
 		if m := d.need(f[4], path, "ageSeconds"); m.IsValid() {
-			h.AgeSeconds, _ = d.amount(m, memberPath{path, "ageSeconds"}, maxNumeric)
+			age, _ = d.amount(m, memberPath{path, "ageSeconds"}, maxNumeric)
+			h.AgeSeconds = numberText(m)
 		}
 		if m := f[5]; m.IsValid() {
 			h.GoalHash, _ = d.str(m, memberPath{path, "goalHash"}, 0)
 		}
 		out = append(out, h)
+		facts.ages = append(facts.ages, age)
 	}
 	return out
+}
+
+// outcome reports o, the outcome of the history entry at path, when it is
+// not one of the three.
+func (d *decoder) outcome(o Outcome, path string) {
+	switch o {
+	case OutcomeSuccess, OutcomeTerminalFailure, OutcomeTransientFailure:
+	default:
+		d.add(path+"/outcome", IssueEnum, "expected one of \"success\", \"terminal_failure\", \"transient_failure\", found "+strconv.Quote(clip.String(string(o))))
+	}
 }

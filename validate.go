@@ -110,7 +110,7 @@ func (w *validator) exhausted(at string) {
 		return
 	}
 	w.work = -1
-	w.over = &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit",
+	w.over = &Error{Code: ErrorLimitExceeded, Message: "the request exceeds a limit",
 		Details: []Issue{{Path: at, Code: IssueMaxWork,
 			Message: "validating the body under this keyword needs more than " + strconv.Itoa(maxValidationWork) +
 				" steps, the most one request may use; use a simpler pattern, a smaller enum or a shorter value"}}}

@@ -108,7 +108,7 @@ func TestWorkBound(t *testing.T) {
 				t.Fatalf("the body is %d bytes, over the limit", len(tc.data))
 			}
 			req, err := DecodeCheckRequest([]byte(tc.data))
-			if pe, ok := err.(*Error); ok && pe.Code == CodeUnsupportedPattern && len(pe.Details) > 0 &&
+			if pe, ok := err.(*Error); ok && pe.Code == ErrorUnsupportedPattern && len(pe.Details) > 0 &&
 				strings.Contains(pe.Details[0].Message, "character-class ranges together") {
 				return // refused at the class-range bound, before any validation
 			}
@@ -120,7 +120,7 @@ func TestWorkBound(t *testing.T) {
 				return
 			}
 			pe, ok := err.(*Error)
-			if !ok || pe.Code != CodeLimitExceeded || len(pe.Details) != 1 || pe.Details[0].Code != IssueMaxWork {
+			if !ok || pe.Code != ErrorLimitExceeded || len(pe.Details) != 1 || pe.Details[0].Code != IssueMaxWork {
 				t.Fatalf("error %v; want limit_exceeded with one max_work detail", err)
 			}
 		})
@@ -130,7 +130,7 @@ func TestWorkBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Check(req)
-	want := &Error{Code: CodeLimitExceeded, Message: "the request exceeds a limit", Details: []Issue{{
+	want := &Error{Code: ErrorLimitExceeded, Message: "the request exceeds a limit", Details: []Issue{{
 		Path: "/schema/pattern", Code: IssueMaxWork,
 		Message: "validating the body under this keyword needs more than 3000000 steps, the most one request may use; use a simpler pattern, a smaller enum or a shorter value",
 	}}}
@@ -205,7 +205,7 @@ func TestClassRangeBound(t *testing.T) {
 		return b.String()
 	}
 	over := func(path, piece string, offset int) error {
-		return &Error{Code: CodeUnsupportedPattern, Message: "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run",
+		return &Error{Code: ErrorUnsupportedPattern, Message: "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run",
 			Details: []Issue{{Path: path, Code: IssueUnsupportedPattern, Message: fmt.Sprintf(
 				"the schema's patterns hold more than 60000 character-class ranges together (the limit was reached at %q at offset %d); use fewer or smaller classes, such as fewer \\p{…} properties",
 				piece, offset)}}}

@@ -39,7 +39,7 @@ func TestClassifyError(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", statusErr(http.StatusNotFound)), preflight.OutcomeTerminalFailure},
 		{statusErr(http.StatusBadRequest), preflight.OutcomeTerminalFailure},
 		{statusErr(http.StatusUnauthorized), preflight.OutcomeTerminalFailure},
-		{&preflight.Error{Code: preflight.CodeInvalidRequest}, preflight.OutcomeTerminalFailure},
+		{&preflight.Error{Code: preflight.ErrorInvalidRequest}, preflight.OutcomeTerminalFailure},
 		{errors.New("connection reset"), preflight.OutcomeTransientFailure},
 	}
 	for _, tt := range tests {

@@ -364,7 +364,7 @@ func TestGuardDecideErrorRunsNothing(t *testing.T) {
 	c := &counter{}
 	rep, err := g.Call(context.Background(), req, c.call)
 	var perr *preflight.Error
-	if !errors.As(err, &perr) || perr.Code != preflight.CodeInvalidRequest {
+	if !errors.As(err, &perr) || perr.Code != preflight.ErrorInvalidRequest {
 		t.Fatalf("Call() error = %v, want a *preflight.Error with code invalid_request", err)
 	}
 	if rep.Decision != nil || c.n() != 0 || len(history(t, g.Ledger())) != 0 {

@@ -46,7 +46,7 @@ const (
 
 // CheckImpls lists every implementation measured on the check corpus.
 var CheckImpls = []CheckImpl{
-	{ImplPreflight, "preflight DecodeCheckRequest+Check", true, preparePreflight},
+	{ImplPreflight, "preflight CheckJSON", true, preparePreflight},
 	{ImplSanthoshCold, "santhosh-tekuri/jsonschema/v6 compile+validate", true, prepareSanthoshCold},
 	{ImplGoogleCold, "google/jsonschema-go resolve+validate", true, prepareGoogleCold},
 	{ImplSanthoshWarm, "santhosh-tekuri precompiled (not our situation)", true, prepareSanthoshWarm},
@@ -64,13 +64,9 @@ type DecideImpl struct {
 
 // DecideImpls lists every implementation measured on the tool-call corpus.
 var DecideImpls = []DecideImpl{
-	{ImplPreflight, "preflight DecodeToolCallRequest+Decide", func(c DecideCase) (Run, error) {
+	{ImplPreflight, "preflight DecideJSON", func(c DecideCase) (Run, error) {
 		return func() (bool, error) {
-			req, err := preflight.DecodeToolCallRequest(c.Request)
-			if err != nil {
-				return false, err
-			}
-			_, err = preflight.Decide(req)
+			_, err := preflight.DecideJSON(c.Request)
 			return true, err
 		}, nil
 	}},
@@ -81,11 +77,7 @@ var DecideImpls = []DecideImpl{
 
 func preparePreflight(c CheckCase) (Run, error) {
 	return func() (bool, error) {
-		req, err := preflight.DecodeCheckRequest(c.Request)
-		if err != nil {
-			return false, err
-		}
-		res, err := preflight.Check(req)
+		res, err := preflight.CheckJSON(c.Request)
 		if err != nil {
 			return false, err
 		}

@@ -22,12 +22,7 @@ func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	req, err := preflight.DecodeCheckRequest(data)
-	if err != nil {
-		h.writeLibraryError(w, r, err)
-		return
-	}
-	res, err := preflight.Check(req)
+	res, err := preflight.CheckJSON(data)
 	if err != nil {
 		h.writeLibraryError(w, r, err)
 		return
@@ -92,11 +87,7 @@ func (h *handler) decide(ctx context.Context, data []byte) (body []byte, busy bo
 		return nil, true, nil
 	}
 	defer release()
-	req, err := preflight.DecodeToolCallRequest(data)
-	if err != nil {
-		return nil, false, err
-	}
-	dec, err := h.cfg.Catalog.Decide(req)
+	dec, err := h.cfg.Catalog.DecideJSON(data)
 	if err != nil {
 		return nil, false, err
 	}

@@ -99,7 +99,7 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		// to know that its body did not arrive. Every route and /mcp answer
 		// this case alike: 400 invalid_json, a fixed message.
 		return nil, &preflight.Error{
-			Code:    preflight.CodeInvalidJSON,
+			Code:    preflight.ErrorInvalidJSON,
 			Message: "the request body could not be read completely: the connection failed or the body did not arrive within the server's read timeout; nothing was evaluated",
 		}
 	}

@@ -8,9 +8,8 @@
 // well-known discovery files).
 //
 // The handler is an adapter: it reads at most 65,536 bytes of a request body,
-// hands the bytes to the library's decoder ([preflight.DecodeCheckRequest],
-// [preflight.DecodeToolCallRequest]) and evaluator ([preflight.Check],
-// [preflight.Decide]), and writes the result with [encoding/json.Marshal], or
+// hands the bytes to the library ([preflight.CheckJSON],
+// [preflight.Catalog.DecideJSON]), and writes the result with [encoding/json.Marshal], or
 // maps a [*preflight.Error] to an HTTP status and the error envelope. It never
 // re-validates input on its own, so HTTP, MCP and in-process callers always
 // get the same answers.

@@ -118,7 +118,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := r.Header.Get(mcpVersionHeader); v != "" && !isRevisionDate(v) {
 		mcpWriteError(w, http.StatusBadRequest, &preflight.Error{
-			Code: preflight.CodeInvalidRequest,
+			Code: preflight.ErrorInvalidRequest,
 			Message: "the " + mcpVersionHeader + " header names no MCP revision: expected a date such as 2025-06-18, found " +
 				strconv.Quote(strictjson.Clip(v)),
 		})
@@ -167,7 +167,7 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return nil, nil, false, &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
+		return nil, nil, false, &preflight.Error{Code: preflight.ErrorInvalidJSON, Message: "the request body is empty: expected a JSON-RPC 2.0 message"}
 	}
 	if perr := strictJSON(body); perr != nil {
 		return nil, nil, false, perr
@@ -179,7 +179,7 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 	if json.Unmarshal(body, &members) == nil {
 		if _, ok := members["jsonrpc"]; !ok {
 			return nil, nil, false, &preflight.Error{
-				Code: preflight.CodeInvalidRequest,
+				Code: preflight.ErrorInvalidRequest,
 				Message: "the body is not an MCP message: send JSON-RPC 2.0 messages such as " +
 					`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_request","arguments":{...}}}; ` +
 					"a bare tool body belongs in params.arguments",
@@ -211,22 +211,25 @@ func strictJSON(body []byte) *preflight.Error {
 		// envelope. The parser stopped there, so the message's own members
 		// after them are checked here for a repeated name.
 		if at, dup := repeatedEnvelopeMember(body); dup {
-			return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is not valid JSON: duplicate object member name: expected a JSON-RPC 2.0 message",
+			return &preflight.Error{Code: preflight.ErrorInvalidJSON, Message: "the request body is not valid JSON: duplicate object member name: expected a JSON-RPC 2.0 message",
 				Details: []preflight.Issue{{Path: at, Code: preflight.IssueDuplicateKey, Message: "duplicate member name " + strconv.Quote(at[strings.LastIndexByte(at, '/')+1:])}}}
 		}
 		return nil
 	}
-	issue, what := preflight.IssueInvalidJSON, "not valid JSON"
+	// The code and detail are the library's, as for any request body; the
+	// message says what was expected here.
+	e := preflight.ParseError(err)
+	what := "not valid JSON"
 	switch je.Kind {
 	case strictjson.ErrDuplicateKey:
-		issue, what = preflight.IssueDuplicateKey, "not valid JSON: duplicate object member name"
+		what = "not valid JSON: duplicate object member name"
 	case strictjson.ErrInvalidUTF8:
-		issue, what = preflight.IssueInvalidUTF8, "not valid JSON: invalid UTF-8"
+		what = "not valid JSON: invalid UTF-8"
 	case strictjson.ErrDepth:
-		issue, what = preflight.IssueMaxDepth, "nested too deeply"
+		what = "nested too deeply"
 	}
-	return &preflight.Error{Code: preflight.CodeInvalidJSON, Message: "the request body is " + what + ": expected a JSON-RPC 2.0 message",
-		Details: []preflight.Issue{{Path: je.Pointer, Code: issue, Message: je.Msg + " (at byte " + strconv.Itoa(je.Offset) + ")"}}}
+	e.Message = "the request body is " + what + ": expected a JSON-RPC 2.0 message"
+	return e
 }
 
 // repeatedEnvelopeMember reports the pointer of a member name repeated in
@@ -394,6 +397,6 @@ func mcpCodeForStatus(status int) preflight.ErrorCode {
 	case status >= 500:
 		return CodeInternalError
 	default:
-		return preflight.CodeInvalidRequest
+		return preflight.ErrorInvalidRequest
 	}
 }

@@ -106,17 +106,13 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 }
 
 // mcpCheckRequestHandler runs check_request: the client's argument bytes go,
-// unchanged, through the same decoder and function as POST /check-request.
+// unchanged, to the function POST /check-request calls.
 func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := mcpArguments(req)
 	if err != nil {
 		return mcpErrorResult(err)
 	}
-	in, err := preflight.DecodeCheckRequest(args)
-	if err != nil {
-		return mcpErrorResult(err)
-	}
-	out, err := preflight.Check(in)
+	out, err := preflight.CheckJSON(args)
 	if err != nil {
 		return mcpErrorResult(err)
 	}
@@ -124,19 +120,14 @@ func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
-// unchanged, through the same decoder and function as
-// POST /v0.2/preflight/tool-call. The tool is free: no paywall applies.
+// unchanged, to the function POST /v0.2/preflight/tool-call calls. The tool is free: no paywall applies.
 func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := mcpArguments(req)
 		if err != nil {
 			return mcpErrorResult(err)
 		}
-		in, err := preflight.DecodeToolCallRequest(args)
-		if err != nil {
-			return mcpErrorResult(err)
-		}
-		out, err := catalog.Decide(in)
+		out, err := catalog.DecideJSON(args)
 		if err != nil {
 			return mcpErrorResult(err)
 		}
@@ -151,7 +142,7 @@ func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
 func mcpArguments(req *mcp.CallToolRequest) ([]byte, error) {
 	if req.Params == nil || len(req.Params.Arguments) == 0 {
 		return nil, &preflight.Error{
-			Code:    preflight.CodeInvalidRequest,
+			Code:    preflight.ErrorInvalidRequest,
 			Message: "tools/call has no arguments: params.arguments must be the request object",
 			Details: []preflight.Issue{{Path: "", Code: preflight.IssueRequired, Message: "expected a JSON object, found nothing"}},
 		}

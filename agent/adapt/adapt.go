@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -303,14 +302,9 @@ const (
 	argsPath = "/tool/request"
 )
 
-// byteOffset ends an issue message with an offset into preflight's own
-// request, which means nothing to the caller.
-var byteOffset = regexp.MustCompile(` \(at byte [0-9]+\)$`)
-
 // NotEvaluatedMessage says what is wrong with a call of tool with args
 // that preflight could not evaluate (e), in the caller's terms: the tool
-// name, or the arguments with a pointer into them, without offsets into
-// preflight's own request.
+// name, or the arguments with a pointer into them.
 func NotEvaluatedMessage(tool string, args json.RawMessage, e *preflight.Error) string {
 	var first preflight.Issue
 	if len(e.Details) > 0 {
@@ -321,7 +315,7 @@ func NotEvaluatedMessage(tool string, args json.RawMessage, e *preflight.Error) 
 	case first.Path == namePath && tool == "":
 		return "not run: the call names no tool (params.name is missing or empty); send the name of a listed tool instead"
 	case first.Path == namePath:
-		return "not run: the tool name " + q + " could not be checked (" + byteOffset.ReplaceAllString(first.Message, "") + "); send the name of a listed tool instead"
+		return "not run: the tool name " + q + " could not be checked (" + first.Message + "); send the name of a listed tool instead"
 	case first.Path == argsPath && first.Code == "type":
 		return "not run: the arguments of " + q + " are not a JSON object (found " + kindOf(args) + "); send the arguments as one JSON object instead"
 	case strings.HasPrefix(first.Path, argsPath+"/") || first.Path == argsPath:
@@ -329,7 +323,7 @@ func NotEvaluatedMessage(tool string, args json.RawMessage, e *preflight.Error) 
 		if at == "" {
 			at = "the arguments"
 		}
-		return "not run: the arguments of " + q + " could not be checked (" + at + ": " + byteOffset.ReplaceAllString(first.Message, "") + "); fix the arguments and call it again instead"
+		return "not run: the arguments of " + q + " could not be checked (" + at + ": " + first.Message + "); fix the arguments and call it again instead"
 	}
 	return "not run: the call of " + q + " could not be checked (" + e.Message + "); fix the call and send it again instead"
 }

@@ -133,7 +133,7 @@ func crossProviderNames(ops []preflight.Operation) []preflight.Issue {
 // toolsetError reports issues together with the details of catalogErr, the
 // catalog's error (nil when the catalog itself was valid).
 func toolsetError(issues []preflight.Issue, catalogErr error) error {
-	code := preflight.CodeInvalidRequest
+	code := preflight.ErrorInvalidRequest
 	var pe *preflight.Error
 	if errors.As(catalogErr, &pe) {
 		issues, code = append(pe.Details, issues...), pe.Code

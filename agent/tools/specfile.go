@@ -35,13 +35,13 @@ func DecodeSpecs(data []byte) ([]Spec, error) {
 	// of them.
 	specs, plain, issues, members := readSpecMembers(data)
 	var keep []preflight.Issue
-	catalogErr := &preflight.Error{Code: preflight.CodeInvalidRequest}
+	catalogErr := &preflight.Error{Code: preflight.ErrorInvalidRequest}
 	if _, err := preflight.DecodeCatalog(data); err != nil {
 		var pe *preflight.Error
 		if !errors.As(err, &pe) {
 			return nil, err
 		}
-		if pe.Code == preflight.CodeInvalidJSON {
+		if pe.Code == preflight.ErrorInvalidJSON {
 			return nil, fileError(pe, pe.Details)
 		}
 		for _, is := range pe.Details {
@@ -59,7 +59,7 @@ func DecodeSpecs(data []byte) ([]Spec, error) {
 			catalogErr = pe
 		}
 	}
-	if issues = append(keep, issues...); len(issues) > 0 || catalogErr.Code != preflight.CodeInvalidRequest {
+	if issues = append(keep, issues...); len(issues) > 0 || catalogErr.Code != preflight.ErrorInvalidRequest {
 		return nil, fileError(catalogErr, issues)
 	}
 	c, err := preflight.DecodeCatalog(plain)
@@ -136,9 +136,9 @@ func readSpecMembers(data []byte) ([]Spec, []byte, []preflight.Issue, map[string
 func fileError(e *preflight.Error, issues []preflight.Issue) error {
 	out := &preflight.Error{Code: e.Code, Message: e.Message, Details: issues}
 	switch e.Code {
-	case preflight.CodeInvalidJSON:
+	case preflight.ErrorInvalidJSON:
 		out.Message = "the tool-spec file is not valid JSON"
-	case preflight.CodeInvalidRequest:
+	case preflight.ErrorInvalidRequest:
 		switch len(issues) {
 		case 0:
 		case 1:
@@ -146,7 +146,7 @@ func fileError(e *preflight.Error, issues []preflight.Issue) error {
 		default:
 			out.Message = "the tool-spec file has " + strconv.Itoa(len(issues)) + " problems"
 		}
-	case preflight.CodeLimitExceeded:
+	case preflight.ErrorLimitExceeded:
 		out.Message = "the tool-spec file exceeds a limit"
 	}
 	return out

@@ -218,7 +218,7 @@ func (r *results) markdown() ([]byte, error) {
 	if busy := busyLoad(m); busy != "" && !o.smoke() {
 		p("> **Warning: the machine was busy** (1-minute load average %s on %d CPUs). Timings from a busy machine are unreliable; rerun on a quiet one before publishing.\n\n", busy, m.Cores)
 	}
-	p("preflight is measured bytes in → result out (`DecodeCheckRequest` + `Check`, `DecodeToolCallRequest` + `Decide`). ")
+	p("preflight is measured bytes in → result out (`CheckJSON`, `DecideJSON`). ")
 	p("The peers get the request body and the schema, extracted once from each corpus file outside the timed loop, as bytes, and parse them inside the loop. ")
 	p("\"Cold\" means the schema arrives with the request and is compiled (santhosh-tekuri) or resolved (google) on every call, which is preflight's situation; ")
 	p("the precompiled figures are shown for reference only. The floors are `encoding/json` Unmarshal of the whole request into `any` and SHA-256 over the same bytes. ")
@@ -430,7 +430,7 @@ func fmtDur(d time.Duration) string { return formatNs(float64(d.Nanoseconds())) 
 
 func (r *results) profileSection(p func(string, ...any)) {
 	p("## Profiles\n\n")
-	p("CPU and memory profiles of preflight's `DecodeCheckRequest` + `Check` (separate runs; memory sampled at every allocation), focused on the measured call. ")
+	p("CPU and memory profiles of preflight's `CheckJSON` (separate runs; memory sampled at every allocation), focused on the measured call. ")
 	p("Files are in the scratch directory `%s` (not committed).\n\n", r.opts.ProfileDir)
 	for _, pr := range r.profiles {
 		p("<details><summary>%s: top 12 by cumulative CPU, top 12 by allocated bytes</summary>\n\n```\n%s\n```\n\n```\n%s\n```\n\n</details>\n\n",

@@ -248,3 +248,6 @@ func ParseBounded(s string) (Dec, error) {
 	}
 	return Parse(s), nil
 }
+
+// FromInt returns n as a Dec.
+func FromInt(n int64) Dec { return Dec{small: n} }

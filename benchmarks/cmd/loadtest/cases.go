@@ -68,15 +68,9 @@ func expectLibrary(path string, body []byte) (status int, out []byte, code strin
 	var res any
 	var lerr error
 	if path == checkPath {
-		var req *preflight.CheckRequest
-		if req, lerr = preflight.DecodeCheckRequest(body); lerr == nil {
-			res, lerr = preflight.Check(req)
-		}
+		res, lerr = preflight.CheckJSON(body)
 	} else {
-		var req *preflight.ToolCallRequest
-		if req, lerr = preflight.DecodeToolCallRequest(body); lerr == nil {
-			res, lerr = preflight.Decide(req)
-		}
+		res, lerr = preflight.DecideJSON(body)
 	}
 	if lerr != nil {
 		var pe *preflight.Error
@@ -92,11 +86,7 @@ func expectLibrary(path string, body []byte) (status int, out []byte, code strin
 // buildCases returns every case of the mix, with its expected answer.
 func buildCases() ([]loadCase, error) {
 	// A reuse proposal needs the fingerprint the library gives toolAllow.
-	allow, err := preflight.DecodeToolCallRequest([]byte(toolBodies["tool allow"]))
-	if err != nil {
-		return nil, err
-	}
-	d, err := preflight.Decide(allow)
+	d, err := preflight.DecideJSON([]byte(toolBodies["tool allow"]))
 	if err != nil {
 		return nil, err
 	}

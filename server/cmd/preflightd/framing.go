@@ -82,7 +82,7 @@ func rejectAmbiguousFraming(next http.Handler) http.Handler {
 		if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil && tc.framing.tainted.Load() {
 			w.Header().Set("Connection", "close")
 			writeEnvelope(w, http.StatusBadRequest, &preflight.Error{
-				Code:    preflight.CodeInvalidRequest,
+				Code:    preflight.ErrorInvalidRequest,
 				Message: "the request has both Content-Length and Transfer-Encoding, which frame its body two ways; send one of them (RFC 9112 section 6.1); the connection is closed",
 			})
 			return

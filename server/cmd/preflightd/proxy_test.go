@@ -177,16 +177,16 @@ func TestBadOperationsFile(t *testing.T) {
 				`  /operations/0/priceUsd: unknown member "priceUsd"; expected one of ` + ops + " (unknown_field)"},
 		{"truncated", `{"operations":[`,
 			"1 problem (invalid_json):\n" +
-				"  /operations/0: expected a JSON value, found end of input (at byte 15) (invalid_json)", ""},
+				"  /operations/0: expected a JSON value, found end of input (invalid_json)", ""},
 		{"duplicate member", `{"operations":[],"operations":[]}`,
 			"1 problem (invalid_json):\n" +
-				`  /operations: duplicate member name "operations" (at byte 17) (duplicate_key)`, ""},
+				`  /operations: duplicate member name "operations" (duplicate_key)`, ""},
 		{"not an object", `[1]`,
 			"1 problem (invalid_request):\n" +
 				"  (the whole file): expected an object, found array (type)", ""},
 		{"nested too deep", `{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
 			"1 problem (limit_exceeded):\n" +
-				"  /x" + strings.Repeat("/0", 511) + ": document is nested deeper than 512 levels (at byte 516) (max_depth)", ""},
+				"  /x" + strings.Repeat("/0", 511) + ": document is nested deeper than 512 levels (max_depth)", ""},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

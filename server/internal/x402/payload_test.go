@@ -230,7 +230,7 @@ func TestMalformedPaymentEnvelope(t *testing.T) {
 	p.Handle(rec, r, testResource, func() (int, []byte) { t.Error("produced"); return 200, nil })
 	msg := "header JSON at /payload/authorization/Nonce: member name differs from \"nonce\" only in letter case"
 	want, _ := json.Marshal(&preflight.Error{
-		Code:    preflight.CodeInvalidRequest,
+		Code:    preflight.ErrorInvalidRequest,
 		Message: "the PAYMENT-SIGNATURE header is malformed: " + msg + "; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object",
 		Details: []preflight.Issue{{Path: "/payload/authorization/Nonce", Code: IssueMemberCase, Message: "member name differs from \"nonce\" only in letter case"}},
 	})

@@ -110,7 +110,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	payload, key, err := decodePayload(sig)
 	if err != nil {
 		p.observe(r.Context(), OutcomeMalformed)
-		writeError(w, http.StatusBadRequest, preflight.CodeInvalidRequest,
+		writeError(w, http.StatusBadRequest, preflight.ErrorInvalidRequest,
 			"the PAYMENT-SIGNATURE header is malformed: "+err.Error()+"; want padded standard base64 of a JSON PaymentPayload with x402Version 2, an accepted object and a payload object",
 			issues(err)...)
 		return

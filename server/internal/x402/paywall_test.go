@@ -84,7 +84,7 @@ const (
 )
 
 func malformed(what string) string {
-	return envelope(preflight.CodeInvalidRequest, strings.Replace(msgMalformed, "%s", what, 1))
+	return envelope(preflight.ErrorInvalidRequest, strings.Replace(msgMalformed, "%s", what, 1))
 }
 
 func mismatched(field string) string {
@@ -327,7 +327,7 @@ func TestHandle(t *testing.T) {
 			sig:          good,
 			produceCode:  400,
 			wantStatus:   400,
-			wantBody:     envelope(preflight.CodeInvalidRequest, "late input error"),
+			wantBody:     envelope(preflight.ErrorInvalidRequest, "late input error"),
 			wantVerifies: 1, wantProduced: 1,
 		},
 		{
@@ -424,7 +424,7 @@ func TestHandle(t *testing.T) {
 			produce := func() (int, []byte) {
 				produced++
 				if tc.produceCode != 0 {
-					return tc.produceCode, []byte(envelope(preflight.CodeInvalidRequest, "late input error"))
+					return tc.produceCode, []byte(envelope(preflight.ErrorInvalidRequest, "late input error"))
 				}
 				return 200, []byte(testDecision)
 			}
