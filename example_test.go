@@ -12,7 +12,7 @@ import (
 // schema first. The body misses a required field, so sending it would be
 // wasted: the target API bills invalid requests.
 func ExampleCheck() {
-	req, err := preflight.DecodeCheckRequest([]byte(`{
+	res, err := preflight.CheckJSON([]byte(`{
 		"request": {
 			"method": "POST",
 			"url": "https://api.example.com/v1/issues",
@@ -25,11 +25,6 @@ func ExampleCheck() {
 		},
 		"economics": {"downstreamCostUsd": 0.02, "billsOnInvalidRequest": true, "retryCostUsd": 0.01}
 	}`))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	res, err := preflight.Check(req)
 	if err != nil {
 		fmt.Println(err)
 		return

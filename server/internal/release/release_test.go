@@ -188,11 +188,7 @@ import (
 )
 
 func main() {
-	req, err := preflight.DecodeToolCallRequest([]byte(` + "`" + `{"runId":"run-1","stepId":"step-1","tool":{"provider":"search","operation":"web_search","request":{"query":"go modules"},"estimatedExternalCostUsd":0.005,"estimatedModelCostUsd":0.001},"budget":{"remainingUsd":1}}` + "`" + `))
-	if err != nil {
-		panic(err)
-	}
-	res, err := preflight.Decide(req)
+	res, err := preflight.DecideJSON([]byte(` + "`" + `{"runId":"run-1","stepId":"step-1","tool":{"provider":"search","operation":"web_search","request":{"query":"go modules"},"estimatedExternalCostUsd":0.005,"estimatedModelCostUsd":0.001},"budget":{"remainingUsd":1}}` + "`" + `))
 	if err != nil {
 		panic(err)
 	}
