@@ -1,12 +1,14 @@
 package server
 
-import "github.com/agentpreflight/preflight"
+import (
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/respond"
+)
 
 // Error codes only the server returns, in the same error envelope as the
 // library's [preflight.ErrorCode] values (which all answer 400). Each maps to
-// one HTTP status. The paywall (server/internal/x402, which cannot import
-// this package) writes the two payment codes and server_busy itself; TestPaymentCodes keeps
-// its copies equal to these.
+// one HTTP status. The three the paywall writes too are defined once, in
+// server/internal/respond.
 const (
 	CodeUnsupportedMediaType       preflight.ErrorCode = "unsupported_media_type"       // 400: Content-Type is not JSON
 	CodeUnsupportedContentEncoding preflight.ErrorCode = "unsupported_content_encoding" // 400: the body has a Content-Encoding other than identity (the answer carries Accept-Encoding: identity)
@@ -16,8 +18,8 @@ const (
 	CodeForbidden                  preflight.ErrorCode = "forbidden"                    // 403: /mcp refused a non-loopback Host on a loopback connection (DNS-rebinding protection)
 	CodeCapabilityUnavailable      preflight.ErrorCode = "capability_unavailable"       // 503: the reserved usage-dump route
 	CodeInternalError              preflight.ErrorCode = "internal_error"               // 500: a bug in the server; never expected
-	CodeServerBusy                 preflight.ErrorCode = "server_busy"                  // 503 with Retry-After: too many requests being evaluated at once, too many payments with the facilitator at once, or a payment arriving during shutdown; nothing was charged
+	CodeServerBusy                                     = respond.ServerBusy             // 503 with Retry-After: too many requests being evaluated at once, too many payments with the facilitator at once, or a payment arriving during shutdown; nothing was charged
 
-	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
-	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed
+	CodePaymentRequired    = respond.PaymentRequired    // 402: pay, then retry with PAYMENT-SIGNATURE
+	CodePaymentUnavailable = respond.PaymentUnavailable // 503: payment misconfigured, or the facilitator failed
 )

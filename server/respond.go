@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/respond"
 )
 
 // statusOf maps an error code to its HTTP status. Every code the library's
@@ -34,22 +34,12 @@ func statusOf(code preflight.ErrorCode) int {
 
 // writeJSON writes body as an application/json response with status.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
+	respond.WriteJSON(w, status, body)
 }
 
 // writeError writes err as the error envelope with the status of its code.
 func writeError(w http.ResponseWriter, err *preflight.Error) {
-	body, mErr := json.Marshal(err)
-	if mErr != nil {
-		// Unreachable: the envelope holds only strings.
-		body = []byte(`{"error":{"code":"internal_error","message":"the error could not be encoded"}}`)
-	}
-	writeJSON(w, statusOf(err.Code), body)
+	respond.WriteError(w, statusOf(err.Code), err)
 }
 
 // writeLibraryError writes an error returned by the library. A

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/respond"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -384,11 +385,7 @@ func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message 
 
 // writeError writes the service's error envelope.
 func writeError(w http.ResponseWriter, status int, code preflight.ErrorCode, message string, details ...preflight.Issue) {
-	body, _ := json.Marshal(&preflight.Error{Code: code, Message: message, Details: details})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	w.Write(body)
+	respond.WriteError(w, status, &preflight.Error{Code: code, Message: message, Details: details})
 }
 
 func requestURL(r *http.Request) string {
@@ -402,9 +399,9 @@ func requestURL(r *http.Request) string {
 // The error codes of the paywall's own answers, in the service's error
 // envelope.
 const (
-	CodePaymentRequired    preflight.ErrorCode = "payment_required"    // 402: the challenge
-	CodePaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: misconfigured, or the facilitator failed
-	CodeServerBusy         preflight.ErrorCode = "server_busy"         // 503 with Retry-After: MaxFacilitatorCalls payments already with the facilitator
+	CodePaymentRequired    = respond.PaymentRequired    // 402: the challenge
+	CodePaymentUnavailable = respond.PaymentUnavailable // 503: misconfigured, or the facilitator failed
+	CodeServerBusy         = respond.ServerBusy         // 503 with Retry-After: MaxFacilitatorCalls payments already with the facilitator
 )
 
 // busyRetryAfter is the Retry-After, in seconds, of a payment refused

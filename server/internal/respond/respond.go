@@ -1,0 +1,41 @@
+// Package respond writes the server's JSON answers, the error envelope
+// included, for every part of the server that answers HTTP: the routes
+// and the paywall write through it, so every answer carries the same
+// headers.
+package respond
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// The error codes the paywall returns besides the library's. Package
+// server exports them with the rest of its codes.
+const (
+	PaymentRequired    preflight.ErrorCode = "payment_required"    // 402: pay, then retry with PAYMENT-SIGNATURE
+	PaymentUnavailable preflight.ErrorCode = "payment_unavailable" // 503: payment misconfigured, or the facilitator failed
+	ServerBusy         preflight.ErrorCode = "server_busy"         // 503 with Retry-After: too busy to evaluate or to pay; nothing was charged
+)
+
+// WriteJSON writes body as an application/json answer with status.
+func WriteJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// WriteError writes err as the error envelope with status.
+func WriteError(w http.ResponseWriter, status int, err *preflight.Error) {
+	body, mErr := json.Marshal(err)
+	if mErr != nil {
+		// Unreachable: the envelope holds only strings.
+		body = []byte(`{"error":{"code":"internal_error","message":"the error could not be encoded"}}`)
+	}
+	WriteJSON(w, status, body)
+}
