@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/strictjson"
@@ -48,9 +48,11 @@ const mcpServerVersion = "0.3.0"
 //     400 invalid_json (inside them the tool result reports it)
 //   - a JSON object that is not a JSON-RPC message, such as a bare tool body:
 //     400 invalid_request
-//   - an MCP-Protocol-Version header that is not a date (YYYY-MM-DD): 400
-//     invalid_request; an unsupported date before 2026-07-28 gets the SDK's
-//     400, also as invalid_request
+//   - an MCP-Protocol-Version header naming a revision the SDK does not
+//     support (any text but the dates of mcp.SupportedProtocolVersions):
+//     400 with the JSON-RPC error UnsupportedProtocolVersion (-32022) for
+//     the request's id, whose data lists the supported revisions and echoes
+//     the requested one
 //   - a JSON-RPC batch (a top-level array), whatever MCP-Protocol-Version
 //     the client sends: 400 with one JSON-RPC error (code -32600, id null),
 //     so one request is never many answers
@@ -116,12 +118,8 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
 	}
-	if v := r.Header.Get(mcpVersionHeader); v != "" && !isRevisionDate(v) {
-		mcpWriteError(w, http.StatusBadRequest, &preflight.Error{
-			Code: preflight.ErrorInvalidRequest,
-			Message: "the " + mcpVersionHeader + " header names no MCP revision: expected a date such as 2025-06-18, found " +
-				strconv.Quote(strictjson.Clip(v)),
-		})
+	if v := r.Header.Get(mcpVersionHeader); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		mcpJSONRPCError(w, http.StatusBadRequest, mcpUnsupportedVersion(id, v))
 		return
 	}
 	if h.gate != nil {
@@ -145,14 +143,23 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // initialization.
 const mcpVersionHeader = "MCP-Protocol-Version"
 
-// isRevisionDate reports whether v has the form of an MCP revision, a date
-// YYYY-MM-DD. MCP answers an invalid or unsupported version with 400; the
-// SDK refuses unknown revisions before 2026-07-28 itself but reads any
-// later-sorting text, dated or not (such as "2\xef15-01-01"), as its newest
-// revision, so a value that is not a date at all is refused here.
-func isRevisionDate(v string) bool {
-	_, err := time.Parse(time.DateOnly, v)
-	return err == nil
+// mcpUnsupportedVersion is the answer to a request whose
+// MCP-Protocol-Version header names a revision the SDK does not speak: the
+// UnsupportedProtocolVersion JSON-RPC error of the 2026-07-28 revision, for
+// the request's id (null when it has none), whose data lists the
+// supported revisions (those server/discover lists) and echoes the one
+// requested. The SDK itself refuses unknown revisions before 2026-07-28
+// with plain text and reads any later-sorting text, dated or not (such as
+// "2\xef15-01-01"), as its newest revision, so every unsupported value is
+// answered here, before the SDK sees it.
+func mcpUnsupportedVersion(id json.RawMessage, requested string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: requested})
+	msg, _ := json.Marshal("protocol version " + strconv.Quote(strictjson.Clip(requested)) + " is not supported by this server")
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` + strconv.Itoa(mcp.CodeUnsupportedProtocolVersion) +
+		`,"message":` + string(msg) + `,"data":` + string(data) + `}}`)
 }
 
 // mcpReadBody reads the body as every route does (readLimited) and rejects

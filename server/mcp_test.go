@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,6 +295,7 @@ func TestMCPTransportAnswers(t *testing.T) {
 		wantStatus int
 		wantCode   string // error.code; empty means a JSON-RPC answer (status 200)
 		wantAllow  string
+		wantRPC    int // the code of a JSON-RPC error answering id 1, when not 0
 	}{
 		{name: "GET opens no event stream", method: "GET", wantStatus: 405, wantCode: "method_not_allowed", wantAllow: "POST"},
 		{name: "DELETE ends no session", method: "DELETE", wantStatus: 405, wantCode: "method_not_allowed", wantAllow: "POST"},
@@ -315,10 +317,10 @@ func TestMCPTransportAnswers(t *testing.T) {
 		{name: "gzip body", method: "POST", header: http.Header{"Content-Encoding": {"gzip"}}, body: strings.NewReader("\x1f\x8b\x08\x00"), wantStatus: 400, wantCode: "unsupported_content_encoding"},
 		{name: "identity body", method: "POST", header: http.Header{"Content-Encoding": {"identity"}}, body: strings.NewReader(tools), wantStatus: 200},
 		{name: "Content-Type not JSON", method: "POST", header: http.Header{"Content-Type": {"text/plain"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "unsupported_media_type"},
-		{name: "protocol version not a date", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"latest"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
-		{name: "protocol version sorting after the newest", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2\xef15-%%%%%03-26"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
-		{name: "protocol version month 13", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2027-13-01"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
-		{name: "protocol version unknown old date", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2024-01-01"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
+		{name: "protocol version not a date", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"latest"}}, body: strings.NewReader(tools), wantStatus: 400, wantRPC: mcp.CodeUnsupportedProtocolVersion},
+		{name: "protocol version sorting after the newest", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2\xef15-%%%%%03-26"}}, body: strings.NewReader(tools), wantStatus: 400, wantRPC: mcp.CodeUnsupportedProtocolVersion},
+		{name: "protocol version month 13", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2027-13-01"}}, body: strings.NewReader(tools), wantStatus: 400, wantRPC: mcp.CodeUnsupportedProtocolVersion},
+		{name: "protocol version unknown old date", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2024-01-01"}}, body: strings.NewReader(tools), wantStatus: 400, wantRPC: mcp.CodeUnsupportedProtocolVersion},
 		{name: "protocol version 2025-06-18", method: "POST", header: http.Header{"Mcp-Protocol-Version": {"2025-06-18"}}, body: strings.NewReader(tools), wantStatus: 200},
 		{name: "Accept without event-stream", method: "POST", header: http.Header{"Accept": {"application/json"}}, body: strings.NewReader(tools), wantStatus: 400, wantCode: "invalid_request"},
 		{name: "foreign Host on loopback (DNS rebinding)", method: "POST", host: "api.example.com", body: strings.NewReader(tools), wantStatus: 403, wantCode: "forbidden"},
@@ -351,6 +353,22 @@ func TestMCPTransportAnswers(t *testing.T) {
 			}
 			if got := resp.Header.Get("Allow"); got != tt.wantAllow {
 				t.Errorf("Allow %q, want %q", got, tt.wantAllow)
+			}
+			if tt.wantRPC != 0 {
+				// The 2026-07-28 revision's error: the request's id, and
+				// data naming what is supported and what was asked for.
+				var answer struct {
+					ID    json.RawMessage
+					Error struct {
+						Code int
+						Data mcp.UnsupportedProtocolVersionData
+					}
+				}
+				if err := json.Unmarshal(body, &answer); err != nil || string(answer.ID) != "1" || answer.Error.Code != tt.wantRPC ||
+					!slices.Equal(answer.Error.Data.Supported, mcp.SupportedProtocolVersions()) || answer.Error.Data.Requested == "" {
+					t.Errorf("want a JSON-RPC error %d for id 1 with the supported versions and the requested one; got %s", tt.wantRPC, body)
+				}
+				return
 			}
 			if tt.wantCode == "" {
 				return
@@ -508,4 +526,46 @@ func BenchmarkMCPToolCall(b *testing.B) {
 			post(b, "/v0.2/preflight/tool-call", mcpToolCallAllow, false)
 		}
 	})
+}
+
+// TestMCPPromptsDeclared: /mcp has no prompts, but the SDK answers
+// prompts/list (with an empty list), so server/discover must declare the
+// prompts capability: the 2026-07-28 revision requires it of a server that
+// handles prompts/list.
+func TestMCPPromptsDeclared(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	post := func(method string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":{`+meta+`}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	status, body := post("server/discover")
+	var discover struct {
+		Result struct{ Capabilities map[string]json.RawMessage }
+	}
+	if err := json.Unmarshal(body, &discover); status != 200 || err != nil || discover.Result.Capabilities["tools"] == nil {
+		t.Fatalf("server/discover: %d %s", status, body)
+	}
+	if discover.Result.Capabilities["prompts"] == nil {
+		t.Errorf("server/discover does not declare prompts: %s", body)
+	}
+	status, body = post("prompts/list")
+	var list struct {
+		Result struct{ Prompts []json.RawMessage }
+		Error  json.RawMessage
+	}
+	if err := json.Unmarshal(body, &list); status != 200 || err != nil || list.Error != nil || len(list.Result.Prompts) != 0 {
+		t.Errorf("prompts/list: %d %s; want an empty list", status, body)
+	}
 }

@@ -75,8 +75,12 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "preflight", Title: "preflight", Version: mcpServerVersion},
 		&mcp.ServerOptions{
 			Instructions: mcpServerInstructions,
-			// Only tools: no logging capability, and the tool list never changes.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			// Tools, and prompts declared with none to list: the SDK answers
+			// prompts/list whatever is declared (an empty list), and the
+			// 2026-07-28 revision requires a server that answers it to
+			// declare prompts in server/discover. No logging capability,
+			// and neither list ever changes.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 		})
 	falseHint := false
 	s.AddTool(&mcp.Tool{

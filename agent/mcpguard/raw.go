@@ -50,12 +50,26 @@ func (s *Session) SawToolsList(cursor string, result json.RawMessage) {
 // once per name and list).
 func (s *Session) NeedsList(name string) bool { return s.st.needsList(name) }
 
+// inputRequired reports whether a tools/call result asks the client for
+// input first (resultType "input_required", the multi-round-trip results
+// of the 2026-07-28 revision): the client retries the call with its
+// answers, so the result is no outcome of the tool. It is recorded as a
+// transient failure, which is never saved for reuse nor counted against
+// the retry cap, so the retry reaches the server.
+func inputRequired(result []byte) bool {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.ResultType == "input_required"
+}
+
 // CallTool guards one tools/call. params are the request's params as
 // sent; forward sends the request upstream, unchanged, and returns the
 // response's result, or the JSON-RPC error (a *jsonrpc.Error) or transport
 // error it ended with. CallTool returns the result to answer with (the
 // fresh one, a saved one, or a withheld call's result) or forward's
-// error. Params that [ReadCallParams] refuses are never forwarded:
+// error. A result of resultType "input_required" is passed on as it came
+// and never reused. Params that [ReadCallParams] refuses are never forwarded:
 // CallTool returns its invalid-params error, to be sent back as the
 // request's JSON-RPC error.
 func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
@@ -73,7 +87,7 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 			return nil, s.st.failed(p.Name, err), err
 		}
 		var res mcp.CallToolResult
-		if json.Unmarshal(b, &res) != nil {
+		if json.Unmarshal(b, &res) != nil || inputRequired(b) {
 			return b, preflight.OutcomeTransientFailure, nil
 		}
 		return b, Classify(&res, nil), nil

@@ -212,7 +212,14 @@
 // server: one at URL over Streamable HTTP, or COMMAND over stdio, started
 // once per session. Every message is forwarded as it came except
 // tools/call, which preflight decides first, with one ledger, budget and
-// call limit per MCP session. What a client sees (withheld, reused and
+// call limit per MCP session. Both protocol generations are served: the
+// initialize handshake with sessions, and the stateless 2026-07-28
+// revision, whose requests go to an --upstream URL one POST each after
+// their Mcp-Method and Mcp-Name headers are checked against the body
+// (-32020 on a mismatch), with one guard per client address for now. In
+// front of an upstream that speaks only initialize, or of a command, a
+// stateless client gets UnsupportedProtocolVersion (-32022) naming the
+// initialize revisions and falls back to them. What a client sees (withheld, reused and
 // coalesced calls, refusals and their codes) is in the guide's "MCP
 // guarding proxy" section. Its flags, which have no environment fallbacks
 // ("preflightd proxy -h" prints them):

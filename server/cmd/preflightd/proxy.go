@@ -235,11 +235,11 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
-	dial := mcpproxy.HTTPDialer(o.upstream, nil)
+	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
-		dial = mcpproxy.CommandDialer(o.command[0], o.command[1:]...)
+		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
 	}
-	p := mcpproxy.New(mcpproxy.Options{Dial: dial, Guard: gopts, Logger: logger,
+	p := mcpproxy.New(mcpproxy.Options{Dial: dial, UpstreamURL: upstreamURL, Guard: gopts, Logger: logger,
 		IdleTimeout: o.idle, TrustHost: o.trustHost,
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,

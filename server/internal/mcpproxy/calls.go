@@ -128,33 +128,41 @@ func (b *bounds) tooLargeError() *jsonrpc.Error {
 // a JSON-RPC error on the request's id, sent at once, and the guard never
 // sees a refused call (nothing is reserved or recorded), so the client
 // may retry it when a call ends.
-func (s *session) admit() *jsonrpc.Error {
-	if n := s.calls.Add(1); n > s.b.perSession {
-		s.calls.Add(-1)
-		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight in this session (limit " +
-			strconv.FormatInt(s.b.perSession, 10) + ", --max-calls-in-flight-per-session); retry when one has ended"}
+func (s *session) admit() *jsonrpc.Error { return s.b.admit(&s.calls, s.peer, "in this session") }
+
+// release counts a request out.
+func (s *session) release() { s.b.release(&s.calls, s.peer) }
+
+// admit counts a request in: own counts those of its session (or
+// stateless scope, which where names in a refusal), peer those of its
+// remote address.
+func (b *bounds) admit(own *atomic.Int64, peer *clientCalls, where string) *jsonrpc.Error {
+	if n := own.Add(1); n > b.perSession {
+		own.Add(-1)
+		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight " + where + " (limit " +
+			strconv.FormatInt(b.perSession, 10) + ", --max-calls-in-flight-per-session); retry when one has ended"}
 	}
-	if n := s.peer.inFlight.Add(1); n > s.b.perClient {
-		s.peer.inFlight.Add(-1)
-		s.calls.Add(-1)
+	if n := peer.inFlight.Add(1); n > b.perClient {
+		peer.inFlight.Add(-1)
+		own.Add(-1)
 		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight from this client's address (limit " +
-			strconv.FormatInt(s.b.perClient, 10) + ", --max-calls-in-flight-per-client); retry when one has ended"}
+			strconv.FormatInt(b.perClient, 10) + ", --max-calls-in-flight-per-client); retry when one has ended"}
 	}
-	if n := s.b.inFlight.Add(1); n > s.b.total {
-		s.b.inFlight.Add(-1)
-		s.peer.inFlight.Add(-1)
-		s.calls.Add(-1)
+	if n := b.inFlight.Add(1); n > b.total {
+		b.inFlight.Add(-1)
+		peer.inFlight.Add(-1)
+		own.Add(-1)
 		return &jsonrpc.Error{Code: CodeLimit, Message: "preflight proxy: too many calls in flight (limit " +
-			strconv.FormatInt(s.b.total, 10) + ", --max-calls-in-flight); retry when one has ended"}
+			strconv.FormatInt(b.total, 10) + ", --max-calls-in-flight); retry when one has ended"}
 	}
 	return nil
 }
 
 // release counts a request out.
-func (s *session) release() {
-	s.calls.Add(-1)
-	s.peer.inFlight.Add(-1)
-	s.b.inFlight.Add(-1)
+func (b *bounds) release(own *atomic.Int64, peer *clientCalls) {
+	own.Add(-1)
+	peer.inFlight.Add(-1)
+	b.inFlight.Add(-1)
 }
 
 // callKey is the context key of a request the proxy sends upstream: the

@@ -441,7 +441,9 @@ func waitUntil(cond func() bool) <-chan struct{} {
 // transport refuses (here for a protocol-version header it does not take)
 // gives the client no session id, so its session and upstream connection
 // end at once instead of holding a slot until the init timeout; and a
-// server/discover without an id is answered with valid JSON.
+// server/discover without an id, to a proxy with no UpstreamURL for the
+// stateless revision, is answered with valid JSON: UnsupportedProtocolVersion
+// naming the revisions of initialize.
 func TestProxyRefusedInitializeEndsItsSession(t *testing.T) {
 	up, _ := httpUpstream(t)
 	p := New(Options{Dial: HTTPDialer(up, nil), Guard: *mcptest.ScriptGuard()})
@@ -474,8 +476,8 @@ func TestProxyRefusedInitializeEndsItsSession(t *testing.T) {
 		ID    any `json:"id"`
 		Error struct{ Code int }
 	}
-	if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != nil || msg.Error.Code != -32601 {
-		t.Errorf("server/discover without an id: %d %s (%v); want a -32601 error with id null", status, body, err)
+	if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.ID != nil || msg.Error.Code != mcp.CodeUnsupportedProtocolVersion {
+		t.Errorf("server/discover without an id: %d %s (%v); want a -32022 error with id null", status, body, err)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +35,13 @@ type Dialer func(ctx context.Context) (mcp.Connection, error)
 type Options struct {
 	// Dial opens upstream connections. Required.
 	Dial Dialer
+	// UpstreamURL is the upstream's Streamable HTTP URL when it has one
+	// (what HTTPDialer dials). Requests of the stateless 2026-07-28
+	// revision are forwarded there, one POST each (see serveStateless).
+	// Empty, as for a command upstream, means they are answered with
+	// UnsupportedProtocolVersion naming the revisions of the initialize
+	// handshake, to which such a client falls back.
+	UpstreamURL string
 	// Guard configures each session's guard.
 	Guard mcpguard.Options
 	// Logger receives session starts, ends and upstream failures; nil
@@ -111,9 +119,12 @@ type Proxy struct {
 
 	mu        sync.Mutex
 	sessions  map[string]*entry
-	opening   int            // sessions being opened, counted against MaxSessions
-	perClient map[string]int // open and opening sessions by remote address
-	procs     int            // upstream connections not yet closed (with MaxProcesses)
+	opening   int               // sessions being opened, counted against MaxSessions
+	perClient map[string]int    // open and opening sessions by remote address
+	procs     int               // upstream connections not yet closed (with MaxProcesses)
+	scopes    map[string]*scope // guard state of stateless clients, by remote address (interim)
+
+	hc *http.Client // for stateless requests to UpstreamURL, bounded by MaxResultBytes
 }
 
 // entry is an open session and what the bounds need to know of it.
@@ -154,7 +165,9 @@ func New(opts Options) *Proxy {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Proxy{opts: opts, log: opts.Logger, origins: origins, ctx: ctx, stop: stop,
-		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts)}
+		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts),
+		scopes: make(map[string]*scope)}
+	p.hc = &http.Client{Transport: capBody{base: http.DefaultTransport, max: p.b.maxResult}}
 	go p.reap()
 	return p
 }
@@ -189,7 +202,20 @@ func (p *Proxy) reap() {
 				ended = append(ended, expired{e.s, "idle"})
 			}
 		}
+		type idle struct {
+			client string
+			sc     *scope
+		}
+		var idleScopes []idle
+		for client, sc := range p.scopes {
+			if p.opts.IdleTimeout > 0 && sc.idleFor() > p.opts.IdleTimeout {
+				idleScopes = append(idleScopes, idle{client, sc})
+			}
+		}
 		p.mu.Unlock()
+		for _, x := range idleScopes {
+			p.endScope(x.client, x.sc, "idle")
+		}
 		for _, x := range ended {
 			p.log.Info("mcp proxy: closing a session", "session", logID(x.s.down.SessionID), "reason", x.why,
 				"sessionIdle", p.opts.IdleTimeout.String(), "sessionInitTimeout", p.opts.InitTimeout.String())
@@ -232,6 +258,14 @@ func (p *Proxy) Close() error {
 		wg.Go(s.close)
 	}
 	wg.Wait()
+	p.mu.Lock()
+	scopes := p.scopes
+	p.scopes = make(map[string]*scope)
+	p.mu.Unlock()
+	for client, sc := range scopes {
+		sc.guard.Close()
+		p.b.leave(client, sc.peer)
+	}
 	return nil
 }
 
@@ -340,19 +374,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Method string          `json:"method"`
 	}
 	json.Unmarshal(body, &head) // a batch or garbage leaves head empty
+	// Read as the upstream's SDK reads it.
+	if msg, err := jsonrpc.DecodeMessage(body); err == nil && isStateless(r, msg) {
+		p.serveStateless(w, r, body, msg.(*jsonrpc.Request))
+		return
+	}
 	switch head.Method {
 	case "initialize":
-	case "server/discover":
-		// This proxy keeps state per session, which the sessionless
-		// 2026-07-28 protocol has no place for: a client that asks falls
-		// back to the initialize handshake.
-		id := head.ID
-		if len(id) == 0 {
-			id = json.RawMessage("null")
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"server/discover is not served by this proxy; use initialize"}}`))
-		return
 	default:
 		http.Error(w, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)", http.StatusBadRequest)
 		return
@@ -545,15 +573,19 @@ func (p *Proxy) open(client string) (*session, error) {
 		g.Close() // its saved results go with it
 		p.b.leave(client, s.peer)
 		p.release(client, down.SessionID)
-		attrs := []any{"session", tag}
-		if spent, err := g.Agent().Guard().SpentUSD(context.Background()); err != nil {
-			attrs = append(attrs, "spentUsdError", err.Error())
-		} else {
-			attrs = append(attrs, "spentUsd", string(spent))
-		}
-		p.log.Info("mcp proxy: session ended", attrs...)
+		p.log.Info("mcp proxy: session ended", append([]any{"session", tag}, spentAttrs(g)...)...)
 	}()
 	return s, nil
+}
+
+// spentAttrs are the log attributes of what g's run spent: spentUsd, or
+// spentUsdError when its store could not say.
+func spentAttrs(g *mcpguard.Session) []any {
+	spent, err := g.Agent().Guard().SpentUSD(context.Background())
+	if err != nil {
+		return []any{"spentUsdError", err.Error()}
+	}
+	return []any{"spentUsd", string(spent)}
 }
 
 var errClosedConn = errors.New("mcp proxy: upstream connection closed")

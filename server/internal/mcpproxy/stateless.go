@@ -1,0 +1,564 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stateless revision of MCP (2026-07-28) has no initialize and no
+// session: every request carries its protocol version and the client's
+// capabilities in params._meta, and over HTTP in the Mcp-Protocol-Version,
+// Mcp-Method and Mcp-Name headers. Such a request reaches the proxy as a
+// POST without Mcp-Session-Id, and is served by serveStateless: the proxy
+// checks the headers against the body, then forwards the POST, body and
+// Mcp-* headers as they came, to the upstream's URL, and streams the
+// answer back as it came (status, JSON or event stream) — but a tools/call,
+// which the guard answers, forwarding it only when the call should run.
+// Whatever the proxy does not judge (results of every kind, resultType
+// "input_required" with its requestState, ttlMs and cacheScope, the Tasks
+// extension's fields, subscriptions/listen streams) passes untouched.
+const (
+	hdrVersion = "Mcp-Protocol-Version"
+	hdrMethod  = "Mcp-Method"
+	hdrName    = "Mcp-Name"
+
+	// statelessRevision is the first revision without sessions.
+	statelessRevision = "2026-07-28"
+	// metaVersion is the params._meta key of a request's revision.
+	metaVersion = "io.modelcontextprotocol/protocolVersion"
+)
+
+// CodeHeaderMismatch is the JSON-RPC error code of a request whose
+// Mcp-Method or Mcp-Name header does not match its body (2026-07-28).
+const CodeHeaderMismatch = -32020
+
+// legacyRevisions are the revisions of the initialize handshake, which the
+// proxy serves with sessions: those a client falls back to when the
+// stateless revision cannot be bridged.
+var legacyRevisions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// isStateless reports whether msg, which came without Mcp-Session-Id, is a
+// request of the stateless revision: its Mcp-Protocol-Version header names
+// 2026-07-28 or a later-sorting revision (an unknown one the upstream must
+// refuse itself; an initialize sent so is the upstream's to refuse too,
+// with method not found), or it is not initialize and is server/discover
+// or carries a revision in params._meta.
+func isStateless(r *http.Request, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+		return false
+	case r.Header.Get(hdrVersion) >= statelessRevision:
+		return true
+	case req.Method == "initialize":
+		return false
+	}
+	return req.Method == "server/discover" || requestRevision(req.Params) != ""
+}
+
+// requestRevision returns params._meta's protocol version, or "".
+func requestRevision(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var v string
+	if json.Unmarshal(params, &p) == nil {
+		json.Unmarshal(p.Meta[metaVersion], &v)
+	}
+	return v
+}
+
+// checkHeaders compares the Mcp-Method and Mcp-Name headers with the body,
+// as the go-sdk's server does (both required from 2026-07-28 on; Mcp-Name
+// for tools/call, prompts/get and resources/read), before anything is
+// decided or forwarded.
+func checkHeaders(h http.Header, req *jsonrpc.Request) error {
+	if h.Get(hdrVersion) < statelessRevision {
+		return nil
+	}
+	m := h.Get(hdrMethod)
+	switch {
+	case m == "":
+		return errors.New("missing required Mcp-Method header")
+	case m != req.Method:
+		return fmt.Errorf("header mismatch: Mcp-Method header value %q does not match body value %q", m, req.Method)
+	}
+	member := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[req.Method]
+	if member == "" {
+		return nil
+	}
+	n := h.Get(hdrName)
+	if n == "" {
+		return fmt.Errorf("missing required Mcp-Name header for method %q", req.Method)
+	}
+	var p map[string]json.RawMessage
+	var body string
+	if json.Unmarshal(req.Params, &p) != nil || json.Unmarshal(p[member], &body) != nil {
+		return fmt.Errorf("failed to extract name from parameters for method %q", req.Method)
+	}
+	if n != body {
+		return fmt.Errorf("header mismatch: Mcp-Name header value %q does not match body value %q", n, body)
+	}
+	return nil
+}
+
+// scope is the guard state of the stateless requests of one client.
+//
+// INTERIM: a scope is keyed on the client's remote address (clientOf), so
+// every stateless client behind one address shares one ledger, budget and
+// call limit, as one anonymous principal with one run. Scopes keyed on the
+// caller's principal and run handle replace this.
+type scope struct {
+	guard  *mcpguard.Session
+	peer   *clientCalls // shared with the address's sessions
+	calls  atomic.Int64 // its tools/call and other requests in flight
+	active atomic.Int64 // its HTTP requests being served
+	last   atomic.Int64 // when the last one ended, in Unix nanoseconds
+}
+
+func (sc *scope) busy(d int64) {
+	sc.active.Add(d)
+	sc.last.Store(time.Now().UnixNano())
+}
+
+func (sc *scope) idleFor() time.Duration {
+	if sc.active.Load() > 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, sc.last.Load()))
+}
+
+// scopeOf returns the scope of client, made on first use; nil with the
+// status and message of the refusal when MaxSessions scopes exist already.
+func (p *Proxy) scopeOf(client string) (*scope, int, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sc := p.scopes[client]; sc != nil {
+		return sc, 0, ""
+	}
+	if len(p.scopes) >= p.opts.MaxSessions {
+		return nil, http.StatusServiceUnavailable, fmt.Sprintf("scope limit reached: %d clients of the stateless protocol are being guarded (set by --max-sessions); retry later", p.opts.MaxSessions)
+	}
+	g, err := mcpguard.NewSession(&p.opts.Guard)
+	if err != nil {
+		return nil, http.StatusInternalServerError, "the guard could not start: " + err.Error()
+	}
+	sc := &scope{guard: g, peer: p.b.client(client)}
+	sc.last.Store(time.Now().UnixNano())
+	p.scopes[client] = sc
+	p.log.Info("mcp proxy: stateless scope started", "client", logID(client))
+	return sc, 0, ""
+}
+
+// endScope drops the scope of client, and its saved results.
+func (p *Proxy) endScope(client string, sc *scope, why string) {
+	p.mu.Lock()
+	if p.scopes[client] != sc {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.scopes, client)
+	p.mu.Unlock()
+	sc.guard.Close()
+	p.b.leave(client, sc.peer)
+	p.log.Info("mcp proxy: stateless scope ended", append([]any{"client", logID(client), "reason", why}, spentAttrs(sc.guard)...)...)
+}
+
+// serveStateless serves one POST of the stateless revision (see the
+// comment at the top of this file).
+func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request) {
+	id := rawID(req.ID)
+	if err := checkHeaders(r.Header, req); err != nil {
+		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
+		return
+	}
+	if p.opts.UpstreamURL == "" {
+		// A command upstream speaks over one pipe per session; requests
+		// without a session have no pipe to go to.
+		requested := requestRevision(req.Params)
+		if requested == "" {
+			requested = r.Header.Get(hdrVersion)
+		}
+		unsupported(w, req.ID, requested, "this proxy serves the 2026-07-28 revision only in front of a Streamable HTTP upstream; "+
+			"in front of a command (stdio) upstream, connect with initialize and one of the supported revisions")
+		return
+	}
+	client := clientOf(r)
+	sc, status, msg := p.scopeOf(client)
+	if sc == nil {
+		refuse(w, status, id, codeLimit, msg)
+		return
+	}
+	sc.busy(1)
+	defer sc.busy(-1)
+	if req.IsCall() {
+		if refusal := p.b.admit(&sc.calls, sc.peer, "for this client"); refusal != nil {
+			writeRPC(w, http.StatusOK, req.ID, refusal)
+			return
+		}
+		defer p.b.release(&sc.calls, sc.peer)
+	}
+	if req.Method == "tools/call" && req.IsCall() {
+		p.statelessCall(w, r, body, req, sc)
+		return
+	}
+	p.statelessForward(w, r, body, req, sc)
+}
+
+// rawID returns the JSON text of id, nil for a notification.
+func rawID(id jsonrpc.ID) json.RawMessage {
+	if !id.IsValid() {
+		return nil
+	}
+	b, _ := json.Marshal(id.Raw())
+	return b
+}
+
+// writeRPC answers id with a JSON-RPC error as one application/json body.
+func writeRPC(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// unsupported answers with the UnsupportedProtocolVersion error naming the
+// legacy revisions, which a client of the stateless revision falls back
+// to (with initialize, through the proxy's sessions).
+func unsupported(w http.ResponseWriter, id jsonrpc.ID, requested, why string) {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacyRevisions, Requested: requested})
+	writeRPC(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
+		Message: "protocol version " + strconv.Quote(requested) + " is not supported through this proxy: " + why, Data: data})
+}
+
+// statusOf is the HTTP status of a JSON-RPC error under the stateless
+// revision, as the go-sdk's server sets it.
+func statusOf(e *jsonrpc.Error) int {
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities, CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// forwarded reports whether the client's header k goes upstream: the
+// media types and the Mcp-* headers of the request, none of the client's
+// credentials or cookies.
+func forwarded(k string) bool {
+	switch k = http.CanonicalHeaderKey(k); k {
+	case "Content-Type", "Accept", hdrVersion, hdrMethod, hdrName:
+		return true
+	}
+	return strings.HasPrefix(k, "Mcp-Param-")
+}
+
+// post sends body upstream with the forwarded headers of h.
+func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Response, error) {
+	up, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.UpstreamURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range h {
+		if forwarded(k) {
+			up.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	return p.hc.Do(up)
+}
+
+// statelessForward forwards a request (or notification) that is not a
+// tools/call and streams the answer back as it came. A request but
+// subscriptions/listen (a stream the client holds open) is bounded by the
+// call timeout. A tools/list answer in JSON is taken in by the guard; a
+// server/discover answered as by a server without the stateless revision
+// becomes the UnsupportedProtocolVersion error, so that the client falls
+// back to initialize.
+func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request, sc *scope) {
+	ctx := r.Context()
+	if req.IsCall() && req.Method != "subscriptions/listen" {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, p.b.callTimeout, errCallTimeout)
+		defer stop()
+	}
+	resp, err := p.post(ctx, r.Header, body)
+	if err != nil {
+		p.upstreamFailure(w, ctx, req, err)
+		return
+	}
+	defer resp.Body.Close()
+	isJSON := baseType(resp.Header.Get("Content-Type")) == "application/json"
+	if req.Method == "server/discover" || req.Method == "tools/list" && isJSON {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			p.upstreamFailure(w, ctx, req, err)
+			return
+		}
+		if req.Method == "server/discover" && legacyAnswer(resp.StatusCode, b) {
+			unsupported(w, req.ID, requestRevision(req.Params), "the upstream MCP server does not serve server/discover (it answered HTTP "+
+				strconv.Itoa(resp.StatusCode)+"); it speaks only the initialize handshake")
+			return
+		}
+		if m, err := jsonrpc.DecodeMessage(b); err == nil && req.Method == "tools/list" {
+			if res, ok := m.(*jsonrpc.Response); ok && res.Error == nil {
+				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
+			}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	for _, k := range []string{"Content-Type", "Cache-Control"} {
+		if v := resp.Header.Get(k); v != "" {
+			w.Header().Set(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// legacyAnswer reports whether the answer to server/discover is that of a
+// server without the stateless revision: method not found, as a JSON-RPC
+// error or as an HTTP error that is not JSON-RPC at all. (A server that
+// knows the revision but not the version asked for answers
+// UnsupportedProtocolVersion itself, which passes as it came.)
+func legacyAnswer(status int, body []byte) bool {
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return status >= 400
+	}
+	res, ok := m.(*jsonrpc.Response)
+	var e *jsonrpc.Error
+	return ok && errors.As(res.Error, &e) && e.Code == jsonrpc.CodeMethodNotFound
+}
+
+// listCursor returns the cursor of tools/list params, "" for none.
+func listCursor(params json.RawMessage) string {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(params, &p)
+	return p.Cursor
+}
+
+// upstreamFailure answers a request whose upstream POST failed: the
+// timeout's error, the result bound's, or 502.
+func (p *Proxy) upstreamFailure(w http.ResponseWriter, ctx context.Context, req *jsonrpc.Request, err error) {
+	switch {
+	case errors.Is(context.Cause(ctx), errCallTimeout):
+		writeRPC(w, http.StatusOK, req.ID, p.b.timeoutError(req.Method))
+	case tooLarge(err, p.b.maxResult):
+		writeRPC(w, http.StatusOK, req.ID, p.b.tooLargeError())
+	case ctx.Err() != nil:
+		// The client went away; nobody reads an answer.
+	default:
+		badGateway(w, rawID(req.ID), err)
+	}
+}
+
+// tooLarge reports whether err says an upstream message outgrew the bound
+// max (capBody's two ways of saying it).
+func tooLarge(err error, max int64) bool {
+	return errors.Is(err, errResultTooLarge) || strings.Contains(err.Error(), tooLargeMessage(max))
+}
+
+// statelessCall answers a tools/call of the stateless revision through the
+// scope's guard, within the call timeout. When the call runs, the POST goes
+// upstream as it came; notifications the upstream sends on the call's
+// stream (progress, say) are relayed to the client as they arrive, which
+// turns the answer into an event stream; the result, or the error, ends
+// it.
+func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request, sc *scope) {
+	ctx, stop := context.WithTimeoutCause(r.Context(), p.b.callTimeout, errCallTimeout)
+	defer stop()
+	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
+		p.statelessList(ctx, r.Header, req.Params, sc)
+	}
+	ev := &events{w: w}
+	result, err := sc.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
+		resp, err := p.post(ctx, r.Header, body)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		res, err := awaitResponse(resp, req.ID, ev.send)
+		if err != nil {
+			return nil, err
+		}
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		return res.Result, nil
+	})
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	var e *jsonrpc.Error
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(ctx), errCallTimeout):
+		e = p.b.timeoutError("tools/call")
+	case tooLarge(err, p.b.maxResult):
+		e = p.b.tooLargeError()
+	case !errors.As(err, &e):
+		e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
+	}
+	out, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: result, Error: e})
+	if ev.started {
+		ev.send(out)
+		return
+	}
+	status := http.StatusOK
+	if e != nil {
+		status = statusOf(e)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+// events turns an answer into an event stream when the first message
+// before the response arrives.
+type events struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (e *events) send(data []byte) {
+	if !e.started {
+		e.started = true
+		e.w.Header().Set("Content-Type", "text/event-stream")
+		e.w.Header().Set("Cache-Control", "no-cache, no-transform")
+		e.w.WriteHeader(http.StatusOK)
+	}
+	fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", data)
+	http.NewResponseController(e.w).Flush()
+}
+
+// awaitResponse reads the upstream's answer to the request id, JSON or an
+// event stream, handing every other message of the stream to relay, and
+// returns the response. An HTTP error that is not JSON-RPC is an error.
+func awaitResponse(resp *http.Response, id jsonrpc.ID, relay func([]byte)) (*jsonrpc.Response, error) {
+	if baseType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		if m, err := jsonrpc.DecodeMessage(b); err == nil {
+			if res, ok := m.(*jsonrpc.Response); ok {
+				return res, nil
+			}
+		}
+		return nil, fmt.Errorf("the upstream answered HTTP %d without a JSON-RPC response: %.200s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<40) // the body is bounded by capBody's lineLimit
+	var data bytes.Buffer
+	for {
+		more := sc.Scan()
+		line := sc.Bytes()
+		switch {
+		case more && len(line) > 0:
+			if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(rest, []byte(" ")))
+			}
+			continue
+		case data.Len() > 0:
+			b := bytes.Clone(data.Bytes())
+			data.Reset()
+			if m, err := jsonrpc.DecodeMessage(b); err == nil {
+				if res, ok := m.(*jsonrpc.Response); ok && res.ID == id {
+					return res, nil
+				}
+				relay(b)
+			}
+		}
+		if !more {
+			if err := sc.Err(); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("the upstream's event stream ended before the result")
+		}
+	}
+}
+
+// statelessList lists the upstream's tools on the guard's behalf, every
+// page, with the revision and client capabilities of the call that needs
+// them (params._meta).
+func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams json.RawMessage, sc *scope) {
+	var cp struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(callParams, &cp)
+	meta := map[string]json.RawMessage{}
+	for _, k := range []string{metaVersion, "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo"} {
+		if v, ok := cp.Meta[k]; ok {
+			meta[k] = v
+		}
+	}
+	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		hdrVersion: {h.Get(hdrVersion)}, hdrMethod: {"tools/list"}}
+	cursor := ""
+	for n := range 100 {
+		params := map[string]any{"_meta": meta}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		id, _ := jsonrpc.MakeID(float64(n + 1))
+		body, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: "tools/list", Params: mustJSON(params)})
+		if err != nil {
+			return
+		}
+		resp, err := p.post(ctx, hdr, body)
+		if err != nil {
+			return
+		}
+		res, err := awaitResponse(resp, id, func([]byte) {})
+		resp.Body.Close()
+		if err != nil || res.Error != nil {
+			return
+		}
+		sc.guard.SawToolsList(cursor, res.Result)
+		var next struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		json.Unmarshal(res.Result, &next)
+		if cursor = next.NextCursor; cursor == "" {
+			return
+		}
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

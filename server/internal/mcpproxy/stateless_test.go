@@ -1,0 +1,113 @@
+package mcpproxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestProxyBothGenerations runs the counted script session through the
+// proxy for each pairing of client and upstream generation: a 2026-07-28
+// client (the Go SDK's default, which starts with server/discover) and a
+// 2025-11-25 one, in front of a stateless upstream (both generations) and
+// a stateful one (initialize only). Every pairing gives the script's exact
+// counts; a stateless client in front of the stateless upstream opens no
+// session, and one in front of the stateful upstream falls back to
+// initialize on the upstream's UnsupportedProtocolVersion answer to its
+// server/discover, which the proxy passes on.
+func TestProxyBothGenerations(t *testing.T) {
+	for _, up := range []struct {
+		name      string
+		stateless bool
+	}{{"stateless upstream", true}, {"stateful upstream", false}} {
+		for _, v := range []string{"", "2025-11-25"} {
+			client := "2026-07-28 client"
+			if v != "" {
+				client = v + " client"
+			}
+			t.Run(up.name+"/"+client, func(t *testing.T) {
+				srv, counts := mcptest.NewServer("")
+				ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+					&mcp.StreamableHTTPOptions{Stateless: up.stateless}))
+				t.Cleanup(ts.Close)
+				p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
+				px := httptest.NewServer(p)
+				t.Cleanup(func() { p.Close(); px.Close() })
+				cs := connect(t, px.URL, v)
+				got := cs.InitializeResult().ProtocolVersion
+				wantStateless := v == "" && up.stateless
+				if want := map[bool]string{true: "2026-07-28", false: "2025-11-25"}[wantStateless]; got != want {
+					t.Fatalf("negotiated %q, want %q", got, want)
+				}
+				t.Log(mcptest.RunScript(t, cs, counts.Snapshot))
+				p.mu.Lock()
+				sessions, scopes := len(p.sessions), len(p.scopes)
+				p.mu.Unlock()
+				// A 2026-07-28 client's server/discover makes a scope even
+				// when it then falls back to a session.
+				wantSessions, wantScopes := map[bool]int{true: 0, false: 1}[wantStateless], map[bool]int{true: 1, false: 0}[v == ""]
+				if sessions != wantSessions || scopes != wantScopes {
+					t.Errorf("%d sessions and %d stateless scopes, want %d and %d", sessions, scopes, wantSessions, wantScopes)
+				}
+			})
+		}
+	}
+}
+
+// TestProxyStatelessHeaderMismatch: a stateless tools/call whose Mcp-Name
+// or Mcp-Method header differs from its body is refused with -32020 and
+// HTTP 400 before the guard or the upstream sees it; the same call with
+// matching headers runs.
+func TestProxyStatelessHeaderMismatch(t *testing.T) {
+	srv, counts := mcptest.NewServer("")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + mcptest.Quote + `","arguments":{"symbol":"ACME"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	post := func(method, name string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(call))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("answer %q is not one JSON message", b)
+		}
+		return resp.StatusCode, m
+	}
+	for _, tt := range []struct{ name, method, tool string }{
+		{"Mcp-Name differs", "tools/call", "another_tool"},
+		{"Mcp-Method differs", "tools/list", mcptest.Quote},
+	} {
+		status, m := post(tt.method, tt.tool)
+		e, _ := m["error"].(map[string]any)
+		if status != http.StatusBadRequest || m["id"] != float64(9) || e["code"] != float64(CodeHeaderMismatch) {
+			t.Errorf("%s: %d %v; want 400 and a -32020 error for id 9", tt.name, status, m)
+		}
+	}
+	if n := counts.Get(mcptest.Quote); n != 0 {
+		t.Fatalf("%d executions after refused calls, want 0", n)
+	}
+	if status, m := post("tools/call", mcptest.Quote); status != http.StatusOK || m["result"] == nil || counts.Get(mcptest.Quote) != 1 {
+		t.Fatalf("matching headers: %d %v after %d executions; want a result from one execution", status, m, counts.Get(mcptest.Quote))
+	}
+}
