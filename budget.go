@@ -21,7 +21,14 @@ func (b Budget) Fits(t ToolCall) bool {
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return false
 	}
-	return decimal.Cmp(decimal.Add(ext, model), decimal.Sub(remaining, reserved)) <= 0
+	return affordable(decimal.Add(ext, model), remaining, reserved)
+}
+
+// affordable is the affordability rule, the one place it is written: an
+// estimate fits when it is no more than the free budget, remaining minus
+// reserved. Decide's rule 6 and Fits both apply it.
+func affordable(estimate, remaining, reserved decimal.Dec) bool {
+	return decimal.Cmp(estimate, decimal.Sub(remaining, reserved)) <= 0
 }
 
 // decimalOrZero reads n exactly; the empty string is zero.

@@ -121,7 +121,7 @@ func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDeci
 		out.MatchedCallID = req.History[h.youngestTerminal].ToolCallID
 	case f.limitsCalls && f.maxCalls.Sign() == 0: // Rule 5.
 		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonCallLimitReached)
-	case decimal.Cmp(estimate, free) > 0: // Rule 6.
+	case !affordable(estimate, f.remaining, f.reserved): // Rule 6.
 		out.set(VerdictDefer, EnforcementSafeToSkip, confidenceCertain, ReasonBudgetExceeded)
 	case req.Capabilities != nil && req.Capabilities.CanReduceScope &&
 		decimal.Cmp(decimal.Add(estimate, estimate), free) > 0: // Rule 7.
