@@ -36,39 +36,6 @@ func (d *decoder) err() *Error {
 	return issuesError(d.issues)
 }
 
-// errorPriority lists the error codes in the order one is chosen for an
-// Error whose details are of several kinds. It is the package's only
-// error-code priority: every *Error built from issues goes through
-// issuesError.
-var errorPriority = []struct {
-	code  ErrorCode
-	kinds []IssueCode
-	msg   string
-}{
-	{ErrorLimitExceeded, []IssueCode{IssueMaxDepth, IssueMaxNodes, IssueMaxWork, IssueMaxHistory}, "the request exceeds a limit"},
-	{ErrorSchemaTooLarge, []IssueCode{IssueSchemaTooLarge}, "the schema is larger than 32768 bytes"},
-	{ErrorUnsupportedSchemaKeyword, []IssueCode{IssueUnsupportedSchemaKeyword}, "the schema uses a keyword outside the supported subset"},
-	{ErrorUnsupportedPattern, []IssueCode{IssueUnsupportedPattern}, "the schema has a pattern that is not an ECMA-262 regular expression (JavaScript, u flag) this validator can run"},
-	{ErrorInvalidSchema, []IssueCode{IssueInvalidSchema}, "the schema is not well formed"},
-}
-
-func issuesError(issues []Issue) *Error {
-	for _, p := range errorPriority {
-		for _, is := range issues {
-			for _, k := range p.kinds {
-				if is.Code == k {
-					return &Error{Code: p.code, Message: p.msg, Details: issues}
-				}
-			}
-		}
-	}
-	msg := "the request breaks an input rule"
-	if len(issues) > 1 {
-		msg = "the request breaks " + strconv.Itoa(len(issues)) + " input rules"
-	}
-	return &Error{Code: ErrorInvalidRequest, Message: msg, Details: issues}
-}
-
 // parseObject parses a private copy of data within lim and requires an
 // object. The tree reads the copy, never the caller's bytes, so nothing the
 // caller does to data while or after the call changes what was read.
