@@ -128,7 +128,7 @@ func testReadmeProxyHTTP(t *testing.T, bash, root string) {
 // testReadmeProxyStdio puts the proxy in front of server-everything over
 // stdio with the guide's catalog file, and calls the tool that file prices.
 func testReadmeProxyStdio(t *testing.T, bash, root, command, catalog string) {
-	modules := filepath.Join(root, "interop", "mcp")
+	modules := filepath.Join(root, "server", "interop", "mcp")
 	if _, err := os.Stat(filepath.Join(modules, "node_modules", "@modelcontextprotocol", "server-everything", "package.json")); err != nil {
 		testpart.Missing(t, "server/interop/mcp/node_modules has no server-everything; run npm ci in server/interop/mcp")
 	}
