@@ -33,10 +33,11 @@ import (
 //
 // A failed call is not remembered: its repeat is decided again, under the
 // retry cap. A call whose result is "input_required" (a multi-round trip
-// of the 2026-07-28 revision) keeps its permit: the client's retry with
-// the requestState of that result continues the same call, forwarded
-// without a second decision, and the call is charged and recorded once,
-// when it ends.
+// of the 2026-07-28 revision) keeps its permit: the client's retry (the
+// same tool and arguments, with inputResponses, and the requestState of
+// that result when it had one) continues the same call, forwarded without
+// a second decision, and the call is charged and recorded once, when it
+// ends.
 
 // DefaultIdempotencySeconds is the idempotency window of a tool whose spec
 // and Options.Defaults leave IdempotencySeconds empty: five minutes, as
@@ -74,7 +75,7 @@ type exactly struct {
 	mu       sync.Mutex
 	flights  map[string]*callFlight    // digest → call in flight
 	done     map[string]*completedCall // digest → completed call, within its window
-	awaiting map[string]*continuation  // requestState → call awaiting the client's retry
+	awaiting map[string]*continuation  // tool and arguments → call awaiting the client's retry
 }
 
 // callFlight is a call in flight that repeats wait for.
@@ -95,8 +96,7 @@ type completedCall struct {
 // client's retry.
 type continuation struct {
 	run    *tools.Running
-	name   string
-	args   json.RawMessage
+	state  string // the requestState of its input_required result, "" for none
 	digest string // of the call's first request, answered with the final result
 	timer  *time.Timer
 }
@@ -164,6 +164,22 @@ func requestState(raw json.RawMessage) string {
 	}
 	json.Unmarshal(raw, &p)
 	return p.RequestState
+}
+
+// isRetry reports whether params are those of a multi-round-trip retry:
+// they carry inputResponses or a requestState.
+func isRetry(params json.RawMessage) bool {
+	var p map[string]json.RawMessage
+	json.Unmarshal(params, &p)
+	_, responses := p["inputResponses"]
+	_, state := p["requestState"]
+	return responses || state
+}
+
+// callOf names a call by its tool and arguments, for the retries that
+// continue it.
+func callOf(name string, args json.RawMessage) string {
+	return name + "\x00" + canonical(args)
 }
 
 // window returns the idempotency window of tool.
@@ -311,8 +327,8 @@ func (s *Session) repeat(ctx context.Context, c *completedCall, tool string) (js
 // idempotency window (0 for none).
 func (s *Session) call(ctx context.Context, params json.RawMessage, name string, args json.RawMessage, digest string, window time.Duration,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
-	if state := requestState(params); state != "" {
-		if c := s.x.take(state, name, args); c != nil {
+	if isRetry(params) {
+		if c := s.x.take(callOf(name, args), requestState(params)); c != nil {
 			res, k, err := s.run(ctx, c.run, name, args, c.digest, forward)
 			if k != kindContinuing && c.digest != digest && window > 0 {
 				// The first request's repeats get the final answer too.
@@ -370,7 +386,7 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		return nil, kindOther, err
 	}
 	if inputRequired(b) {
-		if state := requestState(b); state != "" && s.x.await(state, &continuation{run: r, name: name, args: args, digest: digest}) {
+		if s.x.await(callOf(name, args), &continuation{run: r, state: requestState(b), digest: digest}) {
 			kept = true
 			return b, kindContinuing, nil
 		}
@@ -398,24 +414,26 @@ func abandoned(err error) bool {
 	return errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// await keeps c for the retry carrying state; false when too many calls
-// await input already.
-func (x *exactly) await(state string, c *continuation) bool {
+// await keeps c, the call named call, for the client's retry; false when
+// too many calls await input already. One call per tool and arguments
+// awaits at a time (an identical call is a repeat of it).
+func (x *exactly) await(call string, c *continuation) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(x.awaiting) >= maxContinuations {
+	old := x.awaiting[call]
+	if old == nil && len(x.awaiting) >= maxContinuations {
 		return false
 	}
-	if old := x.awaiting[state]; old != nil { // a server that reuses a state: the older call ends
+	if old != nil { // not expected (its repeats are answered from memory): the older call ends
 		old.timer.Stop()
 		go old.abandon()
 	}
-	x.awaiting[state] = c
+	x.awaiting[call] = c
 	c.timer = time.AfterFunc(inputWait, func() {
 		x.mu.Lock()
-		mine := x.awaiting[state] == c
+		mine := x.awaiting[call] == c
 		if mine {
-			delete(x.awaiting, state)
+			delete(x.awaiting, call)
 		}
 		x.mu.Unlock()
 		if mine {
@@ -425,38 +443,33 @@ func (x *exactly) await(state string, c *continuation) bool {
 	return true
 }
 
-// take returns the call awaiting the retry carrying state, when its tool
-// and arguments are those of the retry, and removes it; nil otherwise.
-func (x *exactly) take(state, name string, args json.RawMessage) *continuation {
+// take returns the call named call awaiting a retry, when the retry's
+// requestState is the one that call's input_required result gave, and
+// removes it; nil otherwise.
+func (x *exactly) take(call, state string) *continuation {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	c := x.awaiting[state]
-	if c == nil || c.name != name || !sameJSON(c.args, args) {
+	c := x.awaiting[call]
+	if c == nil || c.state != state {
 		return nil
 	}
-	delete(x.awaiting, state)
+	delete(x.awaiting, call)
 	c.timer.Stop()
 	return c
 }
 
-// sameJSON reports whether a and b are the same JSON value, keys in any
-// order.
-func sameJSON(a, b json.RawMessage) bool {
-	if bytes.Equal(a, b) {
-		return true
+// canonical returns the JSON value raw with object keys sorted and
+// numbers as written ("null" for none).
+func canonical(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
 	}
-	canon := func(raw json.RawMessage) string {
-		if len(raw) == 0 {
-			return "null"
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var v any
-		if dec.Decode(&v) != nil {
-			return "\x00" + string(raw)
-		}
-		out, _ := json.Marshal(v)
-		return string(out)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "\x00" + string(raw)
 	}
-	return canon(a) == canon(b)
+	out, _ := json.Marshal(v)
+	return string(out)
 }

@@ -80,6 +80,29 @@ func TestInputRequiredChargedOnce(t *testing.T) {
 	}
 }
 
+// TestInputRequiredWithoutState: a server may ask for input without a
+// requestState; the retry (same tool and arguments, with inputResponses)
+// still continues the call: charged once.
+func TestInputRequiredWithoutState(t *testing.T) {
+	g := exactlySession(t, &mcpguard.Options{BudgetUSD: "1",
+		Specs: []tools.Spec{{Operation: preflight.Operation{Name: "ask"}, PriceUSD: "0.25"}}})
+	answers := []string{`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{}}}}`,
+		`{"content":[{"type":"text","text":"done"}]}`}
+	runs := 0
+	ctx := context.Background()
+	for _, params := range []string{`{"name":"ask","arguments":{"x":1}}`, `{"name":"ask","arguments":{"x":1},"inputResponses":{"q":{"action":"accept"}}}`} {
+		if _, err := g.CallTool(ctx, json.RawMessage(params), func(context.Context) (json.RawMessage, error) {
+			runs++
+			return json.RawMessage(answers[runs-1]), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spent, _ := g.Agent().Guard().SpentUSD(ctx); runs != 2 || spent != "0.25" {
+		t.Fatalf("%d runs, spent %s; want 2 runs and 0.25 spent", runs, spent)
+	}
+}
+
 // TestInputRequiredForeignStateDecided: a retry with a requestState the
 // guard did not hand out, or with other arguments than the call that got
 // it, is decided as a new call (here refused by the call limit).

@@ -77,10 +77,10 @@ func inputRequired(result []byte) bool {
 //
 //   - A result of resultType "input_required" is passed on as it came and
 //     never reused; the call stays open (its reservation held, for at most
-//     15 minutes), and the client's retry carrying that result's
-//     requestState, with the same tool and arguments, continues it: it is
-//     forwarded without a second decision, and the call is recorded and
-//     charged when it ends.
+//     15 minutes), and the client's retry (the same tool and arguments
+//     with inputResponses, and that result's requestState when it had
+//     one) continues it: it is forwarded without a second decision, and
+//     the call is recorded and charged when it ends.
 //   - A repeat of a call (the same params but for _meta, such as a call a
 //     client re-issues after its stream broke) within the tool's
 //     idempotency window (Spec.IdempotencySeconds, default

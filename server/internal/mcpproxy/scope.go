@@ -92,7 +92,10 @@ func runHandle(h http.Header, params json.RawMessage) (string, *jsonrpc.Error) {
 		if header == "" {
 			return "", nil
 		}
-		return header, checkHandle(header, RunHeader+" header")
+		if e := checkHandle(header, RunHeader+" header"); e != nil {
+			return "", e
+		}
+		return header, nil
 	}
 	var meta string
 	if json.Unmarshal(raw, &meta) != nil {
