@@ -97,7 +97,7 @@ type completedCall struct {
 type continuation struct {
 	run    *tools.Running
 	state  string // the requestState of its input_required result, "" for none
-	digest string // of the call's first request, answered with the final result
+	digest string // of the call's first request, whose repeats get the input_required result while the call awaits
 	timer  *time.Timer
 }
 
@@ -138,9 +138,9 @@ func (c *continuation) abandon() {
 
 // callDigest identifies a call for repeats: the SHA-256 of its params
 // without _meta (which carries per-request things such as a progress
-// token), keys sorted and numbers as written. params have passed
-// ReadCallParams, so no two readings of them differ.
-func callDigest(params json.RawMessage) string {
+// token), keys sorted and numbers as written, and of extra. params have
+// passed ReadCallParams, so no two readings of them differ.
+func callDigest(params json.RawMessage, extra []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.UseNumber()
 	var m map[string]any
@@ -152,8 +152,11 @@ func callDigest(params json.RawMessage) string {
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(b)
+	h.Write([]byte{0})
+	h.Write(extra)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // requestState returns the requestState member of params or of a result,
@@ -213,10 +216,10 @@ const (
 // once answers a call of name with args, params as sent, through the
 // exactly-once state: a repeat within the window joins or gets the first
 // call's answer; anything else is guarded by call.
-func (s *Session) once(ctx context.Context, params json.RawMessage, name string, args json.RawMessage,
+func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte, name string, args json.RawMessage,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	window := s.st.window(name)
-	digest := callDigest(params)
+	digest := callDigest(params, extra)
 	if window <= 0 || digest == "" {
 		res, _, err := s.call(ctx, params, name, args, digest, 0, forward)
 		return res, err
@@ -329,20 +332,11 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, name string,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
 	if isRetry(params) {
 		if c := s.x.take(callOf(name, args), requestState(params)); c != nil {
-			res, k, err := s.run(ctx, c.run, name, args, c.digest, forward)
-			if k != kindContinuing && c.digest != digest && window > 0 {
-				// The first request's repeats get the final answer too.
-				ref := ""
-				if k == kindSuccess && !s.st.readOnly(name) {
-					ref = s.keep(ctx, res, window)
-				} else if k == kindSuccess {
-					k = kindOther
-				}
-				s.x.mu.Lock()
-				s.x.remember(c.digest, k, ref, window)
-				s.x.mu.Unlock()
-			}
-			return res, k, err
+			// The call goes on: its first request, sent again, is a new call.
+			s.x.mu.Lock()
+			s.x.remember(c.digest, kindOther, "", 0)
+			s.x.mu.Unlock()
+			return s.run(ctx, c.run, name, args, c.digest, forward)
 		}
 	}
 	r, ans, err := s.st.s.Start(ctx, name, args)

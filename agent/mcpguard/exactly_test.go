@@ -224,3 +224,23 @@ func TestRepeatAfterCompletion(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatNeedsSameExtra: a call with the same params but other extra
+// (headers the server checks, say) is another request: it runs.
+func TestRepeatNeedsSameExtra(t *testing.T) {
+	g := exactlySession(t, nil)
+	runs := 0
+	forward := func(context.Context) (json.RawMessage, error) {
+		runs++
+		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
+	}
+	params := json.RawMessage(`{"name":"send","arguments":{"to":"a"}}`)
+	for _, extra := range []string{"Mcp-Param-To: a\n", "Mcp-Param-To: b\n", "Mcp-Param-To: a\n"} {
+		if _, err := g.CallToolExtra(context.Background(), params, []byte(extra), forward); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs != 2 {
+		t.Fatalf("%d runs, want 2 (the third repeats the first)", runs)
+	}
+}

@@ -80,7 +80,9 @@ func inputRequired(result []byte) bool {
 //     15 minutes), and the client's retry (the same tool and arguments
 //     with inputResponses, and that result's requestState when it had
 //     one) continues it: it is forwarded without a second decision, and
-//     the call is recorded and charged when it ends.
+//     the call is recorded and charged when it ends. While it awaits, its
+//     first request sent again gets the same input_required result; once
+//     the retry came, it is a new call.
 //   - A repeat of a call (the same params but for _meta, such as a call a
 //     client re-issues after its stream broke) within the tool's
 //     idempotency window (Spec.IdempotencySeconds, default
@@ -93,9 +95,17 @@ func inputRequired(result []byte) bool {
 //     reason codes) whose message says the outcome is unknown. A failed
 //     call is not repeated from memory: its repeat is decided again.
 func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	return s.CallToolExtra(ctx, params, nil, forward)
+}
+
+// CallToolExtra is CallTool for a request of which the server reads more
+// than its params: extra is that more (such as the HTTP headers a server
+// checks against the params), and a call repeats an earlier one only when
+// its extra is the same too.
+func (s *Session) CallToolExtra(ctx context.Context, params json.RawMessage, extra []byte, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	name, args, err := ReadCallParams(params)
 	if err != nil {
 		return nil, err
 	}
-	return s.once(ctx, params, name, args, forward)
+	return s.once(ctx, params, extra, name, args, forward)
 }

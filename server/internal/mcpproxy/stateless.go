@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -391,7 +392,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
 			p.statelessList(ctx, r.Header, req.Params, sc)
 		}
-		result, err := sc.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
+		result, err := sc.guard.CallToolExtra(ctx, req.Params, paramHeaders(r.Header), func(ctx context.Context) (json.RawMessage, error) {
 			resp, err := p.post(ctx, r.Header, body)
 			if err != nil {
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
@@ -432,6 +433,22 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		status = statusOf(e)
 	}
 	ev.answer(out, status)
+}
+
+// paramHeaders returns the Mcp-Param-* headers of h, which the upstream
+// checks against the params, one "name: value" line each in order: a call
+// re-issued with other such headers is another request.
+func paramHeaders(h http.Header) []byte {
+	var lines []string
+	for k, vs := range h {
+		if k = http.CanonicalHeaderKey(k); strings.HasPrefix(k, "Mcp-Param-") {
+			for _, v := range vs {
+				lines = append(lines, k+": "+v+"\n")
+			}
+		}
+	}
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, ""))
 }
 
 // outcomeOf is the error of a call whose POST upstream failed with err:
