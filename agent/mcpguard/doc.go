@@ -33,6 +33,15 @@
 // call is never forwarded, since the server might run another tool or
 // other arguments than the ones judged.
 //
+// A [Session] also answers each call once however often it arrives
+// (see [Session.CallTool]): the retry of a multi-round trip (an
+// "input_required" result of the 2026-07-28 revision, retried with its
+// requestState) continues the first call, decided and charged once; a
+// repeat of a call within its tool's idempotency window (five minutes by
+// default) joins the first while it runs and, for a tool that is not
+// read-only, gets its result after it succeeded, or a withheld result when
+// its outcome is unknown ([ErrOutcomeUnknown]).
+//
 // Any other call that is not run is answered with a normal tool result,
 // never a Go or JSON-RPC error: isError true, one text block for the model ("not run:
 // …; … instead"), and the decision (verdict, reason codes, matched call)

@@ -52,13 +52,17 @@ type Options struct {
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
 	// Specs set price, TTL, retry cap, schema and effects per tool name;
-	// empty PriceUSD, TTLSeconds and RetryCap are taken from Defaults.
+	// empty PriceUSD, TTLSeconds, RetryCap and IdempotencySeconds are
+	// taken from Defaults.
 	// A spec's Operation.Schema and Annotations, when nil, are taken from
 	// the tool list; its Provider, when empty, is tools.DefaultProvider.
 	Specs []tools.Spec
-	// Defaults gives the price, TTL and retry cap of listed tools without a
-	// spec and of names the tool list lacks. An empty TTLSeconds means
-	// adapt.DefaultTTLSeconds; "0" disables reuse.
+	// Defaults gives the price, TTL, retry cap and idempotency window of
+	// listed tools without a spec and of names the tool list lacks. An
+	// empty TTLSeconds means adapt.DefaultTTLSeconds; "0" disables reuse.
+	// An empty IdempotencySeconds means DefaultIdempotencySeconds; "0"
+	// turns off the answering of repeats from memory (see
+	// Session.CallTool; only a Session reads it).
 	Defaults tools.Spec
 }
 
@@ -102,6 +106,9 @@ func newGuard(opts *Options) *guard {
 	}
 	if g.opts.Defaults.TTLSeconds == "" {
 		g.opts.Defaults.TTLSeconds = adapt.DefaultTTLSeconds
+	}
+	if g.opts.Defaults.IdempotencySeconds == "" {
+		g.opts.Defaults.IdempotencySeconds = DefaultIdempotencySeconds
 	}
 	return g
 }
@@ -232,18 +239,25 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 // Close drops the session's saved results from the store (see
 // Options.Results); call it when the MCP session ends. Calls after Close
 // still work, without reuse.
-func (s *Session) Close() { s.st.s.Close() }
+//
+// Calls awaiting the client's input (see CallTool) end then, as transient
+// failures, and the results kept for repeats are dropped.
+func (s *Session) Close() {
+	s.x.close()
+	s.st.s.Close()
+}
 
 // failed classifies the error a call of tool ended with, by [Classify],
 // except when the call was abandoned, by its caller's cancellation or a
-// deadline, after it may have reached the server: the tool may then have
-// run, and its outcome is unknown. For a read-only tool that is a
+// deadline, or when the connection to the server ended after the call may
+// have reached it ([ErrOutcomeUnknown]): the tool may then have run, and
+// its outcome is unknown. For a read-only tool that is a
 // transient failure, free to retry; for any other tool it counts as a
 // terminal failure, so that the retry cap bounds how often a call whose
 // outcome nobody saw is sent again (a client that cancels each call as
 // soon as it is sent would otherwise run a side effect without limit).
 func (st *session) failed(tool string, err error) preflight.Outcome {
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	if !abandoned(err) {
 		return Classify(nil, err)
 	}
 	ts := st.s.Tools()

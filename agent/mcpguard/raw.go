@@ -3,9 +3,7 @@ package mcpguard
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
-	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,6 +17,7 @@ import (
 type Session struct {
 	g  *guard
 	st *session
+	x  *exactly
 }
 
 // NewSession returns the guard of one MCP session. opts may be nil.
@@ -28,7 +27,7 @@ func NewSession(opts *Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{g: g, st: st}, nil
+	return &Session{g: g, st: st, x: newExactly(g.opts.Results)}, nil
 }
 
 // Agent returns the tools.Session behind s (its Guard, ledger and money).
@@ -53,9 +52,9 @@ func (s *Session) NeedsList(name string) bool { return s.st.needsList(name) }
 // inputRequired reports whether a tools/call result asks the client for
 // input first (resultType "input_required", the multi-round-trip results
 // of the 2026-07-28 revision): the client retries the call with its
-// answers, so the result is no outcome of the tool. It is recorded as a
-// transient failure, which is never saved for reuse nor counted against
-// the retry cap, so the retry reaches the server.
+// answers and the result's requestState, which continues the call (see
+// "Exactly once" in exactly.go). Such a result is no outcome of the tool
+// and is never saved for reuse.
 func inputRequired(result []byte) bool {
 	var r struct {
 		ResultType string `json:"resultType"`
@@ -66,40 +65,47 @@ func inputRequired(result []byte) bool {
 // CallTool guards one tools/call. params are the request's params as
 // sent; forward sends the request upstream, unchanged, and returns the
 // response's result, or the JSON-RPC error (a *jsonrpc.Error) or transport
-// error it ended with. CallTool returns the result to answer with (the
-// fresh one, a saved one, or a withheld call's result) or forward's
-// error. A result of resultType "input_required" is passed on as it came
-// and never reused. Params that [ReadCallParams] refuses are never forwarded:
-// CallTool returns its invalid-params error, to be sent back as the
-// request's JSON-RPC error.
+// error it ended with (wrapping [ErrOutcomeUnknown] when the call may have
+// reached the server but no answer will come). CallTool returns the result
+// to answer with (the fresh one, a saved one, or a withheld call's result)
+// or forward's error. Params that [ReadCallParams] refuses are never
+// forwarded: CallTool returns its invalid-params error, to be sent back as
+// the request's JSON-RPC error.
+//
+// A call is decided, charged and recorded once however often the client
+// sends it:
+//
+//   - A result of resultType "input_required" is passed on as it came and
+//     never reused; the call stays open (its reservation held, for at most
+//     15 minutes), and the client's retry (the same tool and arguments
+//     with inputResponses, and that result's requestState when it had
+//     one) continues it: it is forwarded without a second decision, and
+//     the call is recorded and charged when it ends. While it awaits, its
+//     first request sent again gets the same input_required result; once
+//     the retry came, it is a new call.
+//   - A repeat of a call (the same params but for _meta, such as a call a
+//     client re-issues after its stream broke) within the tool's
+//     idempotency window (Spec.IdempotencySeconds, default
+//     Options.Defaults', default [DefaultIdempotencySeconds]; "0" turns it
+//     off) waits for the first while it is in flight and gets its answer;
+//     after the first succeeded it gets the first's result, for a tool that
+//     is not read-only (read-only results are reused as the TTL allows); after the
+//     first ended with its outcome unknown, a tool that is not read-only
+//     is not run: the repeat gets a withheld result (decision block, no
+//     reason codes) whose message says the outcome is unknown. A failed
+//     call is not repeated from memory: its repeat is decided again.
 func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	var p struct {
-		Name      string
-		Arguments json.RawMessage
-	}
-	var err error
-	if p.Name, p.Arguments, err = ReadCallParams(params); err != nil {
+	return s.CallToolExtra(ctx, params, nil, forward)
+}
+
+// CallToolExtra is CallTool for a request of which the server reads more
+// than its params: extra is that more (such as the HTTP headers a server
+// checks against the params), and a call repeats an earlier one only when
+// its extra is the same too.
+func (s *Session) CallToolExtra(ctx context.Context, params json.RawMessage, extra []byte, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	name, args, err := ReadCallParams(params)
+	if err != nil {
 		return nil, err
 	}
-	ans, err := s.st.s.Call(ctx, p.Name, p.Arguments, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
-		b, err := forward(ctx)
-		if err != nil {
-			return nil, s.st.failed(p.Name, err), err
-		}
-		var res mcp.CallToolResult
-		if json.Unmarshal(b, &res) != nil || inputRequired(b) {
-			return b, preflight.OutcomeTransientFailure, nil
-		}
-		return b, Classify(&res, nil), nil
-	})
-	var pe *preflight.Error
-	switch {
-	case errors.As(err, &pe):
-		return json.Marshal(notEvaluated(pe, p.Name, p.Arguments, s.st.structured(p.Name)))
-	case err != nil:
-		return nil, err
-	case ans.How == tools.HowWithheld:
-		return json.Marshal(withheld(ans, p.Name, s.st.structured(p.Name)))
-	}
-	return ans.Result, nil
+	return s.once(ctx, params, extra, name, args, forward)
 }

@@ -23,7 +23,10 @@ type Withheld struct {
 	Tool string `json:"tool"`
 	// Decision, Enforcement, ReasonCodes, MatchedCallID and Issues are
 	// preflight's decision; Decision is empty when the arguments could not
-	// be evaluated (then Issues say why).
+	// be evaluated (then Issues say why). A repeat that Session.CallTool
+	// does not run because the identical call's outcome is unknown, or its
+	// result is no longer held, has Decision block and no reason codes;
+	// Message says which.
 	Decision      preflight.Verdict      `json:"decision,omitempty"`
 	Enforcement   preflight.Enforcement  `json:"enforcement,omitempty"`
 	ReasonCodes   []preflight.ReasonCode `json:"reasonCodes"`

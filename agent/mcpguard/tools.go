@@ -35,6 +35,9 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		if s.RetryCap == "" {
 			s.RetryCap = g.opts.Defaults.RetryCap
 		}
+		if s.IdempotencySeconds == "" {
+			s.IdempotencySeconds = g.opts.Defaults.IdempotencySeconds
+		}
 		if s.Operation.Provider == "" {
 			s.Operation.Provider = tools.DefaultProvider
 		}

@@ -24,6 +24,12 @@ type Spec struct {
 	// RetryCap is how many terminal failures of the same call end
 	// retrying. Empty means 1.
 	RetryCap json.Number
+	// IdempotencySeconds is how long, in whole seconds, a completed call
+	// answers an identical call with its result instead of running again
+	// (for runtimes that re-issue a call whose answer they lost, such as
+	// the MCP guard). Empty means the runtime's default; 0 turns it off.
+	// Session itself does not read it.
+	IdempotencySeconds json.Number
 }
 
 // Set is a tool set: it resolves a tool name and raw JSON arguments into a
@@ -84,7 +90,7 @@ func specNumberIssues(at string, s Spec) []preflight.Issue {
 	for _, m := range []struct {
 		name string
 		n    json.Number
-	}{{"priceUsd", s.PriceUSD}, {"ttlSeconds", s.TTLSeconds}, {"retryCap", s.RetryCap}} {
+	}{{"priceUsd", s.PriceUSD}, {"ttlSeconds", s.TTLSeconds}, {"retryCap", s.RetryCap}, {"idempotencySeconds", s.IdempotencySeconds}} {
 		if m.n == "" {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 // specMembers are the members a tool-spec file adds to an operation of a
 // catalog file.
-var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap"}
+var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"}
 
 // DecodeSpecs reads a tool-spec file: a catalog file (see
 // [preflight.DecodeCatalog]) whose operations may also carry
@@ -22,7 +22,10 @@ var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap"}
 //	"ttlSeconds": how long a result may be reused, an integer 0..1000000000
 //	              (default: the caller's);
 //	"retryCap":   terminal failures that end retrying, an integer >= 1
-//	              (default: the caller's).
+//	              (default: the caller's);
+//	"idempotencySeconds": how long a completed call answers an identical
+//	              call with its result instead of running again, an
+//	              integer 0..1000000000 (default: the caller's; 0 off).
 //
 // It returns the file's operations as specs, in file order (the built-in
 // operations are not included). Decoding is as strict as DecodeCatalog's,
@@ -121,6 +124,8 @@ func readSpecMembers(data []byte) ([]Spec, []byte, []preflight.Issue, map[string
 				specs[i].TTLSeconds = n
 			case "retryCap":
 				specs[i].RetryCap = n
+			case "idempotencySeconds":
+				specs[i].IdempotencySeconds = n
 			}
 		}
 		ops[i], _ = json.Marshal(op)
@@ -170,7 +175,7 @@ func specNumber(name string, raw json.RawMessage) (json.Number, preflight.IssueC
 		if f, err := n.Float64(); err != nil || f < 0 || f > 1e9 {
 			return "", rangeCode(f < 0), "expected a non-negative decimal of dollars no greater than 1000000000, found " + n.String()
 		}
-	case "ttlSeconds":
+	case "ttlSeconds", "idempotencySeconds":
 		if i, err := strconv.ParseInt(n.String(), 10, 64); err != nil || i < 0 || i > 1e9 {
 			return "", intCode(err, i < 0), "expected an integer number of seconds, 0..1000000000, found " + n.String()
 		}

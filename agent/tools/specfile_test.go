@@ -14,7 +14,7 @@ func TestDecodeSpecs(t *testing.T) {
 	specs, err := DecodeSpecs([]byte(`{"operations":[
 		{"provider":"mcp","name":"market_quote","effects":"read_only","priceUsd":0.05,"ttlSeconds":600,"retryCap":2,
 		 "schema":{"type":"object","required":["symbol"]}},
-		{"provider":"mcp","name":"send_email","annotations":{"destructiveHint":false}}]}`))
+		{"provider":"mcp","name":"send_email","annotations":{"destructiveHint":false},"idempotencySeconds":0}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,8 +22,9 @@ func TestDecodeSpecs(t *testing.T) {
 		t.Fatalf("%d specs, want the file's 2 (built-ins left out)", len(specs))
 	}
 	got := []string{string(specs[0].PriceUSD), string(specs[0].TTLSeconds), string(specs[0].RetryCap), specs[0].Operation.Name,
-		specs[0].Operation.Effects.String(), string(specs[1].PriceUSD), specs[1].Operation.Name}
-	want := []string{"0.05", "600", "2", "market_quote", "read_only", "", "send_email"}
+		specs[0].Operation.Effects.String(), string(specs[1].PriceUSD), specs[1].Operation.Name,
+		string(specs[0].IdempotencySeconds), string(specs[1].IdempotencySeconds)}
+	want := []string{"0.05", "600", "2", "market_quote", "read_only", "", "send_email", "", "0"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("specs (-want +got):\n%s", d)
 	}
@@ -43,6 +44,9 @@ func TestDecodeSpecsErrors(t *testing.T) {
 			"the tool-spec file has 3 problems",
 			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueMinimum},
 				{Path: "/operations/0/ttlSeconds", Code: preflight.IssueInteger}, {Path: "/operations/0/retryCap", Code: preflight.IssueMinimum}}},
+		{"an idempotency window out of range", `{"operations":[{"provider":"p","name":"a","idempotencySeconds":-5}]}`,
+			"the tool-spec file has 1 problem",
+			[]preflight.Issue{{Path: "/operations/0/idempotencySeconds", Code: preflight.IssueMinimum}}},
 		{"catalog and spec problems together", `{"operations":[{"provider":"mcp","name":"","ttlSeconds":-1}]}`,
 			"the tool-spec file has 2 problems",
 			[]preflight.Issue{{Path: "/operations/0/name", Code: preflight.IssueMinLength},
@@ -95,7 +99,7 @@ func TestDecodeSpecsUnknownMember(t *testing.T) {
 	if !errors.As(err, &pe) || len(pe.Details) != 1 {
 		t.Fatalf("want one issue, got %v", err)
 	}
-	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "priceUsd", "ttlSeconds", "retryCap"`
+	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"`
 	if d := cmp.Diff(want, pe.Details[0].Message); d != "" {
 		t.Errorf("message (-want +got):\n%s", d)
 	}

@@ -211,12 +211,27 @@
 // "preflightd proxy" serves MCP Streamable HTTP at /mcp in front of an MCP
 // server: one at URL over Streamable HTTP, or COMMAND over stdio, started
 // once per session. Every message is forwarded as it came except
-// tools/call, which preflight decides first, with one ledger, budget and
-// call limit per MCP session. Both protocol generations are served: the
+// tools/call, which preflight decides first, with one ledger, budget, call
+// limit and set of saved results per scope: the caller's principal (one
+// anonymous principal without authentication) and run. The run is named
+// by the run handle a request carries, params._meta
+// "io.agentpreflight/run" or the Preflight-Run header; without one, a
+// session's requests are the session's own run and stateless requests the
+// principal's default run. A session and stateless requests naming the
+// same run share its scope. A named run ends after --scope-idle without a
+// request, a session's own run with its session. A call repeated within
+// its tool's idempotency window (--idempotency-window, or the tool's
+// idempotencySeconds in --operations) joins the first while it runs and,
+// for a tool that is not read-only, gets its result once it succeeded,
+// or, when its outcome is unknown (the upstream connection ended), a
+// withheld result saying so; an MRTR retry carrying an input_required
+// result's requestState continues its call, decided and charged once.
+// Both protocol generations are served: the
 // initialize handshake with sessions, and the stateless 2026-07-28
 // revision, whose requests go to an --upstream URL one POST each after
 // their Mcp-Method and Mcp-Name headers are checked against the body
-// (-32020 on a mismatch), with one guard per client address for now. In
+// (-32020 on a mismatch); a stateless tools/call goes on when its client's
+// stream breaks, so that the client's re-issued call finds it. In
 // front of an upstream that speaks only initialize, or of a command, a
 // stateless client gets UnsupportedProtocolVersion (-32022) naming the
 // initialize revisions and falls back to them. What a client sees (withheld, reused and
@@ -226,10 +241,13 @@
 //
 //	--listen ADDR                         default 127.0.0.1:8090; port 0 picks a free port
 //	--upstream URL                        the upstream Streamable HTTP server (or a command after --)
-//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap
-//	--budget-usd DOLLARS                  each session's budget, a non-negative JSON number; empty: none
-//	--max-calls N                         tool calls per session; 0 (default): no limit
+//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap, idempotencySeconds
+//	--budget-usd DOLLARS                  each run's budget, a non-negative JSON number; empty: none
+//	--max-calls N                         tool calls per run; 0 (default): no limit
 //	--ttl DURATION                        reuse window of a read-only tool's result, whole seconds; default 5m, 0 disables
+//	--idempotency-window DURATION         a repeated call gets the first's answer; whole seconds, at most 1h; default 5m, 0 off
+//	--max-scopes N                        runs guarded at once (sessions' own runs included); default 2000
+//	--scope-idle DURATION                 end a named or default run with no request for this long; default 30m, at most 24h
 //	--session-idle DURATION               end a session with no request for this long; default 30m, 0 never
 //	--session-init-timeout DURATION       end a session with no request after its initialize; default 30s
 //	--max-sessions N                      sessions open at once; default 1000
@@ -248,5 +266,6 @@
 // A bad value stops the proxy at start: --budget-usd is read by the
 // guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),
 // --session-init-timeout and --body-timeout are above 0 and at most 1h,
-// the call bounds are positive and --ttl is whole seconds.
+// the call bounds are positive, --ttl is whole seconds, --max-scopes is
+// positive and --scope-idle above 0.
 package main

@@ -29,7 +29,11 @@ const proxyUsage = `usage:
 
 The proxy serves MCP Streamable HTTP at /mcp, forwards every message both
 ways unchanged, and answers tools/call through preflight: one ledger,
-budget and call limit per MCP session.
+budget and call limit per run, named by the client's Preflight-Run header
+or _meta "io.agentpreflight/run" (else the MCP session's own run, else
+the caller's default run). A call repeated within --idempotency-window
+(re-issued after a broken stream, say) gets the first call's answer
+instead of running twice.
 
 Bounds, each a flag below: at most --max-sessions sessions at once (503
 past it), --max-sessions-per-client from one remote IP address (429) and,
@@ -63,6 +67,9 @@ type proxyOptions struct {
 	initTimeout  time.Duration
 	bodyTimeout  time.Duration
 	maxBatch     int
+	maxScopes    int
+	scopeIdle    time.Duration
+	idempotency  time.Duration
 	allowOrigins []string // normalized
 	calls        callBounds
 }
@@ -121,14 +128,17 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&o.upstream, "upstream", "", "`URL` of the upstream Streamable HTTP MCP server (or give a command after --)")
 	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds and retryCap")
-	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each MCP session may spend on priced tools; empty means no budget")
-	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each MCP session may make (`n`); 0 means no limit")
+	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each run may spend on priced tools; empty means no budget")
+	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each run may make (`n`); 0 means no limit")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
 	fs.DurationVar(&o.idle, "session-idle", 30*time.Minute, "end a session with no request for this long (`duration`); 0 means never")
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "sessions open at once (`n`); past it an initialize gets 503")
 	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
 	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
+	fs.IntVar(&o.maxScopes, "max-scopes", mcpproxy.DefaultMaxScopes, "runs guarded at once (`n`), each with its ledger and saved results; past it a call that starts a run gets an error (503 without a session)")
+	fs.DurationVar(&o.scopeIdle, "scope-idle", 30*time.Minute, "end a run (its ledger, budget and saved results) with no request for this long (`duration`); a session's own run ends with the session")
+	fs.DurationVar(&o.idempotency, "idempotency-window", 5*time.Minute, "how long a completed call answers an identical call instead of running again (`duration`, whole seconds; a tool's idempotencySeconds overrides it); 0 turns it off")
 	fs.DurationVar(&o.initTimeout, "session-init-timeout", mcpproxy.DefaultInitTimeout, "end a session with no request after its initialize for this long (`duration`)")
 	fs.IntVar(&o.maxBatch, "max-batch", mcpproxy.DefaultMaxBatch, "messages one JSON-RPC batch may hold (`n`); a longer batch gets 413 before it is decoded")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
@@ -160,6 +170,12 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 		return o, usagef("proxy: give --upstream URL or a command after --, not both")
 	case o.idle < 0:
 		return o, usagef("proxy: --session-idle must be 0 or more")
+	case o.maxScopes < 1:
+		return o, usagef("proxy: --max-scopes %d must be 1 or more", o.maxScopes)
+	case o.scopeIdle <= 0 || o.scopeIdle > 24*time.Hour:
+		return o, usagef("proxy: --scope-idle %v is out of range: want a duration above 0 and at most 24h", o.scopeIdle)
+	case o.idempotency < 0 || o.idempotency%time.Second != 0 || o.idempotency > maxProxyTimeout:
+		return o, usagef("proxy: --idempotency-window %v must be a whole number of seconds from 0 to %v", o.idempotency, maxProxyTimeout)
 	case o.maxSessions < 1:
 		return o, usagef("proxy: --max-sessions %d must be 1 or more", o.maxSessions)
 	case o.perClient < 1:
@@ -207,8 +223,9 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 		// One store for every session (4096 results, 64 MiB), each with a
 		// quota of its own (256, 4 MiB) that no other session's traffic
 		// evicts within its TTL.
-		Results:  tools.NewSharedResultStore(nil),
-		Defaults: tools.Spec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10))},
+		Results: tools.NewSharedResultStore(nil),
+		Defaults: tools.Spec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10)),
+			IdempotencySeconds: jsonNumber(strconv.FormatInt(int64(o.idempotency/time.Second), 10))},
 	}
 	if o.operations != "" {
 		data, err := readCatalogFile(o.operations)
@@ -240,7 +257,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
 	}
 	p := mcpproxy.New(mcpproxy.Options{Dial: dial, UpstreamURL: upstreamURL, Guard: gopts, Logger: logger,
-		IdleTimeout: o.idle, TrustHost: o.trustHost,
+		IdleTimeout: o.idle, TrustHost: o.trustHost, MaxScopes: o.maxScopes, ScopeIdleTimeout: o.scopeIdle,
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,

@@ -165,7 +165,7 @@ func TestBadOperationsFile(t *testing.T) {
 	}{
 		{"unknown member next to a bad price", `{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap","ttl":60}]}`,
 			"2 problems (invalid_request):\n" +
-				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + `, "priceUsd", "ttlSeconds", "retryCap" (unknown_field)` + "\n" +
+				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + `, "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds" (unknown_field)` + "\n" +
 				`  /operations/0/priceUsd: expected a number, found "cheap" (type)`,
 			"2 problems (invalid_request):\n" +
 				`  /operations/0/priceUsd: unknown member "priceUsd"; expected one of ` + ops + " (unknown_field)\n" +

@@ -291,9 +291,9 @@ func TestInitTimeout(t *testing.T) {
 		map[string]string{sessionHeader: talking, "Mcp-Protocol-Version": "2025-11-25"}); got.Status != 202 {
 		t.Fatalf("notifications/initialized: %+v", got)
 	}
-	waitFor(t, "the silent session's end", func() bool { return p.Session(silent) == nil })
+	waitFor(t, "the silent session's end", func() bool { return !p.HasSession(silent) })
 	time.Sleep(400 * time.Millisecond) // twice the timeout
-	if p.Session(talking) == nil {
+	if !p.HasSession(talking) {
 		t.Fatal("a session that sent a request after initialize was ended by the init timeout")
 	}
 }

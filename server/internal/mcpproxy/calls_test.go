@@ -378,49 +378,61 @@ func TestProxyHungRequestHoldsNothing(t *testing.T) {
 
 // TestProxyCancelledCallsCountAgainstRetryCap: a call the client cancels
 // once it is running upstream has an outcome nobody saw, and the tool may
-// have done its work. For a tool that is not read-only it counts against
+// have done its work. For a tool that is not read-only it is not run
+// again: within the tool's idempotency window its repeats are withheld
+// saying the outcome is unknown; with the window off, it counts against
 // the retry cap, so a client that cancels every call it sends cannot run a
 // side effect without limit (with retry cap 1: one run, then withheld
 // with RETRY_CAP_REACHED).
 func TestProxyCancelledCallsCountAgainstRetryCap(t *testing.T) {
-	up, counts := httpUpstream(t)
-	g := *mcptest.ScriptGuard()
-	// countdown with n 0 runs until it is cancelled: here it stands for a
-	// slow tool with a side effect.
-	g.Specs = append(g.Specs, tools.Spec{Operation: preflight.Operation{Name: mcptest.Countdown, Effects: preflight.EffectsSideEffecting}, RetryCap: "1"})
-	p := New(Options{Dial: HTTPDialer(up, nil), Guard: g})
-	ts := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); ts.Close() })
-	cs := connect(t, ts.URL, "2025-11-25")
-	var withheld []string
-	for i := range 5 {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		var res *mcp.CallToolResult
-		var err error
-		go func() {
-			defer close(done)
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Countdown, Arguments: map[string]any{"n": 0}})
-		}()
-		select {
-		case <-done: // not run: answered at once
-		case <-waitUntil(func() bool { return counts.Get(mcptest.Countdown) > i }):
-			cancel()
-			<-done
-		}
-		cancel()
-		// The proxy records how the call ended once the upstream request is
-		// given up; the next identical call is decided after that.
-		waitFor(t, "the call to end in the proxy", func() bool { return p.b.inFlight.Load() == 0 })
-		if err == nil && res.IsError {
-			withheld = append(withheld, res.Content[0].(*mcp.TextContent).Text)
-		}
-	}
-	if got := counts.Get(mcptest.Countdown); got != 1 {
-		t.Errorf("the cancelled side-effecting call ran %d times with retry cap 1; want 1", got)
-	}
-	if len(withheld) != 4 || !strings.Contains(withheld[0], "already failed in a way that will repeat") {
-		t.Errorf("withheld answers %q; want 4 saying the call already failed in a way that will repeat", withheld)
+	for _, tc := range []struct {
+		window, want string
+	}{
+		{"", "outcome of an identical call of countdown is unknown"},
+		{"0", "already failed in a way that will repeat"},
+	} {
+		t.Run("idempotencySeconds="+tc.window, func(t *testing.T) {
+			up, counts := httpUpstream(t)
+			g := *mcptest.ScriptGuard()
+			// countdown with n 0 runs until it is cancelled: here it stands for a
+			// slow tool with a side effect.
+			g.Specs = append(g.Specs, tools.Spec{Operation: preflight.Operation{Name: mcptest.Countdown, Effects: preflight.EffectsSideEffecting},
+				RetryCap: "1", IdempotencySeconds: json.Number(tc.window)})
+			p := New(Options{Dial: HTTPDialer(up, nil), Guard: g})
+			ts := httptest.NewServer(p)
+			t.Cleanup(func() { p.Close(); ts.Close() })
+			cs := connect(t, ts.URL, "2025-11-25")
+			var withheld []string
+			for i := range 5 {
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				var res *mcp.CallToolResult
+				var err error
+				go func() {
+					defer close(done)
+					res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Countdown, Arguments: map[string]any{"n": 0}})
+				}()
+				select {
+				case <-done: // not run: answered at once
+				case <-waitUntil(func() bool { return counts.Get(mcptest.Countdown) > i }):
+					cancel()
+					<-done
+				}
+				cancel()
+				// The proxy records how the call ended once the upstream request is
+				// given up; the next identical call is decided after that.
+				waitFor(t, "the call to end in the proxy", func() bool { return p.b.inFlight.Load() == 0 })
+				if err == nil && res.IsError {
+					withheld = append(withheld, res.Content[0].(*mcp.TextContent).Text)
+				}
+			}
+			if got := counts.Get(mcptest.Countdown); got != 1 {
+				t.Errorf("the cancelled side-effecting call ran %d times with retry cap 1; want 1", got)
+			}
+			if len(withheld) != 4 || !strings.Contains(withheld[0], tc.want) {
+				t.Errorf("withheld answers %q; want 4 saying %q", withheld, tc.want)
+			}
+		})
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package mcpproxy is the MCP guarding proxy of preflightd: it serves
 // Streamable HTTP, opens one upstream MCP connection per session, forwards
 // every message both ways as it came, and answers tools/call through an
-// mcpguard.Session, so that each MCP session gets its own ledger, budget
-// and call limit.
+// mcpguard.Session per scope, a principal's run (see scope.go), so that
+// each run gets its own ledger, budget and call limit whichever protocol
+// generation carries its calls.
 package mcpproxy
 
 import (
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,8 +44,21 @@ type Options struct {
 	// UnsupportedProtocolVersion naming the revisions of the initialize
 	// handshake, to which such a client falls back.
 	UpstreamURL string
-	// Guard configures each session's guard.
+	// Guard configures each scope's guard.
 	Guard mcpguard.Options
+	// ScopeGuard, when set, returns the guard options of a new scope of
+	// principal from Guard: the hook for what a principal's runs share
+	// (a LedgerStore shared by them spends one budget) or what one
+	// principal may do.
+	ScopeGuard func(principal string, guard mcpguard.Options) mcpguard.Options
+	// MaxScopes bounds the scopes (a principal's runs, see scope.go)
+	// guarded at once; a request that needs one more gets a JSON-RPC
+	// error (503 for a stateless request). 0 means DefaultMaxScopes.
+	MaxScopes int
+	// ScopeIdleTimeout ends a scope (its ledger and saved results) that
+	// has had no request for this long, but a session's own, which ends
+	// with its session. 0 means IdleTimeout; both 0, never.
+	ScopeIdleTimeout time.Duration
 	// Logger receives session starts, ends and upstream failures; nil
 	// means slog.Default(). Session ids appear only as a digest (see
 	// the "session" attribute): the id is the session's credential.
@@ -119,10 +134,10 @@ type Proxy struct {
 
 	mu        sync.Mutex
 	sessions  map[string]*entry
-	opening   int               // sessions being opened, counted against MaxSessions
-	perClient map[string]int    // open and opening sessions by remote address
-	procs     int               // upstream connections not yet closed (with MaxProcesses)
-	scopes    map[string]*scope // guard state of stateless clients, by remote address (interim)
+	opening   int                 // sessions being opened, counted against MaxSessions
+	perClient map[string]int      // open and opening sessions by remote address
+	procs     int                 // upstream connections not yet closed (with MaxProcesses)
+	scopes    map[scopeKey]*scope // guard state by principal and run
 
 	hc *http.Client // for stateless requests to UpstreamURL, bounded by MaxResultBytes
 }
@@ -157,6 +172,12 @@ func New(opts Options) *Proxy {
 	if opts.MaxSessionsPerClient <= 0 {
 		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
 	}
+	if opts.MaxScopes <= 0 {
+		opts.MaxScopes = DefaultMaxScopes
+	}
+	if opts.ScopeIdleTimeout <= 0 {
+		opts.ScopeIdleTimeout = opts.IdleTimeout
+	}
 	origins := make(map[string]bool)
 	for _, o := range opts.AllowOrigins {
 		if n, err := NormalizeOrigin(o); err == nil {
@@ -166,7 +187,7 @@ func New(opts Options) *Proxy {
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Proxy{opts: opts, log: opts.Logger, origins: origins, ctx: ctx, stop: stop,
 		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts),
-		scopes: make(map[string]*scope)}
+		scopes: make(map[scopeKey]*scope)}
 	p.hc = &http.Client{Transport: capBody{base: http.DefaultTransport, max: p.b.maxResult}}
 	go p.reap()
 	return p
@@ -179,6 +200,9 @@ func (p *Proxy) reap() {
 	every := min(p.opts.InitTimeout/4, time.Minute)
 	if p.opts.IdleTimeout > 0 {
 		every = min(every, p.opts.IdleTimeout/4)
+	}
+	if p.opts.ScopeIdleTimeout > 0 {
+		every = min(every, p.opts.ScopeIdleTimeout/4)
 	}
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
@@ -202,19 +226,15 @@ func (p *Proxy) reap() {
 				ended = append(ended, expired{e.s, "idle"})
 			}
 		}
-		type idle struct {
-			client string
-			sc     *scope
-		}
-		var idleScopes []idle
-		for client, sc := range p.scopes {
-			if p.opts.IdleTimeout > 0 && sc.idleFor() > p.opts.IdleTimeout {
-				idleScopes = append(idleScopes, idle{client, sc})
+		var idleScopes []*scope
+		for key, sc := range p.scopes {
+			if !key.ofSession() && p.opts.ScopeIdleTimeout > 0 && sc.idleFor() > p.opts.ScopeIdleTimeout {
+				idleScopes = append(idleScopes, sc)
 			}
 		}
 		p.mu.Unlock()
-		for _, x := range idleScopes {
-			p.endScope(x.client, x.sc, "idle")
+		for _, sc := range idleScopes {
+			p.endScope(sc.key, sc, "idle")
 		}
 		for _, x := range ended {
 			p.log.Info("mcp proxy: closing a session", "session", logID(x.s.down.SessionID), "reason", x.why,
@@ -260,11 +280,10 @@ func (p *Proxy) Close() error {
 	wg.Wait()
 	p.mu.Lock()
 	scopes := p.scopes
-	p.scopes = make(map[string]*scope)
+	p.scopes = make(map[scopeKey]*scope)
 	p.mu.Unlock()
-	for client, sc := range scopes {
+	for _, sc := range scopes {
 		sc.guard.Close()
-		p.b.leave(client, sc.peer)
 	}
 	return nil
 }
@@ -276,14 +295,11 @@ func (p *Proxy) Sessions() int {
 	return len(p.sessions)
 }
 
-// Session returns the guard of the session id, or nil.
-func (p *Proxy) Session(id string) *mcpguard.Session {
+// HasSession reports whether the session id is open.
+func (p *Proxy) HasSession(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.sessions[id]; e != nil {
-		return e.s.guard
-	}
-	return nil
+	return p.sessions[id] != nil
 }
 
 const sessionHeader = "Mcp-Session-Id"
@@ -339,7 +355,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		e := p.sessions[id]
 		p.mu.Unlock()
-		if e == nil {
+		// A session serves the principal that opened it: to anyone else
+		// it does not exist.
+		if e == nil || e.s.principal != identity.Principal(r.Context()) {
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		}
@@ -390,7 +408,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, status, head.ID, codeLimit, msg)
 		return
 	}
-	s, err := p.open(client)
+	s, err := p.open(client, identity.Principal(r.Context()))
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
 		badGateway(w, head.ID, err)
@@ -535,15 +553,10 @@ func (a *answerWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
-// open starts a session of client, for which admit made room: a
-// downstream transport, an upstream connection and the pumps between
-// them.
-func (p *Proxy) open(client string) (*session, error) {
-	g, err := mcpguard.NewSession(&p.opts.Guard)
-	if err != nil {
-		p.release(client, "")
-		return nil, err
-	}
+// open starts a session of client for principal, for which admit made
+// room: a downstream transport, an upstream connection and the pumps
+// between them.
+func (p *Proxy) open(client, principal string) (*session, error) {
 	ctx, cancel := context.WithCancel(p.ctx)
 	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
 	if err != nil {
@@ -559,9 +572,10 @@ func (p *Proxy) open(client string) (*session, error) {
 		p.release(client, "")
 		return nil, err
 	}
-	s := newSession(ctx, cancel, down, dc, up, g, p.log)
+	s := newSession(ctx, cancel, down, dc, up, p.log)
 	s.b = p.b
 	s.peer = p.b.client(client)
+	s.p, s.principal = p, principal
 	p.mu.Lock()
 	p.opening--
 	p.sessions[down.SessionID] = &entry{s: s, client: client}
@@ -569,11 +583,15 @@ func (p *Proxy) open(client string) (*session, error) {
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
 	go func() {
-		s.run()   // returns once the upstream connection is closed
-		g.Close() // its saved results go with it
+		s.run() // returns once the upstream connection is closed
 		p.b.leave(client, s.peer)
 		p.release(client, down.SessionID)
-		p.log.Info("mcp proxy: session ended", append([]any{"session", tag}, spentAttrs(g)...)...)
+		p.log.Info("mcp proxy: session ended", "session", tag)
+		// The session's own run goes with it, and its saved results.
+		key := keyOf(principal, "", down.SessionID)
+		if sc := p.existingScope(key); sc != nil {
+			p.endScope(key, sc, "session ended")
+		}
 	}()
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// session is one MCP session: the downstream transport, the upstream
-// connection and the guard.
+// session is one MCP session: the downstream transport and the upstream
+// connection. Its tool calls are guarded in their scopes (see scope.go):
+// the run each names, or the session's own.
 //
 // The upstream leg has its own id space: every request the proxy sends
 // upstream, the client's and its own, carries an id the proxy assigns
@@ -24,28 +26,30 @@ import (
 // client's id can therefore never collide with the proxy's, and a
 // response to a request the proxy gave up on is dropped.
 type session struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	down     *mcp.StreamableServerTransport
-	dc       mcp.Connection // downstream: messages from and to the client
-	up       mcp.Connection // upstream: messages to and from the server
-	guard    *mcpguard.Session
-	log      *slog.Logger
-	b        *bounds      // the proxy's limits; set by open
-	peer     *clientCalls // the calls in flight of the session's remote address; set by open
-	once     sync.Once
-	ids      atomic.Int64  // the last upstream request id
-	calls    atomic.Int64  // tools/call of the session being answered
-	posts    atomic.Uint64 // the last POST's tag
-	toolsGen atomic.Uint64 // list_changed notifications seen
-	active   atomic.Int64  // HTTP requests of the session being served
-	last     atomic.Int64  // when the last one ended, in Unix nanoseconds
+	ctx       context.Context
+	cancel    context.CancelFunc
+	down      *mcp.StreamableServerTransport
+	dc        mcp.Connection // downstream: messages from and to the client
+	up        mcp.Connection // upstream: messages to and from the server
+	p         *Proxy         // whose scopes guard the calls; set by open
+	principal string         // who opened the session; set by open
+	log       *slog.Logger
+	b         *bounds      // the proxy's limits; set by open
+	peer      *clientCalls // the calls in flight of the session's remote address; set by open
+	once      sync.Once
+	ids       atomic.Int64  // the last upstream request id
+	calls     atomic.Int64  // tools/call of the session being answered
+	posts     atomic.Uint64 // the last POST's tag
+	toolsGen  atomic.Uint64 // list_changed notifications seen
+	active    atomic.Int64  // HTTP requests of the session being served
+	last      atomic.Int64  // when the last one ended, in Unix nanoseconds
 
 	mu     sync.Mutex
 	out    map[jsonrpc.ID]*outgoing // upstream id → request in flight upstream
 	in     map[jsonrpc.ID]*outgoing // client id → forwarded request in flight
 	toolCs map[jsonrpc.ID]toolCall  // client id → tools/call being answered
 	upErr  error                    // why the upstream connection failed, if it did
+	used   map[scopeKey]bool        // the scopes its requests named
 
 	held     sync.Mutex
 	heldMsgs []jsonrpc.Message // the server's messages the client could not take yet, in order
@@ -66,13 +70,15 @@ type outgoing struct {
 	cursor string                  // for a forwarded tools/list
 	post   string                  // for a forwarded request: the POST that carried it
 	gen    uint64                  // toolsGen when it was sent
+	scope  *scope                  // for a forwarded tools/list: the scope that takes in its result
 	resp   chan *jsonrpc.Response  // where its response goes
 	cancel context.CancelCauseFunc // ends the upstream request (its HTTP stream)
 }
 
-func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, g *mcpguard.Session, log *slog.Logger) *session {
-	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, guard: g, log: log, b: defaultBounds(), peer: &clientCalls{},
-		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall)}
+func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, log *slog.Logger) *session {
+	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, log: log, b: defaultBounds(), peer: &clientCalls{},
+		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall),
+		used: make(map[scopeKey]bool)}
 	s.last.Store(time.Now().UnixNano())
 	return s
 }
@@ -202,11 +208,10 @@ func (s *session) forward(req *jsonrpc.Request) func() error {
 	o := &outgoing{up: s.nextID(), client: req.ID, method: req.Method, cancel: cancel, post: postOf(req),
 		resp: make(chan *jsonrpc.Response, 1), gen: s.toolsGen.Load()}
 	if req.Method == "tools/list" {
-		var p struct {
-			Cursor string `json:"cursor"`
+		o.cursor = listCursor(req.Params)
+		if sc, e := s.scopeOf(req); e == nil {
+			o.scope = sc
 		}
-		json.Unmarshal(req.Params, &p)
-		o.cursor = p.Cursor
 	}
 	// A result over the bound ends the request: the client gets the
 	// error, the server notifications/cancelled.
@@ -261,8 +266,8 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 			case "initialize":
 				s.initialized(m.Result)
 			case "tools/list":
-				if s.toolsGen.Load() == o.gen { // not a list from before a change
-					s.guard.SawToolsList(o.cursor, m.Result)
+				if s.toolsGen.Load() == o.gen && o.scope != nil { // not a list from before a change
+					o.scope.guard.SawToolsList(o.cursor, m.Result)
 				}
 			}
 		}
@@ -324,7 +329,7 @@ func (s *session) fromServer() {
 		case *jsonrpc.Request:
 			if m.Method == "notifications/tools/list_changed" {
 				s.toolsGen.Add(1)
-				s.guard.ToolsChanged()
+				s.toolsChanged()
 			}
 		}
 		s.deliver(msg)
@@ -512,15 +517,31 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 			tc.cancel(nil)
 		}
 	}()
+	sc, refusal := s.scopeOf(req)
+	if refusal != nil {
+		s.answer(req.ID, nil, refusal)
+		return
+	}
+	sc.busy(1)
+	defer sc.busy(-1)
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
 	defer stop()
 	// Params read two ways are refused by CallTool before anything is
 	// forwarded; only a readable name is worth listing the tools for.
-	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && s.guard.NeedsList(name) {
-		s.listTools(tctx)
+	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
+		s.listTools(tctx, sc)
 	}
-	result, err := s.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
+	result, err := sc.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
 		resp, err := s.roundTrip(ctx, "tools/call", req.Params, req.Extra)
+		if err != nil && s.ctx.Err() != nil {
+			// The session ended under the call (its upstream connection
+			// failed or closed): the server may have run it.
+			why := s.upstreamErr()
+			if why == nil {
+				why = errors.New("the session closed")
+			}
+			return nil, fmt.Errorf("%w (%v)", mcpguard.ErrOutcomeUnknown, why)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -587,7 +608,7 @@ func (s *session) roundTrip(ctx context.Context, method string, params json.RawM
 // listTools asks the server for its tools on the proxy's own behalf,
 // every page, for a client that calls before it lists or after the list
 // changed.
-func (s *session) listTools(ctx context.Context) {
+func (s *session) listTools(ctx context.Context, sc *scope) {
 	cursor, gen := "", s.toolsGen.Load()
 	for range 100 {
 		params, _ := json.Marshal(map[string]any{"cursor": cursor})
@@ -602,7 +623,7 @@ func (s *session) listTools(ctx context.Context) {
 			cursor, gen = "", g
 			continue
 		}
-		s.guard.SawToolsList(cursor, resp.Result)
+		sc.guard.SawToolsList(cursor, resp.Result)
 		var next struct {
 			NextCursor string `json:"nextCursor"`
 		}
@@ -611,5 +632,43 @@ func (s *session) listTools(ctx context.Context) {
 			return
 		}
 		cursor = next.NextCursor
+	}
+}
+
+// scopeOf returns the scope of the session's request req: the run its
+// handle names (params._meta or the header of its POST), else the
+// session's own; or the refusal to answer it with.
+func (s *session) scopeOf(req *jsonrpc.Request) (*scope, *jsonrpc.Error) {
+	var h http.Header
+	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil {
+		h = x.Header
+	}
+	handle, e := runHandle(h, req.Params)
+	if e != nil {
+		return nil, e
+	}
+	key := keyOf(s.principal, handle, s.down.SessionID)
+	sc, e := s.p.scopeFor(key)
+	if e != nil {
+		return nil, e
+	}
+	s.mu.Lock()
+	s.used[key] = true
+	s.mu.Unlock()
+	return sc, nil
+}
+
+// toolsChanged marks the tool list of every scope the session used stale.
+func (s *session) toolsChanged() {
+	s.mu.Lock()
+	keys := make([]scopeKey, 0, len(s.used))
+	for k := range s.used {
+		keys = append(keys, k)
+	}
+	s.mu.Unlock()
+	for _, k := range keys {
+		if sc := s.p.existingScope(k); sc != nil {
+			sc.guard.ToolsChanged()
+		}
 	}
 }

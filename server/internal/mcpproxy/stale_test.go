@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestProxyToolsChanged: the upstream re-annotates a read-only tool as
 // destructive (AddTool again sends tools/list_changed); the proxy's guard
 // re-lists before the next call, so no result is reused across the
-// change.
+// change. (The idempotency window is off: within it the fourth call, a
+// repeat of the third's destructive call, would get the third's result.)
 func TestProxyToolsChanged(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mood", Version: "1"}, nil)
 	var runs atomic.Int32
@@ -29,7 +31,7 @@ func TestProxyToolsChanged(t *testing.T) {
 	srv.AddTool(tool(&mcp.ToolAnnotations{ReadOnlyHint: true}), handler)
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer up.Close()
-	url, _ := startProxy(t, HTTPDialer(up.URL, nil), mcpguard.Options{})
+	url, _ := startProxy(t, HTTPDialer(up.URL, nil), mcpguard.Options{Defaults: tools.Spec{IdempotencySeconds: "0"}})
 	changed := make(chan struct{}, 1)
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },

@@ -8,13 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -116,72 +119,9 @@ func checkHeaders(h http.Header, req *jsonrpc.Request) error {
 	return nil
 }
 
-// scope is the guard state of the stateless requests of one client.
-//
-// INTERIM: a scope is keyed on the client's remote address (clientOf), so
-// every stateless client behind one address shares one ledger, budget and
-// call limit, as one anonymous principal with one run. Scopes keyed on the
-// caller's principal and run handle replace this.
-type scope struct {
-	guard  *mcpguard.Session
-	peer   *clientCalls // shared with the address's sessions
-	calls  atomic.Int64 // its tools/call and other requests in flight
-	active atomic.Int64 // its HTTP requests being served
-	last   atomic.Int64 // when the last one ended, in Unix nanoseconds
-}
-
-func (sc *scope) busy(d int64) {
-	sc.active.Add(d)
-	sc.last.Store(time.Now().UnixNano())
-}
-
-func (sc *scope) idleFor() time.Duration {
-	if sc.active.Load() > 0 {
-		return 0
-	}
-	return time.Since(time.Unix(0, sc.last.Load()))
-}
-
-// scopeOf returns the scope of client, made on first use; nil with the
-// status and message of the refusal when MaxSessions scopes exist already.
-func (p *Proxy) scopeOf(client string) (*scope, int, string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if sc := p.scopes[client]; sc != nil {
-		return sc, 0, ""
-	}
-	if len(p.scopes) >= p.opts.MaxSessions {
-		return nil, http.StatusServiceUnavailable, fmt.Sprintf("scope limit reached: %d clients of the stateless protocol are being guarded (set by --max-sessions); retry later", p.opts.MaxSessions)
-	}
-	g, err := mcpguard.NewSession(&p.opts.Guard)
-	if err != nil {
-		return nil, http.StatusInternalServerError, "the guard could not start: " + err.Error()
-	}
-	sc := &scope{guard: g, peer: p.b.client(client)}
-	sc.last.Store(time.Now().UnixNano())
-	p.scopes[client] = sc
-	p.log.Info("mcp proxy: stateless scope started", "client", logID(client))
-	return sc, 0, ""
-}
-
-// endScope drops the scope of client, and its saved results.
-func (p *Proxy) endScope(client string, sc *scope, why string) {
-	p.mu.Lock()
-	if p.scopes[client] != sc {
-		p.mu.Unlock()
-		return
-	}
-	delete(p.scopes, client)
-	p.mu.Unlock()
-	sc.guard.Close()
-	p.b.leave(client, sc.peer)
-	p.log.Info("mcp proxy: stateless scope ended", append([]any{"client", logID(client), "reason", why}, spentAttrs(sc.guard)...)...)
-}
-
 // serveStateless serves one POST of the stateless revision (see the
 // comment at the top of this file).
 func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request) {
-	id := rawID(req.ID)
 	if err := checkHeaders(r.Header, req); err != nil {
 		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
 		return
@@ -197,25 +137,51 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 			"in front of a command (stdio) upstream, connect with initialize and one of the supported revisions")
 		return
 	}
-	client := clientOf(r)
-	sc, status, msg := p.scopeOf(client)
-	if sc == nil {
-		refuse(w, status, id, codeLimit, msg)
-		return
+	// tools/call and tools/list have a scope: the guard answers the one
+	// and takes in the other. The calls in flight are bounded per scope
+	// (as per session), per remote address and in all.
+	var sc *scope
+	own := new(atomic.Int64)
+	if req.IsCall() && (req.Method == "tools/call" || req.Method == "tools/list") {
+		handle, e := runHandle(r.Header, req.Params)
+		if e != nil {
+			writeRPC(w, http.StatusBadRequest, req.ID, e)
+			return
+		}
+		var refusal *jsonrpc.Error
+		if sc, refusal = p.scopeFor(keyOf(identity.Principal(r.Context()), handle, "")); refusal != nil {
+			status := http.StatusInternalServerError
+			if refusal.Code == CodeLimit {
+				status = http.StatusServiceUnavailable
+				w.Header().Set("Retry-After", retryAfter)
+			}
+			writeRPC(w, status, req.ID, refusal)
+			return
+		}
+		own = &sc.calls
+		sc.busy(1)
+		defer sc.busy(-1)
 	}
-	sc.busy(1)
-	defer sc.busy(-1)
+	client := clientOf(r)
+	peer := p.b.client(client)
 	if req.IsCall() {
-		if refusal := p.b.admit(&sc.calls, sc.peer, "for this client"); refusal != nil {
+		if refusal := p.b.admit(own, peer, "for this run"); refusal != nil {
+			p.b.leave(client, peer)
 			writeRPC(w, http.StatusOK, req.ID, refusal)
 			return
 		}
-		defer p.b.release(&sc.calls, sc.peer)
+	}
+	done := func() {
+		if req.IsCall() {
+			p.b.release(own, peer)
+		}
+		p.b.leave(client, peer)
 	}
 	if req.Method == "tools/call" && req.IsCall() {
-		p.statelessCall(w, r, body, req, sc)
+		p.statelessCall(w, r, body, req, sc, done)
 		return
 	}
+	defer done()
 	p.statelessForward(w, r, body, req, sc)
 }
 
@@ -314,7 +280,7 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 				strconv.Itoa(resp.StatusCode)+"); it speaks only the initialize handshake")
 			return
 		}
-		if m, err := jsonrpc.DecodeMessage(b); err == nil && req.Method == "tools/list" {
+		if m, err := jsonrpc.DecodeMessage(b); err == nil && req.Method == "tools/list" && sc != nil {
 			if res, ok := m.(*jsonrpc.Response); ok && res.Error == nil {
 				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
 			}
@@ -394,63 +360,127 @@ func tooLarge(err error, max int64) bool {
 // stream (progress, say) are relayed to the client as they arrive, which
 // turns the answer into an event stream; the result, or the error, ends
 // it.
-func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request, sc *scope) {
-	ctx, stop := context.WithTimeoutCause(r.Context(), p.b.callTimeout, errCallTimeout)
-	defer stop()
-	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
-		p.statelessList(ctx, r.Header, req.Params, sc)
-	}
+//
+// The call is not the client's stream's: a client whose stream breaks
+// re-issues the call with a new id (2026-07-28), so the call goes on when
+// the client goes away, until it ends or the call timeout passes, and the
+// re-issued call joins it or gets its answer (see mcpguard.Session's
+// CallTool). done is called when it has ended.
+func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request, sc *scope, done func()) {
 	ev := &events{w: w}
-	result, err := sc.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
-		resp, err := p.post(ctx, r.Header, body)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		res, err := awaitResponse(resp, req.ID, ev.send)
-		if err != nil {
-			return nil, err
-		}
-		if res.Error != nil {
-			return nil, res.Error
-		}
-		return res.Result, nil
-	})
-	if r.Context().Err() != nil {
-		return // the client went away
+	type answer struct {
+		result json.RawMessage
+		err    error
+		ctx    context.Context
 	}
+	answered := make(chan answer, 1)
+	sc.busy(1) // until the call ends, not the request
+	go func() {
+		defer done()
+		defer sc.busy(-1)
+		ctx, stop := context.WithTimeoutCause(context.WithoutCancel(r.Context()), p.b.callTimeout, errCallTimeout)
+		defer stop()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { // the proxy's close ends it too
+			select {
+			case <-p.ctx.Done():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
+			p.statelessList(ctx, r.Header, req.Params, sc)
+		}
+		result, err := sc.guard.CallToolExtra(ctx, req.Params, paramHeaders(r.Header), func(ctx context.Context) (json.RawMessage, error) {
+			resp, err := p.post(ctx, r.Header, body)
+			if err != nil {
+				return nil, outcomeOf(ctx, err, p.b.maxResult)
+			}
+			defer resp.Body.Close()
+			res, err := awaitResponse(resp, req.ID, ev.send)
+			if err != nil {
+				return nil, outcomeOf(ctx, err, p.b.maxResult)
+			}
+			if res.Error != nil {
+				return nil, res.Error
+			}
+			return res.Result, nil
+		})
+		answered <- answer{result, err, ctx}
+	}()
+	var a answer
+	select {
+	case a = <-answered:
+	case <-r.Context().Done():
+		ev.close() // the client went away; the call goes on
+		return
+	}
+	defer ev.close()
 	var e *jsonrpc.Error
-	switch {
+	switch err := a.err; {
 	case err == nil:
-	case errors.Is(context.Cause(ctx), errCallTimeout):
+	case errors.Is(context.Cause(a.ctx), errCallTimeout):
 		e = p.b.timeoutError("tools/call")
 	case tooLarge(err, p.b.maxResult):
 		e = p.b.tooLargeError()
 	case !errors.As(err, &e):
 		e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
 	}
-	out, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: result, Error: e})
-	if ev.started {
-		ev.send(out)
-		return
-	}
+	out, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: a.result, Error: e})
 	status := http.StatusOK
 	if e != nil {
 		status = statusOf(e)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(out)
+	ev.answer(out, status)
+}
+
+// paramHeaders returns the Mcp-Param-* headers of h, which the upstream
+// checks against the params, one "name: value" line each in order: a call
+// re-issued with other such headers is another request.
+func paramHeaders(h http.Header) []byte {
+	var lines []string
+	for k, vs := range h {
+		if k = http.CanonicalHeaderKey(k); strings.HasPrefix(k, "Mcp-Param-") {
+			for _, v := range vs {
+				lines = append(lines, k+": "+v+"\n")
+			}
+		}
+	}
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, ""))
+}
+
+// outcomeOf is the error of a call whose POST upstream failed with err:
+// one that may have reached the server (anything but a refused dial, the
+// call's own context ending, or a result over the bound) leaves its
+// outcome unknown.
+func outcomeOf(ctx context.Context, err error, maxResult int64) error {
+	var op *net.OpError
+	switch {
+	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &op) && op.Op == "dial":
+		return err
+	}
+	return fmt.Errorf("%w (%v)", mcpguard.ErrOutcomeUnknown, err)
 }
 
 // events turns an answer into an event stream when the first message
-// before the response arrives.
+// before the response arrives. It is safe for concurrent use; after close
+// it writes nothing.
 type events struct {
+	mu      sync.Mutex
 	w       http.ResponseWriter
 	started bool
+	closed  bool
 }
 
+// send writes data as an event, starting the event stream.
 func (e *events) send(data []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
 	if !e.started {
 		e.started = true
 		e.w.Header().Set("Content-Type", "text/event-stream")
@@ -459,6 +489,30 @@ func (e *events) send(data []byte) {
 	}
 	fmt.Fprintf(e.w, "event: message\ndata: %s\n\n", data)
 	http.NewResponseController(e.w).Flush()
+}
+
+// answer writes the response data: the last event of a started stream,
+// else one JSON body with status.
+func (e *events) answer(data []byte, status int) {
+	e.mu.Lock()
+	started, closed := e.started, e.closed
+	e.mu.Unlock()
+	switch {
+	case closed:
+	case started:
+		e.send(data)
+	default:
+		e.w.Header().Set("Content-Type", "application/json")
+		e.w.WriteHeader(status)
+		e.w.Write(data)
+	}
+}
+
+// close ends the writing: the handler returns.
+func (e *events) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
 }
 
 // awaitResponse reads the upstream's answer to the request id, JSON or an

@@ -150,7 +150,13 @@ func TestConformance(t *testing.T) {
 
 	for _, s := range []suite{legacy, stateless} {
 		t.Run(s.dir, func(t *testing.T) {
-			httpURL := "http://" + start(ctx, t, preflightd, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream[s.dir]) + "/mcp"
+			// The suite's scenarios are independent clients that share the
+			// anonymous principal's default run and call fixture tools with
+			// effects (test_trigger_tool_change) again on purpose; within an
+			// idempotency window those repeats get the first call's result,
+			// by design, so the window is off here.
+			httpURL := "http://" + start(ctx, t, preflightd, "proxy", "--listen", "127.0.0.1:0", "--idempotency-window", "0",
+				"--upstream", upstream[s.dir]) + "/mcp"
 			direct := run(ctx, t, node, s, upstream[s.dir])
 			viaHTTP := run(ctx, t, node, s, httpURL)
 			viaStdio := run(ctx, t, node, s, stdioURL)
