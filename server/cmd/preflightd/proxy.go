@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
 )
@@ -65,6 +67,7 @@ type proxyOptions struct {
 	maxBatch     int
 	allowOrigins []string // normalized
 	calls        callBounds
+	principals   string // the principals file; empty for one anonymous principal on loopback
 }
 
 // callBounds are the flags that bound tool calls (issue 30).
@@ -133,6 +136,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.IntVar(&o.maxBatch, "max-batch", mcpproxy.DefaultMaxBatch, "messages one JSON-RPC batch may hold (`n`); a longer batch gets 413 before it is decoded")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403, but for loopback origins (localhost, 127.0.0.1, [::1], any port); one without Origin is served")
+	fs.StringVar(&o.principals, "principals", "", "principals `file`: who may call (API keys stored as SHA-256 digests, JWTs checked against a JWKS) and, per principal, what it may do; without it the proxy serves one anonymous principal and must listen on a loopback address")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")
@@ -190,6 +194,9 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	if o.upstream != "" {
 		o.maxProcesses = 0
 	}
+	if o.principals == "" && !loopbackListen(o.listen) {
+		return o, usagef("proxy: --listen %s is not a loopback address and no --principals file is given: anyone who reaches the port would be served; give --principals FILE (API keys or JWTs), or listen on 127.0.0.1", o.listen)
+	}
 	// The guard's own rule decides, so that a value accepted here is one
 	// every session's guard accepts.
 	if _, err := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD)}); err != nil {
@@ -246,8 +253,25 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
 	defer p.Close()
+	var guarded http.Handler = p
+	var authn *auth.Authenticator
+	if o.principals != "" {
+		file, err := auth.Load(o.principals)
+		if err != nil {
+			return fmt.Errorf("--principals %w", err)
+		}
+		if authn, err = auth.New(ctx, file, logger); err != nil {
+			return fmt.Errorf("--principals %s: %w", o.principals, err)
+		}
+		defer authn.Close()
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", p)
+	if authn != nil {
+		guarded = authn.Wrap(p)
+		mux.Handle(auth.MetadataPath, authn.Wrap(p))
+		mux.Handle(auth.MetadataPath+"/", authn.Wrap(p))
+	}
+	mux.Handle("/mcp", guarded)
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -275,6 +299,21 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// loopbackListen reports whether the listen address addr is on a loopback
+// interface only: localhost or a loopback IP address (an empty host, all
+// interfaces, is not).
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
 
 // describeFileError lists every problem of a file with its JSON Pointer.
 func describeFileError(what string, err error) error {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -129,9 +130,10 @@ type Proxy struct {
 
 // entry is an open session and what the bounds need to know of it.
 type entry struct {
-	s      *session
-	client string      // the remote address that opened it
-	used   atomic.Bool // a request came after initialize
+	s         *session
+	client    string      // the remote address that opened it
+	principal string      // who opened it (identity.Principal)
+	used      atomic.Bool // a request came after initialize
 }
 
 // New returns a proxy. Close it to end every session.
@@ -339,8 +341,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		e := p.sessions[id]
 		p.mu.Unlock()
-		if e == nil {
-			http.Error(w, "session not found", http.StatusNotFound)
+		if e == nil || e.principal != identity.Principal(r.Context()) {
+			// Another principal's session is not found either: a session
+			// id is no credential of its own.
+			refuse(w, http.StatusNotFound, nil, codeInvalidRequest, "session not found")
 			return
 		}
 		e.used.Store(true)
@@ -390,7 +394,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, status, head.ID, codeLimit, msg)
 		return
 	}
-	s, err := p.open(client)
+	s, err := p.open(client, identity.Principal(r.Context()))
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
 		badGateway(w, head.ID, err)
@@ -538,7 +542,7 @@ func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 // open starts a session of client, for which admit made room: a
 // downstream transport, an upstream connection and the pumps between
 // them.
-func (p *Proxy) open(client string) (*session, error) {
+func (p *Proxy) open(client, principal string) (*session, error) {
 	g, err := mcpguard.NewSession(&p.opts.Guard)
 	if err != nil {
 		p.release(client, "")
@@ -564,7 +568,7 @@ func (p *Proxy) open(client string) (*session, error) {
 	s.peer = p.b.client(client)
 	p.mu.Lock()
 	p.opening--
-	p.sessions[down.SessionID] = &entry{s: s, client: client}
+	p.sessions[down.SessionID] = &entry{s: s, client: client, principal: principal}
 	p.mu.Unlock()
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
