@@ -68,6 +68,9 @@ type proxyOptions struct {
 	allowOrigins []string // normalized
 	calls        callBounds
 	principals   string // the principals file; empty for one anonymous principal on loopback
+
+	forwardAuth     bool           // send the client's Authorization upstream
+	upstreamHeaders []headerSource // headers set on every upstream request
 }
 
 // callBounds are the flags that bound tool calls (issue 30).
@@ -137,6 +140,8 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403, but for loopback origins (localhost, 127.0.0.1, [::1], any port); one without Origin is served")
 	fs.StringVar(&o.principals, "principals", "", "principals `file`: who may call (API keys stored as SHA-256 digests, JWTs checked against a JWKS) and, per principal, what it may do; without it the proxy serves one anonymous principal and must listen on a loopback address")
+	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
+	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")
@@ -149,6 +154,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return o, err
+		}
+		// The flag package quotes the value in its message: never for a
+		// header, whose value may be a secret given by mistake.
+		if _, after, ok := strings.Cut(err.Error(), "for flag -upstream-header: "); ok {
+			return o, usagef("proxy: %s", after)
 		}
 		return o, usagef("proxy: %v", err)
 	}
@@ -232,12 +242,16 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 }
 
 // runProxy runs the proxy subcommand until ctx is done.
-func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) error {
+func runProxy(ctx context.Context, args []string, getenv func(string) string, stdout, logOut io.Writer) error {
 	o, err := parseProxyFlags(args, stdout)
 	if err != nil {
 		return err
 	}
 	gopts, err := o.guardOptions()
+	if err != nil {
+		return err
+	}
+	creds, err := o.upstreamCredentials(getenv)
 	if err != nil {
 		return err
 	}
@@ -251,7 +265,7 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
-		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds})
 	defer p.Close()
 	var guarded http.Handler = p
 	var authn *auth.Authenticator

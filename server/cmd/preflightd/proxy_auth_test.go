@@ -142,7 +142,9 @@ func newTokenUpstream(t *testing.T, token string) *tokenUpstream {
 	t.Helper()
 	s, counts := mcptest.NewServer("")
 	u := &tokenUpstream{counts: counts}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	// Stateless, the go-sdk serves both generations: sessions
+	// (initialize) and the 2026-07-28 revision.
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.auths = append(u.auths, r.Header.Get("Authorization"))
@@ -359,6 +361,8 @@ func TestProxyInboundAuth(t *testing.T) {
 			callQuote(t, cs)
 			cs.Close()
 		}
+		// The same read-only call by two principals runs twice: one's
+		// saved result is never the other's.
 		if got := up.counts.Get(mcptest.Quote) - before; got != 2 {
 			t.Errorf("the upstream ran %d quotes, want 2", got)
 		}
@@ -429,4 +433,103 @@ func TestProxyAuthStartRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statelessBody is a tools/list of the 2026-07-28 revision, with the
+// headers it needs.
+func statelessPost(t *testing.T, addr, token string) (*http.Response, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestProxyUpstreamCredentials puts the binary in front of an upstream
+// that demands a token, and checks the three ways through: the caller's
+// token forwarded, a token injected from the environment or from a file,
+// and none, where the upstream's 401 reaches the client with its
+// challenge.
+func TestProxyUpstreamCredentials(t *testing.T) {
+	bin := buildBinary(t)
+	const secret = "up-secret-81f2"
+	up := newTokenUpstream(t, secret)
+	callQuote := func(t *testing.T, cs *mcp.ClientSession) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}})
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	tokenFile := writeFile(t, "upstream-token", "Bearer "+secret+"\n")
+	for _, c := range []struct {
+		name   string
+		env    []string
+		args   []string
+		client string // the client's bearer token
+	}{
+		{"the caller's token forwarded", nil, []string{"--upstream-forward-authorization"}, secret},
+		{"a token injected from the environment", []string{"UP_AUTH=Bearer " + secret}, []string{"--upstream-header", "Authorization=env:UP_AUTH"}, ""},
+		{"a token injected from a file", nil, []string{"--upstream-header", "Authorization=file:" + tokenFile}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := startAuthProxy(t, bin, c.env, append([]string{"--upstream", up.url()}, c.args...)...)
+			before := up.counts.Get(mcptest.Quote)
+			cs, err := connectAs(t, d.addr, c.client)
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, d.dump())
+			}
+			callQuote(t, cs)
+			cs.Close()
+			if got := up.counts.Get(mcptest.Quote) - before; got != 1 {
+				t.Errorf("the upstream ran %d quotes, want 1", got)
+			}
+			// The 2026-07-28 path carries the same credentials.
+			if resp, body := statelessPost(t, d.addr, c.client); resp.StatusCode != 200 || !strings.Contains(body, mcptest.Quote) {
+				t.Errorf("stateless tools/list: %d %s", resp.StatusCode, body)
+			}
+		})
+	}
+	t.Run("no credentials: the upstream's 401 and challenge reach the client", func(t *testing.T) {
+		d := startAuthProxy(t, bin, nil, "--upstream", up.url())
+		for name, do := range map[string]func() (*http.Response, string){
+			"initialize":            func() (*http.Response, string) { return post(t, d.addr, "", initializeBody) },
+			"2026-07-28 tools/list": func() (*http.Response, string) { return statelessPost(t, d.addr, "") },
+		} {
+			resp, body := do()
+			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != upstreamChallenge {
+				t.Errorf("%s: status %d, challenge %q; want 401 with the upstream's challenge", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
+			if !json.Valid([]byte(body)) || !strings.Contains(body, `"upstreamStatus":401`) {
+				t.Errorf("%s: body %s: want a JSON-RPC error naming the upstream's status", name, body)
+			}
+		}
+	})
+	t.Run("a value on the command line is refused", func(t *testing.T) {
+		out := proxyRefusal(t, bin, nil, "--upstream", up.url(), "--upstream-header", "Authorization=Bearer "+secret)
+		if !strings.Contains(out, "must come from env:VARIABLE or file:PATH") || strings.Contains(out, secret) {
+			t.Errorf("output:\n%s", out)
+		}
+	})
+	t.Run("a missing variable and a missing file are each named", func(t *testing.T) {
+		out := proxyRefusal(t, bin, nil, "--upstream", up.url(), "--upstream-header", "X-Api-Key=env:NOPE",
+			"--upstream-header", "Authorization=file:/nonexistent/token")
+		for _, w := range []string{"X-Api-Key: the environment variable NOPE is empty or not set", "Authorization: stat /nonexistent/token"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q:\n%s", w, out)
+			}
+		}
+	})
 }

@@ -104,6 +104,10 @@ type Options struct {
 	MaxCallsInFlight           int
 	CallTimeout                time.Duration
 	MaxResultBytes             int64
+
+	// Credentials, when set, authenticate the proxy's requests to an HTTP
+	// upstream (see [Credentials]); nil sends none.
+	Credentials *Credentials
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
@@ -133,6 +137,7 @@ type entry struct {
 	s         *session
 	client    string      // the remote address that opened it
 	principal string      // who opened it (identity.Principal)
+	creds     *connCreds  // of its upstream connection
 	used      atomic.Bool // a request came after initialize
 }
 
@@ -264,9 +269,9 @@ func (p *Proxy) Close() error {
 	scopes := p.scopes
 	p.scopes = make(map[string]*scope)
 	p.mu.Unlock()
-	for client, sc := range scopes {
+	for _, sc := range scopes {
 		sc.guard.Close()
-		p.b.leave(client, sc.peer)
+		p.b.leave(sc.client, sc.peer)
 	}
 	return nil
 }
@@ -348,6 +353,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.used.Store(true)
+		if a := r.Header.Get("Authorization"); a != "" {
+			e.creds.auth.Store(&a)
+		}
 		s := e.s
 		s.busy(1)
 		defer s.busy(-1)
@@ -394,7 +402,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, status, head.ID, codeLimit, msg)
 		return
 	}
-	s, err := p.open(client, identity.Principal(r.Context()))
+	s, cc, err := p.open(client, identity.Principal(r.Context()), r.Header.Get("Authorization"))
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
 		badGateway(w, head.ID, err)
@@ -415,6 +423,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, h := range []string{"Cache-Control", "Connection", sessionHeader} {
 			w.Header().Del(h)
+		}
+		if d := cc.denial.Load(); d != nil {
+			// The upstream wants other credentials: the client is told
+			// as the upstream told the proxy.
+			writeDenial(w, head.ID, d)
+			return
 		}
 		badGateway(w, head.ID, err)
 		return
@@ -542,18 +556,20 @@ func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 // open starts a session of client, for which admit made room: a
 // downstream transport, an upstream connection and the pumps between
 // them.
-func (p *Proxy) open(client, principal string) (*session, error) {
+func (p *Proxy) open(client, principal, authorization string) (*session, *connCreds, error) {
 	g, err := mcpguard.NewSession(&p.opts.Guard)
 	if err != nil {
 		p.release(client, "")
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
-	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
+	cc := &connCreds{creds: p.opts.Credentials}
+	cc.auth.Store(&authorization)
+	up, err := p.opts.Dial(context.WithValue(context.WithValue(ctx, maxResultKey{}, p.b.maxResult), connCredsKey{}, cc))
 	if err != nil {
 		cancel()
 		p.release(client, "")
-		return nil, err
+		return nil, nil, err
 	}
 	down := &mcp.StreamableServerTransport{SessionID: rand.Text()}
 	dc, err := down.Connect(ctx)
@@ -561,14 +577,14 @@ func (p *Proxy) open(client, principal string) (*session, error) {
 		cancel()
 		up.Close()
 		p.release(client, "")
-		return nil, err
+		return nil, nil, err
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
 	s.b = p.b
 	s.peer = p.b.client(client)
 	p.mu.Lock()
 	p.opening--
-	p.sessions[down.SessionID] = &entry{s: s, client: client, principal: principal}
+	p.sessions[down.SessionID] = &entry{s: s, client: client, principal: principal, creds: cc}
 	p.mu.Unlock()
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
@@ -579,7 +595,7 @@ func (p *Proxy) open(client, principal string) (*session, error) {
 		p.release(client, down.SessionID)
 		p.log.Info("mcp proxy: session ended", append([]any{"session", tag}, spentAttrs(g)...)...)
 	}()
-	return s, nil
+	return s, cc, nil
 }
 
 // spentAttrs are the log attributes of what g's run spent: spentUsd, or

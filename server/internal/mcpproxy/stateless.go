@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -118,11 +119,12 @@ func checkHeaders(h http.Header, req *jsonrpc.Request) error {
 
 // scope is the guard state of the stateless requests of one client.
 //
-// INTERIM: a scope is keyed on the client's remote address (clientOf), so
-// every stateless client behind one address shares one ledger, budget and
-// call limit, as one anonymous principal with one run. Scopes keyed on the
-// caller's principal and run handle replace this.
+// INTERIM: a scope is keyed on the caller's principal and remote address
+// (clientOf), so every stateless client of one principal behind one
+// address shares one ledger, budget and call limit, as one run. Scopes
+// keyed on the caller's principal and run handle replace this.
 type scope struct {
+	client string // the remote address, for the per-client bounds
 	guard  *mcpguard.Session
 	peer   *clientCalls // shared with the address's sessions
 	calls  atomic.Int64 // its tools/call and other requests in flight
@@ -142,12 +144,14 @@ func (sc *scope) idleFor() time.Duration {
 	return time.Since(time.Unix(0, sc.last.Load()))
 }
 
-// scopeOf returns the scope of client, made on first use; nil with the
-// status and message of the refusal when MaxSessions scopes exist already.
-func (p *Proxy) scopeOf(client string) (*scope, int, string) {
+// scopeOf returns the scope of principal at client, made on first use;
+// nil with the status and message of the refusal when MaxSessions scopes
+// exist already.
+func (p *Proxy) scopeOf(principal, client string) (*scope, int, string) {
+	key := principal + "\x00" + client
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if sc := p.scopes[client]; sc != nil {
+	if sc := p.scopes[key]; sc != nil {
 		return sc, 0, ""
 	}
 	if len(p.scopes) >= p.opts.MaxSessions {
@@ -157,25 +161,25 @@ func (p *Proxy) scopeOf(client string) (*scope, int, string) {
 	if err != nil {
 		return nil, http.StatusInternalServerError, "the guard could not start: " + err.Error()
 	}
-	sc := &scope{guard: g, peer: p.b.client(client)}
+	sc := &scope{client: client, guard: g, peer: p.b.client(client)}
 	sc.last.Store(time.Now().UnixNano())
-	p.scopes[client] = sc
+	p.scopes[key] = sc
 	p.log.Info("mcp proxy: stateless scope started", "client", logID(client))
 	return sc, 0, ""
 }
 
-// endScope drops the scope of client, and its saved results.
-func (p *Proxy) endScope(client string, sc *scope, why string) {
+// endScope drops the scope under key, and its saved results.
+func (p *Proxy) endScope(key string, sc *scope, why string) {
 	p.mu.Lock()
-	if p.scopes[client] != sc {
+	if p.scopes[key] != sc {
 		p.mu.Unlock()
 		return
 	}
-	delete(p.scopes, client)
+	delete(p.scopes, key)
 	p.mu.Unlock()
 	sc.guard.Close()
-	p.b.leave(client, sc.peer)
-	p.log.Info("mcp proxy: stateless scope ended", append([]any{"client", logID(client), "reason", why}, spentAttrs(sc.guard)...)...)
+	p.b.leave(sc.client, sc.peer)
+	p.log.Info("mcp proxy: stateless scope ended", append([]any{"client", logID(sc.client), "reason", why}, spentAttrs(sc.guard)...)...)
 }
 
 // serveStateless serves one POST of the stateless revision (see the
@@ -198,7 +202,7 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	client := clientOf(r)
-	sc, status, msg := p.scopeOf(client)
+	sc, status, msg := p.scopeOf(identity.Principal(r.Context()), client)
 	if sc == nil {
 		refuse(w, status, id, codeLimit, msg)
 		return
@@ -279,6 +283,9 @@ func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Res
 			up.Header[http.CanonicalHeaderKey(k)] = vs
 		}
 	}
+	if err := p.opts.Credentials.setHeaders(up.Header, h.Get("Authorization")); err != nil {
+		return nil, err
+	}
 	return p.hc.Do(up)
 }
 
@@ -302,6 +309,10 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	defer resp.Body.Close()
+	if d := denialOf(resp); d != nil {
+		writeDenial(w, rawID(req.ID), d)
+		return
+	}
 	isJSON := baseType(resp.Header.Get("Content-Type")) == "application/json"
 	if req.Method == "server/discover" || req.Method == "tools/list" && isJSON {
 		b, err := io.ReadAll(resp.Body)
@@ -326,6 +337,7 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 			w.Header().Set(k, v)
 		}
 	}
+
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
@@ -401,12 +413,16 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		p.statelessList(ctx, r.Header, req.Params, sc)
 	}
 	ev := &events{w: w}
+	var denied *Denial
 	result, err := sc.guard.CallTool(ctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
 		resp, err := p.post(ctx, r.Header, body)
 		if err != nil {
 			return nil, err
 		}
 		defer resp.Body.Close()
+		if denied = denialOf(resp); denied != nil {
+			return nil, fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)
+		}
 		res, err := awaitResponse(resp, req.ID, ev.send)
 		if err != nil {
 			return nil, err
@@ -418,6 +434,10 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 	})
 	if r.Context().Err() != nil {
 		return // the client went away
+	}
+	if denied != nil && !ev.started {
+		writeDenial(w, rawID(req.ID), denied)
+		return
 	}
 	var e *jsonrpc.Error
 	switch {
@@ -527,6 +547,9 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 	}
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		hdrVersion: {h.Get(hdrVersion)}, hdrMethod: {"tools/list"}}
+	if a := h.Get("Authorization"); a != "" {
+		hdr.Set("Authorization", a) // read by post only when it is forwarded
+	}
 	cursor := ""
 	for n := range 100 {
 		params := map[string]any{"_meta": meta}
