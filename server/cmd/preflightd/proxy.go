@@ -69,6 +69,7 @@ type proxyOptions struct {
 	calls        callBounds
 	principals   string // the principals file; empty for one anonymous principal on loopback
 
+	strict          bool           // configuration problems are errors, not warnings
 	forwardAuth     bool           // send the client's Authorization upstream
 	upstreamHeaders []headerSource // headers set on every upstream request
 }
@@ -140,6 +141,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403, but for loopback origins (localhost, 127.0.0.1, [::1], any port); one without Origin is served")
 	fs.StringVar(&o.principals, "principals", "", "principals `file`: who may call (API keys stored as SHA-256 digests, JWTs checked against a JWKS) and, per principal, what it may do; without it the proxy serves one anonymous principal and must listen on a loopback address")
+	fs.BoolVar(&o.strict, "strict", false, "treat configuration problems as errors: a budget no price can bind stops the start; a configured tool the upstream does not list, or an upstream schema the guard cannot use, is logged as an error instead of a warning")
 	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	// Bounds on tool calls.
@@ -256,6 +258,19 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	if problems := startProblems(o, gopts); len(problems) > 0 {
+		if o.strict {
+			var msgs []string
+			for _, p := range problems {
+				msgs = append(msgs, "proxy: "+p.msg+" (--strict)")
+			}
+			return errors.New(strings.Join(msgs, "\n"))
+		}
+		for _, p := range problems {
+			reportProblem(logger, false, p)
+		}
+	}
+	checker := newListChecker(logger, o.strict, gopts)
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -265,7 +280,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
-		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds})
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList})
 	defer p.Close()
 	var guarded http.Handler = p
 	var authn *auth.Authenticator

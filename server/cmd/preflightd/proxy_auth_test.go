@@ -141,6 +141,12 @@ const upstreamChallenge = `Bearer realm="upstream", error="invalid_token", resou
 func newTokenUpstream(t *testing.T, token string) *tokenUpstream {
 	t.Helper()
 	s, counts := mcptest.NewServer("")
+	// A tool whose inputSchema the guard cannot use (anyOf).
+	s.AddTool(&mcp.Tool{Name: "lookup_order", Description: "Look up an order by id or email.",
+		InputSchema: json.RawMessage(`{"type":"object","anyOf":[{"required":["id"]},{"required":["email"]}]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shipped"}}}, nil
+		})
 	u := &tokenUpstream{counts: counts}
 	// Stateless, the go-sdk serves both generations: sessions
 	// (initialize) and the 2026-07-28 revision.
@@ -530,6 +536,65 @@ func TestProxyUpstreamCredentials(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("output lacks %q:\n%s", w, out)
 			}
+		}
+	})
+}
+
+// TestProxyConfigWarnings produces every configuration warning of the
+// proxy from the built binary: a budget no price binds (at start), a
+// configured tool the upstream does not list and an upstream schema the
+// guard cannot use (when tools/list arrives); and, with --strict, the
+// start refused.
+func TestProxyConfigWarnings(t *testing.T) {
+	bin := buildBinary(t)
+	up := newTokenUpstream(t, "")
+	// A misspelt tool name, unpriced: the real market_quote runs unpriced.
+	ops := writeFile(t, "ops.json", `{"builtins":false,"operations":[{"provider":"mcp","name":"market_qoute","priceUsd":0},`+
+		`{"provider":"mcp","name":"create_ticket","schema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}}]}`)
+	d := startAuthProxy(t, bin, nil, "--upstream", up.url(), "--operations", ops, "--budget-usd", "2")
+	cs, err := connectAs(t, d.addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// A call makes the guard read the list (a 2026-07-28 client's list
+	// may pass as an event stream, which the proxy does not read).
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	want := map[string]string{
+		"budget_unbound":  "proxy: --budget-usd 2 cannot bind: no operation of --operations has a priceUsd above 0",
+		"tool_not_listed": "proxy: --operations configures tool market_qoute, which the upstream does not list",
+		"schema_unusable": "proxy: the upstream's inputSchema of tool lookup_order cannot be used",
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for code, msg := range want {
+		for {
+			var got []map[string]any
+			d.mu.Lock()
+			for _, l := range d.lines {
+				if l["problem"] == code {
+					got = append(got, l)
+				}
+			}
+			d.mu.Unlock()
+			if len(got) == 1 && got[0]["level"] == "WARN" && strings.HasPrefix(got[0]["msg"].(string), msg) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: got %v, want one WARN line starting %q", code, got, msg)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Run("--strict refuses the start", func(t *testing.T) {
+		out := proxyRefusal(t, bin, nil, "--listen", "127.0.0.1:0", "--upstream", up.url(), "--operations", ops, "--budget-usd", "2", "--strict")
+		if !strings.Contains(out, "--budget-usd 2 cannot bind") || !strings.Contains(out, "(--strict)") {
+			t.Errorf("output:\n%s", out)
 		}
 	})
 }

@@ -105,6 +105,12 @@ type Options struct {
 	CallTimeout                time.Duration
 	MaxResultBytes             int64
 
+	// OnToolsList, when set, gets every page of the upstream's tools/list
+	// result the proxy reads (cursor "" for the first page), as the
+	// upstream sent it, for checks of the configuration against it. It
+	// must not keep result.
+	OnToolsList func(cursor string, result json.RawMessage)
+
 	// Credentials, when set, authenticate the proxy's requests to an HTTP
 	// upstream (see [Credentials]); nil sends none.
 	Credentials *Credentials
@@ -581,6 +587,7 @@ func (p *Proxy) open(client, principal, authorization string) (*session, *connCr
 	}
 	s := newSession(ctx, cancel, down, dc, up, g, p.log)
 	s.b = p.b
+	s.onList = p.opts.OnToolsList
 	s.peer = p.b.client(client)
 	p.mu.Lock()
 	p.opening--
@@ -596,6 +603,13 @@ func (p *Proxy) open(client, principal, authorization string) (*session, *connCr
 		p.log.Info("mcp proxy: session ended", append([]any{"session", tag}, spentAttrs(g)...)...)
 	}()
 	return s, cc, nil
+}
+
+// sawList hands a page of the upstream's tools to Options.OnToolsList.
+func (p *Proxy) sawList(cursor string, result json.RawMessage) {
+	if p.opts.OnToolsList != nil {
+		p.opts.OnToolsList(cursor, result)
+	}
 }
 
 // spentAttrs are the log attributes of what g's run spent: spentUsd, or

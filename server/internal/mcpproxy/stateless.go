@@ -328,6 +328,7 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		if m, err := jsonrpc.DecodeMessage(b); err == nil && req.Method == "tools/list" {
 			if res, ok := m.(*jsonrpc.Response); ok && res.Error == nil {
 				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
+				p.sawList(listCursor(req.Params), res.Result)
 			}
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
@@ -571,6 +572,7 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 			return
 		}
 		sc.guard.SawToolsList(cursor, res.Result)
+		p.sawList(cursor, res.Result)
 		var next struct {
 			NextCursor string `json:"nextCursor"`
 		}
