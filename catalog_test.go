@@ -319,9 +319,9 @@ func TestNewCatalogErrors(t *testing.T) {
 		}, ErrorUnsupportedSchemaKeyword, []Issue{
 			{Path: "/1/schema/properties/u/format", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "format" is not supported (supported: ` + schemaKeywordList + ")"},
 		}},
-		{"another dialect", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)}},
+		{"another dialect", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`)}},
 			ErrorUnsupportedSchemaKeyword, []Issue{
-				{Path: "/0/schema/$schema", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), found "http://json-schema.org/draft-07/schema#"`},
+				{Path: "/0/schema/$schema", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), 2019-09, draft-07 or draft-06, found "http://json-schema.org/draft-04/schema#"`},
 			}},
 		{"ill-formed keyword", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","minLength":-1}`)}},
 			ErrorInvalidSchema, []Issue{
@@ -365,7 +365,8 @@ func TestNewCatalogErrors(t *testing.T) {
 // annotation keywords; Check keeps the specification's rule.
 func TestCheckStillRejectsAnnotations(t *testing.T) {
 	for _, kw := range []string{`"title":"t"`, `"description":"d"`, `"default":1`, `"examples":[1]`, `"$comment":"c"`,
-		`"deprecated":true`, `"readOnly":true`, `"writeOnly":true`, `"$schema":"https://json-schema.org/draft/2020-12/schema"`} {
+		`"deprecated":true`, `"readOnly":true`, `"writeOnly":true`, `"$schema":"https://json-schema.org/draft/2020-12/schema"`,
+		`"$schema":"http://json-schema.org/draft-07/schema#"`, `"$schema":"https://json-schema.org/draft/2019-09/schema"`} {
 		schema := json.RawMessage(`{"type":"object",` + kw + `}`)
 		_, err := Check(&CheckRequest{Request: ProposedRequest{Method: "POST", URL: "https://a.example/", Body: json.RawMessage(`{}`)}, Schema: schema})
 		var e *Error

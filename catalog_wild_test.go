@@ -53,11 +53,10 @@ func TestCatalogFromRealToolSchemas(t *testing.T) {
 	}
 	// Which keywords make a tool's schema fail; absent means it compiles.
 	wantFailing := map[string][]string{
+		// draft-07's $schema (the TypeScript SDK's) is accepted: the
+		// keywords preflight supports mean the same there.
 		"preflight/preflight_tool_call":  {"maxItems"},
-		"filesystem/read_text_file":      {"$schema"},
-		"filesystem/write_file":          {"$schema"},
-		"filesystem/edit_file":           {"$schema"},
-		"filesystem/read_multiple_files": {"minItems", "$schema"},
+		"filesystem/read_multiple_files": {"minItems"},
 		"fetch/fetch":                    {"format", "exclusiveMinimum", "exclusiveMaximum"},
 		"openai-functions/send_email":    {"format"},
 		"openai-functions/lookup_order":  {"anyOf"},

@@ -5,8 +5,11 @@ go 1.25.0
 require (
 	github.com/agentpreflight/preflight v0.1.0
 	github.com/agentpreflight/preflight/agent/mcpguard v0.1.0
+	github.com/MicahParks/jwkset v0.11.4
+	github.com/MicahParks/keyfunc/v3 v3.9.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-logr/logr v1.4.4
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pb33f/libopenapi v0.36.6

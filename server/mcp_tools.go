@@ -53,9 +53,15 @@ const mcpCheckDescription = "Validate the JSON body of an HTTP request you are a
 	"isError true means the arguments themselves could not be evaluated (malformed, an unsupported schema keyword, a limit): " +
 	"the result is {\"error\":{\"code\",\"message\",\"details\"}} with JSON Pointers into your arguments."
 
-const mcpToolCallDescription = "Decide whether a proposed web search or page fetch is worth making, before you make it and spend money on it. " +
-	"Send the call (tool.provider search or browse, tool.operation web_search or fetch, tool.request the exact payload), " +
-	"your remaining budget, and optionally your history of earlier calls and what you can do instead.\n\n" +
+// mcpToolCallLead opens the preflight_tool_call description with the
+// built-in operations; a configured catalog replaces it with its own (see
+// toolCallDescription).
+const mcpToolCallLead = "Decide whether a proposed web search or page fetch is worth making, before you make it and spend money on it. " +
+	"Send the call (tool.provider search or browse, tool.operation web_search or fetch, tool.request the exact payload), "
+
+const mcpToolCallDescription = mcpToolCallLead + mcpToolCallBody
+
+const mcpToolCallBody = "your remaining budget, and optionally your history of earlier calls and what you can do instead.\n\n" +
 	"It never executes the tool, never searches and never fetches anything; history, budget and goal are your own assertions.\n\n" +
 	"decision: allow (enforcement execute): no rule found waste, make the call. block (safe_to_skip): the payload is invalid " +
 	"(see issues) or the same call already failed terminally retryCap times; do not make it. reuse (safe_to_skip): use your " +
@@ -96,8 +102,8 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 	}, mcpCheckRequestHandler)
 	s.AddTool(&mcp.Tool{
 		Name:         mcpToolToolCall,
-		Title:        "Decide whether a search or fetch tool call is worth making",
-		Description:  mcpToolCallDescription + operationsDescription(catalog),
+		Title:        toolCallTitle(catalog),
+		Description:  toolCallDescription(catalog),
 		InputSchema:  toolCallInputSchema(catalog),
 		OutputSchema: json.RawMessage(mcpToolCallOutputSchema),
 		Annotations: &mcp.ToolAnnotations{

@@ -86,6 +86,33 @@ func operationsDescription(c *preflight.Catalog) string {
 	return b.String()
 }
 
+// toolCallTitle is the preflight_tool_call tool's title: the built-in
+// operations', or those of a configured catalog.
+func toolCallTitle(c *preflight.Catalog) string {
+	if c == nil {
+		return "Decide whether a search or fetch tool call is worth making"
+	}
+	var names []string
+	for _, op := range c.Operations() {
+		names = append(names, op.Name)
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "…")
+	}
+	return "Decide whether a tool call is worth making: " + strings.Join(names, ", ")
+}
+
+// toolCallDescription is the preflight_tool_call tool's description; with
+// a configured catalog it leads with the catalog's operations.
+func toolCallDescription(c *preflight.Catalog) string {
+	if c == nil {
+		return mcpToolCallDescription
+	}
+	return "Decide whether a proposed call of one of the operations below is worth making, before you make it and spend money on it." +
+		operationsDescription(c) + "\n\n" +
+		"Send the call (tool.provider and tool.operation as listed, tool.request the exact payload), " + mcpToolCallBody
+}
+
 // openAPIFor returns the OpenAPI document; for a configured catalog, the
 // ToolCall schema's descriptions name its operations and the document
 // carries them, with their payload schemas, in x-preflight-operations.

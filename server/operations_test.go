@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 func testCatalog(t *testing.T) *preflight.Catalog {
@@ -69,7 +70,18 @@ func TestOperationsSchemaChecksFiles(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// The proxy's file is the same format: prices, TTLs and retry caps,
+	// and a schema as an MCP server lists it (draft-07).
+	proxyFile := []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.02,"ttlSeconds":60,"retryCap":2,` +
+		`"schema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"symbol":{"type":"string"}}}}]}`)
+	if d := check(proxyFile); d.Verdict != preflight.VerdictAllow {
+		t.Errorf("a proxy file does not satisfy the schema: %v", d.Issues)
+	}
+	if _, specs, err := tools.DecodeSpecFile(proxyFile); err != nil || len(specs) != 1 || specs[0].PriceUSD != "0.02" {
+		t.Errorf("a proxy file: %v %+v", err, specs)
+	}
 	bad := map[string]string{
+		`{"operations":[{"provider":"a","name":"b","priceUsd":-1}]}`:         "/operations/0/priceUsd",
 		`{"operations":[{"provider":"a","name":"b","effects":"readonly"}]}`:  "/operations/0/effects",
 		`{"operations":[{"provider":"a","name":"b","inputSchema":{}}]}`:      "/operations/0/inputSchema",
 		`{"operations":[{"provider":"","name":"b"}]}`:                        "/operations/0/provider",
@@ -145,7 +157,8 @@ func TestConfiguredCatalogDocuments(t *testing.T) {
 }
 
 // TestMCPToolsListWithCatalog: with a catalog, tools/list (through the
-// official SDK client) describes its operations, and the input schema no
+// official SDK client) leads the tool's title and description with its
+// operations, and the input schema no
 // longer imposes the search/browse payload members on other operations.
 func TestMCPToolsListWithCatalog(t *testing.T) {
 	ts := mcpTestServer(t, Config{Catalog: testCatalog(t)})
@@ -160,7 +173,13 @@ func TestMCPToolsListWithCatalog(t *testing.T) {
 			continue
 		}
 		found = true
-		if !strings.HasPrefix(tool.Description, mcpToolCallDescription) ||
+		// The configured operations lead: the title and the first
+		// sentence no longer speak of search or fetch only.
+		if tool.Title != "Decide whether a tool call is worth making: web_search, fetch, get_quote, …" {
+			t.Errorf("title %q", tool.Title)
+		}
+		if !strings.HasPrefix(tool.Description, "Decide whether a proposed call of one of the operations below is worth making") ||
+			!strings.HasSuffix(tool.Description, mcpToolCallBody) ||
 			!strings.Contains(tool.Description, "\n- email/send_email, side_effecting: {\"type\":\"object\"") ||
 			!strings.Contains(tool.Description, "\n- browse/fetch (also browse:fetch), read_only: ") {
 			t.Errorf("description:\n%s", tool.Description)

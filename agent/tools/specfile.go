@@ -32,6 +32,15 @@ var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap", "idempotencySec
 // and every problem is reported in one *preflight.Error with JSON Pointers
 // into the file.
 func DecodeSpecs(data []byte) ([]Spec, error) {
+	_, specs, err := DecodeSpecFile(data)
+	return specs, err
+}
+
+// DecodeSpecFile is DecodeSpecs that also returns the file's catalog (the
+// built-in operations included unless the file says "builtins": false),
+// for a reader such as preflightd --operations that decides calls and
+// accepts a tool-spec file as it is.
+func DecodeSpecFile(data []byte) (*preflight.Catalog, []Spec, error) {
 	// The file read loosely for the spec members (a file whose operations
 	// cannot be read is left to DecodeCatalog's report), and the pointer
 	// of every member of its operations, to tell DecodeCatalog's reports
@@ -42,10 +51,10 @@ func DecodeSpecs(data []byte) ([]Spec, error) {
 	if _, err := preflight.DecodeCatalog(data); err != nil {
 		var pe *preflight.Error
 		if !errors.As(err, &pe) {
-			return nil, err
+			return nil, nil, err
 		}
 		if pe.Code == preflight.ErrorInvalidJSON {
-			return nil, fileError(pe, pe.Details)
+			return nil, nil, fileError(pe, pe.Details)
 		}
 		for _, is := range pe.Details {
 			if spec, ofOperation := members[is.Path]; ofOperation && is.Code == preflight.IssueUnknownField {
@@ -63,21 +72,21 @@ func DecodeSpecs(data []byte) ([]Spec, error) {
 		}
 	}
 	if issues = append(keep, issues...); len(issues) > 0 || catalogErr.Code != preflight.ErrorInvalidRequest {
-		return nil, fileError(catalogErr, issues)
+		return nil, nil, fileError(catalogErr, issues)
 	}
 	c, err := preflight.DecodeCatalog(plain)
 	if err != nil {
 		if pe := (*preflight.Error)(nil); errors.As(err, &pe) {
-			return nil, fileError(pe, pe.Details)
+			return nil, nil, fileError(pe, pe.Details)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	all := c.Operations()
 	fileOps := all[len(all)-len(specs):]
 	for i := range specs {
 		specs[i].Operation = fileOps[i]
 	}
-	return specs, nil
+	return c, specs, nil
 }
 
 // readSpecMembers reads the spec members of the operations of a tool-spec

@@ -262,6 +262,33 @@
 //	--call-timeout DURATION               wait for the upstream's answer to a call; default 5m
 //	--max-result-bytes N                  largest message read from the upstream; default 16777216 (16 MiB)
 //	--trust-proxy-host                    accept any Host on a loopback listener (behind a reverse proxy)
+//	--principals FILE                     who may call: API keys (SHA-256 digests) and JWTs (issuer, audience, JWKS)
+//	--upstream-forward-authorization      send the client's Authorization header to the --upstream server
+//	--upstream-header NAME=env:VAR        a header for the --upstream server from the environment, or
+//	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
+//	--strict                              configuration problems are errors, not warnings
+//
+// Without --principals the proxy serves one anonymous principal and
+// refuses to start on a listen address that is not loopback. With it,
+// /mcp needs Authorization: Bearer with an API key of the file (stored as
+// the hex SHA-256 of the key: printf %s "$KEY" | sha256sum) or a JWT of
+// the file's issuer and audience signed by a key of its JWKS; anything
+// else gets 401 with WWW-Authenticate (resource_metadata pointing at
+// /.well-known/oauth-protected-resource/mcp when JWTs are configured). A
+// session belongs to the principal that opened it. The file's format is
+// in the guide.
+//
+// An upstream's 401 or 403 reaches the client with the same status and
+// WWW-Authenticate and a JSON-RPC error (data.upstreamStatus), not 502:
+// on initialize and on every request of the 2026-07-28 revision.
+//
+// Configuration problems are logged as warnings with a "problem"
+// attribute (errors with --strict): budget_unbound at start (a
+// --budget-usd no priceUsd of --operations can reach; --strict refuses
+// to start), and when the upstream's tools/list is read tool_not_listed
+// (a tool of --operations the upstream does not list) and
+// schema_unusable (an upstream inputSchema the guard cannot check; its
+// calls are checked as any object).
 //
 // A bad value stops the proxy at start: --budget-usd is read by the
 // guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // maxCatalogFileBytes bounds a catalog file (--operations): 4 MiB holds
@@ -24,7 +25,9 @@ func loadCatalog(file string) (*preflight.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := preflight.DecodeCatalog(data)
+	// One format with the proxy's: a tool-spec file, whose priceUsd,
+	// ttlSeconds and retryCap the server accepts and leaves to the proxy.
+	c, _, err := tools.DecodeSpecFile(data)
 	if err != nil {
 		return nil, describeFileError("--operations "+file, err)
 	}

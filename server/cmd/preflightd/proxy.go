@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
 )
@@ -72,6 +74,11 @@ type proxyOptions struct {
 	idempotency  time.Duration
 	allowOrigins []string // normalized
 	calls        callBounds
+	principals   string // the principals file; empty for one anonymous principal on loopback
+
+	strict          bool           // configuration problems are errors, not warnings
+	forwardAuth     bool           // send the client's Authorization upstream
+	upstreamHeaders []headerSource // headers set on every upstream request
 }
 
 // callBounds are the flags that bound tool calls (issue 30).
@@ -143,6 +150,10 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.IntVar(&o.maxBatch, "max-batch", mcpproxy.DefaultMaxBatch, "messages one JSON-RPC batch may hold (`n`); a longer batch gets 413 before it is decoded")
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", mcpproxy.DefaultBodyTimeout, "longest wait for a POST body (`duration`); past it 408 and the connection is closed")
 	fs.Var(originsFlag{&o.allowOrigins}, "allow-origin", "web `origin` (scheme://host[:port]) whose browser requests are served; repeat or separate with commas. A request with any other Origin header gets 403, but for loopback origins (localhost, 127.0.0.1, [::1], any port); one without Origin is served")
+	fs.StringVar(&o.principals, "principals", "", "principals `file`: who may call (API keys stored as SHA-256 digests, JWTs checked against a JWKS) and, per principal, what it may do; without it the proxy serves one anonymous principal and must listen on a loopback address")
+	fs.BoolVar(&o.strict, "strict", false, "treat configuration problems as errors: a budget no price can bind stops the start; a configured tool the upstream does not list, or an upstream schema the guard cannot use, is logged as an error instead of a warning")
+	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
+	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")
@@ -155,6 +166,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return o, err
+		}
+		// The flag package quotes the value in its message: never for a
+		// header, whose value may be a secret given by mistake.
+		if _, after, ok := strings.Cut(err.Error(), "for flag -upstream-header: "); ok {
+			return o, usagef("proxy: %s", after)
 		}
 		return o, usagef("proxy: %v", err)
 	}
@@ -206,6 +222,9 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	if o.upstream != "" {
 		o.maxProcesses = 0
 	}
+	if o.principals == "" && !loopbackListen(o.listen) {
+		return o, usagef("proxy: --listen %s is not a loopback address and no --principals file is given: anyone who reaches the port would be served; give --principals FILE (API keys or JWTs), or listen on 127.0.0.1", o.listen)
+	}
 	// The guard's own rule decides, so that a value accepted here is one
 	// every session's guard accepts.
 	if _, err := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: jsonNumber(o.budgetUSD)}); err != nil {
@@ -242,7 +261,7 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 }
 
 // runProxy runs the proxy subcommand until ctx is done.
-func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) error {
+func runProxy(ctx context.Context, args []string, getenv func(string) string, stdout, logOut io.Writer) error {
 	o, err := parseProxyFlags(args, stdout)
 	if err != nil {
 		return err
@@ -251,7 +270,24 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 	if err != nil {
 		return err
 	}
+	creds, err := o.upstreamCredentials(getenv)
+	if err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	if problems := startProblems(o, gopts); len(problems) > 0 {
+		if o.strict {
+			var msgs []string
+			for _, p := range problems {
+				msgs = append(msgs, "proxy: "+p.msg+" (--strict)")
+			}
+			return errors.New(strings.Join(msgs, "\n"))
+		}
+		for _, p := range problems {
+			reportProblem(logger, false, p)
+		}
+	}
+	checker := newListChecker(logger, o.strict, gopts)
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -261,10 +297,27 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
-		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult})
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList})
 	defer p.Close()
+	var guarded http.Handler = p
+	var authn *auth.Authenticator
+	if o.principals != "" {
+		file, err := auth.Load(o.principals)
+		if err != nil {
+			return fmt.Errorf("--principals %w", err)
+		}
+		if authn, err = auth.New(ctx, file, logger); err != nil {
+			return fmt.Errorf("--principals %s: %w", o.principals, err)
+		}
+		defer authn.Close()
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", p)
+	if authn != nil {
+		guarded = authn.Wrap(p)
+		mux.Handle(auth.MetadataPath, authn.Wrap(p))
+		mux.Handle(auth.MetadataPath+"/", authn.Wrap(p))
+	}
+	mux.Handle("/mcp", guarded)
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -292,6 +345,21 @@ func runProxy(ctx context.Context, args []string, stdout, logOut io.Writer) erro
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// loopbackListen reports whether the listen address addr is on a loopback
+// interface only: localhost or a loopback IP address (an empty host, all
+// interfaces, is not).
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
 
 // describeFileError lists every problem of a file with its JSON Pointer.
 func describeFileError(what string, err error) error {

@@ -26,7 +26,7 @@ const maxHeaderBytes = 32 << 10
 // "proxy" as the first argument runs the guarding MCP proxy.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, logOut io.Writer) error {
 	if len(args) > 0 && args[0] == "proxy" {
-		return runProxy(ctx, args[1:], stdout, logOut)
+		return runProxy(ctx, args[1:], getenv, stdout, logOut)
 	}
 	opts, err := parseFlags(args, getenv, stdout)
 	if err != nil {

@@ -42,7 +42,8 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 	return func(ctx context.Context) (mcp.Connection, error) {
 		max := maxResult(ctx)
 		c := &httpConn{url: url, msgs: make(chan readResult, 16), done: make(chan struct{}), max: max}
-		c.client = &http.Client{Transport: capBody{base: versionHeader{base: client.Transport, version: &c.version}, max: max},
+		base := credTransport{base: client.Transport, cc: credsOf(ctx)}
+		c.client = &http.Client{Transport: capBody{base: versionHeader{base: base, version: &c.version}, max: max},
 			CheckRedirect: client.CheckRedirect, Jar: client.Jar, Timeout: client.Timeout}
 		// The SDK's own bound on an event, which would end the whole
 		// connection, stays above ours.

@@ -118,6 +118,16 @@ type Options struct {
 	MaxCallsInFlight           int
 	CallTimeout                time.Duration
 	MaxResultBytes             int64
+
+	// OnToolsList, when set, gets every page of the upstream's tools/list
+	// result the proxy reads (cursor "" for the first page), as the
+	// upstream sent it, for checks of the configuration against it. It
+	// must not keep result.
+	OnToolsList func(cursor string, result json.RawMessage)
+
+	// Credentials, when set, authenticate the proxy's requests to an HTTP
+	// upstream (see [Credentials]); nil sends none.
+	Credentials *Credentials
 }
 
 // Proxy is an http.Handler serving the MCP Streamable HTTP transport in
@@ -144,9 +154,11 @@ type Proxy struct {
 
 // entry is an open session and what the bounds need to know of it.
 type entry struct {
-	s      *session
-	client string      // the remote address that opened it
-	used   atomic.Bool // a request came after initialize
+	s         *session
+	client    string      // the remote address that opened it
+	principal string      // who opened it (identity.Principal)
+	creds     *connCreds  // of its upstream connection
+	used      atomic.Bool // a request came after initialize
 }
 
 // New returns a proxy. Close it to end every session.
@@ -356,12 +368,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e := p.sessions[id]
 		p.mu.Unlock()
 		// A session serves the principal that opened it: to anyone else
-		// it does not exist.
-		if e == nil || e.s.principal != identity.Principal(r.Context()) {
-			http.Error(w, "session not found", http.StatusNotFound)
+		// it does not exist (a session id is no credential of its own).
+		if e == nil || e.principal != identity.Principal(r.Context()) {
+			refuse(w, http.StatusNotFound, nil, codeInvalidRequest, "session not found")
 			return
 		}
 		e.used.Store(true)
+		if a := r.Header.Get("Authorization"); a != "" {
+			e.creds.auth.Store(&a)
+		}
 		s := e.s
 		s.busy(1)
 		defer s.busy(-1)
@@ -408,7 +423,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, status, head.ID, codeLimit, msg)
 		return
 	}
-	s, err := p.open(client, identity.Principal(r.Context()))
+	s, cc, err := p.open(client, identity.Principal(r.Context()), r.Header.Get("Authorization"))
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
 		badGateway(w, head.ID, err)
@@ -429,6 +444,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, h := range []string{"Cache-Control", "Connection", sessionHeader} {
 			w.Header().Del(h)
+		}
+		if d := cc.denial.Load(); d != nil {
+			// The upstream wants other credentials: the client is told
+			// as the upstream told the proxy.
+			writeDenial(w, head.ID, d)
+			return
 		}
 		badGateway(w, head.ID, err)
 		return
@@ -554,15 +575,17 @@ func (a *answerWriter) Flush() {
 func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // open starts a session of client for principal, for which admit made
-// room: a downstream transport, an upstream connection and the pumps
-// between them.
-func (p *Proxy) open(client, principal string) (*session, error) {
+// room: a downstream transport, an upstream connection (with the caller's
+// authorization, when it is forwarded) and the pumps between them.
+func (p *Proxy) open(client, principal, authorization string) (*session, *connCreds, error) {
 	ctx, cancel := context.WithCancel(p.ctx)
-	up, err := p.opts.Dial(context.WithValue(ctx, maxResultKey{}, p.b.maxResult))
+	cc := &connCreds{creds: p.opts.Credentials}
+	cc.auth.Store(&authorization)
+	up, err := p.opts.Dial(context.WithValue(context.WithValue(ctx, maxResultKey{}, p.b.maxResult), connCredsKey{}, cc))
 	if err != nil {
 		cancel()
 		p.release(client, "")
-		return nil, err
+		return nil, nil, err
 	}
 	down := &mcp.StreamableServerTransport{SessionID: rand.Text()}
 	dc, err := down.Connect(ctx)
@@ -570,15 +593,16 @@ func (p *Proxy) open(client, principal string) (*session, error) {
 		cancel()
 		up.Close()
 		p.release(client, "")
-		return nil, err
+		return nil, nil, err
 	}
 	s := newSession(ctx, cancel, down, dc, up, p.log)
 	s.b = p.b
+	s.onList = p.opts.OnToolsList
 	s.peer = p.b.client(client)
 	s.p, s.principal = p, principal
 	p.mu.Lock()
 	p.opening--
-	p.sessions[down.SessionID] = &entry{s: s, client: client}
+	p.sessions[down.SessionID] = &entry{s: s, client: client, principal: principal, creds: cc}
 	p.mu.Unlock()
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
@@ -593,7 +617,14 @@ func (p *Proxy) open(client, principal string) (*session, error) {
 			p.endScope(key, sc, "session ended")
 		}
 	}()
-	return s, nil
+	return s, cc, nil
+}
+
+// sawList hands a page of the upstream's tools to Options.OnToolsList.
+func (p *Proxy) sawList(cursor string, result json.RawMessage) {
+	if p.opts.OnToolsList != nil {
+		p.opts.OnToolsList(cursor, result)
+	}
 }
 
 // spentAttrs are the log attributes of what g's run spent: spentUsd, or

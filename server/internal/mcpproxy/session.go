@@ -34,8 +34,9 @@ type session struct {
 	p         *Proxy         // whose scopes guard the calls; set by open
 	principal string         // who opened the session; set by open
 	log       *slog.Logger
-	b         *bounds      // the proxy's limits; set by open
-	peer      *clientCalls // the calls in flight of the session's remote address; set by open
+	b         *bounds                                     // the proxy's limits; set by open
+	onList    func(cursor string, result json.RawMessage) // Options.OnToolsList; set by open
+	peer      *clientCalls                                // the calls in flight of the session's remote address; set by open
 	once      sync.Once
 	ids       atomic.Int64  // the last upstream request id
 	calls     atomic.Int64  // tools/call of the session being answered
@@ -268,6 +269,7 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 			case "tools/list":
 				if s.toolsGen.Load() == o.gen && o.scope != nil { // not a list from before a change
 					o.scope.guard.SawToolsList(o.cursor, m.Result)
+					s.sawList(o.cursor, m.Result)
 				}
 			}
 		}
@@ -280,6 +282,13 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 			s.answer(o.client, nil, s.b.timeoutError(o.method))
 			s.cancelUpstream(o.up, "the proxy's --call-timeout expired")
 		}
+	}
+}
+
+// sawList hands a page of the upstream's tools to Options.OnToolsList.
+func (s *session) sawList(cursor string, result json.RawMessage) {
+	if s.onList != nil {
+		s.onList(cursor, result)
 	}
 }
 
@@ -624,6 +633,7 @@ func (s *session) listTools(ctx context.Context, sc *scope) {
 			continue
 		}
 		sc.guard.SawToolsList(cursor, resp.Result)
+		s.sawList(cursor, resp.Result)
 		var next struct {
 			NextCursor string `json:"nextCursor"`
 		}

@@ -245,6 +245,9 @@ func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Res
 			up.Header[http.CanonicalHeaderKey(k)] = vs
 		}
 	}
+	if err := p.opts.Credentials.setHeaders(up.Header, h.Get("Authorization")); err != nil {
+		return nil, err
+	}
 	return p.hc.Do(up)
 }
 
@@ -268,6 +271,10 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	defer resp.Body.Close()
+	if d := denialOf(resp); d != nil {
+		writeDenial(w, rawID(req.ID), d)
+		return
+	}
 	isJSON := baseType(resp.Header.Get("Content-Type")) == "application/json"
 	if req.Method == "server/discover" || req.Method == "tools/list" && isJSON {
 		b, err := io.ReadAll(resp.Body)
@@ -283,6 +290,7 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		if m, err := jsonrpc.DecodeMessage(b); err == nil && req.Method == "tools/list" && sc != nil {
 			if res, ok := m.(*jsonrpc.Response); ok && res.Error == nil {
 				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
+				p.sawList(listCursor(req.Params), res.Result)
 			}
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
@@ -292,6 +300,7 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 			w.Header().Set(k, v)
 		}
 	}
+
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
@@ -372,6 +381,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		result json.RawMessage
 		err    error
 		ctx    context.Context
+		denied *Denial // the upstream refused the caller: 401 or 403
 	}
 	answered := make(chan answer, 1)
 	sc.busy(1) // until the call ends, not the request
@@ -392,12 +402,16 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
 			p.statelessList(ctx, r.Header, req.Params, sc)
 		}
+		var denied *Denial
 		result, err := sc.guard.CallToolExtra(ctx, req.Params, paramHeaders(r.Header), func(ctx context.Context) (json.RawMessage, error) {
 			resp, err := p.post(ctx, r.Header, body)
 			if err != nil {
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
 			}
 			defer resp.Body.Close()
+			if denied = denialOf(resp); denied != nil {
+				return nil, fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)
+			}
 			res, err := awaitResponse(resp, req.ID, ev.send)
 			if err != nil {
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
@@ -407,7 +421,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 			}
 			return res.Result, nil
 		})
-		answered <- answer{result, err, ctx}
+		answered <- answer{result, err, ctx, denied}
 	}()
 	var a answer
 	select {
@@ -417,6 +431,10 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		return
 	}
 	defer ev.close()
+	if a.denied != nil && !ev.started {
+		writeDenial(w, rawID(req.ID), a.denied)
+		return
+	}
 	var e *jsonrpc.Error
 	switch err := a.err; {
 	case err == nil:
@@ -581,6 +599,9 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 	}
 	hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		hdrVersion: {h.Get(hdrVersion)}, hdrMethod: {"tools/list"}}
+	if a := h.Get("Authorization"); a != "" {
+		hdr.Set("Authorization", a) // read by post only when it is forwarded
+	}
 	cursor := ""
 	for n := range 100 {
 		params := map[string]any{"_meta": meta}
@@ -602,6 +623,7 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 			return
 		}
 		sc.guard.SawToolsList(cursor, res.Result)
+		p.sawList(cursor, res.Result)
 		var next struct {
 			NextCursor string `json:"nextCursor"`
 		}
