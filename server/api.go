@@ -61,7 +61,7 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.paywall == nil {
 		writeError(w, &preflight.Error{
-			Code:    CodePaymentUnavailable,
+			Code:    ErrorPaymentUnavailable,
 			Message: "payment is required on this route but the server's payment configuration is invalid; no payment was requested or taken",
 		})
 		return
@@ -100,7 +100,7 @@ func (h *handler) decide(ctx context.Context, data []byte) (body []byte, busy bo
 // and always unavailable. The body is never read.
 func serveUsageDump(w http.ResponseWriter, r *http.Request) {
 	writeError(w, &preflight.Error{
-		Code:    CodeCapabilityUnavailable,
+		Code:    ErrorCapabilityUnavailable,
 		Message: "usage export is not a public capability of this service",
 	})
 }

@@ -53,7 +53,7 @@ func isJSONMediaType(contentType string) bool {
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		return nil, &preflight.Error{
-			Code:    CodeUnsupportedMediaType,
+			Code:    ErrorUnsupportedMediaType,
 			Message: fmt.Sprintf("Content-Type must be application/json (or an application/*+json type); got %q", ct),
 		}
 	}
@@ -71,13 +71,13 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		// RFC 9110, section 15.5.16: say which codings would be accepted.
 		w.Header().Set("Accept-Encoding", "identity")
 		return nil, &preflight.Error{
-			Code: CodeUnsupportedContentEncoding,
+			Code: ErrorUnsupportedContentEncoding,
 			Message: "the body has Content-Encoding " + strconv.Quote(strictjson.Clip(coding)) +
 				": send it uncompressed, with no Content-Encoding (or identity); nothing was evaluated",
 		}
 	}
 	tooLarge := &preflight.Error{
-		Code:    CodePayloadTooLarge,
+		Code:    ErrorPayloadTooLarge,
 		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
 	}
 	if r.ContentLength > MaxBodyBytes {

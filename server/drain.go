@@ -99,7 +99,7 @@ const drainRetryAfter = 1
 func writeShuttingDown(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(drainRetryAfter))
 	writeError(w, &preflight.Error{
-		Code: CodeServerBusy,
+		Code: ErrorServerBusy,
 		Message: "the server is shutting down and takes no new payments; nothing was verified or charged; retry after " +
 			strconv.Itoa(drainRetryAfter) + " s (another instance or the restarted server will answer)",
 	})

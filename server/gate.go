@@ -68,7 +68,7 @@ func (g *gate) leave() { <-g.slots }
 // busy is the error of a request that found no free slot in time.
 func (g *gate) busy() *preflight.Error {
 	return &preflight.Error{
-		Code: CodeServerBusy,
+		Code: ErrorServerBusy,
 		Message: "the server is evaluating as many requests as it can at once (" + strconv.Itoa(cap(g.slots)) +
 			") and none finished within " + g.wait.String() + "; nothing was evaluated or charged; retry after " +
 			strconv.Itoa(gateRetryAfter) + " s",

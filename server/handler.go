@@ -104,13 +104,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			h.log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v))
-			writeError(w, &preflight.Error{Code: CodeInternalError, Message: "the server failed to handle the request; this is a bug"})
+			writeError(w, &preflight.Error{Code: ErrorInternalError, Message: "the server failed to handle the request; this is a bug"})
 		}
 	}()
 	rt := h.routes[r.URL.Path]
 	if rt == nil {
 		writeError(w, &preflight.Error{
-			Code:    CodeNotFound,
+			Code:    ErrorNotFound,
 			Message: fmt.Sprintf("no route for path %q; see /openapi.json for the routes", r.URL.Path),
 		})
 		return
@@ -123,7 +123,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fn == nil {
 		w.Header().Set("Allow", rt.allow)
 		writeError(w, &preflight.Error{
-			Code:    CodeMethodNotAllowed,
+			Code:    ErrorMethodNotAllowed,
 			Message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, rt.allow),
 		})
 		return

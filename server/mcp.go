@@ -104,7 +104,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		mcpWriteError(w, http.StatusMethodNotAllowed, &preflight.Error{
-			Code:    CodeMethodNotAllowed,
+			Code:    ErrorMethodNotAllowed,
 			Message: "/mcp accepts only POST: this MCP endpoint is stateless and opens no server-sent event stream",
 		})
 		return
@@ -392,17 +392,17 @@ func (e *mcpEnvelopeWriter) finish(id json.RawMessage) {
 func mcpCodeForStatus(status int) preflight.ErrorCode {
 	switch {
 	case status == http.StatusForbidden:
-		return CodeForbidden
+		return ErrorForbidden
 	case status == http.StatusNotFound:
-		return CodeNotFound
+		return ErrorNotFound
 	case status == http.StatusMethodNotAllowed:
-		return CodeMethodNotAllowed
+		return ErrorMethodNotAllowed
 	case status == http.StatusRequestEntityTooLarge:
-		return CodePayloadTooLarge
+		return ErrorPayloadTooLarge
 	case status == http.StatusUnsupportedMediaType:
-		return CodeUnsupportedMediaType
+		return ErrorUnsupportedMediaType
 	case status >= 500:
-		return CodeInternalError
+		return ErrorInternalError
 	default:
 		return preflight.ErrorInvalidRequest
 	}

@@ -13,19 +13,19 @@ import (
 // decoders and evaluators return is a client error, 400.
 func statusOf(code preflight.ErrorCode) int {
 	switch code {
-	case CodePayloadTooLarge:
+	case ErrorPayloadTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case CodeUnsupportedContentEncoding:
+	case ErrorUnsupportedContentEncoding:
 		return http.StatusBadRequest // the spec's status for a body that cannot be read as JSON
-	case CodeNotFound:
+	case ErrorNotFound:
 		return http.StatusNotFound
-	case CodeMethodNotAllowed:
+	case ErrorMethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case CodePaymentRequired:
+	case ErrorPaymentRequired:
 		return http.StatusPaymentRequired
-	case CodePaymentUnavailable, CodeCapabilityUnavailable, CodeServerBusy:
+	case ErrorPaymentUnavailable, ErrorCapabilityUnavailable, ErrorServerBusy:
 		return http.StatusServiceUnavailable
-	case CodeInternalError:
+	case ErrorInternalError:
 		return http.StatusInternalServerError
 	default:
 		return http.StatusBadRequest
@@ -51,7 +51,7 @@ func (h *handler) writeLibraryError(w http.ResponseWriter, r *http.Request, err 
 		return
 	}
 	h.log.ErrorContext(r.Context(), "library returned an untyped error", "path", r.URL.Path, "error", err.Error())
-	writeError(w, &preflight.Error{Code: CodeInternalError, Message: "the server failed to evaluate the request; this is a bug"})
+	writeError(w, &preflight.Error{Code: ErrorInternalError, Message: "the server failed to evaluate the request; this is a bug"})
 }
 
 // writeResult marshals v and writes it with status 200.

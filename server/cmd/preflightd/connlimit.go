@@ -101,7 +101,7 @@ func fdReserve(facilitatorCalls int) int {
 // connections closed after shortIdle once more than 3/4 of max are open.
 func newConnLimiter(ln net.Listener, max int, shortIdle time.Duration, logger *slog.Logger) *connLimiter {
 	body, _ := json.Marshal(&preflight.Error{
-		Code: server.CodeServerBusy,
+		Code: server.ErrorServerBusy,
 		Message: "the server holds as many connections as it allows (" + strconv.Itoa(max) +
 			"); nothing was read or charged; retry after " + strconv.Itoa(refusedRetryAfter) + " s",
 	})

@@ -59,7 +59,7 @@ func TestFacilitatorCallsBounded(t *testing.T) {
 		})
 	}
 	// The refused answer before the held ones are let go.
-	wantBusy := answer{503, "1", envelope(CodeServerBusy, "the server is processing as many payments as it allows at once (4); "+
+	wantBusy := answer{503, "1", envelope(ErrorServerBusy, "the server is processing as many payments as it allows at once (4); "+
 		"this one was not sent to the facilitator and nothing was charged; retry after 1 s")}
 	for range payments - limit {
 		select {

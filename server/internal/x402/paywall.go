@@ -137,7 +137,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	default:
 		p.observe(r.Context(), OutcomeBusy)
 		h.Set("Retry-After", strconv.Itoa(busyRetryAfter))
-		writeError(w, http.StatusServiceUnavailable, CodeServerBusy,
+		writeError(w, http.StatusServiceUnavailable, ErrorServerBusy,
 			"the server is processing as many payments as it allows at once ("+strconv.Itoa(cap(p.calls))+
 				"); this one was not sent to the facilitator and nothing was charged; retry after "+strconv.Itoa(busyRetryAfter)+" s")
 		return
@@ -156,7 +156,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 	if err != nil {
 		p.logger.LogAttrs(r.Context(), slog.LevelWarn, "x402 verify failed", slog.String("error", err.Error()))
 		p.observe(r.Context(), OutcomeFacilitatorError)
-		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, ErrorPaymentUnavailable,
 			"the payment facilitator could not verify the payment (unreachable, too slow or an unreadable answer); nothing was charged; try again later")
 		return
 	}
@@ -194,7 +194,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		p.logger.LogAttrs(logCtx, slog.LevelError, "x402 settle failed, outcome unknown",
 			slog.String("error", err.Error()), slog.String("payer", strictjson.Clip(vr.Payer)), clientGone)
 		p.observe(logCtx, OutcomeUnknown)
-		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, ErrorPaymentUnavailable,
 			"the payment facilitator did not confirm settlement (unreachable, too slow or an unreadable answer), so no decision is returned; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
@@ -211,7 +211,7 @@ func (p *Paywall) Handle(w http.ResponseWriter, r *http.Request, resourceURL str
 		p.logSettlement(logCtx, slog.LevelError, "x402 settlement pending, outcome unknown", sr, clientGone)
 		h.Set(HeaderPaymentResponse, receiptHeader(sr))
 		p.observe(logCtx, OutcomeUnknown)
-		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable,
+		writeError(w, http.StatusServiceUnavailable, ErrorPaymentUnavailable,
 			"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown")
 		return
 	}
@@ -376,11 +376,11 @@ func (p *Paywall) challenge(w http.ResponseWriter, resourceURL, reason, message 
 	}
 	enc, err := EncodeHeader(pr)
 	if err != nil { // unreachable: every field marshals
-		writeError(w, http.StatusServiceUnavailable, CodePaymentUnavailable, "the payment challenge could not be encoded")
+		writeError(w, http.StatusServiceUnavailable, ErrorPaymentUnavailable, "the payment challenge could not be encoded")
 		return
 	}
 	w.Header().Set(HeaderPaymentRequired, enc)
-	writeError(w, http.StatusPaymentRequired, CodePaymentRequired, message)
+	writeError(w, http.StatusPaymentRequired, ErrorPaymentRequired, message)
 }
 
 // writeError writes the service's error envelope.
@@ -399,9 +399,9 @@ func requestURL(r *http.Request) string {
 // The error codes of the paywall's own answers, in the service's error
 // envelope.
 const (
-	CodePaymentRequired    = respond.PaymentRequired    // 402: the challenge
-	CodePaymentUnavailable = respond.PaymentUnavailable // 503: misconfigured, or the facilitator failed
-	CodeServerBusy         = respond.ServerBusy         // 503 with Retry-After: MaxFacilitatorCalls payments already with the facilitator
+	ErrorPaymentRequired    = respond.PaymentRequired    // 402: the challenge
+	ErrorPaymentUnavailable = respond.PaymentUnavailable // 503: misconfigured, or the facilitator failed
+	ErrorServerBusy         = respond.ServerBusy         // 503 with Retry-After: MaxFacilitatorCalls payments already with the facilitator
 )
 
 // busyRetryAfter is the Retry-After, in seconds, of a payment refused

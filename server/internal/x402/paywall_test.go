@@ -88,11 +88,11 @@ func malformed(what string) string {
 }
 
 func mismatched(field string) string {
-	return envelope(CodePaymentRequired, strings.Replace(msgMismatchFmt, "%s", field, 1))
+	return envelope(ErrorPaymentRequired, strings.Replace(msgMismatchFmt, "%s", field, 1))
 }
 
 func rejected(reason string) string {
-	return envelope(CodePaymentRequired, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
+	return envelope(ErrorPaymentRequired, "the payment facilitator rejected the payment: "+reason+"; nothing was charged")
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -129,7 +129,7 @@ func TestHandle(t *testing.T) {
 			name:         "no header gets the challenge, free",
 			sig:          raw(""),
 			wantStatus:   402,
-			wantBody:     envelope(CodePaymentRequired, msgRequired),
+			wantBody:     envelope(ErrorPaymentRequired, msgRequired),
 			wantRequired: challengeFor("Payment required"),
 		},
 		{
@@ -260,7 +260,7 @@ func TestHandle(t *testing.T) {
 			down:       true,
 			sig:        good,
 			wantStatus: 503,
-			wantBody:   envelope(CodePaymentUnavailable, msgVerifyDown),
+			wantBody:   envelope(ErrorPaymentUnavailable, msgVerifyDown),
 		},
 		{
 			name:         "verify too slow",
@@ -268,7 +268,7 @@ func TestHandle(t *testing.T) {
 			short:        true,
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -276,7 +276,7 @@ func TestHandle(t *testing.T) {
 			verify:       "500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -284,7 +284,7 @@ func TestHandle(t *testing.T) {
 			verify:       "garbage",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -292,7 +292,7 @@ func TestHandle(t *testing.T) {
 			verify:       "valid500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgVerifyDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgVerifyDown),
 			wantVerifies: 1,
 		},
 		{
@@ -335,7 +335,7 @@ func TestHandle(t *testing.T) {
 			settle:     "fail200",
 			sig:        good,
 			wantStatus: 402,
-			wantBody: envelope(CodePaymentRequired,
+			wantBody: envelope(ErrorPaymentRequired,
 				"settlement failed (invalid_exact_evm_transaction_failed), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE"),
 			wantRequired: challengeFor("invalid_exact_evm_transaction_failed"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "invalid_exact_evm_transaction_failed", Payer: testPayer, Network: "eip155:8453"},
@@ -346,7 +346,7 @@ func TestHandle(t *testing.T) {
 			settle:     "fail400",
 			sig:        good,
 			wantStatus: 402,
-			wantBody: envelope(CodePaymentRequired,
+			wantBody: envelope(ErrorPaymentRequired,
 				"settlement failed (invalid_exact_evm_payload_authorization_valid_before), so no decision is returned and nothing was charged; see PAYMENT-RESPONSE"),
 			wantRequired: challengeFor("invalid_exact_evm_payload_authorization_valid_before"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "invalid_exact_evm_payload_authorization_valid_before", Payer: testPayer, Network: "eip155:8453"},
@@ -357,7 +357,7 @@ func TestHandle(t *testing.T) {
 			settle:       "garbage",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -365,7 +365,7 @@ func TestHandle(t *testing.T) {
 			settle:       "nonetwork",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -373,7 +373,7 @@ func TestHandle(t *testing.T) {
 			settle:       "500",
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 		{
@@ -381,7 +381,7 @@ func TestHandle(t *testing.T) {
 			settle:     "pending",
 			sig:        good,
 			wantStatus: 503,
-			wantBody: envelope(CodePaymentUnavailable,
+			wantBody: envelope(ErrorPaymentUnavailable,
 				"settlement was submitted but not confirmed, so no decision is returned; the PAYMENT-RESPONSE header names the transaction; do not replay this payment blindly: its outcome is unknown"),
 			wantResponse: &SettleResponse{Success: false, ErrorReason: "settlement_pending", ErrorMessage: "receipt wait timed out", Payer: testPayer, Transaction: testTx, Network: "eip155:8453"},
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
@@ -401,7 +401,7 @@ func TestHandle(t *testing.T) {
 			short:        true,
 			sig:          good,
 			wantStatus:   503,
-			wantBody:     envelope(CodePaymentUnavailable, msgSettleDown),
+			wantBody:     envelope(ErrorPaymentUnavailable, msgSettleDown),
 			wantVerifies: 1, wantSettles: 1, wantProduced: 1,
 		},
 	}
@@ -578,7 +578,7 @@ func TestHandleInFlight(t *testing.T) {
 	if first.status != 200 {
 		t.Errorf("first status = %d, want 200", first.status)
 	}
-	want := envelope(CodePaymentRequired, "this payment is already being processed by another request; it is never used twice")
+	want := envelope(ErrorPaymentRequired, "this payment is already being processed by another request; it is never used twice")
 	if diff := cmp.Diff(want, second.body); diff != "" {
 		t.Errorf("duplicate body (-want +got):\n%s", diff)
 	}
