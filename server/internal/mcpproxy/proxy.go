@@ -150,6 +150,8 @@ type Proxy struct {
 	scopes    map[scopeKey]*scope // guard state by principal and run
 
 	hc *http.Client // for stateless requests to UpstreamURL, bounded by MaxResultBytes
+
+	ending sync.WaitGroup // the goroutines that end sessions, awaited by Close
 }
 
 // entry is an open session and what the bounds need to know of it.
@@ -278,8 +280,8 @@ func (p *Proxy) Drain(ctx context.Context) error {
 // once, and returns when they are closed (a command upstream's process
 // has exited).
 func (p *Proxy) Close() error {
-	p.stop()
 	p.mu.Lock()
+	p.stop() // under mu: open registers a session for Close to await only before this
 	ss := make([]*session, 0, len(p.sessions))
 	for _, e := range p.sessions {
 		ss = append(ss, e.s)
@@ -290,6 +292,7 @@ func (p *Proxy) Close() error {
 		wg.Go(s.close)
 	}
 	wg.Wait()
+	p.ending.Wait() // every session's end logged and its run closed
 	p.mu.Lock()
 	scopes := p.scopes
 	p.scopes = make(map[scopeKey]*scope)
@@ -603,10 +606,19 @@ func (p *Proxy) open(client, principal, authorization string) (*session, *connCr
 	p.mu.Lock()
 	p.opening--
 	p.sessions[down.SessionID] = &entry{s: s, client: client, principal: principal, creds: cc}
+	// Close, which stops p first, waits for the ends of the sessions it
+	// finds; one opened after that is not awaited.
+	awaited := p.ctx.Err() == nil
+	if awaited {
+		p.ending.Add(1)
+	}
 	p.mu.Unlock()
 	tag := logID(down.SessionID)
 	p.log.Info("mcp proxy: session started", "session", tag)
 	go func() {
+		if awaited {
+			defer p.ending.Done()
+		}
 		s.run() // returns once the upstream connection is closed
 		p.b.leave(client, s.peer)
 		p.release(client, down.SessionID)
