@@ -277,7 +277,14 @@
 // else gets 401 with WWW-Authenticate (resource_metadata pointing at
 // /.well-known/oauth-protected-resource/mcp when JWTs are configured). A
 // session belongs to the principal that opened it. The file's format is
-// in the guide.
+// in the guide. A principal's "policy" there sets its runs' budget
+// (budgetUsdPerRun) and call limit (maxCallsPerRun) in place of the
+// flags', a budget all its runs share over a window (budgetUsd with
+// window, a Go duration), the tools it sees in tools/list and may call
+// (tools; any other is answered as an unknown tool and never forwarded)
+// and prices and TTLs of its own (operations: name, priceUsd,
+// ttlSeconds). Every problem of the file, an unknown member included, is
+// named by its JSON Pointer and stops the start.
 //
 // An upstream's 401 or 403 reaches the client with the same status and
 // WWW-Authenticate and a JSON-RPC error (data.upstreamStatus), not 502:

@@ -337,6 +337,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("metrics: %w", err)
 	}
 	checker := newListChecker(logger, o.strict, gopts)
+	policies := newPrincipalPolicies(file)
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -347,7 +348,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList,
-		OnCall: observer.onCall, CallMeta: observer.callMeta})
+		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ToolAllowed: policies.toolAllowed()})
 	defer p.Close()
 	if reg != nil {
 		if err := registerProxyGauges(reg, p); err != nil {

@@ -126,6 +126,12 @@ type Options struct {
 	// must not keep result.
 	OnToolsList func(cursor string, result json.RawMessage)
 
+	// ToolAllowed, when set, says whether principal may see and call
+	// tool: a tool it may not is left out of its tools/list answers and
+	// its tools/call is answered as an unknown tool, never decided nor
+	// forwarded (see policy.go). Nil allows every tool.
+	ToolAllowed func(principal, tool string) bool
+
 	// OnCall, when set, is told of every tools/call when it arrives (see
 	// observe.go) and returns the call's context (a span's, say) and the
 	// function that gets the call's record once it is answered, exactly

@@ -275,7 +275,11 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 				}
 			}
 		}
-		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: m.Result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
+		result := m.Result
+		if o.method == "tools/list" && m.Error == nil {
+			result = s.p.filterList(s.principal, result)
+		}
+		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
 			s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
 		}
 	case <-ctx.Done():

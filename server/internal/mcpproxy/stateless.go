@@ -289,7 +289,8 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	isJSON := baseType(resp.Header.Get("Content-Type")) == "application/json"
-	if req.Method == "server/discover" || req.Method == "tools/list" && isJSON {
+	filter := req.Method == "tools/list" && p.opts.ToolAllowed != nil
+	if req.Method == "server/discover" || req.Method == "tools/list" && (isJSON || filter) {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
 			p.upstreamFailure(w, ctx, req, err)
@@ -305,6 +306,15 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
 				p.sawList(listCursor(req.Params), res.Result)
 			}
+		}
+		if filter {
+			principal := identity.Principal(r.Context())
+			if isJSON {
+				b = p.filterMessage(principal, b)
+			} else {
+				b = p.filterStream(principal, b)
+			}
+			resp.Header.Del("Content-Length")
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
