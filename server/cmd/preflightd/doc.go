@@ -311,7 +311,10 @@
 // settledUsd, upstream (ok, tool_error, rpc_error, failed; empty when
 // not forwarded), upstreamStatus (the HTTP status of a stateless call's
 // upstream answer), upstreamMs, durationMs, stateless and, for an error
-// answer, error.
+// answer, error. Calls refused at a bound on calls in flight, before
+// their run is known, get at most 20 lines a second; the next line that
+// is written says how many were not (refusalsNotLogged). Metrics count
+// every call.
 //
 // With --metrics-addr the proxy serves, beside the Go runtime's and the
 // process's collectors: preflight_proxy_tool_calls_total{answer,verdict,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/server/internal/identity"
@@ -49,6 +50,37 @@ type proxyObserver struct {
 
 	mu    sync.Mutex
 	spend map[string]*big.Rat // exact settled dollars by label, for the counter
+
+	overload lineLimit // of the lines of calls refused at a bound
+}
+
+// lineLimit lets at most refusalLinesPerSecond lines through each second.
+type lineLimit struct {
+	mu      sync.Mutex
+	second  int64
+	n       int
+	skipped int
+}
+
+// refusalLinesPerSecond bounds the log lines of calls refused at a bound.
+const refusalLinesPerSecond = 20
+
+// allow reports whether a line may be written now and, when it may, how
+// many were not written since the last one.
+func (l *lineLimit) allow(now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := now.Unix(); s != l.second {
+		l.second, l.n = s, 0
+	}
+	if l.n >= refusalLinesPerSecond {
+		l.skipped++
+		return 0, false
+	}
+	l.n++
+	skipped := l.skipped
+	l.skipped = 0
+	return skipped, true
 }
 
 // newProxyObserver returns the observer. reg nil means no metrics;
@@ -173,7 +205,19 @@ func (o *proxyObserver) record(span trace.Span, r mcpproxy.CallRecord) {
 	if r.Error != "" {
 		attrs = append(attrs, "error", clip(r.Error, 512))
 	}
-	o.log.Info("mcp proxy: tools/call", attrs...)
+	logIt := true
+	if r.Answer == mcpproxy.AnswerRefused && r.Run == "" {
+		// Refused at a bound on calls in flight, before its run was
+		// known: under overload these come by the thousand, so their
+		// lines are limited (the metrics count every one).
+		var skipped int
+		if skipped, logIt = o.overload.allow(time.Now()); logIt && skipped > 0 {
+			attrs = append(attrs, "refusalsNotLogged", skipped)
+		}
+	}
+	if logIt {
+		o.log.Info("mcp proxy: tools/call", attrs...)
+	}
 
 	if o.calls != nil {
 		who := o.label(r.Principal)
