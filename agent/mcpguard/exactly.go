@@ -235,12 +235,14 @@ func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte
 				return nil, ctx.Err()
 			}
 			if f.err == nil {
+				noteRepeat(ctx)
 				return f.result, nil
 			}
 			continue // the first failed: what it left decides this one
 		}
 		if c := x.done[digest]; c != nil && time.Now().Before(c.until) {
 			x.mu.Unlock()
+			noteRepeat(ctx)
 			return s.repeat(ctx, c, name)
 		}
 		f := &callFlight{ch: make(chan struct{})}
@@ -340,9 +342,11 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, name string,
 		}
 	}
 	r, ans, err := s.st.s.Start(ctx, name, args)
+	note(ctx, ans)
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):
+		noteNotEvaluated(ctx)
 		b, err := json.Marshal(notEvaluated(pe, name, args, s.st.structured(name)))
 		return b, kindOther, err
 	case err != nil:
@@ -373,7 +377,8 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 	b, ferr := forward(ctx)
 	if ferr != nil {
 		outcome := s.st.failed(name, ferr)
-		_, err := r.Finish(ctx, nil, outcome, ferr)
+		ans, err := r.Finish(ctx, nil, outcome, ferr)
+		note(ctx, ans)
 		if outcome == preflight.OutcomeTerminalFailure && abandoned(ferr) {
 			return nil, kindUnknown, err
 		}
@@ -384,7 +389,8 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 			kept = true
 			return b, kindContinuing, nil
 		}
-		_, err := r.Finish(ctx, b, preflight.OutcomeTransientFailure, nil)
+		ans, err := r.Finish(ctx, b, preflight.OutcomeTransientFailure, nil)
+		note(ctx, ans)
 		return b, kindOther, err
 	}
 	outcome := preflight.OutcomeTransientFailure
@@ -392,7 +398,9 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 	if json.Unmarshal(b, &res) == nil {
 		outcome = Classify(&res, nil)
 	}
-	if _, err := r.Finish(ctx, b, outcome, nil); err != nil {
+	ans, err := r.Finish(ctx, b, outcome, nil)
+	note(ctx, ans)
+	if err != nil {
 		return b, kindOther, err
 	}
 	if outcome == preflight.OutcomeSuccess {

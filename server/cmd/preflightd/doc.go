@@ -267,6 +267,7 @@
 //	--upstream-header NAME=env:VAR        a header for the --upstream server from the environment, or
 //	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
 //	--strict                              configuration problems are errors, not warnings
+//	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
 //
 // Without --principals the proxy serves one anonymous principal and
 // refuses to start on a listen address that is not loopback. With it,
@@ -276,7 +277,14 @@
 // else gets 401 with WWW-Authenticate (resource_metadata pointing at
 // /.well-known/oauth-protected-resource/mcp when JWTs are configured). A
 // session belongs to the principal that opened it. The file's format is
-// in the guide.
+// in the guide. A principal's "policy" there sets its runs' budget
+// (budgetUsdPerRun) and call limit (maxCallsPerRun) in place of the
+// flags', a budget all its runs share over a window (budgetUsd with
+// window, a Go duration), the tools it sees in tools/list and may call
+// (tools; any other is answered as an unknown tool and never forwarded)
+// and prices and TTLs of its own (operations: name, priceUsd,
+// ttlSeconds). Every problem of the file, an unknown member included, is
+// named by its JSON Pointer and stops the start.
 //
 // An upstream's 401 or 403 reaches the client with the same status and
 // WWW-Authenticate and a JSON-RPC error (data.upstreamStatus), not 502:
@@ -289,6 +297,45 @@
 // (a tool of --operations the upstream does not list) and
 // schema_unusable (an upstream inputSchema the guard cannot check; its
 // calls are checked as any object).
+//
+// The operator's view. The proxy's listener answers GET /health (200
+// while the process runs) and GET /ready (503 with {"status":"draining"}
+// once shutdown has begun), both JSON and never authenticated. Every
+// answer carries X-Request-Id: the client's when it is 1 to 128 letters,
+// digits or - _ . : + / =, else a random one. Every HTTP refusal, the
+// go-sdk transport's included, is a JSON-RPC error body. Each tools/call,
+// through either generation, gets one log line "mcp proxy: tools/call"
+// with requestId, principal, run (default, or a digest of the run handle
+// or session), tool, answer (ran, reused, coalesced, withheld, repeat,
+// not_evaluated, refused, error), verdict, reasonCodes, reservedUsd,
+// settledUsd, upstream (ok, tool_error, rpc_error, failed; empty when
+// not forwarded), upstreamStatus (the HTTP status of a stateless call's
+// upstream answer), upstreamMs, durationMs, stateless and, for an error
+// answer, error. Calls refused at a bound on calls in flight, before
+// their run is known, get at most 20 lines a second; the next line that
+// is written says how many were not (refusalsNotLogged). Metrics count
+// every call.
+//
+// With --metrics-addr the proxy serves, beside the Go runtime's and the
+// process's collectors: preflight_proxy_tool_calls_total{answer,verdict,
+// reason} (verdict and first reason code "none" when there is none),
+// preflight_proxy_principal_tool_calls_total{principal,answer},
+// preflight_proxy_upstream_duration_seconds{result},
+// preflight_proxy_spent_usd_total{principal} and
+// preflight_proxy_reserved_usd_total{principal} (summed exactly), and the
+// gauges preflight_proxy_sessions_open and preflight_proxy_scopes_open.
+// A principal label is a name of the --principals file or "anonymous";
+// every other principal (a JWT's subject the file does not list) is
+// "other", so the series stay bounded by the configuration.
+//
+// The same OTEL_* variables as the server's turn on traces: each
+// tools/call is a server span "execute_tool TOOL" (gen_ai.operation.name
+// execute_tool, gen_ai.tool.name, mcp.method.name tools/call,
+// preflight.principal, preflight.run, preflight.decision,
+// preflight.reason_codes, preflight.reserved_usd, preflight.settled_usd,
+// preflight.upstream) in the trace the client sent in params._meta
+// traceparent/tracestate (else in its traceparent header), and the call
+// goes upstream with the span's traceparent in params._meta.
 //
 // A bad value stops the proxy at start: --budget-usd is read by the
 // guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),

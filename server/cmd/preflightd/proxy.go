@@ -23,6 +23,8 @@ import (
 	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const proxyUsage = `usage:
@@ -75,6 +77,7 @@ type proxyOptions struct {
 	allowOrigins []string // normalized
 	calls        callBounds
 	principals   string // the principals file; empty for one anonymous principal on loopback
+	metricsAddr  string // the Prometheus listener; empty for none
 
 	strict          bool           // configuration problems are errors, not warnings
 	forwardAuth     bool           // send the client's Authorization upstream
@@ -154,6 +157,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.strict, "strict", false, "treat configuration problems as errors: a budget no price can bind stops the start; a configured tool the upstream does not list, or an upstream schema the guard cannot use, is logged as an error instead of a warning")
 	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
 	fs.IntVar(&o.calls.perClient, "max-calls-in-flight-per-client", mcpproxy.DefaultMaxCallsInFlightPerClient, "tool calls the sessions of one remote address may have in flight together (`n`); one more is refused at once with a JSON-RPC error")
@@ -222,6 +226,14 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	if o.upstream != "" {
 		o.maxProcesses = 0
 	}
+	if o.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
+			return o, usagef("proxy: --metrics-addr %q is not a host:port address such as 127.0.0.1:9464", o.metricsAddr)
+		}
+		if _, port, _ := net.SplitHostPort(o.listen); o.metricsAddr == o.listen && port != "0" {
+			return o, usagef("proxy: --metrics-addr %q is the proxy's own --listen; give metrics a listener of their own", o.metricsAddr)
+		}
+	}
 	if o.principals == "" && !loopbackListen(o.listen) {
 		return o, usagef("proxy: --listen %s is not a loopback address and no --principals file is given: anyone who reaches the port would be served; give --principals FILE (API keys or JWTs), or listen on 127.0.0.1", o.listen)
 	}
@@ -287,7 +299,45 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 			reportProblem(logger, false, p)
 		}
 	}
+	var file *auth.File
+	var named []string
+	if o.principals != "" {
+		if file, err = auth.Load(o.principals); err != nil {
+			return fmt.Errorf("--principals %w", err)
+		}
+		for name := range file.Principals {
+			named = append(named, name)
+		}
+	}
+	tp, err := startTracing(ctx, getenv, logger)
+	if err != nil {
+		return err
+	}
+	var tracer trace.Tracer
+	if tp != nil {
+		tracer = tp.Tracer(proxyTracerName)
+		defer func() {
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(fctx); err != nil {
+				logger.Warn("traces could not all be flushed", "error", err.Error())
+			}
+		}()
+	}
+	var reg *prometheus.Registry
+	if o.metricsAddr != "" {
+		reg = newMetricsRegistry()
+	}
+	var registerer prometheus.Registerer
+	if reg != nil {
+		registerer = reg
+	}
+	observer, err := newProxyObserver(logger, tracer, registerer, named)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	checker := newListChecker(logger, o.strict, gopts)
+	policies := newPrincipalPolicies(file)
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -297,15 +347,22 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		MaxSessions: o.maxSessions, MaxSessionsPerClient: o.perClient, MaxProcesses: o.maxProcesses,
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
-		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList})
+		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList,
+		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ToolAllowed: policies.toolAllowed()})
 	defer p.Close()
+	if reg != nil {
+		if err := registerProxyGauges(reg, p); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		metrics, err := startMetrics(o.metricsAddr, reg, logger)
+		if err != nil {
+			return err
+		}
+		defer metrics.stop()
+	}
 	var guarded http.Handler = p
 	var authn *auth.Authenticator
-	if o.principals != "" {
-		file, err := auth.Load(o.principals)
-		if err != nil {
-			return fmt.Errorf("--principals %w", err)
-		}
+	if file != nil {
 		if authn, err = auth.New(ctx, file, logger); err != nil {
 			return fmt.Errorf("--principals %s: %w", o.principals, err)
 		}
@@ -318,6 +375,9 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		mux.Handle(auth.MetadataPath+"/", authn.Wrap(p))
 	}
 	mux.Handle("/mcp", guarded)
+	health := proxyHealth(p.Ready)
+	mux.Handle("/health", health)
+	mux.Handle("/ready", health)
 
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {

@@ -64,6 +64,9 @@ type JWT struct {
 type Principal struct {
 	// KeySHA256 are the hex SHA-256 digests of the caller's API keys.
 	KeySHA256 []string `json:"keySha256,omitempty"`
+	// Policy, when set, is what the caller may do (see [Policy]). A JWT's
+	// principal gets the policy of its name here, when it is listed.
+	Policy *Policy `json:"policy,omitempty"`
 
 	keys [][32]byte
 }
@@ -96,6 +99,9 @@ func Load(path string) (*File, error) {
 // Parse decodes and checks a principals file.
 func Parse(data []byte) (*File, error) {
 	var f File
+	if unknown := unknownMembers(data); len(unknown) > 0 {
+		return nil, problemsError(unknown)
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
@@ -157,18 +163,34 @@ func Parse(data []byte) (*File, error) {
 			seen[k] = name
 			p.keys = append(p.keys, k)
 		}
+		if p.Policy != nil {
+			problems = append(problems, p.Policy.check(at+"/policy")...)
+		}
 		f.Principals[name] = p
 	}
 	if f.JWT == nil && len(seen) == 0 {
 		add("no way to authenticate: give keySha256 under a principal, or a jwt section")
 	}
 	if len(problems) > 0 {
-		if len(problems) == 1 {
-			return nil, errors.New("1 problem:\n  " + problems[0])
-		}
-		return nil, fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
+		return nil, problemsError(problems)
 	}
 	return &f, nil
+}
+
+// problemsError lists problems, one a line.
+func problemsError(problems []string) error {
+	if len(problems) == 1 {
+		return errors.New("1 problem:\n  " + problems[0])
+	}
+	return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
+}
+
+// PolicyOf returns the policy of principal, nil when it has none.
+func (f *File) PolicyOf(principal string) *Policy {
+	if f == nil {
+		return nil
+	}
+	return f.Principals[principal].Policy
 }
 
 // pointerEscape escapes a JSON Pointer reference token.

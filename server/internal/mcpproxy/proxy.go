@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/server/internal/identity"
+	"github.com/agentpreflight/preflight/server/internal/reqid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -124,6 +125,23 @@ type Options struct {
 	// upstream sent it, for checks of the configuration against it. It
 	// must not keep result.
 	OnToolsList func(cursor string, result json.RawMessage)
+
+	// ToolAllowed, when set, says whether principal may see and call
+	// tool: a tool it may not is left out of its tools/list answers and
+	// its tools/call is answered as an unknown tool, never decided nor
+	// forwarded (see policy.go). Nil allows every tool.
+	ToolAllowed func(principal, tool string) bool
+
+	// OnCall, when set, is told of every tools/call when it arrives (see
+	// observe.go) and returns the call's context (a span's, say) and the
+	// function that gets the call's record once it is answered, exactly
+	// once. Both run on the call's goroutine and must not block.
+	OnCall func(ctx context.Context, c CallStart) (context.Context, func(CallRecord))
+	// CallMeta, when set, returns members to add to params._meta of a
+	// tools/call forwarded upstream, from the call's context (the one
+	// OnCall returned): W3C trace context, say. The guard sees the call as
+	// the client sent it.
+	CallMeta func(ctx context.Context) map[string]string
 
 	// Credentials, when set, authenticate the proxy's requests to an HTTP
 	// upstream (see [Credentials]); nil sends none.
@@ -329,6 +347,14 @@ const sessionHeader = "Mcp-Session-Id"
 // whose upstream cannot be reached, or ends before it answers, gets 502
 // with a JSON-RPC error carrying the request's id.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every request gets an id, on the answer and for the calls it carries
+	// (the transport hands the request's header along with each message).
+	rid := reqid.New(r.Header.Get(reqid.Header))
+	r.Header.Set(reqid.Header, rid)
+	w.Header().Set(reqid.Header, rid)
+	jw := &jsonErrors{ResponseWriter: w}
+	defer jw.done()
+	w = jw
 	if r.Method != http.MethodGet {
 		// Counted before draining is read, so that Drain, which sets it
 		// first, sees every request that was let through.
@@ -391,18 +417,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serve(w, r)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")
 		}
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet, http.MethodDelete:
-		http.Error(w, "Bad Request: missing "+sessionHeader+" header", http.StatusBadRequest)
+		refuse(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: missing "+sessionHeader+" header")
 		return
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")
 		return
 	}
 	var head struct {
@@ -418,7 +444,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch head.Method {
 	case "initialize":
 	default:
-		http.Error(w, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)", http.StatusBadRequest)
+		refuse(w, http.StatusBadRequest, head.ID, codeInvalidRequest, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)")
 		return
 	}
 	client := clientOf(r)

@@ -149,6 +149,8 @@ func (s *session) fromClient() {
 			switch {
 			case m.Method == "tools/call" && m.IsCall():
 				if refusal := s.admit(); refusal != nil {
+					_, ob := s.p.observe(s.ctx, s.callStart(m, ""))
+					ob.refused(refusal)
 					s.answer(m.ID, nil, refusal)
 					continue
 				}
@@ -273,7 +275,11 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 				}
 			}
 		}
-		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: m.Result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
+		result := m.Result
+		if o.method == "tools/list" && m.Error == nil {
+			result = s.p.filterList(s.principal, result)
+		}
+		if err := s.dc.Write(s.ctx, &jsonrpc.Response{ID: o.client, Result: result, Error: m.Error, Extra: m.Extra}); err != nil && s.ctx.Err() == nil {
 			s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
 		}
 	case <-ctx.Done():
@@ -528,11 +534,19 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	}()
 	sc, refusal := s.scopeOf(req)
 	if refusal != nil {
+		_, ob := s.p.observe(ctx, s.callStart(req, ""))
+		ob.refused(refusal)
 		s.answer(req.ID, nil, refusal)
 		return
 	}
 	sc.busy(1)
 	defer sc.busy(-1)
+	ctx, ob := s.p.observe(ctx, s.callStart(req, runName(sc.key)))
+	if refusal := s.p.policyRefusal(sc, req.Params); refusal != nil {
+		ob.refused(refusal)
+		s.answer(req.ID, nil, refusal)
+		return
+	}
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
 	defer stop()
 	// Params read two ways are refused by CallTool before anything is
@@ -541,7 +555,9 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 		s.listTools(tctx, sc)
 	}
 	result, err := sc.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
-		resp, err := s.roundTrip(ctx, "tools/call", req.Params, req.Extra)
+		since := time.Now()
+		resp, err := s.roundTrip(ctx, "tools/call", s.p.withMeta(ctx, req.Params), req.Extra)
+		ob.upstream(resp, 0, since)
 		if err != nil && s.ctx.Err() != nil {
 			// The session ended under the call (its upstream connection
 			// failed or closed): the server may have run it.
@@ -560,6 +576,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 		return resp.Result, nil
 	})
 	if ctx.Err() != nil {
+		ob.finish(errCancelledAnswer)
 		if s.ctx.Err() == nil {
 			s.answer(req.ID, nil, errCancelledAnswer)
 		}
@@ -568,6 +585,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	if err != nil && errors.Is(context.Cause(tctx), errCallTimeout) {
 		err = s.b.timeoutError("tools/call")
 	}
+	ob.finish(err)
 	s.answer(req.ID, result, err)
 }
 
@@ -681,4 +699,14 @@ func (s *session) toolsChanged() {
 			sc.guard.ToolsChanged()
 		}
 	}
+}
+
+// callStart is what is known of the session's tools/call req when it
+// arrives, in the run named run ("" before it is known).
+func (s *session) callStart(req *jsonrpc.Request, run string) CallStart {
+	var h http.Header
+	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil {
+		h = x.Header
+	}
+	return CallStart{RequestID: requestIDOf(h), Principal: s.principal, Run: run, Tool: toolOf(req.Params), Trace: traceOf(req.Params, h)}
 }

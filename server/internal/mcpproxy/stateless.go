@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/server/internal/identity"
@@ -145,11 +146,19 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 	if req.IsCall() && (req.Method == "tools/call" || req.Method == "tools/list") {
 		handle, e := runHandle(r.Header, req.Params)
 		if e != nil {
+			if req.Method == "tools/call" {
+				_, ob := p.observe(r.Context(), p.statelessStart(r, req, nil))
+				ob.refused(e)
+			}
 			writeRPC(w, http.StatusBadRequest, req.ID, e)
 			return
 		}
 		var refusal *jsonrpc.Error
 		if sc, refusal = p.scopeFor(keyOf(identity.Principal(r.Context()), handle, "")); refusal != nil {
+			if req.Method == "tools/call" {
+				_, ob := p.observe(r.Context(), p.statelessStart(r, req, nil))
+				ob.refused(refusal)
+			}
 			status := http.StatusInternalServerError
 			if refusal.Code == CodeLimit {
 				status = http.StatusServiceUnavailable
@@ -167,6 +176,10 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 	if req.IsCall() {
 		if refusal := p.b.admit(own, peer, "for this run"); refusal != nil {
 			p.b.leave(client, peer)
+			if req.Method == "tools/call" {
+				_, ob := p.observe(r.Context(), p.statelessStart(r, req, sc))
+				ob.refused(refusal)
+			}
 			writeRPC(w, http.StatusOK, req.ID, refusal)
 			return
 		}
@@ -276,7 +289,8 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	isJSON := baseType(resp.Header.Get("Content-Type")) == "application/json"
-	if req.Method == "server/discover" || req.Method == "tools/list" && isJSON {
+	filter := req.Method == "tools/list" && p.opts.ToolAllowed != nil
+	if req.Method == "server/discover" || req.Method == "tools/list" && (isJSON || filter) {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
 			p.upstreamFailure(w, ctx, req, err)
@@ -292,6 +306,15 @@ func (p *Proxy) statelessForward(w http.ResponseWriter, r *http.Request, body []
 				sc.guard.SawToolsList(listCursor(req.Params), res.Result)
 				p.sawList(listCursor(req.Params), res.Result)
 			}
+		}
+		if filter {
+			principal := identity.Principal(r.Context())
+			if isJSON {
+				b = p.filterMessage(principal, b)
+			} else {
+				b = p.filterStream(principal, b)
+			}
+			resp.Header.Del("Content-Length")
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
@@ -392,6 +415,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		defer stop()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		ctx, ob := p.observe(ctx, p.statelessStart(r, req, sc))
 		go func() { // the proxy's close ends it too
 			select {
 			case <-p.ctx.Done():
@@ -402,17 +426,26 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
 			p.statelessList(ctx, r.Header, req.Params, sc)
 		}
+		if refusal := p.policyRefusal(sc, req.Params); refusal != nil {
+			ob.refused(refusal)
+			answered <- answer{nil, refusal, ctx, nil}
+			return
+		}
 		var denied *Denial
 		result, err := sc.guard.CallToolExtra(ctx, req.Params, paramHeaders(r.Header), func(ctx context.Context) (json.RawMessage, error) {
-			resp, err := p.post(ctx, r.Header, body)
+			since := time.Now()
+			resp, err := p.post(ctx, r.Header, p.withMetaBody(ctx, body, req))
 			if err != nil {
+				ob.upstream(nil, 0, since)
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
 			}
 			defer resp.Body.Close()
 			if denied = denialOf(resp); denied != nil {
+				ob.upstream(nil, resp.StatusCode, since)
 				return nil, fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)
 			}
 			res, err := awaitResponse(resp, req.ID, ev.send)
+			ob.upstream(res, resp.StatusCode, since)
 			if err != nil {
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
 			}
@@ -421,6 +454,12 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 			}
 			return res.Result, nil
 		})
+		// Reported before the client has its answer.
+		if e := p.callError(ctx, err); e != nil {
+			ob.finish(e)
+		} else {
+			ob.finish(nil)
+		}
 		answered <- answer{result, err, ctx, denied}
 	}()
 	var a answer
@@ -435,16 +474,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		writeDenial(w, rawID(req.ID), a.denied)
 		return
 	}
-	var e *jsonrpc.Error
-	switch err := a.err; {
-	case err == nil:
-	case errors.Is(context.Cause(a.ctx), errCallTimeout):
-		e = p.b.timeoutError("tools/call")
-	case tooLarge(err, p.b.maxResult):
-		e = p.b.tooLargeError()
-	case !errors.As(err, &e):
-		e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
-	}
+	e := p.callError(a.ctx, a.err)
 	out, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: a.result, Error: e})
 	status := http.StatusOK
 	if e != nil {
@@ -637,4 +667,31 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// callError is the JSON-RPC error a stateless call that ended with err
+// (in ctx) is answered with; nil for nil.
+func (p *Proxy) callError(ctx context.Context, err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(ctx), errCallTimeout):
+		e = p.b.timeoutError("tools/call")
+	case tooLarge(err, p.b.maxResult):
+		e = p.b.tooLargeError()
+	case !errors.As(err, &e):
+		e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
+	}
+	return e
+}
+
+// statelessStart is what is known of a stateless tools/call when it
+// arrives, in scope sc (nil before it is known).
+func (p *Proxy) statelessStart(r *http.Request, req *jsonrpc.Request, sc *scope) CallStart {
+	c := CallStart{RequestID: requestIDOf(r.Header), Principal: identity.Principal(r.Context()), Tool: toolOf(req.Params), Stateless: true,
+		Trace: traceOf(req.Params, r.Header)}
+	if sc != nil {
+		c.Run = runName(sc.key)
+	}
+	return c
 }

@@ -1,0 +1,58 @@
+package mcpguard
+
+import (
+	"context"
+
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/tools"
+)
+
+// CallReport is what the guard did with one call of [Session.CallTool]:
+// filled in when the call's context carries it (see [WithCallReport]),
+// for an operator's log line, metrics and spans. It is written by the
+// goroutine of the call only, before CallTool returns.
+type CallReport struct {
+	// How says whether the call ran, was reused, coalesced or withheld.
+	// It is meaningful only when Decided or Repeat is true.
+	How tools.How
+	// Decided is true when the guard decided the call (Report.Decision is
+	// then set).
+	Decided bool
+	// Repeat is true when the call was answered by the exactly-once
+	// memory: it joined an identical call in flight or got the answer of
+	// one that completed within its idempotency window.
+	Repeat bool
+	// NotEvaluated is true when the arguments could not be evaluated.
+	NotEvaluated bool
+	// Report is the Guard's report: the decision with its reason codes,
+	// and the money reserved and settled when the call ran.
+	Report agent.Report
+}
+
+type callReportKey struct{}
+
+// WithCallReport returns a context whose calls of CallTool fill in r.
+func WithCallReport(ctx context.Context, r *CallReport) context.Context {
+	return context.WithValue(ctx, callReportKey{}, r)
+}
+
+// note fills in the CallReport of ctx, if any, from ans.
+func note(ctx context.Context, ans tools.Answer) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
+		r.How, r.Report, r.Decided = ans.How, ans.Report, ans.Report.Decision != nil
+	}
+}
+
+// noteRepeat marks the CallReport of ctx, if any, as a repeat.
+func noteRepeat(ctx context.Context) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
+		r.Repeat = true
+	}
+}
+
+// noteNotEvaluated marks the CallReport of ctx, if any, as not evaluated.
+func noteNotEvaluated(ctx context.Context) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
+		r.NotEvaluated = true
+	}
+}

@@ -1,0 +1,279 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/server/internal/reqid"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The operator's view of tool calls. Every tools/call the proxy answers,
+// through either protocol generation, is announced to Options.OnCall when
+// it arrives and reported to the function OnCall returned once it is
+// answered: one CallRecord per call, whatever answered it (the upstream,
+// the guard, or a bound of the proxy's). Metrics, log lines and spans are
+// built from it outside this package.
+
+// CallStart is what is known of a tools/call when it arrives.
+type CallStart struct {
+	// RequestID is the id of the HTTP request that carried the call (its
+	// X-Request-Id when sane, else one the proxy made).
+	RequestID string
+	// Principal is the caller (see server/internal/identity).
+	Principal string
+	// Run names the call's run as logs do: "default", or a digest of the
+	// run handle or session (see scopeAttrs). Empty when the call was
+	// refused before its run was known.
+	Run string
+	// Tool is the tool name as the client sent it ("" when unreadable);
+	// it is the client's, so not a bounded set.
+	Tool string
+	// Stateless is true for a request of the 2026-07-28 revision.
+	Stateless bool
+	// Trace is the W3C trace context the client sent with the call
+	// (traceparent and tracestate): from params._meta, as MCP carries it,
+	// else from the HTTP request's headers. Nil when there is none.
+	Trace map[string]string
+}
+
+// How a call was answered, CallRecord.Answer.
+const (
+	AnswerRan          = "ran"           // forwarded upstream
+	AnswerReused       = "reused"        // a saved result of an identical call
+	AnswerCoalesced    = "coalesced"     // joined an identical call in flight
+	AnswerWithheld     = "withheld"      // not run: the guard's decision
+	AnswerRepeat       = "repeat"        // answered by the exactly-once memory
+	AnswerNotEvaluated = "not_evaluated" // arguments that could not be evaluated
+	AnswerRefused      = "refused"       // a bound of the proxy's, or a policy, refused it
+	AnswerError        = "error"         // no answer but an error (cancelled, timeout, guard failure)
+)
+
+// What the upstream did with a forwarded call, CallRecord.Upstream.
+const (
+	UpstreamOK        = "ok"         // a result
+	UpstreamToolError = "tool_error" // a result with isError
+	UpstreamRPCError  = "rpc_error"  // a JSON-RPC error
+	UpstreamFailed    = "failed"     // no answer: unreachable, timeout, cancelled, too large, denied
+)
+
+// CallRecord is what happened to one tools/call.
+type CallRecord struct {
+	CallStart
+	// Answer says how the call was answered (Answer… constants).
+	Answer string
+	// Verdict is preflight's decision (allow, block, …), "" when the call
+	// was not decided.
+	Verdict string
+	// ReasonCodes are the decision's reason codes.
+	ReasonCodes []string
+	// ReservedUSD is what the call held while it ran and SettledUSD what
+	// it was settled with; empty when it did not run.
+	ReservedUSD, SettledUSD string
+	// Upstream is what the upstream did (Upstream… constants), "" when the
+	// call was not forwarded.
+	Upstream string
+	// UpstreamHTTPStatus is the HTTP status of the upstream's answer to a
+	// stateless call, 0 when there was none (or for a session's call).
+	UpstreamHTTPStatus int
+	// UpstreamDuration is how long the upstream took; Duration how long the
+	// whole call took.
+	UpstreamDuration, Duration time.Duration
+	// Error is the JSON-RPC error the client got, "" for a result.
+	Error string
+}
+
+// observed is one call being observed.
+type observed struct {
+	rec    CallRecord
+	start  time.Time
+	end    func(CallRecord)
+	report mcpguard.CallReport
+}
+
+// observe announces a call to Options.OnCall. It returns the call's
+// context (with the guard's report attached) and the observation, whose
+// finish must be called once; both work without OnCall.
+func (p *Proxy) observe(ctx context.Context, c CallStart) (context.Context, *observed) {
+	o := &observed{rec: CallRecord{CallStart: c}, start: time.Now()}
+	if p.opts.OnCall != nil {
+		ctx, o.end = p.opts.OnCall(ctx, c)
+	}
+	return mcpguard.WithCallReport(ctx, &o.report), o
+}
+
+// upstream notes what the upstream did with the call: its answer (nil
+// when none came), its HTTP status (0 when unknown) and since when it was
+// waited for.
+func (o *observed) upstream(res *jsonrpc.Response, status int, since time.Time) {
+	o.rec.UpstreamDuration += time.Since(since)
+	o.rec.UpstreamHTTPStatus = status
+	switch {
+	case res == nil:
+		o.rec.Upstream = UpstreamFailed
+	case res.Error != nil:
+		o.rec.Upstream = UpstreamRPCError
+	default:
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		json.Unmarshal(res.Result, &r)
+		o.rec.Upstream = UpstreamOK
+		if r.IsError {
+			o.rec.Upstream = UpstreamToolError
+		}
+	}
+}
+
+// finish reports the call, answered with err (nil for a result).
+func (o *observed) finish(err error) {
+	if o.end == nil {
+		return
+	}
+	r := &o.rec
+	r.Duration = time.Since(o.start)
+	if err != nil {
+		r.Error = err.Error()
+		if e, ok := err.(*jsonrpc.Error); ok {
+			r.Error = e.Message
+		}
+	}
+	rep := o.report
+	if rep.Report.Decision != nil {
+		r.Verdict = string(rep.Report.Decision.Verdict)
+		for _, c := range rep.Report.Decision.ReasonCodes {
+			r.ReasonCodes = append(r.ReasonCodes, string(c))
+		}
+	}
+	r.ReservedUSD, r.SettledUSD = string(rep.Report.ReservedUSD), string(rep.Report.SettledUSD)
+	if r.Answer == "" {
+		switch {
+		case rep.Repeat:
+			r.Answer = AnswerRepeat
+		case rep.NotEvaluated:
+			r.Answer = AnswerNotEvaluated
+		case r.Upstream != "":
+			r.Answer = AnswerRan
+		case rep.Decided && rep.How == tools.HowReused:
+			r.Answer = AnswerReused
+		case rep.Decided && rep.How == tools.HowCoalesced:
+			r.Answer = AnswerCoalesced
+		case rep.Decided && rep.How == tools.HowWithheld:
+			r.Answer = AnswerWithheld
+		default:
+			r.Answer = AnswerError
+		}
+	}
+	o.end(*r)
+}
+
+// refused reports a call refused before the guard saw it.
+func (o *observed) refused(e *jsonrpc.Error) {
+	o.rec.Answer = AnswerRefused
+	o.finish(e)
+}
+
+// requestIDOf returns the request id the proxy gave the HTTP request of h.
+func requestIDOf(h http.Header) string {
+	if h == nil {
+		return ""
+	}
+	return h.Get(reqid.Header)
+}
+
+// toolOf returns the tool name of tools/call params, "" when unreadable.
+func toolOf(params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	json.Unmarshal(params, &p)
+	return p.Name
+}
+
+// traceOf returns the trace context of a call: traceparent and
+// tracestate from params._meta, else from the headers h.
+func traceOf(params json.RawMessage, h http.Header) map[string]string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	out := map[string]string{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		var v string
+		if json.Unmarshal(p.Meta[k], &v) == nil && v != "" {
+			out[k] = v
+		}
+	}
+	if out["traceparent"] == "" && h != nil {
+		out = map[string]string{}
+		for _, k := range []string{"traceparent", "tracestate"} {
+			if v := h.Get(k); v != "" {
+				out[k] = v
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// runName is the Run of a CallStart for key.
+func runName(k scopeKey) string {
+	if k.run == "" {
+		return "default"
+	}
+	return logID(k.run)
+}
+
+// withMeta returns the params of a tools/call with the members of
+// Options.CallMeta (trace context, say) added to params._meta, for the
+// request forwarded upstream; params as they came when there are none or
+// they cannot be read as an object.
+func (p *Proxy) withMeta(ctx context.Context, params json.RawMessage) json.RawMessage {
+	if p.opts.CallMeta == nil {
+		return params
+	}
+	add := p.opts.CallMeta(ctx)
+	if len(add) == 0 {
+		return params
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(params, &obj) != nil || obj == nil {
+		return params
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := obj["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return params
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	for k, v := range add {
+		meta[k] = mustJSON(v)
+	}
+	obj["_meta"] = mustJSON(meta)
+	return mustJSON(obj)
+}
+
+// withMetaBody is withMeta for the JSON-RPC request body of a stateless
+// call: body as it came when nothing is added.
+func (p *Proxy) withMetaBody(ctx context.Context, body []byte, req *jsonrpc.Request) []byte {
+	params := p.withMeta(ctx, req.Params)
+	if string(params) == string(req.Params) {
+		return body
+	}
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: req.ID, Method: req.Method, Params: params})
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// Ready reports whether the proxy takes requests: false once Drain has
+// begun.
+func (p *Proxy) Ready() bool { return !p.draining.Load() }
