@@ -80,6 +80,17 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		estimate = decimal.Dec{} // Decide rejects such estimates below
 	}
 
+	// The fingerprint comes from the call alone: a first decision without
+	// history or money names the history entries to read, and reports a
+	// malformed request without touching the store.
+	pre := req
+	g.fill(&pre, LedgerState{})
+	first, err := g.catalog.Decide(&pre)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	fp := first.RequestFingerprint
+
 	// Deciding and reserving are one step per Guard; a call waiting behind
 	// another one that is stuck on a slow store keeps its own deadline.
 	if err := g.mu.lockCtx(ctx); err != nil {
@@ -90,7 +101,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// A reservation refused by a store shared with other processes means
 	// they spent in the meantime: decide again on the fresh balance.
 	for attempt := 1; ; attempt++ {
-		st, err := g.state(ctx)
+		st, err := g.state(ctx, fp)
 		if err != nil {
 			return nil, Report{}, err
 		}
@@ -166,7 +177,9 @@ func (p *Permit) Release() {
 	}
 	p.done = true
 	// An error leaves the hold to its lease.
-	_ = p.g.store.Release(context.Background(), p.id)
+	ctx, cancel := context.WithTimeout(context.Background(), p.g.timeout)
+	_ = p.g.store.Release(ctx, p.id)
+	cancel()
 	p.g.mu.Lock()
 	p.g.land(p, Completion{}, nil, false)
 	p.g.mu.Unlock()
@@ -247,9 +260,20 @@ func (p *Permit) End(res Completion, callErr error) (Report, error) {
 	return rep, callErr
 }
 
-// run calls call and ends the permit; a panic in call releases it.
+// run calls call and ends the permit. A panic in call settles the
+// permit at its estimate, recording nothing: the tool may have reached its
+// provider before it panicked.
 func (p *Permit) run(ctx context.Context, call CallFunc) (Report, error) {
-	defer p.Release() // a no-op after End; frees the reservation on a panic
+	defer func() {
+		if p.done {
+			return
+		}
+		p.done = true
+		_ = p.g.settle(p, p.estimate, nil, &Report{})
+		p.g.mu.Lock()
+		p.g.land(p, Completion{}, nil, false)
+		p.g.mu.Unlock()
+	}()
 	res, err := call(ctx)
 	return p.End(res, err)
 }

@@ -22,13 +22,16 @@ var ErrStoreUnavailable = errors.New("ledger store unavailable")
 // with other processes refused a reservation the decision allowed.
 const maxReserveAttempts = 3
 
-// state reads the balance from the Guard's store and the history from the
-// ledger's (one read when they are the same store). The caller holds g.mu.
-func (g *Guard) state(ctx context.Context) (LedgerState, error) {
-	st, err := g.store.State(ctx)
+// state reads the balance from the Guard's store and the history entries
+// of fingerprint fp from the ledger's (one read when they are the same
+// store), within the Guard's StoreTimeout. The caller holds g.mu.
+func (g *Guard) state(ctx context.Context, fp string) (LedgerState, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	st, err := g.store.StateOf(ctx, fp)
 	if err == nil && g.ledger.store != g.store {
 		var h LedgerState
-		h, err = g.ledger.store.State(ctx)
+		h, err = g.ledger.store.StateOf(ctx, fp)
 		st.History, st.Now = h.History, h.Now
 	}
 	if err != nil {
@@ -71,10 +74,13 @@ func (g *Guard) reserve(ctx context.Context, req preflight.ToolCallRequest, rep 
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	id := hex.EncodeToString(raw[:])
-	r := Reservation{ID: id, AmountUSD: formatUSD(estimate), MaxCalls: g.maxCalls, Lease: g.lease}
+	// Started: the permit's call runs as soon as Begin returns it.
+	r := Reservation{ID: id, AmountUSD: formatUSD(estimate), MaxCalls: g.maxCalls, Lease: g.lease, Started: true}
 	if g.budget != nil {
 		r.LimitUSD = formatUSD(*g.budget)
 	}
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
 	ok, _, err := g.store.Reserve(ctx, r)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent: call not made: %s USD could not be reserved (%w): %w", r.AmountUSD, ErrStoreUnavailable, err)
@@ -101,12 +107,17 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 			record = nil
 		}
 	}
-	s, err := g.store.Settle(context.Background(), p.id, formatUSD(cost), record)
+	ctx, cancel := context.WithTimeout(context.Background(), g.settleFor)
+	defer cancel()
+	s, err := g.store.Settle(ctx, p.id, formatUSD(cost), record)
 	if err != nil {
 		return errors.Join(recErr, fmt.Errorf("agent: the call ran, but its cost of %s USD could not be settled: %w", formatUSD(cost), err))
 	}
 	rep.SettledUSD = formatUSD(cost)
-	rep.LateSettlement = s.Late
+	if s.Duplicate && s.CostUSD != "" {
+		rep.SettledUSD = s.CostUSD
+	}
+	rep.LateSettlement, rep.DuplicateSettlement = s.Late, s.Duplicate
 	rep.Recorded = entry != nil && recErr == nil
 	return recErr
 }

@@ -421,3 +421,17 @@ func isScriptError(err error) bool {
 }
 
 func agentOutcome(s string) preflight.Outcome { return preflight.Outcome(s) }
+
+// StateOf returns the scope's state with the history entries of
+// fingerprint only.
+func (s *Store) StateOf(ctx context.Context, fingerprint string) (agent.LedgerState, error) {
+	st, err := s.State(ctx)
+	h := st.History[:0]
+	for _, e := range st.History {
+		if e.Fingerprint == fingerprint {
+			h = append(h, e)
+		}
+	}
+	st.History = h
+	return st, err
+}
