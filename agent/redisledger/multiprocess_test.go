@@ -109,10 +109,7 @@ func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string
 			t.Errorf("OVERSHOOT: the workers' calls cost %s > budget %s", ran.FloatString(18), budget)
 		}
 	}
-	settled, err := c.ZCard(ctx, s.keys[3]).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, settled := rawMoney(t, c, s)
 	lost := len(f.Ran) - int(settled)
 	switch {
 	case !mayLose && spent.Cmp(ran) != 0:
