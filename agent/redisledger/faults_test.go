@@ -76,6 +76,7 @@ type load struct {
 	deferred    atomic.Int64
 	other       []string
 	firstErr    error
+	firstLost   error
 }
 
 func (l *load) run(t *testing.T, g *agent.Guard, goroutines int, stop <-chan struct{}) *sync.WaitGroup {
@@ -107,6 +108,9 @@ func (l *load) run(t *testing.T, g *agent.Guard, goroutines int, stop <-chan str
 					l.failedClose.Add(1)
 					if errors.Is(err, agent.ErrStoreStateLost) {
 						l.stateLost.Add(1)
+						if l.firstLost == nil {
+							l.firstLost = err
+						}
 					}
 					if l.firstErr == nil {
 						l.firstErr = err

@@ -323,7 +323,7 @@ func scriptError(err error) error {
 	}
 	switch msg := err.Error(); {
 	case strings.Contains(msg, "redisledger: state lost:"):
-		return fmt.Errorf("%w: %s", agent.ErrStoreStateLost, msg[strings.Index(msg, "redisledger: state lost:"):])
+		return fmt.Errorf("%w: %s", agent.ErrStoreStateLost, msg[strings.Index(msg, "redisledger: state lost:")+len("redisledger: state lost: "):])
 	case strings.Contains(msg, "redisledger: reservation ended:"):
 		return fmt.Errorf("%w: %s", agent.ErrReservationEnded, msg)
 	}
