@@ -231,18 +231,28 @@ END $$;
 -- preflight_state returns the balance and the store's clock, then, one row
 -- each, the entries of fingerprint fp (every entry when all), oldest
 -- first. The first row carries the balance; it has no entry when there is
--- none.
+-- none. It only reads (no lock, nothing to commit): holds whose lease
+-- expired are counted as the next writer will reap them.
 CREATE OR REPLACE FUNCTION preflight_state(s text, fp_want text, all_entries boolean, keep_ms bigint)
 RETURNS TABLE (spent numeric, held numeric, calls bigint, now_ms bigint,
 	call_id text, fp text, outcome text, ref text, goal text, at_ms bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 DECLARE
 	r preflight_scopes;
-	t bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+	t timestamptz := clock_timestamp();
+	gone_held numeric;
+	gone_spent numeric;
 BEGIN
-	r := preflight_open(s, keep_ms);
-	RETURN QUERY SELECT r.spent, r.held, r.calls, t, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::bigint;
+	SELECT * INTO r FROM preflight_scopes WHERE scope = s;
+	IF NOT FOUND THEN
+		r.spent := 0; r.held := 0; r.calls := 0;
+	END IF;
+	SELECT coalesce(sum(h.amount), 0), coalesce(sum(h.amount) FILTER (WHERE h.started), 0)
+	INTO gone_held, gone_spent
+	FROM preflight_holds h WHERE h.scope = s AND h.expires <= t;
+	RETURN QUERY SELECT r.spent + gone_spent, r.held - gone_held, r.calls,
+		(extract(epoch FROM t) * 1000)::bigint, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::bigint;
 	RETURN QUERY SELECT NULL::numeric, NULL::numeric, NULL::bigint, NULL::bigint,
 		e.call_id, e.fp, e.outcome, e.ref, e.goal, (extract(epoch FROM e.at) * 1000)::bigint
 	FROM preflight_entries e
