@@ -4,52 +4,60 @@
 //
 // Build the client with ContextTimeoutEnabled set (redis.UniversalOptions,
 // redis.Options or redis.ClusterOptions): without it go-redis ignores
-// context deadlines and waits on a slow Redis for its ReadTimeout (3 s by
-// default), so neither a call's deadline nor the lease renewer's is kept.
+// context deadlines, and New refuses it.
+//
+// # Required configuration
+//
+// Redis must keep what it acknowledged: appendonly yes (appendfsync
+// always, so that a crash of redis-server loses nothing acknowledged;
+// everysec can lose about the last second), and no eviction (maxmemory 0,
+// or maxmemory-policy noeviction). New reads the configuration with
+// CONFIG GET (on every primary of a Cluster) and refuses any other with
+// an error wrapping ErrUnsafeServer, unless Options.AllowUnsafeServer.
+//
+// # State loss
+//
+// A scope is three keys: a hash with its money, holds, ended reservation
+// ids and history, and two sorted sets (lease expiries, ended ids by
+// age), each carrying a sentinel member from the scope's creation. The
+// hash carries the scope's epoch (an id chosen by the worker that created
+// it) and a version counted up by every write. Every worker carries the
+// epoch and the highest version it has seen into every script, which
+// fails with an error wrapping agent.ErrStoreStateLost (itself wrapping
+// agent.ErrStoreUnavailable: the Guard fails closed) when the hash is
+// gone, has another epoch, has a lower version (a restart from an older
+// snapshot or an AOF that missed writes), or a sorted set lost its
+// sentinel. The script then marks the scope lost, so every worker,
+// including one that never saw it, fails closed too, until the keys
+// expire (Options.IdleTTL) or an operator deletes them with every worker
+// stopped. A loss is never a fresh budget for a worker that had used the
+// scope. It can go unseen only when no live worker saw a write it lost
+// (every worker that did has died) and the whole scope vanished: a new
+// worker then starts it afresh.
 //
 // # Overshoot
 //
 // A call runs only after Redis has atomically reserved its estimate
 // against the budget, so the estimates of the calls that run never add up
-// past it. Spending can still pass the budget in three ways, each bounded:
+// past it. The Guard's reservations are started (agent.Reservation): when
+// a lease expires because the worker died, stalled or lost Redis for a
+// whole lease, the hold is charged at its estimate, never given to
+// another call; a settlement that comes later replaces the charge by the
+// cost (agent.Report.LateSettlement). Spending can pass the budget in two
+// ways, each bounded:
 //
 //   - A tool that reports a cost (agent.Completion.CostUSD) above its estimate
-//     adds the difference. The overshoot is at most the sum of those
-//     differences over the calls in flight when the last call was
-//     reserved; estimate each call's worst case to avoid it.
-//   - A hold lapses when no renewal has reached Redis for a whole lease:
-//     its money is given back and another worker can spend it while the
-//     call runs; the call's cost is counted anyway when it settles
-//     (agent.Report.LateSettlement). The overshoot is at most the costs of
-//     the calls whose holds lapsed. Renewals go every third of the lease
-//     and are tried again 0.1 s after one fails or gets no answer within
-//     that third (with ContextTimeoutEnabled), so an interruption between
-//     a worker and Redis (Redis stalled, restarting or failing over, a
-//     network partition, the worker paused) shorter than a third of the
-//     lease never lapses a hold, and one that lasts the whole lease always
-//     does: choose Options.Lease at least three times the longest
-//     interruption to ride out.
-//   - With Options.IdleTTL set, the scope's keys expire when nothing has
-//     written to it for IdleTTL: then its spending, holds, call count and
-//     history are gone, and spending restarts from zero. Renewals are
-//     writes, so this happens while calls are in flight only when every
-//     worker with a call in flight has been cut off from Redis (or Redis
-//     stalled) for longer than IdleTTL and no other worker wrote
-//     meanwhile; IdleTTL is at least the lease (New refuses a shorter
-//     one), so those calls' holds had lapsed too (the second way). The
-//     workers can then spend a whole budget again, and the calls in flight
-//     settle into the emptied scope: on top of the second way, the
-//     overshoot is at most what was spent before the keys expired (itself
-//     at most the budget plus the other two overshoots), once per
-//     expiry. An interruption too short to lapse a
-//     hold never expires the keys; leave IdleTTL zero, or well above the
-//     longest interruption, to rule this out.
+//     adds the difference: at most the sum of those differences over the
+//     calls in flight when the last call was reserved.
+//   - On a failover (Sentinel or Cluster), asynchronous replication can
+//     lose writes the old primary acknowledged. A worker whose watermark
+//     is past the new primary's version fails closed; settlements lost
+//     otherwise pass the budget by at most their costs.
 //
-// A cost whose settlement still fails after Options.SettleTimeout is not
-// counted at all (see [Store.Settle]). And Redis replicates
-// asynchronously: a failover can lose settlements the old primary had
-// acknowledged but not yet sent to its replica (the replication lag's
-// worth), and spending can then pass the budget by at most their costs.
+// Counting errs the other way in two cases: a worker that dies between
+// Begin and its tool is charged the estimate, and a call whose settlement
+// fails for Options.SettleTimeout is counted at its estimate (its hold is
+// charged at lease expiry) instead of its cost.
 package redisledger
 
 import (
