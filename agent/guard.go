@@ -198,6 +198,13 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 //
 // # Started calls are spent
 //
+// The Guard reserves a call's estimate before it decides, in one step with
+// the read of the balance and of the history of the call's fingerprint
+// ([LedgerStore.ReserveOf]), and withdraws the reservation
+// ([LedgerStore.Cancel]) when the decision is not to run: a call that
+// runs costs two trips to a remote store, the reservation and the
+// settlement.
+//
 // A call's reservation is started (Reservation.Started): on a store shared
 // by processes, a worker that dies or stalls while its call runs leaves
 // its estimate charged when the lease expires, never free for another

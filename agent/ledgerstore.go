@@ -61,6 +61,18 @@ type LedgerStore interface {
 	// an error wrapping [ErrReservationEnded]. A refused reservation
 	// leaves no trace: its retry is decided again on the balance then.
 	Reserve(ctx context.Context, r Reservation) (ok bool, b Balance, err error)
+	// ReserveOf is Reserve followed, in the same step, by what
+	// StateOf(ctx, fingerprint) would read: the balance after the step,
+	// the store's clock and the entries of fingerprint. A Guard reserves
+	// a call's estimate this way before it decides, so that a call that
+	// runs costs two trips to a remote store (ReserveOf and Settle), and
+	// cancels the reservation when the decision is not to run.
+	ReserveOf(ctx context.Context, r Reservation, fingerprint string) (ok bool, st LedgerState, err error)
+	// Cancel withdraws reservation id, made before its caller decided and
+	// not used: its hold is freed, its call no longer counts against
+	// MaxCalls, and what a lapsed started hold was charged is given back.
+	// Cancelling an id not held, or already ended, does nothing.
+	Cancel(ctx context.Context, id string) error
 	// Settle ends reservation id: its hold is freed and costUSD counted as
 	// spent. When record is non-nil it is appended to the history in the
 	// same step. Settling an id whose lease expired still counts costUSD
@@ -240,9 +252,14 @@ func (m *memoryLedgerStore) StateOf(_ context.Context, fingerprint string) (Ledg
 // state returns the state with the entries of fingerprint fp, or all of
 // them when fp is nil.
 func (m *memoryLedgerStore) state(fp *string) LedgerState {
-	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.stateLocked(fp)
+}
+
+// stateLocked is state; the caller holds m.mu.
+func (m *memoryLedgerStore) stateLocked(fp *string) LedgerState {
+	now := m.now()
 	h := make([]StoredEntry, 0, len(m.entries))
 	for i, e := range m.entries {
 		if fp == nil || e.Fingerprint == *fp {
@@ -258,37 +275,66 @@ func (m *memoryLedgerStore) balance() Balance {
 }
 
 func (m *memoryLedgerStore) Reserve(_ context.Context, r Reservation) (bool, Balance, error) {
+	var b Balance
+	ok, err := m.reserveLocked(r, func() { b = m.balance() })
+	return ok, b, err
+}
+
+func (m *memoryLedgerStore) ReserveOf(_ context.Context, r Reservation, fingerprint string) (bool, LedgerState, error) {
+	var st LedgerState
+	ok, err := m.reserveLocked(r, func() { st = m.stateLocked(&fingerprint) })
+	return ok, st, err
+}
+
+func (m *memoryLedgerStore) Cancel(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if amount, ok := m.holds[id]; ok {
+		m.held = decimal.Sub(m.held, amount)
+		m.calls--
+		delete(m.holds, id)
+		m.end(id, ended{})
+	}
+	return nil
+}
+
+// reserveLocked does the work of Reserve and calls read, under m.mu,
+// after the step (also when it refuses, not when it fails).
+func (m *memoryLedgerStore) reserveLocked(r Reservation, read func()) (bool, error) {
 	amount, err := parseUSD(r.AmountUSD)
 	if err != nil || amount.Sign() < 0 {
-		return false, Balance{}, fmt.Errorf("agent: reservation amount %q must be a non-negative decimal", string(r.AmountUSD))
+		return false, fmt.Errorf("agent: reservation amount %q must be a non-negative decimal", string(r.AmountUSD))
 	}
 	var limit *decimal.Dec
 	if r.LimitUSD != "" {
 		l, err := parseUSD(r.LimitUSD)
 		if err != nil {
-			return false, Balance{}, fmt.Errorf("agent: reservation limit %q must be a decimal", string(r.LimitUSD))
+			return false, fmt.Errorf("agent: reservation limit %q must be a decimal", string(r.LimitUSD))
 		}
 		limit = &l
 	}
 	if r.ID == "" {
-		return false, Balance{}, errors.New("agent: reservation without an id")
+		return false, errors.New("agent: reservation without an id")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, held := m.holds[r.ID]; held {
-		return true, m.balance(), nil
+		read()
+		return true, nil
 	}
 	if _, done := m.ended[r.ID]; done {
-		return false, m.balance(), fmt.Errorf("%w: %q", ErrReservationEnded, r.ID)
+		return false, fmt.Errorf("%w: %q", ErrReservationEnded, r.ID)
 	}
 	if amount.Sign() > 0 && limit != nil && decimal.Cmp(decimal.Add(decimal.Add(m.spent, m.held), amount), *limit) > 0 ||
 		r.MaxCalls > 0 && m.calls+1 > r.MaxCalls {
-		return false, m.balance(), nil
+		read()
+		return false, nil
 	}
 	m.held = decimal.Add(m.held, amount)
 	m.calls++
 	m.holds[r.ID] = amount
-	return true, m.balance(), nil
+	read()
+	return true, nil
 }
 
 func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error) {

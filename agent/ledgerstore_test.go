@@ -61,8 +61,8 @@ func jsonNumber(s string) json.Number { return json.Number(s) }
 // side alone.)
 type downStore struct{ LedgerStore }
 
-func (downStore) StateOf(context.Context, string) (LedgerState, error) {
-	return LedgerState{}, errors.New("connection refused")
+func (downStore) ReserveOf(context.Context, Reservation, string) (bool, LedgerState, error) {
+	return false, LedgerState{}, errors.New("connection refused")
 }
 
 func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
@@ -103,19 +103,19 @@ type stuckStore struct {
 	release chan struct{}
 }
 
-func (s stuckStore) StateOf(ctx context.Context, fp string) (LedgerState, error) {
+func (s stuckStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
 	s.entered <- struct{}{}
 	<-s.release
-	return s.LedgerStore.StateOf(ctx, fp)
+	return s.LedgerStore.ReserveOf(ctx, r, fp)
 }
 
 // silentStore never answers a read or a reservation: it waits until the
 // context it was given ends.
 type silentStore struct{ LedgerStore }
 
-func (silentStore) StateOf(ctx context.Context, _ string) (LedgerState, error) {
+func (silentStore) ReserveOf(ctx context.Context, _ Reservation, _ string) (bool, LedgerState, error) {
 	<-ctx.Done()
-	return LedgerState{}, ctx.Err()
+	return false, LedgerState{}, ctx.Err()
 }
 
 // TestGuardStoreTimeout: with no deadline of the caller's, a store that

@@ -98,17 +98,29 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	}
 	defer g.mu.Unlock()
 	callerReserved := req.Budget.ReservedUSD
-	// A reservation refused by a store shared with other processes means
-	// they spent in the meantime: decide again on the fresh balance.
+	// The estimate is reserved before the decision, in the same trip to
+	// the store as the read of the balance and history, and withdrawn
+	// when the decision is not to run. A reservation refused by a store
+	// shared with other processes means they spent in the meantime:
+	// decide again on the fresh balance.
 	for attempt := 1; ; attempt++ {
-		st, err := g.state(ctx, fp)
+		id, held, st, err := g.reserveOf(ctx, fp, estimate)
 		if err != nil {
 			return nil, Report{}, err
+		}
+		// keep reports whether the reservation is used; a reservation not
+		// used is withdrawn.
+		keep := false
+		withdraw := func() {
+			if held && !keep {
+				g.cancel(id)
+			}
 		}
 		req.Budget.ReservedUSD = callerReserved
 		g.fill(&req, st)
 		dec, err := g.catalog.Decide(&req)
 		if err != nil {
+			withdraw()
 			return nil, Report{}, err
 		}
 		bal := st.Balance
@@ -133,6 +145,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			run = !rep.OverBudget
 		}
 		if !run {
+			withdraw()
 			return nil, rep, nil
 		}
 		shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
@@ -143,23 +156,24 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		if shareable {
 			if f := g.flights[dec.RequestFingerprint]; f != nil {
 				rep.InFlight = f
+				withdraw()
 				return nil, rep, nil
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			withdraw()
 			return nil, rep, err
 		}
-		p, ok, err := g.reserve(ctx, req, rep, estimate)
-		if err != nil {
-			return nil, rep, err
-		}
-		if !ok {
+		if !held {
 			if attempt < maxReserveAttempts {
 				continue
 			}
 			rep.OverBudget = true
 			return nil, rep, nil
 		}
+		keep = true
+		rep.ReservedUSD = formatUSD(estimate)
+		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id}
 		if shareable {
 			p.flight = &Flight{done: make(chan struct{})}
 			g.flights[dec.RequestFingerprint] = p.flight

@@ -29,7 +29,9 @@ import (
 // cost once (a repeat is a Duplicate reporting the first settlement, a
 // reservation no longer held is Late and still counted) and may record an
 // entry in the same step, Release frees a hold without spending but the
-// call still counts, and StateOf returns the entries of one fingerprint.
+// call still counts, Cancel withdraws a hold and its call, StateOf
+// returns the entries of one fingerprint and ReserveOf reserves and reads
+// them in one step.
 // Every broken promise fails t.
 //
 // newStore must return a new, empty store of a scope of its own on every
@@ -60,6 +62,8 @@ func TestLedgerStore(t *testing.T, newStore func(t *testing.T) agent.LedgerStore
 		{"a reserve of an ended id is refused", ledgerEndedReserve},
 		{"a repeated settle reports the first", ledgerRepeatedSettle},
 		{"parallel retries of one settle count once", ledgerParallelSettle},
+		{"reserve-of reads one fingerprint in the same step", ledgerReserveOf},
+		{"cancel withdraws the call", ledgerCancel},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, newStore(t)) })
 	}
@@ -510,6 +514,50 @@ func ledgerParallelSettle(t *testing.T, st agent.LedgerStore) {
 		t.Errorf("16 parallel copies of one Settle: %d first, %d duplicates; want 1 and 15", n[false], n[true])
 	}
 	wantBalance(t, "after parallel copies of one Settle", state(t, st).Balance, "0.35", "0", 1)
+}
+
+func ledgerReserveOf(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	mine := agent.Entry{ToolCallID: "m", Fingerprint: fingerprint(5), Outcome: preflight.OutcomeTerminalFailure}
+	for _, e := range []agent.Entry{mine, {ToolCallID: "o", Fingerprint: fingerprint(6), Outcome: preflight.OutcomeTerminalFailure}} {
+		if err := st.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, s, err := st.ReserveOf(ctx, agent.Reservation{ID: newID(), AmountUSD: "0.70", LimitUSD: "1", Started: true}, fingerprint(5))
+	if err != nil || !ok {
+		t.Fatalf("ReserveOf of 0.70 of 1: %v, %v", ok, err)
+	}
+	wantBalance(t, "ReserveOf, held", s.Balance, "0", "0.7", 1)
+	if len(s.History) != 1 || s.History[0].Entry != mine || s.Now.IsZero() {
+		t.Errorf("ReserveOf read %+v at %v, want the one entry of its fingerprint and the store's clock", s.History, s.Now)
+	}
+	ok, s, err = st.ReserveOf(ctx, agent.Reservation{ID: newID(), AmountUSD: "0.70", LimitUSD: "1", Started: true}, fingerprint(5))
+	if err != nil || ok {
+		t.Fatalf("ReserveOf of 0.70 more: %v, %v; want refused", ok, err)
+	}
+	wantBalance(t, "ReserveOf, refused", s.Balance, "0", "0.7", 1)
+	if len(s.History) != 1 {
+		t.Errorf("a refused ReserveOf read %d entries, want the state all the same (1 entry)", len(s.History))
+	}
+}
+
+func ledgerCancel(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	id := newID()
+	reserve(t, st, agent.Reservation{ID: id, AmountUSD: "0.60", LimitUSD: "1", MaxCalls: 1, Started: true})
+	for range 2 {
+		if err := st.Cancel(ctx, id); err != nil {
+			t.Fatalf("Cancel: %v", err)
+		}
+	}
+	wantBalance(t, "after Cancel (twice)", state(t, st).Balance, "0", "0", 0)
+	if ok, _ := reserve(t, st, agent.Reservation{ID: newID(), AmountUSD: "1", LimitUSD: "1", MaxCalls: 1, Started: true}); !ok {
+		t.Error("after Cancel, the whole budget and the one call of MaxCalls 1 were not free")
+	}
+	if ok, _, err := st.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0"}); ok || !errors.Is(err, agent.ErrReservationEnded) {
+		t.Errorf("Reserve of a cancelled id: %v, %v; want agent.ErrReservationEnded", ok, err)
+	}
 }
 
 // TestResultStore checks that the stores newStore returns keep the

@@ -206,6 +206,28 @@ BEGIN
 	END IF;
 END $$;
 
+CREATE OR REPLACE FUNCTION preflight_cancel(s text, rid text, keep_ms bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+	r preflight_scopes;
+	h preflight_holds;
+	d preflight_ended;
+BEGIN
+	r := preflight_open(s, keep_ms);
+	DELETE FROM preflight_holds WHERE scope = s AND id = rid RETURNING * INTO h;
+	IF FOUND THEN
+		UPDATE preflight_scopes SET held = held - h.amount, calls = calls - 1 WHERE scope = s;
+		INSERT INTO preflight_ended VALUES (s, rid, 3, 0, '', clock_timestamp()) ON CONFLICT DO NOTHING;
+		RETURN;
+	END IF;
+	SELECT * INTO d FROM preflight_ended WHERE scope = s AND id = rid;
+	IF FOUND AND d.state = 4 THEN
+		UPDATE preflight_scopes SET spent = spent - d.cost, calls = calls - 1 WHERE scope = s;
+		UPDATE preflight_ended SET state = 3, cost = 0 WHERE scope = s AND id = rid;
+	END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION preflight_renew(s text, ids text[], lease_ms bigint, keep_ms bigint) RETURNS bigint
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column

@@ -290,20 +290,38 @@ func (s *Store) state(ctx context.Context, fp string, all bool) (agent.LedgerSta
 // broke, the deadline passed), the hold may have been committed: Reserve
 // releases it in the background.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
+	ok, st, err := s.reserve(ctx, r, "")
+	return ok, st.Balance, err
+}
+
+// ReserveOf is Reserve, reading in the same statement the balance, the
+// server's clock and the history entries of fingerprint: one round trip.
+func (s *Store) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
+	return s.reserve(ctx, r, fingerprint)
+}
+
+const reserveSQL = `SELECT r.ok, r.spent::text, r.held::text, r.calls, (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+	e.call_id, e.fp, e.outcome, e.ref, e.goal, (extract(epoch FROM e.at) * 1000)::bigint
+FROM preflight_reserve($1, $2, $3::numeric, $4::numeric, $5, $6, $7, $8) r
+LEFT JOIN LATERAL (SELECT * FROM preflight_entries WHERE scope = $1 AND fp = $9) e ON true
+ORDER BY e.seq`
+
+func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bool, agent.LedgerState, error) {
+	var st agent.LedgerState
 	amt, err := amount(r.AmountUSD, "reservation amount")
 	if err != nil {
-		return false, agent.Balance{}, err
+		return false, st, err
 	}
 	var limit *string
 	if r.LimitUSD != "" {
 		l, err := amount(r.LimitUSD, "reservation limit")
 		if err != nil {
-			return false, agent.Balance{}, err
+			return false, st, err
 		}
 		limit = &l
 	}
 	if r.ID == "" {
-		return false, agent.Balance{}, errors.New("pgledger: reservation without an id")
+		return false, st, errors.New("pgledger: reservation without an id")
 	}
 	lease := r.Lease
 	if lease <= 0 {
@@ -312,25 +330,70 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	s.hold(r.ID, lease)
-	var ok int
-	var spent, held string
-	var calls int64
-	err = s.db.QueryRow(ctx, "SELECT ok, spent::text, held::text, calls FROM preflight_reserve($1, $2, $3::numeric, $4::numeric, $5, $6, $7, $8)",
-		s.scope, r.ID, amt, limit, r.MaxCalls, ms(lease), r.Started, ms(s.keep)).Scan(&ok, &spent, &held, &calls)
+	ok, err := s.reserveQuery(ctx, &st, r, amt, limit, lease, fp)
 	if err != nil {
 		s.unhold(r.ID)
 		if !isServerError(err) {
 			go s.releaseLost(r.ID)
 		}
-		return false, agent.Balance{}, fmt.Errorf("pgledger: reserve: %w", err)
+		return false, agent.LedgerState{}, fmt.Errorf("pgledger: reserve: %w", err)
 	}
 	if ok != 1 {
 		s.unhold(r.ID)
 	}
 	if ok < 0 {
-		return false, balance(spent, held, calls), fmt.Errorf("%w: %q", agent.ErrReservationEnded, r.ID)
+		return false, st, fmt.Errorf("%w: %q", agent.ErrReservationEnded, r.ID)
 	}
-	return ok == 1, balance(spent, held, calls), nil
+	return ok == 1, st, nil
+}
+
+func (s *Store) reserveQuery(ctx context.Context, st *agent.LedgerState, r agent.Reservation, amt string, limit *string, lease time.Duration, fp string) (int, error) {
+	rows, err := s.db.Query(ctx, reserveSQL, s.scope, r.ID, amt, limit, r.MaxCalls, ms(lease), r.Started, ms(s.keep), fp)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	ok, first := 0, true
+	for rows.Next() {
+		var spent, held string
+		var calls, now int64
+		var id, efp, outcome, ref, goal *string
+		var at *int64
+		if err := rows.Scan(&ok, &spent, &held, &calls, &now, &id, &efp, &outcome, &ref, &goal, &at); err != nil {
+			return 0, err
+		}
+		if first {
+			st.Balance, st.Now, first = balance(spent, held, calls), time.UnixMilli(now), false
+		}
+		if id != nil {
+			st.History = append(st.History, agent.StoredEntry{At: time.UnixMilli(*at), Entry: agent.Entry{
+				ToolCallID: *id, Fingerprint: *efp, Outcome: preflight.Outcome(*outcome), ResultReference: *ref, GoalHash: *goal,
+			}})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if first {
+		return 0, errors.New("no reply")
+	}
+	return ok, nil
+}
+
+// Cancel withdraws reservation id: its hold is freed and its call no
+// longer counts.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	defer s.unhold(id)
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	err := retry(ctx, func() error {
+		_, err := s.db.Exec(ctx, "SELECT preflight_cancel($1, $2, $3)", s.scope, id, ms(s.keep))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pgledger: cancel %s: %w", id, err)
+	}
+	return nil
 }
 
 // releaseLost gives back reservation id after Reserve failed without an

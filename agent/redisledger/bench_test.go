@@ -39,26 +39,35 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// commandUsec is the total time Redis spent running scripts (EVALSHA and
-// EVAL, the commands they call included), from INFO commandstats.
-func commandUsec(b *testing.B, c redis.UniversalClient) float64 {
-	info, err := c.Info(context.Background(), "commandstats").Result()
+// commandUsec is the time Redis spent running scripts (EVALSHA and EVAL,
+// the commands they call included), from INFO commandstats, and the CPU
+// time (user and system) its process used, from INFO cpu, both in µs.
+func commandUsec(b *testing.B, c redis.UniversalClient) (scripts, cpu float64) {
+	info, err := c.Info(context.Background(), "commandstats", "cpu").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
-	total := 0.0
 	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f * 1e6
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f * 1e6
+		}
 		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
 			continue
 		}
 		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
 			if v, ok := strings.CutPrefix(f, "usec="); ok {
 				u, _ := strconv.ParseFloat(v, 64)
-				total += u
+				scripts += u
 			}
 		}
 	}
-	return total
+	return scripts, cpu
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.
@@ -117,9 +126,9 @@ func BenchmarkGuardCall(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var usec0 float64
+					var usec0, cpu0 float64
 					if c != nil {
-						usec0 = commandUsec(b, c)
+						usec0, cpu0 = commandUsec(b, c)
 					}
 					trips0 := hook.n.Load()
 					var next atomic.Int64
@@ -155,7 +164,9 @@ func BenchmarkGuardCall(b *testing.B) {
 					b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
 					if c != nil {
 						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(b.N), "roundtrips/call")
-						b.ReportMetric((commandUsec(b, c)-usec0)/float64(b.N), "redis-µs/call")
+						usec, cpu := commandUsec(b, c)
+						b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
+						b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
 					}
 				})
 			}

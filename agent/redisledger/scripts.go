@@ -46,30 +46,55 @@ local function trim(s)
   return s
 end
 
-local function add(a, b)
-  local r, carry, i, j = {}, 0, #a, #b
-  while i > 0 or j > 0 or carry > 0 do
-    local d = carry
-    if i > 0 then d = d + string.byte(a, i) - 48; i = i - 1 end
-    if j > 0 then d = d + string.byte(b, j) - 48; j = j - 1 end
-    if d >= 10 then carry = 1; d = d - 10 else carry = 0 end
-    r[#r + 1] = string.char(48 + d)
+-- Numbers are split into limbs of 14 digits, least significant first:
+-- a sum of two limbs and a carry stays far below 2^53.
+local W, B = 14, 1e14
+
+local function limbs(a)
+  local t, i = {}, #a
+  while i > 0 do
+    local j = i - W + 1
+    if j < 1 then j = 1 end
+    t[#t + 1] = tonumber(string.sub(a, j, i))
+    i = j - 1
   end
-  return trim(string.reverse(table.concat(r)))
+  return t
+end
+
+local function unlimbs(t)
+  local n = #t
+  while n > 1 and t[n] == 0 do n = n - 1 end
+  if n == 0 then return '0' end
+  local parts = {string.format('%d', t[n])}
+  for k = n - 1, 1, -1 do parts[#parts + 1] = string.format('%014d', t[k]) end
+  return table.concat(parts)
+end
+
+local function add(a, b)
+  if b == '0' then return a end
+  if a == '0' then return b end
+  local x, y, r, carry = limbs(a), limbs(b), {}, 0
+  for k = 1, math.max(#x, #y) do
+    local d = (x[k] or 0) + (y[k] or 0) + carry
+    if d >= B then carry = 1; d = d - B else carry = 0 end
+    r[k] = d
+  end
+  if carry > 0 then r[#r + 1] = carry end
+  return unlimbs(r)
 end
 
 -- sub returns a - b, or nil when b > a (the state is inconsistent).
 local function sub(a, b)
-  local r, borrow, i, j = {}, 0, #a, #b
-  while i > 0 do
-    local d = string.byte(a, i) - 48 - borrow
-    if j > 0 then d = d - (string.byte(b, j) - 48); j = j - 1 end
-    if d < 0 then d = d + 10; borrow = 1 else borrow = 0 end
-    r[#r + 1] = string.char(48 + d)
-    i = i - 1
+  if b == '0' then return a end
+  local x, y, r, borrow = limbs(a), limbs(b), {}, 0
+  if #y > #x then return nil end
+  for k = 1, #x do
+    local d = x[k] - (y[k] or 0) - borrow
+    if d < 0 then d = d + B; borrow = 1 else borrow = 0 end
+    r[k] = d
   end
-  if borrow ~= 0 or j > 0 then return nil end
-  return trim(string.reverse(table.concat(r)))
+  if borrow ~= 0 then return nil end
+  return unlimbs(r)
 end
 
 local function cmp(a, b)
@@ -84,10 +109,17 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function touch(idle_ms)
-  if idle_ms > 0 then
-    for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle_ms) end
+-- touch makes the scope's keys expire idle_ms after now, at most every
+-- idle_ms/16 (field t is the last time): they expire between 15/16 of
+-- idle_ms and idle_ms after the last write.
+local function touch(idle_ms, now)
+  if idle_ms <= 0 then return end
+  if now then
+    local t = tonumber(redis.call('HGET', S, 't') or '0')
+    if now - t < idle_ms / 16 then return end
+    redis.call('HSET', S, 't', now)
   end
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle_ms) end
 end
 
 -- lose marks the scope lost, for every worker, and fails the script.
@@ -126,8 +158,12 @@ local function open(idle_ms)
   if M.ver < seen then
     return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms)
   end
-  if not redis.call('ZSCORE', L, '!') then return lose('the leases of the scope are missing', idle_ms) end
-  if not redis.call('ZSCORE', D, '!') then return lose('the ended reservations of the scope are missing', idle_ms) end
+  -- Redis drops (evicts, deletes, expires) whole keys: a sorted set that
+  -- exists still has its sentinel.
+  if redis.call('EXISTS', L, D) < 2 then
+    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms) end
+    return lose('the ended reservations of the scope are missing', idle_ms)
+  end
   return nil
 end
 
@@ -177,8 +213,8 @@ local function reap(now, keep_ms)
     end
     redis.call('ZREM', L, id)
   end
-  if keep_ms > 0 then
-    local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep_ms, 'LIMIT', 0, 8)
+  if keep_ms > 0 and M.ver % 8 == 0 then
+    local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep_ms, 'LIMIT', 0, 16)
     for _, id in ipairs(old) do
       redis.call('HDEL', S, 'd:' .. id)
       redis.call('ZREM', D, id)
@@ -267,17 +303,26 @@ end
 `
 
 // reserveScript: ARGV 4.. id, amount, limit ("" for none), max calls (0
-// for none), lease ms, idle ms, started (0|1), keep ms. Reply: head, then
-// 1 when held (or already held), 0 when the limits do not hold.
+// for none), lease ms, idle ms, started (0|1), keep ms, fingerprint (""
+// for none). Reply: head, then 1 when held (or already held), 0 when the
+// limits do not hold, the clock in ms, then the JSON of the entries of the
+// fingerprint, oldest first.
 var reserveScript = redis.NewScript(prelude + `
 local id, amount, limit, max_calls, lease, idle = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local bad = open(idle)
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[11]))
+local function reply(ok)
+  local out = head({ok, tostring(now)})
+  if ARGV[12] ~= '' then
+    for _, raw in ipairs(entries(redis.call('HGET', S, 'f:' .. ARGV[12]))) do out[#out + 1] = raw end
+  end
+  return out
+end
 if redis.call('HEXISTS', S, 'h:' .. id) == 1 then
   save()
-  return head({1})
+  return reply(1)
 end
 if redis.call('HEXISTS', S, 'd:' .. id) == 1 then
   save()
@@ -286,8 +331,8 @@ end
 if (amount ~= '0' and limit ~= '' and cmp(add(add(M.spent, M.held), amount), limit) > 0)
   or (max_calls > 0 and M.calls + 1 > max_calls) then
   save()
-  touch(idle)
-  return head({0})
+  touch(idle, now)
+  return reply(0)
 end
 M.held = add(M.held, amount)
 M.calls = M.calls + 1
@@ -295,8 +340,39 @@ redis.call('HSET', S, 'h:' .. id, amount .. ' ' .. ARGV[10])
 redis.call('ZADD', L, now + lease, id)
 changed = true
 save()
-touch(idle)
-return head({1})
+touch(idle, now)
+return reply(1)
+`)
+
+// cancelScript: ARGV 4.. id, idle ms, keep ms. Withdraws the hold and its
+// call; gives back a charge made at lease expiry. Reply: head.
+var cancelScript = redis.NewScript(prelude + `
+local id, idle = ARGV[4], tonumber(ARGV[5])
+local bad = open(idle)
+if bad then return bad end
+local now = now_ms()
+reap(now, tonumber(ARGV[6]))
+local h = redis.call('HGET', S, 'h:' .. id)
+if h then
+  M.held = less(M.held, string.match(h, '^(%d+)'), 'the money held')
+  M.calls = M.calls - 1
+  redis.call('HDEL', S, 'h:' .. id)
+  redis.call('ZREM', L, id)
+  ended(id, 3, '0', '', now)
+  changed = true
+else
+  local d = redis.call('HGET', S, 'd:' .. id)
+  local c = d and string.match(d, '^4 (%d+)')
+  if c then
+    M.spent = less(M.spent, c, 'the money spent')
+    M.calls = M.calls - 1
+    ended(id, 3, '0', '', now)
+    changed = true
+  end
+end
+save()
+if changed then touch(idle, now) end
+return head()
 `)
 
 // settleScript: ARGV 4.. id, cost, keep ms, entry JSON ("" for none), max
@@ -333,7 +409,7 @@ ended(id, late, cost, nonce, now)
 if ARGV[7] ~= '' then record(ARGV[7], now, tonumber(ARGV[8])) end
 changed = true
 save()
-touch(idle)
+touch(idle, now)
 return head({late, late, cost})
 `)
 
@@ -362,7 +438,7 @@ else
   end
 end
 save()
-if changed then touch(idle) end
+if changed then touch(idle, now) end
 return head()
 `)
 
@@ -383,7 +459,7 @@ for i = 7, #ARGV do
   end
 end
 save()
-if n > 0 or changed then touch(idle) end
+if n > 0 or changed then touch(idle, now) end
 return head({n})
 `)
 
@@ -392,9 +468,10 @@ var appendScript = redis.NewScript(prelude + `
 local idle = tonumber(ARGV[6])
 local bad = open(idle)
 if bad then return bad end
-record(ARGV[4], now_ms(), tonumber(ARGV[5]))
+local now = now_ms()
+record(ARGV[4], now, tonumber(ARGV[5]))
 save()
-touch(idle)
+touch(idle, now)
 return head()
 `)
 

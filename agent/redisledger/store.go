@@ -374,23 +374,32 @@ func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerSta
 	if len(v) < 1 {
 		return agent.LedgerState{}, errors.New("redisledger: state: no clock from the script")
 	}
-	now, err := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
-	if err != nil {
-		return agent.LedgerState{}, fmt.Errorf("redisledger: state: clock %v", v[0])
+	st := agent.LedgerState{Balance: bal}
+	if st.Now, st.History, err = entriesOf(v[0], v[1:]); err != nil {
+		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
-	st := agent.LedgerState{Now: time.UnixMilli(now), Balance: bal, History: make([]agent.StoredEntry, 0, len(v)-1)}
-	for _, raw := range v[1:] {
+	return st, nil
+}
+
+// entriesOf reads the clock and the history entries a script returned.
+func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
+	now, err := strconv.ParseInt(fmt.Sprint(clock), 10, 64)
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("clock %v", clock)
+	}
+	h := make([]agent.StoredEntry, 0, len(raws))
+	for _, raw := range raws {
 		var e storedEntry
 		str, _ := raw.(string)
 		if err := json.Unmarshal([]byte(str), &e); err != nil {
-			return agent.LedgerState{}, fmt.Errorf("%w: redisledger: history entry %q: %v", agent.ErrStoreStateLost, str, err)
+			return time.Time{}, nil, fmt.Errorf("%w: history entry %q: %v", agent.ErrStoreStateLost, str, err)
 		}
 		at, _ := strconv.ParseInt(e.At, 10, 64)
-		st.History = append(st.History, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
+		h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
 			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
 		}})
 	}
-	return st, nil
+	return time.UnixMilli(now), h, nil
 }
 
 // balance reads {spent, held, calls} as the scripts return them.
@@ -425,25 +434,37 @@ func balance(v []any) (agent.Balance, error) {
 // itself returns at once. The call it counted stays counted, as for any
 // release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
+	ok, st, err := s.reserve(ctx, r, "")
+	return ok, st.Balance, err
+}
+
+// ReserveOf is Reserve, reading in the same script the balance, Redis's
+// clock and the history entries of fingerprint: one round trip.
+func (s *Store) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
+	return s.reserve(ctx, r, fingerprint)
+}
+
+func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bool, agent.LedgerState, error) {
+	var st agent.LedgerState
 	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
-		return false, agent.Balance{}, err
+		return false, st, err
 	}
 	limit := ""
 	if r.LimitUSD != "" {
 		if limit, err = exactAtto(r.LimitUSD); err != nil {
-			return false, agent.Balance{}, err
+			return false, st, err
 		}
 	}
 	if r.ID == "" {
-		return false, agent.Balance{}, errors.New("redisledger: reservation without an id")
+		return false, st, errors.New("redisledger: reservation without an id")
 	}
 	lease := r.Lease
 	if lease <= 0 {
 		lease = s.lease
 	}
 	if err := s.CheckLease(lease); err != nil {
-		return false, agent.Balance{}, err
+		return false, st, err
 	}
 	started := "0"
 	if r.Started {
@@ -454,19 +475,42 @@ func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.B
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep))
+	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
 		s.unhold(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
 			go s.releaseLost(r.ID)
 		}
-		return false, agent.Balance{}, fmt.Errorf("redisledger: reserve: %w", err)
+		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
 	if !ok {
 		s.unhold(r.ID)
 	}
-	return ok, bal, nil
+	st.Balance = bal
+	if len(v) < 2 {
+		return ok, st, errors.New("redisledger: reserve: no clock from the script")
+	}
+	if st.Now, st.History, err = entriesOf(v[1], v[2:]); err != nil {
+		return ok, st, fmt.Errorf("redisledger: reserve: %w", err)
+	}
+	return ok, st, nil
+}
+
+// Cancel withdraws reservation id: its hold is freed and its call no
+// longer counts.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	err := retry(ctx, func() error {
+		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
+		return err
+	})
+	s.unhold(id)
+	if err != nil {
+		return fmt.Errorf("redisledger: cancel %s: %w", id, err)
+	}
+	return nil
 }
 
 // lostReleaseTimeout bounds releaseLost.
