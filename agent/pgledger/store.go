@@ -24,7 +24,8 @@
 // the estimate when its lease expires, never free for another call; it
 // is therefore counted at the estimate, or at its cost if it settles
 // later. A settlement that still fails after SettleTimeout is not counted:
-// the hold's lease then charges the estimate instead.
+// the hold's lease then charges the estimate instead; so does a failed
+// Cancel of a reservation the Guard made before deciding not to run.
 //
 // # Schema
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -172,5 +173,23 @@ func TestMultiProcess(t *testing.T) {
 	}
 	if f.Unavailable > 0 {
 		t.Errorf("%d calls failed closed with Redis up", f.Unavailable)
+	}
+}
+
+// TestFleetScale measures calls/s per scope from 1, 4 and 16 worker
+// processes (16 goroutines each, 10,240 calls in all, a budget that never
+// runs out), and checks the same invariants as TestMultiProcess. It is a
+// measurement, run on request: REDISLEDGER_FLEET_SCALE=1 go test -run
+// TestFleetScale -v.
+func TestFleetScale(t *testing.T) {
+	if os.Getenv("REDISLEDGER_FLEET_SCALE") == "" {
+		t.Skip("a measurement: set REDISLEDGER_FLEET_SCALE=1 to run it")
+	}
+	p := startRedis(t)
+	const budget = "1000000"
+	for _, procs := range []int{1, 4, 16} {
+		scope := fmt.Sprintf("scale-%d", procs)
+		f := runFleet(t, []string{p.addr()}, false, scope, budget, procs, 16, 10240/procs/16, nil)
+		f.check(t, p.client(t), scope, budget, false)
 	}
 }

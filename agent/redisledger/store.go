@@ -54,10 +54,12 @@
 //     is past the new primary's version fails closed; settlements lost
 //     otherwise pass the budget by at most their costs.
 //
-// Counting errs the other way in two cases: a worker that dies between
-// Begin and its tool is charged the estimate, and a call whose settlement
-// fails for Options.SettleTimeout is counted at its estimate (its hold is
-// charged at lease expiry) instead of its cost.
+// Counting errs the other way, never under, in three cases: a worker that
+// dies between its reservation and its tool is charged the estimate; a
+// reservation the Guard made before deciding not to run whose Cancel
+// failed is charged at lease expiry; and a call whose settlement fails
+// for Options.SettleTimeout is counted at its estimate instead of its
+// cost.
 package redisledger
 
 import (
