@@ -73,9 +73,6 @@ func underLoad(t *testing.T, p *pgProc, scope string, fault func()) {
 	settled := settledCount(t, p, scope)
 	t.Logf("%d calls settled and acknowledged, %d failed closed; calls resumed %v after the fault; PostgreSQL counts %s spent, %s beyond the acknowledged settlements; %d settlements stored",
 		len(l.ran), l.failedClose.Load(), resumed.Round(time.Millisecond), st.Balance.SpentUSD, extra.FloatString(3), settled)
-	if l.failedClose.Load() == 0 {
-		t.Error("no call failed closed during the fault: the test did not test anything")
-	}
 	if settled != len(l.ran) || int64(len(l.ran)) != l.funcRuns.Load() {
 		t.Errorf("%d tool calls ran, %d were acknowledged, %d settlements stored: want all equal", l.funcRuns.Load(), len(l.ran), settled)
 	}
@@ -106,11 +103,23 @@ func (l *load) ranSnapshot() []ranCall {
 func TestServerKilled(t *testing.T) {
 	heavy(t)
 	p := startPostgres(t)
+	started := func() (at time.Time) {
+		pool := p.pool(t)
+		defer pool.Close()
+		if err := pool.QueryRow(context.Background(), "SELECT pg_postmaster_start_time()").Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	before := started()
 	underLoad(t, p, "killed", func() {
 		p.kill()
 		time.Sleep(500 * time.Millisecond)
 		p.start()
 	})
+	if !started().After(before) {
+		t.Error("the server was not restarted: the test did not test anything")
+	}
 }
 
 // TestConnectionLoss terminates every connection of the workers' pool
@@ -119,14 +128,20 @@ func TestConnectionLoss(t *testing.T) {
 	heavy(t)
 	p := startPostgres(t)
 	admin := p.pool(t)
+	terminated := 0
 	underLoad(t, p, "cut", func() {
 		for range 3 {
-			if _, err := admin.Exec(context.Background(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()"); err != nil {
+			var n int
+			if err := admin.QueryRow(context.Background(), "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'").Scan(&n); err != nil {
 				t.Fatal(err)
 			}
+			terminated += n
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	if terminated == 0 {
+		t.Error("no connection was terminated: the test did not test anything")
+	}
 }
 
 // TestWorkerKilledMidCall: a worker process reserves 0.75 of a budget of 1
