@@ -55,9 +55,25 @@ type GuardOptions struct {
 	Store LedgerStore
 	// Lease is how long a call's reservation outlives a worker that died
 	// during the call, on a store shared by processes; zero means the
-	// store's default.
+	// store's default. A call's reservation is started (see
+	// Reservation.Started): when its lease expires its estimate is
+	// charged, never given back to other calls.
 	Lease time.Duration
+	// StoreTimeout bounds each read, reservation and release of the store
+	// when the caller's context has no earlier deadline, so that a stalled
+	// store fails closed in bounded time. Zero means 5 s.
+	StoreTimeout time.Duration
+	// SettleTimeout bounds the settlement of a call that ran (the store
+	// may retry within it: the call's cost must be counted). Zero means
+	// 30 s.
+	SettleTimeout time.Duration
 }
+
+// The defaults of GuardOptions.StoreTimeout and SettleTimeout.
+const (
+	defaultStoreTimeout  = 5 * time.Second
+	defaultSettleTimeout = 30 * time.Second
+)
 
 // Completion is what the caller's tool function reports about the real call
 // once it returned: how it ended, where its result was saved and what it
@@ -130,9 +146,13 @@ type Report struct {
 	// balance may show slightly more than this.
 	SettledUSD json.Number
 	// LateSettlement is true when the call's lease had expired before it
-	// ended: its money had been given back, and its cost was counted as
-	// spent anyway.
+	// ended: its estimate had been charged (or, for a store that does not
+	// charge, given back), and its cost was counted in its place.
 	LateSettlement bool
+	// DuplicateSettlement is true when the store had already settled the
+	// call (a retried settlement): nothing was counted again, and
+	// SettledUSD is what the first settlement counted.
+	DuplicateSettlement bool
 }
 
 // ReasonCodes returns the reason codes of a call the Guard did not run:
@@ -175,10 +195,31 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 // function returns, and must read RemainingUSD as late as possible:
 // a request built from a balance read before another call finished still
 // counts that call's money as free.
+//
+// # Started calls are spent
+//
+// The Guard reserves a call's estimate before it decides, in one step with
+// the read of the balance and of the history of the call's fingerprint
+// ([LedgerStore.ReserveOf]), and withdraws the reservation
+// ([LedgerStore.Cancel]) when the decision is not to run: a call that
+// runs costs two trips to a remote store, the reservation and the
+// settlement.
+//
+// A call's reservation is started (Reservation.Started): on a store shared
+// by processes, a worker that dies or stalls while its call runs leaves
+// its estimate charged when the lease expires, never free for another
+// call, since the tool may have reached its provider; the call's own
+// settlement, if it comes, replaces the charge by the cost. A call whose
+// function panics is settled at its estimate. Every store call has a
+// deadline (GuardOptions.StoreTimeout, SettleTimeout) even when the
+// caller's context has none, so a stalled store fails the call closed in
+// bounded time.
 type Guard struct {
 	ledger      *Ledger
 	store       LedgerStore // the money; may be the ledger's store
 	lease       time.Duration
+	timeout     time.Duration // StoreTimeout
+	settleFor   time.Duration // SettleTimeout
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
 	catalog     *preflight.Catalog
@@ -212,9 +253,16 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if store == nil {
 		store = NewMemoryLedgerStore(nil)
 	}
-	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight)}
+	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight),
+		timeout: defaultStoreTimeout, settleFor: defaultSettleTimeout}
 	if opts != nil {
 		g.lease = opts.Lease
+		if opts.StoreTimeout > 0 {
+			g.timeout = opts.StoreTimeout
+		}
+		if opts.SettleTimeout > 0 {
+			g.settleFor = opts.SettleTimeout
+		}
 		if c, ok := store.(leaseChecker); ok && opts.Lease > 0 {
 			if err := c.CheckLease(opts.Lease); err != nil {
 				return nil, fmt.Errorf("agent: Lease %v cannot be used with the store: %w", opts.Lease, err)
@@ -245,7 +293,9 @@ func (g *Guard) Ledger() *Ledger { return g.ledger }
 // exact decimal text; with a store shared by processes, what all Guards on
 // the store spent. The error is the store's, when it cannot be read.
 func (g *Guard) SpentUSD(ctx context.Context) (json.Number, error) {
-	st, err := g.store.State(ctx)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	st, err := g.store.StateOf(ctx, "")
 	if err != nil {
 		return "", err
 	}

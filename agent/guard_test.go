@@ -505,15 +505,23 @@ func TestNewGuardAsksTheStoreAboutTheBudget(t *testing.T) {
 	}
 }
 
-func TestGuardPanickingToolFreesReservation(t *testing.T) {
+// TestGuardPanickingToolIsCharged: a tool that panicked may have reached
+// its provider: its estimate is spent, not freed for another call.
+func TestGuardPanickingToolIsCharged(t *testing.T) {
 	g := newGuard(t, newFakeClock(), &GuardOptions{BudgetUSD: "1"})
 	func() {
 		defer func() { _ = recover() }()
 		_, _ = g.Call(context.Background(), searchReq("q", "0.9"), func(context.Context) (Completion, error) { panic("tool crashed") })
 	}()
-	rep := mustCall(t, g, searchReq("r", "0.9"), Completion{}, nil)
-	if rep.Decision.Verdict != preflight.VerdictAllow {
-		t.Errorf("after a panic: decision %s, want allow (reservation freed)", rep.Decision.Verdict)
+	if spent, err := g.SpentUSD(context.Background()); err != nil || spent != "0.9" {
+		t.Errorf("after a panic: spent %s, %v; want the estimate 0.9", spent, err)
+	}
+	rep, err := g.Call(context.Background(), searchReq("r", "0.9"), func(context.Context) (Completion, error) { return Completion{}, nil })
+	if err != nil || rep.Called {
+		t.Errorf("after a panic: a second 0.9 call ran (%+v, %v), want it withheld", rep.Decision, err)
+	}
+	if rep := mustCall(t, g, searchReq("s", "0.1"), Completion{}, nil); !rep.Called {
+		t.Errorf("after a panic: 0.1 of the 0.1 left did not run: %s", rep.Decision.Verdict)
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -42,24 +43,67 @@ type LedgerStore interface {
 	// State returns the history, oldest recorded first, the store's clock
 	// now (to age the entries) and the balance.
 	State(ctx context.Context) (LedgerState, error)
+	// StateOf is State with only the history entries whose Fingerprint is
+	// fingerprint, oldest recorded first: all that Decide reads of the
+	// history for a call with that fingerprint. A store keeps them indexed,
+	// so that its cost does not grow with the rest of the history. An
+	// empty fingerprint matches no entry: the balance alone.
+	StateOf(ctx context.Context, fingerprint string) (LedgerState, error)
 	// Reserve holds r.AmountUSD and one call for r.ID if they fit, in one
 	// atomic step: spent + reserved + amount ≤ r.LimitUSD (when set and
-	// the amount is positive) and calls + 1 ≤ r.MaxCalls (when positive). ok is false, and nothing is
-	// held, when they do not fit. The balance is the one after the step.
+	// the amount is positive) and calls + 1 ≤ r.MaxCalls (when positive).
+	// ok is false, and nothing is held, when they do not fit. The balance
+	// is the one after the step.
+	//
+	// Reserve is idempotent: for an id the store already holds (a retry
+	// whose first copy reached the store) it holds nothing more and
+	// returns ok true. For an id already settled or released it returns
+	// an error wrapping [ErrReservationEnded]. A refused reservation
+	// leaves no trace: its retry is decided again on the balance then.
 	Reserve(ctx context.Context, r Reservation) (ok bool, b Balance, err error)
+	// ReserveOf is Reserve followed, in the same step, by what
+	// StateOf(ctx, fingerprint) would read: the balance after the step,
+	// the store's clock and the entries of fingerprint. A Guard reserves
+	// a call's estimate this way before it decides, so that a call that
+	// runs costs two trips to a remote store (ReserveOf and Settle), and
+	// cancels the reservation when the decision is not to run.
+	ReserveOf(ctx context.Context, r Reservation, fingerprint string) (ok bool, st LedgerState, err error)
+	// Cancel withdraws reservation id, made before its caller decided and
+	// not used: its hold is freed, its call no longer counts against
+	// MaxCalls, and what a lapsed started hold was charged is given back.
+	// Cancelling an id not held, or already ended, does nothing.
+	Cancel(ctx context.Context, id string) error
 	// Settle ends reservation id: its hold is freed and costUSD counted as
 	// spent. When record is non-nil it is appended to the history in the
-	// same step. Settling an id whose lease expired (the money had already
-	// been given back) still counts costUSD as spent; settling an id twice
-	// counts it once. A store that counts fewer fraction digits than
-	// costUSD has rounds it up, never down, and never refuses it for that.
-	// Whatever Settle returns, the store stops keeping the hold alive: a
-	// hold it could not free is given back when its lease runs out.
+	// same step. Settling an id whose lease expired still counts costUSD
+	// as spent, in place of what the expiry charged (Settlement.Late). A
+	// repeated Settle of an id counts nothing and returns the first
+	// settlement's outcome with Duplicate set. A store that counts fewer
+	// fraction digits than costUSD has rounds it up, never down, and never
+	// refuses it for that. Whatever Settle returns, the store stops
+	// keeping the hold alive: a hold it could not free lapses when its
+	// lease runs out (and, started, is charged).
 	Settle(ctx context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error)
-	// Release frees reservation id without spending: the call did not run.
-	// The call still counts against MaxCalls.
+	// Release frees reservation id without spending: the call did not
+	// run. The call still counts against MaxCalls. Releasing a started
+	// reservation whose lease expired gives back what the expiry charged.
+	// Releasing an id not held, or already ended, does nothing.
 	Release(ctx context.Context, id string) error
 }
+
+// ErrReservationEnded is wrapped by the error of [LedgerStore.Reserve]
+// for an id that was already settled or released: a reservation id is
+// used once.
+var ErrReservationEnded = errors.New("agent: reservation already ended")
+
+// ErrStoreStateLost is wrapped by the errors of a [LedgerStore] that found
+// its own state lost or rolled back (a server restarted without its data,
+// restored from an older snapshot, or a part of a scope evicted): the
+// money it would report is no longer what was spent. It wraps
+// [ErrStoreUnavailable], so a Guard fails closed on it, and a store keeps
+// returning it for the scope until an operator resets the scope: it never
+// starts a fresh budget on its own.
+var ErrStoreStateLost = fmt.Errorf("%w: state lost", ErrStoreUnavailable)
 
 // limitChecker is the method of a [LedgerStore] that cannot represent
 // every limit (see the LedgerStore doc).
@@ -111,21 +155,34 @@ type Reservation struct {
 	// MaxCalls, when positive, is the call limit the reservation must fit.
 	MaxCalls int
 	// Lease is how long the hold lasts if its holder disappears; zero
-	// means the store's default. A store shared by processes gives the
-	// money back when the lease expires (an in-process store has no use
-	// for leases: its holder cannot outlive it).
+	// means the store's default. When it expires a store shared by
+	// processes gives the money back, or, when the reservation Started,
+	// charges it (an in-process store has no use for leases: its holder
+	// cannot outlive it).
 	Lease time.Duration
+	// Started says the call starts as soon as the reservation is held, as
+	// with every reservation of a [Guard]: the tool may reach its provider
+	// even if the holder dies. When the lease of a started reservation
+	// expires, its AmountUSD is counted as spent (charged), never given
+	// back for another call to spend; a later Settle replaces the charge
+	// by the cost, a later Release gives it back. A reservation not
+	// started is given back when its lease expires.
+	Started bool
 }
 
 // Settlement is what [LedgerStore.Settle] did.
 type Settlement struct {
 	// Late is true when the reservation's lease had expired before the
-	// settlement: its money had been given back, and the cost was counted
-	// as spent anyway.
+	// settlement: its money had been given back (or, started, charged),
+	// and the cost was counted as spent in its place. A duplicate reports
+	// the first settlement's Late.
 	Late bool
 	// Duplicate is true when the reservation had already been settled;
-	// nothing was counted again.
+	// nothing was counted again, and CostUSD is the first settlement's.
 	Duplicate bool
+	// CostUSD is the cost counted for the reservation, as the store counts
+	// it (rounded up to its precision).
+	CostUSD json.Number
 	// Balance is the scope's balance after the settlement.
 	Balance Balance
 }
@@ -142,13 +199,20 @@ type memoryLedgerStore struct {
 	held    decimal.Dec
 	calls   int
 	holds   map[string]decimal.Dec
-	settled map[string]bool // the last maxSettledIDs settled ids
-	order   []string        // settled ids, oldest first
+	ended   map[string]ended // the last maxEndedIDs settled or released ids
+	order   []string         // ended ids, oldest first
 }
 
-// maxSettledIDs bounds the settled ids the in-memory store remembers to
-// count a repeated settlement once; the Guard itself never repeats one.
-const maxSettledIDs = 4096
+// ended is how a reservation ended, kept to answer its retries.
+type ended struct {
+	settled bool // false: released
+	late    bool
+	cost    decimal.Dec
+}
+
+// maxEndedIDs bounds the ended ids the in-memory store remembers to answer
+// a repeated Settle or Reserve; the Guard itself never repeats one.
+const maxEndedIDs = 4096
 
 // NewMemoryLedgerStore returns the default [LedgerStore]: history and money
 // in this process, lost with it. now is its clock; nil means time.Now.
@@ -156,7 +220,7 @@ func NewMemoryLedgerStore(now func() time.Time) LedgerStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &memoryLedgerStore{now: now, holds: make(map[string]decimal.Dec), settled: make(map[string]bool)}
+	return &memoryLedgerStore{now: now, holds: make(map[string]decimal.Dec), ended: make(map[string]ended)}
 }
 
 func (m *memoryLedgerStore) Append(_ context.Context, e Entry) error {
@@ -178,14 +242,31 @@ func (m *memoryLedgerStore) append(e Entry, at time.Time) {
 }
 
 func (m *memoryLedgerStore) State(context.Context) (LedgerState, error) {
-	now := m.now()
+	return m.state(nil), nil
+}
+
+func (m *memoryLedgerStore) StateOf(_ context.Context, fingerprint string) (LedgerState, error) {
+	return m.state(&fingerprint), nil
+}
+
+// state returns the state with the entries of fingerprint fp, or all of
+// them when fp is nil.
+func (m *memoryLedgerStore) state(fp *string) LedgerState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h := make([]StoredEntry, len(m.entries))
+	return m.stateLocked(fp)
+}
+
+// stateLocked is state; the caller holds m.mu.
+func (m *memoryLedgerStore) stateLocked(fp *string) LedgerState {
+	now := m.now()
+	h := make([]StoredEntry, 0, len(m.entries))
 	for i, e := range m.entries {
-		h[i] = StoredEntry{Entry: e, At: m.at[i]}
+		if fp == nil || e.Fingerprint == *fp {
+			h = append(h, StoredEntry{Entry: e, At: m.at[i]})
+		}
 	}
-	return LedgerState{History: h, Now: now, Balance: m.balance()}, nil
+	return LedgerState{History: h, Now: now, Balance: m.balance()}
 }
 
 // balance returns the balance. The caller holds m.mu.
@@ -194,31 +275,66 @@ func (m *memoryLedgerStore) balance() Balance {
 }
 
 func (m *memoryLedgerStore) Reserve(_ context.Context, r Reservation) (bool, Balance, error) {
+	var b Balance
+	ok, err := m.reserveLocked(r, func() { b = m.balance() })
+	return ok, b, err
+}
+
+func (m *memoryLedgerStore) ReserveOf(_ context.Context, r Reservation, fingerprint string) (bool, LedgerState, error) {
+	var st LedgerState
+	ok, err := m.reserveLocked(r, func() { st = m.stateLocked(&fingerprint) })
+	return ok, st, err
+}
+
+func (m *memoryLedgerStore) Cancel(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if amount, ok := m.holds[id]; ok {
+		m.held = decimal.Sub(m.held, amount)
+		m.calls--
+		delete(m.holds, id)
+		m.end(id, ended{})
+	}
+	return nil
+}
+
+// reserveLocked does the work of Reserve and calls read, under m.mu,
+// after the step (also when it refuses, not when it fails).
+func (m *memoryLedgerStore) reserveLocked(r Reservation, read func()) (bool, error) {
 	amount, err := parseUSD(r.AmountUSD)
 	if err != nil || amount.Sign() < 0 {
-		return false, Balance{}, fmt.Errorf("agent: reservation amount %q must be a non-negative decimal", string(r.AmountUSD))
+		return false, fmt.Errorf("agent: reservation amount %q must be a non-negative decimal", string(r.AmountUSD))
 	}
 	var limit *decimal.Dec
 	if r.LimitUSD != "" {
 		l, err := parseUSD(r.LimitUSD)
 		if err != nil {
-			return false, Balance{}, fmt.Errorf("agent: reservation limit %q must be a decimal", string(r.LimitUSD))
+			return false, fmt.Errorf("agent: reservation limit %q must be a decimal", string(r.LimitUSD))
 		}
 		limit = &l
 	}
+	if r.ID == "" {
+		return false, errors.New("agent: reservation without an id")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, dup := m.holds[r.ID]; dup || m.settled[r.ID] {
-		return false, m.balance(), fmt.Errorf("agent: reservation %q already exists", r.ID)
+	if _, held := m.holds[r.ID]; held {
+		read()
+		return true, nil
+	}
+	if _, done := m.ended[r.ID]; done {
+		return false, fmt.Errorf("%w: %q", ErrReservationEnded, r.ID)
 	}
 	if amount.Sign() > 0 && limit != nil && decimal.Cmp(decimal.Add(decimal.Add(m.spent, m.held), amount), *limit) > 0 ||
 		r.MaxCalls > 0 && m.calls+1 > r.MaxCalls {
-		return false, m.balance(), nil
+		read()
+		return false, nil
 	}
 	m.held = decimal.Add(m.held, amount)
 	m.calls++
 	m.holds[r.ID] = amount
-	return true, m.balance(), nil
+	read()
+	return true, nil
 }
 
 func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Number, record *Entry) (Settlement, error) {
@@ -229,8 +345,8 @@ func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Nu
 	at := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.settled[id] {
-		return Settlement{Duplicate: true, Balance: m.balance()}, nil
+	if e, done := m.ended[id]; done && e.settled {
+		return Settlement{Duplicate: true, Late: e.late, CostUSD: formatUSD(e.cost), Balance: m.balance()}, nil
 	}
 	amount, held := m.holds[id]
 	if held {
@@ -238,16 +354,11 @@ func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Nu
 		delete(m.holds, id)
 	}
 	m.spent = decimal.Add(m.spent, cost)
-	m.settled[id] = true
-	m.order = append(m.order, id)
-	if len(m.order) > maxSettledIDs {
-		delete(m.settled, m.order[0])
-		m.order = m.order[1:]
-	}
+	m.end(id, ended{settled: true, late: !held, cost: cost})
 	if record != nil {
 		m.append(*record, at)
 	}
-	return Settlement{Late: !held, Balance: m.balance()}, nil
+	return Settlement{Late: !held, CostUSD: formatUSD(cost), Balance: m.balance()}, nil
 }
 
 func (m *memoryLedgerStore) Release(_ context.Context, id string) error {
@@ -256,8 +367,21 @@ func (m *memoryLedgerStore) Release(_ context.Context, id string) error {
 	if amount, ok := m.holds[id]; ok {
 		m.held = decimal.Sub(m.held, amount)
 		delete(m.holds, id)
+		m.end(id, ended{})
 	}
 	return nil
+}
+
+// end remembers how reservation id ended. The caller holds m.mu.
+func (m *memoryLedgerStore) end(id string, e ended) {
+	if _, seen := m.ended[id]; !seen {
+		m.order = append(m.order, id)
+	}
+	m.ended[id] = e
+	if len(m.order) > maxEndedIDs {
+		delete(m.ended, m.order[0])
+		m.order = m.order[1:]
+	}
 }
 
 // dropRedundant removes the entries that e makes useless to Decide (see

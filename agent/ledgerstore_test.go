@@ -24,8 +24,8 @@ func TestMemoryLedgerStoreMoney(t *testing.T) {
 	reserve("a", "0.6", true)
 	reserve("b", "0.5", false) // 0.6 + 0.5 > 1
 	reserve("b", "0.4", true)
-	if _, _, err := s.Reserve(ctx, Reservation{ID: "a", AmountUSD: "0"}); err == nil {
-		t.Error("a second reservation under one id was accepted")
+	if ok, b, err := s.Reserve(ctx, Reservation{ID: "a", AmountUSD: "0"}); !ok || err != nil || b.ReservedUSD != "1" || b.Calls != 2 {
+		t.Errorf("a retried reservation: %v, %+v, %v; want held once", ok, b, err)
 	}
 	set, err := s.Settle(ctx, "a", "0.25", nil)
 	if err != nil || set.Late || set.Duplicate {
@@ -61,8 +61,8 @@ func jsonNumber(s string) json.Number { return json.Number(s) }
 // side alone.)
 type downStore struct{ LedgerStore }
 
-func (downStore) State(context.Context) (LedgerState, error) {
-	return LedgerState{}, errors.New("connection refused")
+func (downStore) ReserveOf(context.Context, Reservation, string) (bool, LedgerState, error) {
+	return false, LedgerState{}, errors.New("connection refused")
 }
 
 func TestGuardReportsMoneyAndFailsClosed(t *testing.T) {
@@ -103,10 +103,70 @@ type stuckStore struct {
 	release chan struct{}
 }
 
-func (s stuckStore) State(ctx context.Context) (LedgerState, error) {
+func (s stuckStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
 	s.entered <- struct{}{}
 	<-s.release
-	return s.LedgerStore.State(ctx)
+	return s.LedgerStore.ReserveOf(ctx, r, fp)
+}
+
+// silentStore never answers a read or a reservation: it waits until the
+// context it was given ends.
+type silentStore struct{ LedgerStore }
+
+func (silentStore) ReserveOf(ctx context.Context, _ Reservation, _ string) (bool, LedgerState, error) {
+	<-ctx.Done()
+	return false, LedgerState{}, ctx.Err()
+}
+
+// TestGuardStoreTimeout: with no deadline of the caller's, a store that
+// never answers fails the call closed after GuardOptions.StoreTimeout.
+func TestGuardStoreTimeout(t *testing.T) {
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: silentStore{NewMemoryLedgerStore(nil)}, StoreTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	ran := false
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if ran || !errors.Is(err, ErrStoreUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("with a silent store: ran %v, error %v; want not run, ErrStoreUnavailable and context.DeadlineExceeded", ran, err)
+		}
+	case <-time.After(10 * time.Second): // not a timing claim: without the timeout it waits for ever
+		t.Fatal("a call on a silent store with StoreTimeout 50 ms still waits after 10 s")
+	}
+}
+
+// TestMemoryLedgerStoreRetries: a repeated Reserve of a held id holds
+// nothing more; a Reserve of an ended id is refused; a repeated Settle
+// reports the first settlement.
+func TestMemoryLedgerStoreRetries(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryLedgerStore(nil)
+	for range 2 {
+		if ok, b, err := s.Reserve(ctx, Reservation{ID: "a", AmountUSD: "0.5", LimitUSD: "1"}); !ok || err != nil || b.ReservedUSD != "0.5" || b.Calls != 1 {
+			t.Fatalf("Reserve(a) = %v, %+v, %v; want held once", ok, b, err)
+		}
+	}
+	first, err := s.Settle(ctx, "a", "0.25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Settle(ctx, "a", "0.40", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Settlement{Duplicate: true, CostUSD: "0.25", Balance: Balance{SpentUSD: "0.25", ReservedUSD: "0", Calls: 1}}
+	if diff := cmp.Diff(want, again); diff != "" || first.Duplicate {
+		t.Errorf("repeated Settle (-want +got):\n%s (first %+v)", diff, first)
+	}
+	if _, _, err := s.Reserve(ctx, Reservation{ID: "a", AmountUSD: "0.5"}); !errors.Is(err, ErrReservationEnded) {
+		t.Errorf("Reserve of a settled id: %v, want ErrReservationEnded", err)
+	}
 }
 
 // TestGuardDeadlineBehindStuckCall: a call waiting for the Guard's

@@ -80,6 +80,17 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		estimate = decimal.Dec{} // Decide rejects such estimates below
 	}
 
+	// The fingerprint comes from the call alone: a first decision without
+	// history or money names the history entries to read, and reports a
+	// malformed request without touching the store.
+	pre := req
+	g.fill(&pre, LedgerState{})
+	first, err := g.catalog.Decide(&pre)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	fp := first.RequestFingerprint
+
 	// Deciding and reserving are one step per Guard; a call waiting behind
 	// another one that is stuck on a slow store keeps its own deadline.
 	if err := g.mu.lockCtx(ctx); err != nil {
@@ -87,17 +98,29 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	}
 	defer g.mu.Unlock()
 	callerReserved := req.Budget.ReservedUSD
-	// A reservation refused by a store shared with other processes means
-	// they spent in the meantime: decide again on the fresh balance.
+	// The estimate is reserved before the decision, in the same trip to
+	// the store as the read of the balance and history, and withdrawn
+	// when the decision is not to run. A reservation refused by a store
+	// shared with other processes means they spent in the meantime:
+	// decide again on the fresh balance.
 	for attempt := 1; ; attempt++ {
-		st, err := g.state(ctx)
+		id, held, st, err := g.reserveOf(ctx, fp, estimate)
 		if err != nil {
 			return nil, Report{}, err
+		}
+		// keep reports whether the reservation is used; a reservation not
+		// used is withdrawn.
+		keep := false
+		withdraw := func() {
+			if held && !keep {
+				g.cancel(id)
+			}
 		}
 		req.Budget.ReservedUSD = callerReserved
 		g.fill(&req, st)
 		dec, err := g.catalog.Decide(&req)
 		if err != nil {
+			withdraw()
 			return nil, Report{}, err
 		}
 		bal := st.Balance
@@ -122,6 +145,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			run = !rep.OverBudget
 		}
 		if !run {
+			withdraw()
 			return nil, rep, nil
 		}
 		shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
@@ -132,23 +156,24 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		if shareable {
 			if f := g.flights[dec.RequestFingerprint]; f != nil {
 				rep.InFlight = f
+				withdraw()
 				return nil, rep, nil
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			withdraw()
 			return nil, rep, err
 		}
-		p, ok, err := g.reserve(ctx, req, rep, estimate)
-		if err != nil {
-			return nil, rep, err
-		}
-		if !ok {
+		if !held {
 			if attempt < maxReserveAttempts {
 				continue
 			}
 			rep.OverBudget = true
 			return nil, rep, nil
 		}
+		keep = true
+		rep.ReservedUSD = formatUSD(estimate)
+		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id}
 		if shareable {
 			p.flight = &Flight{done: make(chan struct{})}
 			g.flights[dec.RequestFingerprint] = p.flight
@@ -166,7 +191,9 @@ func (p *Permit) Release() {
 	}
 	p.done = true
 	// An error leaves the hold to its lease.
-	_ = p.g.store.Release(context.Background(), p.id)
+	ctx, cancel := context.WithTimeout(context.Background(), p.g.timeout)
+	_ = p.g.store.Release(ctx, p.id)
+	cancel()
 	p.g.mu.Lock()
 	p.g.land(p, Completion{}, nil, false)
 	p.g.mu.Unlock()
@@ -247,9 +274,20 @@ func (p *Permit) End(res Completion, callErr error) (Report, error) {
 	return rep, callErr
 }
 
-// run calls call and ends the permit; a panic in call releases it.
+// run calls call and ends the permit. A panic in call settles the
+// permit at its estimate, recording nothing: the tool may have reached its
+// provider before it panicked.
 func (p *Permit) run(ctx context.Context, call CallFunc) (Report, error) {
-	defer p.Release() // a no-op after End; frees the reservation on a panic
+	defer func() {
+		if p.done {
+			return
+		}
+		p.done = true
+		_ = p.g.settle(p, p.estimate, nil, &Report{})
+		p.g.mu.Lock()
+		p.g.land(p, Completion{}, nil, false)
+		p.g.mu.Unlock()
+	}()
 	res, err := call(ctx)
 	return p.End(res, err)
 }

@@ -22,21 +22,6 @@ var ErrStoreUnavailable = errors.New("ledger store unavailable")
 // with other processes refused a reservation the decision allowed.
 const maxReserveAttempts = 3
 
-// state reads the balance from the Guard's store and the history from the
-// ledger's (one read when they are the same store). The caller holds g.mu.
-func (g *Guard) state(ctx context.Context) (LedgerState, error) {
-	st, err := g.store.State(ctx)
-	if err == nil && g.ledger.store != g.store {
-		var h LedgerState
-		h, err = g.ledger.store.State(ctx)
-		st.History, st.Now = h.History, h.Now
-	}
-	if err != nil {
-		return LedgerState{}, fmt.Errorf("agent: call not made: its history and budget could not be read (%w): %w", ErrStoreUnavailable, err)
-	}
-	return st, nil
-}
-
 // fill puts the history and, as configured, the money and calls left into
 // req.
 func (g *Guard) fill(req *preflight.ToolCallRequest, st LedgerState) {
@@ -65,25 +50,47 @@ func (g *Guard) fill(req *preflight.ToolCallRequest, st LedgerState) {
 	}
 }
 
-// reserve holds estimate and one call in the Guard's store. ok is false
-// when the store refused: the limits no longer hold.
-func (g *Guard) reserve(ctx context.Context, req preflight.ToolCallRequest, rep Report, estimate decimal.Dec) (*Permit, bool, error) {
+// reserveOf holds estimate and one call for req in the Guard's store, as
+// a started reservation, and reads in the same step the balance and the
+// history of fingerprint fp (from the ledger's store when it is another).
+// ok is false when the store refused: the limits do not hold. The
+// returned state is the one the decision must see: without this call's
+// own hold.
+func (g *Guard) reserveOf(ctx context.Context, fp string, estimate decimal.Dec) (id string, ok bool, st LedgerState, err error) {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
-	id := hex.EncodeToString(raw[:])
-	r := Reservation{ID: id, AmountUSD: formatUSD(estimate), MaxCalls: g.maxCalls, Lease: g.lease}
+	id = hex.EncodeToString(raw[:])
+	r := Reservation{ID: id, AmountUSD: formatUSD(estimate), MaxCalls: g.maxCalls, Lease: g.lease, Started: true}
 	if g.budget != nil {
 		r.LimitUSD = formatUSD(*g.budget)
 	}
-	ok, _, err := g.store.Reserve(ctx, r)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	ok, st, err = g.store.ReserveOf(ctx, r, fp)
+	if err == nil && g.ledger.store != g.store {
+		var h LedgerState
+		if h, err = g.ledger.store.StateOf(ctx, fp); err != nil && ok {
+			g.cancel(id)
+		}
+		st.History, st.Now = h.History, h.Now
+	}
 	if err != nil {
-		return nil, false, fmt.Errorf("agent: call not made: %s USD could not be reserved (%w): %w", r.AmountUSD, ErrStoreUnavailable, err)
+		return "", false, LedgerState{}, fmt.Errorf("agent: call not made: %s USD could not be reserved (%w): %w", r.AmountUSD, ErrStoreUnavailable, err)
 	}
-	if !ok {
-		return nil, false, nil
+	if ok {
+		held, _ := parseUSD(st.Balance.ReservedUSD)
+		st.Balance.ReservedUSD = formatUSD(decimal.Sub(held, estimate))
+		st.Balance.Calls--
 	}
-	rep.ReservedUSD = r.AmountUSD
-	return &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id}, true, nil
+	return id, ok, st, nil
+}
+
+// cancel withdraws reservation id, made before a decision not to run. An
+// error leaves the hold to its lease.
+func (g *Guard) cancel(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	defer cancel()
+	_ = g.store.Cancel(ctx, id)
 }
 
 // settle counts cost as spent for p's reservation and records entry (nil:
@@ -101,12 +108,17 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 			record = nil
 		}
 	}
-	s, err := g.store.Settle(context.Background(), p.id, formatUSD(cost), record)
+	ctx, cancel := context.WithTimeout(context.Background(), g.settleFor)
+	defer cancel()
+	s, err := g.store.Settle(ctx, p.id, formatUSD(cost), record)
 	if err != nil {
 		return errors.Join(recErr, fmt.Errorf("agent: the call ran, but its cost of %s USD could not be settled: %w", formatUSD(cost), err))
 	}
 	rep.SettledUSD = formatUSD(cost)
-	rep.LateSettlement = s.Late
+	if s.Duplicate && s.CostUSD != "" {
+		rep.SettledUSD = s.CostUSD
+	}
+	rep.LateSettlement, rep.DuplicateSettlement = s.Late, s.Duplicate
 	rep.Recorded = entry != nil && recErr == nil
 	return recErr
 }

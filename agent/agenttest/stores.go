@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -23,10 +24,15 @@ import (
 // retention rules (at most preflight.MaxHistory entries, redundant entries
 // dropped, the least useful evicted first), and the money: Reserve checks
 // the limits and holds in one atomic step (parallel reservations never
-// take more than the limit), Settle counts a cost once (a repeat is a
-// Duplicate, a reservation no longer held is Late and still counted) and
-// may record an entry in the same step, Release frees a hold without
-// spending but the call still counts. Every broken promise fails t.
+// take more than the limit), a retried Reserve holds once and one of an
+// ended id is refused with agent.ErrReservationEnded, Settle counts a
+// cost once (a repeat is a Duplicate reporting the first settlement, a
+// reservation no longer held is Late and still counted) and may record an
+// entry in the same step, Release frees a hold without spending but the
+// call still counts, Cancel withdraws a hold and its call, StateOf
+// returns the entries of one fingerprint and ReserveOf reserves and reads
+// them in one step.
+// Every broken promise fails t.
 //
 // newStore must return a new, empty store of a scope of its own on every
 // call; it is called once per subtest. Amounts used have at most two
@@ -51,6 +57,13 @@ func TestLedgerStore(t *testing.T, newStore func(t *testing.T) agent.LedgerStore
 		{"release frees without spending", ledgerRelease},
 		{"parallel reservations never exceed the limit", ledgerParallel},
 		{"parallel reservations never exceed the call limit", ledgerParallelCalls},
+		{"state of one fingerprint", ledgerStateOf},
+		{"a retried reserve holds once", ledgerRetriedReserve},
+		{"a reserve of an ended id is refused", ledgerEndedReserve},
+		{"a repeated settle reports the first", ledgerRepeatedSettle},
+		{"parallel retries of one settle count once", ledgerParallelSettle},
+		{"reserve-of reads one fingerprint in the same step", ledgerReserveOf},
+		{"cancel withdraws the call", ledgerCancel},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, newStore(t)) })
 	}
@@ -376,6 +389,175 @@ func ledgerParallelCalls(t *testing.T, st agent.LedgerStore) {
 		t.Errorf("%d parallel reservations held under MaxCalls 7, want exactly 7", held)
 	}
 	wantBalance(t, "after parallel calls", state(t, st).Balance, "0", "0", 7)
+}
+
+func ledgerStateOf(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	var want []agent.Entry
+	for i := range 12 {
+		e := agent.Entry{ToolCallID: "c" + strconv.Itoa(i), Fingerprint: fingerprint(i % 3), Outcome: preflight.OutcomeTerminalFailure}
+		if err := st.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 1 {
+			want = append(want, e)
+		}
+	}
+	reserve(t, st, agent.Reservation{ID: newID(), AmountUSD: "0.25", Started: true})
+	s, err := st.StateOf(ctx, fingerprint(1))
+	if err != nil {
+		t.Fatalf("StateOf: %v", err)
+	}
+	var got []agent.Entry
+	for _, e := range s.History {
+		got = append(got, e.Entry)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("StateOf(fingerprint 1) = %+v, want %+v (its entries, oldest first)", got, want)
+	}
+	if s.Now.IsZero() {
+		t.Error("StateOf: Now is zero, want the store's clock")
+	}
+	wantBalance(t, "StateOf", s.Balance, "0", "0.25", 1)
+	s, err = st.StateOf(ctx, "")
+	if err != nil {
+		t.Fatalf("StateOf(\"\"): %v", err)
+	}
+	if len(s.History) != 0 {
+		t.Errorf("StateOf(\"\") returned %d entries, want none", len(s.History))
+	}
+	wantBalance(t, "StateOf(\"\")", s.Balance, "0", "0.25", 1)
+	if s, err := st.StateOf(ctx, fingerprint(99)); err != nil || len(s.History) != 0 {
+		t.Errorf("StateOf(a fingerprint never recorded) = %d entries, %v; want none", len(s.History), err)
+	}
+}
+
+func ledgerRetriedReserve(t *testing.T, st agent.LedgerStore) {
+	r := agent.Reservation{ID: newID(), AmountUSD: "0.60", LimitUSD: "1", MaxCalls: 5, Started: true}
+	for i := range 3 {
+		ok, b := reserve(t, st, r)
+		if !ok {
+			t.Fatalf("copy %d of a reservation refused", i+1)
+		}
+		wantBalance(t, fmt.Sprintf("after copy %d of one reservation", i+1), b, "0", "0.6", 1)
+	}
+	if ok, _ := reserve(t, st, agent.Reservation{ID: newID(), AmountUSD: "0.40", LimitUSD: "1", Started: true}); !ok {
+		t.Error("0.40 of the 0.40 left refused after a retried reservation: the retry held twice")
+	}
+}
+
+func ledgerEndedReserve(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	settled, released := newID(), newID()
+	reserve(t, st, agent.Reservation{ID: settled, AmountUSD: "0.10", Started: true})
+	reserve(t, st, agent.Reservation{ID: released, AmountUSD: "0.10"})
+	if _, err := st.Settle(ctx, settled, "0.10", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Release(ctx, released); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{settled, released} {
+		ok, _, err := st.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0.10", Started: true})
+		if ok || !errors.Is(err, agent.ErrReservationEnded) {
+			t.Errorf("Reserve of ended id %s = %v, %v; want refused with agent.ErrReservationEnded", id, ok, err)
+		}
+	}
+	wantBalance(t, "after reserves of ended ids", state(t, st).Balance, "0.1", "0", 2)
+}
+
+func ledgerRepeatedSettle(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	id := newID()
+	first, err := st.Settle(ctx, id, "0.20", nil) // not held: late
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Settle(ctx, id, "0.30", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Late || first.Duplicate || !again.Late || !again.Duplicate {
+		t.Errorf("a late settlement and its repeat: %+v, %+v; want both Late, the repeat Duplicate", first, again)
+	}
+	if money(t, "the repeat's CostUSD", again.CostUSD).Cmp(money(t, "want", "0.2")) != 0 {
+		t.Errorf("the repeat's CostUSD is %q, want the first settlement's 0.2", again.CostUSD)
+	}
+	wantBalance(t, "after a repeated settlement", again.Balance, "0.2", "0", 0)
+}
+
+func ledgerParallelSettle(t *testing.T, st agent.LedgerStore) {
+	id := newID()
+	reserve(t, st, agent.Reservation{ID: id, AmountUSD: "0.50", LimitUSD: "1", Started: true})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	n := map[bool]int{}
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := st.Settle(context.Background(), id, "0.35", nil)
+			if err != nil {
+				t.Errorf("Settle: %v", err)
+				return
+			}
+			if s.Late {
+				t.Errorf("a settlement of a held reservation (or its repeat) is Late: %+v", s)
+			}
+			mu.Lock()
+			n[s.Duplicate]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if n[false] != 1 || n[true] != 15 {
+		t.Errorf("16 parallel copies of one Settle: %d first, %d duplicates; want 1 and 15", n[false], n[true])
+	}
+	wantBalance(t, "after parallel copies of one Settle", state(t, st).Balance, "0.35", "0", 1)
+}
+
+func ledgerReserveOf(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	mine := agent.Entry{ToolCallID: "m", Fingerprint: fingerprint(5), Outcome: preflight.OutcomeTerminalFailure}
+	for _, e := range []agent.Entry{mine, {ToolCallID: "o", Fingerprint: fingerprint(6), Outcome: preflight.OutcomeTerminalFailure}} {
+		if err := st.Append(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, s, err := st.ReserveOf(ctx, agent.Reservation{ID: newID(), AmountUSD: "0.70", LimitUSD: "1", Started: true}, fingerprint(5))
+	if err != nil || !ok {
+		t.Fatalf("ReserveOf of 0.70 of 1: %v, %v", ok, err)
+	}
+	wantBalance(t, "ReserveOf, held", s.Balance, "0", "0.7", 1)
+	if len(s.History) != 1 || s.History[0].Entry != mine || s.Now.IsZero() {
+		t.Errorf("ReserveOf read %+v at %v, want the one entry of its fingerprint and the store's clock", s.History, s.Now)
+	}
+	ok, s, err = st.ReserveOf(ctx, agent.Reservation{ID: newID(), AmountUSD: "0.70", LimitUSD: "1", Started: true}, fingerprint(5))
+	if err != nil || ok {
+		t.Fatalf("ReserveOf of 0.70 more: %v, %v; want refused", ok, err)
+	}
+	wantBalance(t, "ReserveOf, refused", s.Balance, "0", "0.7", 1)
+	if len(s.History) != 1 {
+		t.Errorf("a refused ReserveOf read %d entries, want the state all the same (1 entry)", len(s.History))
+	}
+}
+
+func ledgerCancel(t *testing.T, st agent.LedgerStore) {
+	ctx := context.Background()
+	id := newID()
+	reserve(t, st, agent.Reservation{ID: id, AmountUSD: "0.60", LimitUSD: "1", MaxCalls: 1, Started: true})
+	for range 2 {
+		if err := st.Cancel(ctx, id); err != nil {
+			t.Fatalf("Cancel: %v", err)
+		}
+	}
+	wantBalance(t, "after Cancel (twice)", state(t, st).Balance, "0", "0", 0)
+	if ok, _ := reserve(t, st, agent.Reservation{ID: newID(), AmountUSD: "1", LimitUSD: "1", MaxCalls: 1, Started: true}); !ok {
+		t.Error("after Cancel, the whole budget and the one call of MaxCalls 1 were not free")
+	}
+	if ok, _, err := st.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0"}); ok || !errors.Is(err, agent.ErrReservationEnded) {
+		t.Errorf("Reserve of a cancelled id: %v, %v; want agent.ErrReservationEnded", ok, err)
+	}
 }
 
 // TestResultStore checks that the stores newStore returns keep the

@@ -4,46 +4,86 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/redis/go-redis/v9"
 )
 
 // Run with: go test -run '^$' -bench . -benchmem (a local redis-server is
-// started by the benchmark). Compare the redis and memory variants.
+// started by the benchmark). Besides ns/op each Guard benchmark reports
+// calls/s, the round trips to Redis per call (counted by a client hook)
+// and the microseconds Redis spent running commands per call (from INFO
+// commandstats), with a history of 0 and of MaxHistory entries.
 
-func benchStores(b *testing.B) map[string]func() agent.LedgerStore {
-	p := startRedis(b)
-	c := p.client(b)
-	n := 0
-	return map[string]func() agent.LedgerStore{
-		"memory": func() agent.LedgerStore { return agent.NewMemoryLedgerStore(nil) },
-		"redis": func() agent.LedgerStore {
-			n++
-			s, err := New(c, "bench-"+strconv.Itoa(n), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { s.Close() })
-			return s
-		},
+// roundTrips counts the commands a client sends (one round trip each:
+// the store never pipelines).
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
 	}
+}
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// commandUsec is the time Redis spent running scripts (EVALSHA and EVAL,
+// the commands they call included), from INFO commandstats, and the CPU
+// time (user and system) its process used, from INFO cpu, both in µs.
+func commandUsec(b *testing.B, c redis.UniversalClient) (scripts, cpu float64) {
+	info, err := c.Info(context.Background(), "commandstats", "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f * 1e6
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f * 1e6
+		}
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
+			continue
+		}
+		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
+			if v, ok := strings.CutPrefix(f, "usec="); ok {
+				u, _ := strconv.ParseFloat(v, 64)
+				scripts += u
+			}
+		}
+	}
+	return scripts, cpu
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.
 func BenchmarkReserveSettle(b *testing.B) {
-	stores := benchStores(b)
+	p := startRedis(b)
 	for _, name := range []string{"memory", "redis"} {
 		b.Run(name, func(b *testing.B) {
-			s := stores[name]()
+			var s agent.LedgerStore = agent.NewMemoryLedgerStore(nil)
+			if name == "redis" {
+				s = newStore(b, p, "bench-rs", nil)
+			}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				id := strconv.Itoa(i)
-				ok, _, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0.012345", LimitUSD: "1000000000"})
+				ok, _, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0.012345", LimitUSD: "1000000000", Started: true})
 				if !ok || err != nil {
 					b.Fatal(ok, err)
 				}
@@ -55,48 +95,90 @@ func BenchmarkReserveSettle(b *testing.B) {
 	}
 }
 
-// BenchmarkGuardCall is a whole Guard.Call (history and balance read,
-// Decide, reserve, a no-op tool, settle and record) with 1, 4 and 16
-// goroutines sharing one Guard; calls/s is the throughput.
+// BenchmarkGuardCall is a whole Guard.Call (balance and the history of the
+// call's fingerprint read, Decide, reserve, a no-op tool, settle and
+// record) with 1, 4 and 16 goroutines sharing one Guard, on a history of
+// 0 or MaxHistory entries (every call has a new fingerprint, so the
+// history stays full: each settlement evicts one entry).
 func BenchmarkGuardCall(b *testing.B) {
-	stores := benchStores(b)
+	p := startRedis(b)
+	scopes := 0
 	for _, name := range []string{"memory", "redis"} {
-		for _, workers := range []int{1, 4, 16} {
-			b.Run(fmt.Sprintf("%s/workers=%d", name, workers), func(b *testing.B) {
-				g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: stores[name](), BudgetUSD: "1000000000"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var next atomic.Int64
-				b.ReportAllocs()
-				b.ResetTimer()
-				start := time.Now()
-				var wg sync.WaitGroup
-				for range workers {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1)
-							if i > int64(b.N) {
-								return
-							}
-							id := "b" + strconv.FormatInt(i, 10)
-							req := searchRequest(id, "0.01", false)
-							req.StepID = id
-							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
-								return agent.Completion{CostUSD: "0.005"}, nil
-							})
-							if err != nil || !r.Called {
-								b.Error(r.Decision, err)
-								return
-							}
+		for _, history := range []int{0, preflight.MaxHistory} {
+			for _, workers := range []int{1, 4, 16} {
+				b.Run(fmt.Sprintf("%s/history=%d/goroutines=%d", name, history, workers), func(b *testing.B) {
+					var s agent.LedgerStore = agent.NewMemoryLedgerStore(nil)
+					var c redis.UniversalClient
+					hook := new(roundTrips)
+					if name == "redis" {
+						c = p.client(b)
+						c.AddHook(hook)
+						scopes++
+						s = newStoreOn(b, c, "bench-"+strconv.Itoa(scopes))
+					}
+					for i := range history {
+						e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+						if err := s.Append(context.Background(), e); err != nil {
+							b.Fatal(err)
 						}
-					}()
-				}
-				wg.Wait()
-				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
-			})
+					}
+					g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var usec0, cpu0 float64
+					if c != nil {
+						usec0, cpu0 = commandUsec(b, c)
+					}
+					trips0 := hook.n.Load()
+					var next atomic.Int64
+					b.ReportAllocs()
+					b.ResetTimer()
+					start := time.Now()
+					var wg sync.WaitGroup
+					for range workers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for {
+								i := next.Add(1)
+								if i > int64(b.N) {
+									return
+								}
+								id := "b" + strconv.FormatInt(i, 10)
+								req := searchRequest(id, "0.01", false)
+								req.StepID = id
+								r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+									return agent.Completion{CostUSD: "0.005"}, nil
+								})
+								if err != nil || !r.Called {
+									b.Error(r.Decision, err)
+									return
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					took := time.Since(start)
+					b.StopTimer()
+					b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
+					if c != nil {
+						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(b.N), "roundtrips/call")
+						usec, cpu := commandUsec(b, c)
+						b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
+						b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+					}
+				})
+			}
 		}
 	}
+}
+
+func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
+	s, err := New(c, scope, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
 }

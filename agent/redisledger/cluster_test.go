@@ -18,7 +18,7 @@ func startCluster(t *testing.T) []*redisProc {
 	var nodes []*redisProc
 	var addrs []string
 	for range 6 {
-		p := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--appendonly", "no",
+		p := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--appendonly", "yes",
 			// Replicas sync at once (the default waits 5 s for more of them)
 			// and may take over however long their link was down.
 			"--repl-diskless-sync-delay", "0", "--cluster-replica-validity-factor", "0")
@@ -98,7 +98,10 @@ func TestCluster(t *testing.T) {
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
 	defer c.Close()
 	const scope, budget = "cluster-run", "500.000000000000000001"
-	s, _ := New(c, scope, nil)
+	s, err := New(c, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	victim := primaryOf(nodes[0], nodes, s.keys[0])
 	if victim == nil {
 		t.Fatal("no primary for the scope's slot")

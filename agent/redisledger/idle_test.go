@@ -51,9 +51,17 @@ func TestIdleTTL(t *testing.T) {
 				t.Errorf("after the call (-want +got):\n%s", diff)
 			}
 			time.Sleep(2 * idle) // nothing in flight, nothing written
-			st, _ = b.State(ctx)
+			if _, err := b.State(ctx); !errors.Is(err, agent.ErrStoreStateLost) {
+				t.Errorf("after IdleTTL with nothing written, a worker that knew the scope reads it: %v; want agent.ErrStoreStateLost", err)
+			}
+			// The lost mark expires too: a new run starts afresh.
+			time.Sleep(2 * idle)
+			st, err = newStore(t, p, scope, &Options{IdleTTL: idle, Lease: tt.lease}).State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 0}, st.Balance); diff != "" {
-				t.Errorf("after IdleTTL with nothing written, the scope is still there (-want +got):\n%s", diff)
+				t.Errorf("a new worker after the scope expired (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -113,13 +121,12 @@ func TestIdleTTLShorterThanLease(t *testing.T) {
 	}
 }
 
-// TestIdleTTLExpiresDuringOutage shows the third way past the budget (see
-// Overshoot in the package doc): the only worker with a call in flight is
-// cut off from Redis for longer than IdleTTL, nothing else writes, and
-// the scope's keys expire. Another worker then finds the budget whole and
-// spends it again; the cut-off call settles late into the emptied scope.
-// Spending ends 0.8 past the budget of 1: 0.3 spent before the keys
-// expired, plus 0.5 of the call whose hold lapsed.
+// TestIdleTTLExpiresDuringOutage: the only worker with a call in flight
+// is cut off from Redis for longer than IdleTTL, nothing else writes, and
+// the scope's keys expire. Before, another worker then found the budget
+// whole and spent it again. Now every worker that knew the scope fails
+// closed with agent.ErrStoreStateLost, the cut-off call's settlement too:
+// nothing more is spent.
 func TestIdleTTLExpiresDuringOutage(t *testing.T) {
 	p := startRedis(t)
 	proxy := newCutProxy(t, p.addr())
@@ -136,7 +143,7 @@ func TestIdleTTLExpiresDuringOutage(t *testing.T) {
 	ctx := context.Background()
 	reserve := func(s *Store, id, amount string) {
 		t.Helper()
-		if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: json.Number(amount), LimitUSD: "1"}); !ok || err != nil {
+		if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: json.Number(amount), LimitUSD: "1", Started: true}); !ok || err != nil {
 			t.Fatalf("reserve %s: %v, %v", id, ok, err)
 		}
 	}
@@ -144,27 +151,17 @@ func TestIdleTTLExpiresDuringOutage(t *testing.T) {
 	if _, err := a.Settle(ctx, "before", "0.3", nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := b.State(ctx); err != nil { // b knows the scope
+		t.Fatal(err)
+	}
 	reserve(a, "in-flight", "0.5")
 	proxy.cut()
 	time.Sleep(idle + idle/2)
-	st, err := b.State(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if ok, _, err := b.Reserve(ctx, agent.Reservation{ID: "again", AmountUSD: "1", LimitUSD: "1", Started: true}); ok || !errors.Is(err, agent.ErrStoreStateLost) {
+		t.Errorf("after the scope expired, another worker's reservation of the whole budget: %v, %v; want refused with agent.ErrStoreStateLost", ok, err)
 	}
-	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 0}, st.Balance); diff != "" {
-		t.Errorf("after IdleTTL with the only worker in flight cut off (-want +got):\n%s", diff)
-	}
-	reserve(b, "again", "1") // the whole budget, again
 	proxy.mend()
-	set, err := a.Settle(ctx, "in-flight", "0.5", nil)
-	if err != nil || !set.Late {
-		t.Errorf("the cut-off call's settlement: %+v, %v; want it counted late", set, err)
-	}
-	if _, err := b.Settle(ctx, "again", "1", nil); err != nil {
-		t.Fatal(err)
-	}
-	st, _ = b.State(ctx)
-	if diff := cmp.Diff(agent.Balance{SpentUSD: "1.5", ReservedUSD: "0", Calls: 1}, st.Balance); diff != "" {
-		t.Errorf("in the emptied scope, after both settled (-want +got):\n%s", diff)
+	if set, err := a.Settle(ctx, "in-flight", "0.5", nil); !errors.Is(err, agent.ErrStoreStateLost) {
+		t.Errorf("the cut-off call's settlement into the lost scope: %+v, %v; want agent.ErrStoreStateLost", set, err)
 	}
 }

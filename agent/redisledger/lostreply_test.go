@@ -72,9 +72,15 @@ func TestReserveReplyLost(t *testing.T) {
 	if armed.Load() {
 		t.Fatal("the reply of the reserve script was never delayed: the test did not test anything")
 	}
-	st, err := newStore(t, p, "lost-reply", nil).State(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// The release goes in the background, at once.
+	var st agent.LedgerState
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err = newStore(t, p, "lost-reply", nil).State(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st.Balance.ReservedUSD == "0" || time.Now().After(deadline) {
+			break
+		}
 	}
 	// The hold was made in Redis (the second call counts) and released.
 	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0", Calls: 2}, st.Balance); diff != "" {

@@ -3,22 +3,42 @@ package redisledger
 import "github.com/redis/go-redis/v9"
 
 // The scripts run atomically on the Redis node that owns the scope's slot:
-// every key they touch carries the scope's hash tag. Each one first gives
-// back the money of reservations whose lease expired ("reaping"), so that
-// no reader ever sees expired holds, without a background process.
+// every key they touch carries the scope's hash tag. Each one first checks
+// that the scope is the one this worker knows (see "State loss" in the
+// package doc), then gives back or charges the holds whose lease expired
+// ("reaping"), so that no reader ever sees an expired hold, without a
+// background process.
 //
 // Money is an integer count of attodollars (10^-18 USD) held as decimal
 // text, added, subtracted and compared digit by digit: Lua's numbers are
 // doubles, exact only up to 2^53, which 18 fraction digits would exceed at
-// 0.009 USD. Only non-negative values ever occur (a hold is subtracted
-// only from a total that includes it).
+// 0.009 USD.
 //
-// KEYS (all scripts): 1 money (hash: spent, held, calls), 2 holds (hash:
-// reservation id -> amount), 3 leases (sorted set: id by lease expiry in
-// ms), 4 settled (sorted set: id by settlement time in ms), 5 history
-// (list of JSON entries, oldest first).
+// KEYS: 1 the scope (hash), 2 leases (sorted set: hold id by lease expiry
+// in ms), 3 ended (sorted set: ended reservation id by end time in ms).
+// Both sorted sets hold the member "!" with score +inf from the scope's
+// creation: a set without it lost its contents.
+//
+// Fields of the scope hash:
+//
+//	epoch  id of this incarnation of the scope, chosen by its creator
+//	ver    write counter: +1 on every change of money or history
+//	spent, held (attodollars), calls, seq (last entry number), n (entries)
+//	lost   why the scope was found lost; once set, every script fails
+//	h:<id> a hold: "<amount> <started 0|1>"
+//	d:<id> an ended reservation: "<state> <cost> <nonce>", state 0 settled,
+//	       1 settled late, 3 released, 4 charged at lease expiry (cost is
+//	       the amount charged)
+//	e:<n>  history entry number n (JSON)
+//	f:<fp> the entry numbers of fingerprint fp, oldest first
+//	q0..q3 the entry numbers of each eviction class, oldest first
+//
+// ARGV 1..3 of every script: the epoch the worker knows ("" for none), the
+// highest ver it has seen, the epoch to create the scope with. Every reply
+// starts {epoch, ver, spent, held, calls}.
 const prelude = `
-local K_money, K_holds, K_leases, K_settled, K_hist = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local S, L, D = KEYS[1], KEYS[2], KEYS[3]
+local known, seen, fresh = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
 local function trim(s)
   s = string.gsub(s, '^0+', '')
@@ -26,30 +46,55 @@ local function trim(s)
   return s
 end
 
-local function add(a, b)
-  local r, carry, i, j = {}, 0, #a, #b
-  while i > 0 or j > 0 or carry > 0 do
-    local d = carry
-    if i > 0 then d = d + string.byte(a, i) - 48; i = i - 1 end
-    if j > 0 then d = d + string.byte(b, j) - 48; j = j - 1 end
-    if d >= 10 then carry = 1; d = d - 10 else carry = 0 end
-    r[#r + 1] = string.char(48 + d)
+-- Numbers are split into limbs of 14 digits, least significant first:
+-- a sum of two limbs and a carry stays far below 2^53.
+local W, B = 14, 1e14
+
+local function limbs(a)
+  local t, i = {}, #a
+  while i > 0 do
+    local j = i - W + 1
+    if j < 1 then j = 1 end
+    t[#t + 1] = tonumber(string.sub(a, j, i))
+    i = j - 1
   end
-  return trim(string.reverse(table.concat(r)))
+  return t
 end
 
--- sub returns a - b for a >= b.
-local function sub(a, b)
-  local r, borrow, i, j = {}, 0, #a, #b
-  while i > 0 do
-    local d = string.byte(a, i) - 48 - borrow
-    if j > 0 then d = d - (string.byte(b, j) - 48); j = j - 1 end
-    if d < 0 then d = d + 10; borrow = 1 else borrow = 0 end
-    r[#r + 1] = string.char(48 + d)
-    i = i - 1
+local function unlimbs(t)
+  local n = #t
+  while n > 1 and t[n] == 0 do n = n - 1 end
+  if n == 0 then return '0' end
+  local parts = {string.format('%d', t[n])}
+  for k = n - 1, 1, -1 do parts[#parts + 1] = string.format('%014d', t[k]) end
+  return table.concat(parts)
+end
+
+local function add(a, b)
+  if b == '0' then return a end
+  if a == '0' then return b end
+  local x, y, r, carry = limbs(a), limbs(b), {}, 0
+  for k = 1, math.max(#x, #y) do
+    local d = (x[k] or 0) + (y[k] or 0) + carry
+    if d >= B then carry = 1; d = d - B else carry = 0 end
+    r[k] = d
   end
-  if borrow ~= 0 or j > 0 then error('redisledger: negative total') end
-  return trim(string.reverse(table.concat(r)))
+  if carry > 0 then r[#r + 1] = carry end
+  return unlimbs(r)
+end
+
+-- sub returns a - b, or nil when b > a (the state is inconsistent).
+local function sub(a, b)
+  if b == '0' then return a end
+  local x, y, r, borrow = limbs(a), limbs(b), {}, 0
+  if #y > #x then return nil end
+  for k = 1, #x do
+    local d = x[k] - (y[k] or 0) - borrow
+    if d < 0 then d = d + B; borrow = 1 else borrow = 0 end
+    r[k] = d
+  end
+  if borrow ~= 0 then return nil end
+  return unlimbs(r)
 end
 
 local function cmp(a, b)
@@ -64,31 +109,116 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function money()
-  local v = redis.call('HMGET', K_money, 'spent', 'held', 'calls')
-  return v[1] or '0', v[2] or '0', tonumber(v[3] or '0')
-end
-
--- reap gives back the holds whose lease expired by now.
-local function reap(now)
-  local ids = redis.call('ZRANGEBYSCORE', K_leases, '-inf', now)
-  if #ids == 0 then return end
-  local spent, held, calls = money()
-  for _, id in ipairs(ids) do
-    local amount = redis.call('HGET', K_holds, id)
-    if amount then
-      held = sub(held, amount)
-      redis.call('HDEL', K_holds, id)
-    end
-    redis.call('ZREM', K_leases, id)
+-- touch makes the scope's keys expire idle_ms after now, at most every
+-- idle_ms/16 (field t is the last time): they expire between 15/16 of
+-- idle_ms and idle_ms after the last write.
+local function touch(idle_ms, now)
+  if idle_ms <= 0 then return end
+  if now then
+    local t = tonumber(redis.call('HGET', S, 't') or '0')
+    if now - t < idle_ms / 16 then return end
+    redis.call('HSET', S, 't', now)
   end
-  redis.call('HSET', K_money, 'held', held)
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle_ms) end
 end
 
--- touch makes every key of the scope expire idle_ms after this write.
-local function touch(idle_ms)
-  if idle_ms > 0 then
-    for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle_ms) end
+-- lose marks the scope lost, for every worker, and fails the script.
+local function lose(why, idle_ms)
+  redis.call('HSET', S, 'lost', why)
+  touch(idle_ms)
+  return redis.error_reply('redisledger: state lost: ' .. why)
+end
+
+-- M is the scope's money as this script reads and changes it.
+local M = {}
+
+-- open checks the scope against what this worker knows and loads M. It
+-- returns an error reply, or nil.
+local function open(idle_ms)
+  local v = redis.call('HMGET', S, 'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n')
+  if v[6] then return redis.error_reply('redisledger: state lost: ' .. v[6]) end
+  if not v[1] then
+    if known ~= '' then
+      return lose('the scope ' .. known .. ' vanished (Redis restarted without its data, evicted or expired it)', idle_ms)
+    end
+    if redis.call('EXISTS', L) == 1 or redis.call('EXISTS', D) == 1 then
+      return lose('the scope hash is missing and its other keys are not', idle_ms)
+    end
+    redis.call('HSET', S, 'epoch', fresh, 'ver', 0, 'spent', '0', 'held', '0', 'calls', 0, 'seq', 0, 'n', 0)
+    redis.call('ZADD', L, '+inf', '!')
+    redis.call('ZADD', D, '+inf', '!')
+    M = {epoch = fresh, ver = 0, spent = '0', held = '0', calls = 0, seq = 0, n = 0}
+    touch(idle_ms)
+    return nil
+  end
+  M = {epoch = v[1], ver = tonumber(v[2]), spent = v[3], held = v[4], calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
+  if known ~= '' and v[1] ~= known then
+    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle_ms)
+  end
+  if M.ver < seen then
+    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms)
+  end
+  -- Redis drops (evicts, deletes, expires) whole keys: a sorted set that
+  -- exists still has its sentinel.
+  if redis.call('EXISTS', L, D) < 2 then
+    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms) end
+    return lose('the ended reservations of the scope are missing', idle_ms)
+  end
+  return nil
+end
+
+local changed = false
+
+local function save()
+  if changed then
+    M.ver = M.ver + 1
+    redis.call('HSET', S, 'ver', M.ver, 'spent', M.spent, 'held', M.held, 'calls', M.calls, 'seq', M.seq, 'n', M.n)
+  end
+end
+
+local function head(extra)
+  local out = {M.epoch, M.ver, M.spent, M.held, M.calls}
+  if extra then for _, x in ipairs(extra) do out[#out + 1] = x end end
+  return out
+end
+
+local function less(a, b, what)
+  local r = sub(a, b)
+  if not r then error('redisledger: state lost: ' .. what .. ' would be negative') end
+  return r
+end
+
+-- ended records how reservation id ended, for its retries.
+local function ended(id, state, cost, nonce, now)
+  redis.call('HSET', S, 'd:' .. id, state .. ' ' .. cost .. ' ' .. nonce)
+  redis.call('ZADD', D, now, id)
+end
+
+-- reap gives back the holds whose lease expired by now, or charges them
+-- when their call started, and forgets ended ids older than keep_ms (a
+-- few per script).
+local function reap(now, keep_ms)
+  local ids = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 64)
+  for _, id in ipairs(ids) do
+    local h = redis.call('HGET', S, 'h:' .. id)
+    if h then
+      local amount, started = string.match(h, '^(%d+) (%d)$')
+      M.held = less(M.held, amount, 'the money held')
+      redis.call('HDEL', S, 'h:' .. id)
+      if started == '1' then
+        M.spent = add(M.spent, amount)
+        ended(id, 4, amount, '', now)
+      end
+      changed = true
+    end
+    redis.call('ZREM', L, id)
+  end
+  if keep_ms > 0 and M.ver % 8 == 0 then
+    local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep_ms, 'LIMIT', 0, 16)
+    for _, id in ipairs(old) do
+      redis.call('HDEL', S, 'd:' .. id)
+      redis.call('ZREM', D, id)
+    end
   end
 end
 
@@ -107,137 +237,265 @@ local function rank(e)
   return 3
 end
 
+-- drop removes number n from the space-separated list in field.
+local function drop(field, n)
+  local l = redis.call('HGET', S, field) or ''
+  l = string.gsub(' ' .. l .. ' ', ' ' .. n .. ' ', ' ', 1)
+  l = string.gsub(string.gsub(l, '^ +', ''), ' +$', '')
+  if l == '' then redis.call('HDEL', S, field) else redis.call('HSET', S, field, l) end
+end
+
+local function push(field, n)
+  local l = redis.call('HGET', S, field)
+  if l then l = l .. ' ' .. n else l = tostring(n) end
+  redis.call('HSET', S, field, l)
+end
+
+local function forget(n, e)
+  redis.call('HDEL', S, 'e:' .. n)
+  drop('f:' .. e.fp, n)
+  drop('q' .. rank(e), n)
+  M.n = M.n - 1
+end
+
 -- record appends the JSON entry raw, stamped now, under the retention
--- rules of agent.Ledger: drop the entries it makes redundant, then evict
--- the oldest of the least useful class while there are more than max.
+-- rules of agent.Ledger: drop the entries of its fingerprint it makes
+-- redundant, then, while there are more than max, evict the oldest of the
+-- least useful class other than itself. It reads only the entries of its
+-- fingerprint and one evicted entry.
 local function record(raw, now, max)
   local e = cjson.decode(raw)
   e.at = tostring(now)
-  local list, dropped = {}, false
-  for _, r in ipairs(redis.call('LRANGE', K_hist, 0, -1)) do
-    local old = cjson.decode(r)
-    if redundant(old, e) then dropped = true else list[#list + 1] = {old, r} end
-  end
-  list[#list + 1] = {e, cjson.encode(e)}
-  while #list > max do
-    local best = 1
-    for i = 2, #list - 1 do
-      if rank(list[i][1]) < rank(list[best][1]) then best = i end
+  local mine = redis.call('HGET', S, 'f:' .. e.fp)
+  if mine then
+    for n in string.gmatch(mine, '%d+') do
+      local old = cjson.decode(redis.call('HGET', S, 'e:' .. n))
+      if redundant(old, e) then forget(n, old) end
     end
-    table.remove(list, best)
-    dropped = true
   end
-  if not dropped then
-    redis.call('RPUSH', K_hist, list[#list][2])
-    return
+  M.seq = M.seq + 1
+  local n = tostring(M.seq)
+  redis.call('HSET', S, 'e:' .. n, cjson.encode(e))
+  push('f:' .. e.fp, n)
+  push('q' .. rank(e), n)
+  M.n = M.n + 1
+  while M.n > max do
+    local victim
+    for r = 0, 3 do
+      for m in string.gmatch(redis.call('HGET', S, 'q' .. r) or '', '%d+') do
+        if m ~= n then victim = m; break end
+      end
+      if victim then break end
+    end
+    if not victim then break end
+    forget(victim, cjson.decode(redis.call('HGET', S, 'e:' .. victim)))
   end
-  redis.call('DEL', K_hist)
-  local out = {}
-  for i, p in ipairs(list) do out[i] = p[2] end
-  redis.call('RPUSH', K_hist, unpack(out))
+  changed = true
+end
+
+-- entries returns the history entries numbered in the list l.
+local function entries(l)
+  local ns = {}
+  for m in string.gmatch(l or '', '%d+') do ns[#ns + 1] = 'e:' .. m end
+  if #ns == 0 then return {} end
+  return redis.call('HMGET', S, unpack(ns))
 end
 `
 
-// reserveScript: ARGV id, amount, limit ("" for none), max calls (0 for
-// none), lease ms, idle ms. Returns {ok, spent, held, calls}, ok 1 when
-// held, 0 when the limits do not hold.
+// reserveScript: ARGV 4.. id, amount, limit ("" for none), max calls (0
+// for none), lease ms, idle ms, started (0|1), keep ms, fingerprint (""
+// for none). Reply: head, then 1 when held (or already held), 0 when the
+// limits do not hold, the clock in ms, then the JSON of the entries of the
+// fingerprint, oldest first.
 var reserveScript = redis.NewScript(prelude + `
-local id, amount, limit, max_calls = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local id, amount, limit, max_calls, lease, idle = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local bad = open(idle)
+if bad then return bad end
 local now = now_ms()
-reap(now)
-if redis.call('HEXISTS', K_holds, id) == 1 or redis.call('ZSCORE', K_settled, id) then
-  return redis.error_reply('redisledger: reservation ' .. id .. ' already exists')
+reap(now, tonumber(ARGV[11]))
+local function reply(ok)
+  local out = head({ok, tostring(now)})
+  if ARGV[12] ~= '' then
+    for _, raw in ipairs(entries(redis.call('HGET', S, 'f:' .. ARGV[12]))) do out[#out + 1] = raw end
+  end
+  return out
 end
-local spent, held, calls = money()
-if (amount ~= '0' and limit ~= '' and cmp(add(add(spent, held), amount), limit) > 0)
-  or (max_calls > 0 and calls + 1 > max_calls) then
-  return {0, spent, held, calls}
+if redis.call('HEXISTS', S, 'h:' .. id) == 1 then
+  save()
+  return reply(1)
 end
-held = add(held, amount)
-calls = calls + 1
-redis.call('HSET', K_money, 'held', held, 'calls', calls, 'spent', spent)
-redis.call('HSET', K_holds, id, amount)
-redis.call('ZADD', K_leases, now + tonumber(ARGV[5]), id)
-touch(tonumber(ARGV[6]))
-return {1, spent, held, calls}
+if redis.call('HEXISTS', S, 'd:' .. id) == 1 then
+  save()
+  return redis.error_reply('redisledger: reservation ended: ' .. id)
+end
+if (amount ~= '0' and limit ~= '' and cmp(add(add(M.spent, M.held), amount), limit) > 0)
+  or (max_calls > 0 and M.calls + 1 > max_calls) then
+  save()
+  touch(idle, now)
+  return reply(0)
+end
+M.held = add(M.held, amount)
+M.calls = M.calls + 1
+redis.call('HSET', S, 'h:' .. id, amount .. ' ' .. ARGV[10])
+redis.call('ZADD', L, now + lease, id)
+changed = true
+save()
+touch(idle, now)
+return reply(1)
 `)
 
-// settleScript: ARGV id, cost, settled retention ms, entry JSON ("" for
-// none), max entries, idle ms. Returns {state, spent, held, calls}, state
-// 0 settled, 1 settled late (the lease had expired), 2 already settled.
+// cancelScript: ARGV 4.. id, idle ms, keep ms. Withdraws the hold and its
+// call; gives back a charge made at lease expiry. Reply: head.
+var cancelScript = redis.NewScript(prelude + `
+local id, idle = ARGV[4], tonumber(ARGV[5])
+local bad = open(idle)
+if bad then return bad end
+local now = now_ms()
+reap(now, tonumber(ARGV[6]))
+local h = redis.call('HGET', S, 'h:' .. id)
+if h then
+  M.held = less(M.held, string.match(h, '^(%d+)'), 'the money held')
+  M.calls = M.calls - 1
+  redis.call('HDEL', S, 'h:' .. id)
+  redis.call('ZREM', L, id)
+  ended(id, 3, '0', '', now)
+  changed = true
+else
+  local d = redis.call('HGET', S, 'd:' .. id)
+  local c = d and string.match(d, '^4 (%d+)')
+  if c then
+    M.spent = less(M.spent, c, 'the money spent')
+    M.calls = M.calls - 1
+    ended(id, 3, '0', '', now)
+    changed = true
+  end
+end
+save()
+if changed then touch(idle, now) end
+return head()
+`)
+
+// settleScript: ARGV 4.. id, cost, keep ms, entry JSON ("" for none), max
+// entries, idle ms, nonce. Reply: head, then state (0 settled, 1 settled
+// late, 2 repeat of an earlier settlement), late (0|1), cost counted.
 var settleScript = redis.NewScript(prelude + `
-local id, cost = ARGV[1], ARGV[2]
+local id, cost, nonce, idle = ARGV[4], ARGV[5], ARGV[10], tonumber(ARGV[9])
+local bad = open(idle)
+if bad then return bad end
 local now = now_ms()
-reap(now)
-if redis.call('ZSCORE', K_settled, id) then
-  local spent, held, calls = money()
-  return {2, spent, held, calls}
+reap(now, tonumber(ARGV[6]))
+local d = redis.call('HGET', S, 'd:' .. id)
+local late = 1
+if d then
+  local st, c, n = string.match(d, '^(%d) (%d+) ?(.*)$')
+  if st == '0' or st == '1' then
+    save()
+    if n == nonce then return head({tonumber(st), tonumber(st), c}) end
+    return head({2, tonumber(st), c})
+  end
+  if st == '4' then M.spent = less(M.spent, c, 'the money spent') end
+else
+  local h = redis.call('HGET', S, 'h:' .. id)
+  if h then
+    local amount = string.match(h, '^(%d+)')
+    M.held = less(M.held, amount, 'the money held')
+    redis.call('HDEL', S, 'h:' .. id)
+    redis.call('ZREM', L, id)
+    late = 0
+  end
 end
-local spent, held, calls = money()
-local amount = redis.call('HGET', K_holds, id)
-local state = 1
-if amount then
-  state = 0
-  held = sub(held, amount)
-  redis.call('HDEL', K_holds, id)
-  redis.call('ZREM', K_leases, id)
-end
-spent = add(spent, cost)
-redis.call('HSET', K_money, 'spent', spent, 'held', held, 'calls', calls)
-redis.call('ZADD', K_settled, now, id)
-redis.call('ZREMRANGEBYSCORE', K_settled, '-inf', now - tonumber(ARGV[3]))
-if ARGV[4] ~= '' then record(ARGV[4], now, tonumber(ARGV[5])) end
-touch(tonumber(ARGV[6]))
-return {state, spent, held, calls}
+M.spent = add(M.spent, cost)
+ended(id, late, cost, nonce, now)
+if ARGV[7] ~= '' then record(ARGV[7], now, tonumber(ARGV[8])) end
+changed = true
+save()
+touch(idle, now)
+return head({late, late, cost})
 `)
 
-// releaseScript: ARGV id, idle ms. Frees the hold without spending.
+// releaseScript: ARGV 4.. id, idle ms, keep ms. Frees the hold without
+// spending; gives back a charge made at lease expiry. Reply: head.
 var releaseScript = redis.NewScript(prelude + `
-local id = ARGV[1]
-reap(now_ms())
-local amount = redis.call('HGET', K_holds, id)
-if amount then
-  local spent, held, calls = money()
-  redis.call('HSET', K_money, 'held', sub(held, amount))
-  redis.call('HDEL', K_holds, id)
-  redis.call('ZREM', K_leases, id)
-  touch(tonumber(ARGV[2]))
+local id, idle = ARGV[4], tonumber(ARGV[5])
+local bad = open(idle)
+if bad then return bad end
+local now = now_ms()
+reap(now, tonumber(ARGV[6]))
+local h = redis.call('HGET', S, 'h:' .. id)
+if h then
+  M.held = less(M.held, string.match(h, '^(%d+)'), 'the money held')
+  redis.call('HDEL', S, 'h:' .. id)
+  redis.call('ZREM', L, id)
+  ended(id, 3, '0', '', now)
+  changed = true
+else
+  local d = redis.call('HGET', S, 'd:' .. id)
+  local c = d and string.match(d, '^4 (%d+)')
+  if c then
+    M.spent = less(M.spent, c, 'the money spent')
+    ended(id, 3, '0', '', now)
+    changed = true
+  end
 end
-return 0
+save()
+if changed then touch(idle, now) end
+return head()
 `)
 
-// renewScript: ARGV lease ms, idle ms, then reservation ids. Extends the
-// leases of the ids still held and, when there was one, the expiry of the
-// scope's keys: a call in flight keeps its scope alive. Returns how many
-// were held.
+// renewScript: ARGV 4.. lease ms, idle ms, keep ms, then reservation ids.
+// Extends the leases of the ids still held and, when there was one, the
+// expiry of the scope's keys. Reply: head, then how many were held.
 var renewScript = redis.NewScript(prelude + `
+local idle = tonumber(ARGV[5])
+local bad = open(idle)
+if bad then return bad end
 local now = now_ms()
-reap(now)
-local until_ms, n = now + tonumber(ARGV[1]), 0
-for i = 3, #ARGV do
-  if redis.call('HEXISTS', K_holds, ARGV[i]) == 1 then
-    redis.call('ZADD', K_leases, 'XX', until_ms, ARGV[i])
+reap(now, tonumber(ARGV[6]))
+local until_ms, n = now + tonumber(ARGV[4]), 0
+for i = 7, #ARGV do
+  if redis.call('HEXISTS', S, 'h:' .. ARGV[i]) == 1 then
+    redis.call('ZADD', L, 'XX', until_ms, ARGV[i])
     n = n + 1
   end
 end
-if n > 0 then touch(tonumber(ARGV[2])) end
-return n
+save()
+if n > 0 or changed then touch(idle, now) end
+return head({n})
 `)
 
-// appendScript: ARGV entry JSON, max entries, idle ms.
+// appendScript: ARGV 4.. entry JSON, max entries, idle ms. Reply: head.
 var appendScript = redis.NewScript(prelude + `
+local idle = tonumber(ARGV[6])
+local bad = open(idle)
+if bad then return bad end
 local now = now_ms()
-record(ARGV[1], now, tonumber(ARGV[2]))
-touch(tonumber(ARGV[3]))
-return 0
+record(ARGV[4], now, tonumber(ARGV[5]))
+save()
+touch(idle, now)
+return head()
 `)
 
-// stateScript: no ARGV. Returns {now ms, spent, held, calls, entry JSON...}.
+// stateScript: ARGV 4.. fingerprint, one (1: only the entries of the
+// fingerprint, none for ""; 0: every entry), keep ms, idle ms. Reply:
+// head, now ms, then the entries' JSON, oldest first.
 var stateScript = redis.NewScript(prelude + `
+local bad = open(tonumber(ARGV[7]))
+if bad then return bad end
 local now = now_ms()
-reap(now)
-local spent, held, calls = money()
-local out = {tostring(now), spent, held, calls}
-for _, r in ipairs(redis.call('LRANGE', K_hist, 0, -1)) do out[#out + 1] = r end
+reap(now, tonumber(ARGV[6]))
+save()
+local out = head({tostring(now)})
+local list
+if ARGV[5] == '1' then
+  if ARGV[4] ~= '' then list = redis.call('HGET', S, 'f:' .. ARGV[4]) end
+else
+  local ns = {}
+  for r = 0, 3 do
+    for m in string.gmatch(redis.call('HGET', S, 'q' .. r) or '', '%d+') do ns[#ns + 1] = tonumber(m) end
+  end
+  table.sort(ns)
+  list = table.concat(ns, ' ')
+end
+for _, raw in ipairs(entries(list)) do out[#out + 1] = raw end
 return out
 `)

@@ -71,7 +71,7 @@ func startRedis(t testing.TB, extra ...string) *redisProc {
 	t.Helper()
 	needRedis(t)
 	p := &redisProc{t: t, port: freePort(t), dir: t.TempDir()}
-	p.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--dir", p.dir, "--protected-mode", "no", "--logfile", filepath.Join(p.dir, "redis.log")}, extra...)
+	p.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", p.dir, "--protected-mode", "no", "--logfile", filepath.Join(p.dir, "redis.log")}, extra...)
 	p.start()
 	t.Cleanup(p.kill)
 	return p

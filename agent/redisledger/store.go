@@ -4,56 +4,68 @@
 //
 // Build the client with ContextTimeoutEnabled set (redis.UniversalOptions,
 // redis.Options or redis.ClusterOptions): without it go-redis ignores
-// context deadlines and waits on a slow Redis for its ReadTimeout (3 s by
-// default), so neither a call's deadline nor the lease renewer's is kept.
+// context deadlines, and New refuses it.
+//
+// # Required configuration
+//
+// Redis must keep what it acknowledged: appendonly yes (appendfsync
+// always, so that a crash of redis-server loses nothing acknowledged;
+// everysec can lose about the last second), and no eviction (maxmemory 0,
+// or maxmemory-policy noeviction). New reads the configuration with
+// CONFIG GET (on every primary of a Cluster) and refuses any other with
+// an error wrapping ErrUnsafeServer, unless Options.AllowUnsafeServer.
+//
+// # State loss
+//
+// A scope is three keys: a hash with its money, holds, ended reservation
+// ids and history, and two sorted sets (lease expiries, ended ids by
+// age), each carrying a sentinel member from the scope's creation. The
+// hash carries the scope's epoch (an id chosen by the worker that created
+// it) and a version counted up by every write. Every worker carries the
+// epoch and the highest version it has seen into every script, which
+// fails with an error wrapping agent.ErrStoreStateLost (itself wrapping
+// agent.ErrStoreUnavailable: the Guard fails closed) when the hash is
+// gone, has another epoch, has a lower version (a restart from an older
+// snapshot or an AOF that missed writes), or a sorted set lost its
+// sentinel. The script then marks the scope lost, so every worker,
+// including one that never saw it, fails closed too, until the keys
+// expire (Options.IdleTTL) or an operator deletes them with every worker
+// stopped. A loss is never a fresh budget for a worker that had used the
+// scope. It can go unseen only when no live worker saw a write it lost
+// (every worker that did has died) and the whole scope vanished: a new
+// worker then starts it afresh.
 //
 // # Overshoot
 //
 // A call runs only after Redis has atomically reserved its estimate
 // against the budget, so the estimates of the calls that run never add up
-// past it. Spending can still pass the budget in three ways, each bounded:
+// past it. The Guard's reservations are started (agent.Reservation): when
+// a lease expires because the worker died, stalled or lost Redis for a
+// whole lease, the hold is charged at its estimate, never given to
+// another call; a settlement that comes later replaces the charge by the
+// cost (agent.Report.LateSettlement). Spending can pass the budget in two
+// ways, each bounded:
 //
 //   - A tool that reports a cost (agent.Completion.CostUSD) above its estimate
-//     adds the difference. The overshoot is at most the sum of those
-//     differences over the calls in flight when the last call was
-//     reserved; estimate each call's worst case to avoid it.
-//   - A hold lapses when no renewal has reached Redis for a whole lease:
-//     its money is given back and another worker can spend it while the
-//     call runs; the call's cost is counted anyway when it settles
-//     (agent.Report.LateSettlement). The overshoot is at most the costs of
-//     the calls whose holds lapsed. Renewals go every third of the lease
-//     and are tried again 0.1 s after one fails or gets no answer within
-//     that third (with ContextTimeoutEnabled), so an interruption between
-//     a worker and Redis (Redis stalled, restarting or failing over, a
-//     network partition, the worker paused) shorter than a third of the
-//     lease never lapses a hold, and one that lasts the whole lease always
-//     does: choose Options.Lease at least three times the longest
-//     interruption to ride out.
-//   - With Options.IdleTTL set, the scope's keys expire when nothing has
-//     written to it for IdleTTL: then its spending, holds, call count and
-//     history are gone, and spending restarts from zero. Renewals are
-//     writes, so this happens while calls are in flight only when every
-//     worker with a call in flight has been cut off from Redis (or Redis
-//     stalled) for longer than IdleTTL and no other worker wrote
-//     meanwhile; IdleTTL is at least the lease (New refuses a shorter
-//     one), so those calls' holds had lapsed too (the second way). The
-//     workers can then spend a whole budget again, and the calls in flight
-//     settle into the emptied scope: on top of the second way, the
-//     overshoot is at most what was spent before the keys expired (itself
-//     at most the budget plus the other two overshoots), once per
-//     expiry. An interruption too short to lapse a
-//     hold never expires the keys; leave IdleTTL zero, or well above the
-//     longest interruption, to rule this out.
+//     adds the difference: at most the sum of those differences over the
+//     calls in flight when the last call was reserved.
+//   - On a failover (Sentinel or Cluster), asynchronous replication can
+//     lose writes the old primary acknowledged. A worker whose watermark
+//     is past the new primary's version fails closed; settlements lost
+//     otherwise pass the budget by at most their costs.
 //
-// A cost whose settlement still fails after Options.SettleTimeout is not
-// counted at all (see [Store.Settle]). And Redis replicates
-// asynchronously: a failover can lose settlements the old primary had
-// acknowledged but not yet sent to its replica (the replication lag's
-// worth), and spending can then pass the budget by at most their costs.
+// Counting errs the other way, never under, in three cases: a worker that
+// dies between its reservation and its tool is charged the estimate; a
+// reservation the Guard made before deciding not to run whose Cancel
+// failed is charged at lease expiry; and a call whose settlement fails
+// for Options.SettleTimeout is counted at its estimate instead of its
+// cost.
 package redisledger
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,28 +85,37 @@ type Options struct {
 	// "preflight".
 	Prefix string
 	// Lease is how long a reservation outlives a worker that stopped
-	// renewing it (died, or lost Redis): then its money is given back.
-	// A live worker renews its leases every Lease/3 until the call ends,
-	// so a call may run longer than Lease. Make it at least three times
-	// the longest interruption between a worker and Redis to ride out
-	// (see Overshoot in the package doc). Zero means 15 s.
+	// renewing it (died, stalled, or lost Redis): then a started
+	// reservation (every one of a Guard) is charged at its amount, one not
+	// started is given back. A live worker renews its leases every Lease/3
+	// until the call ends, so a call may run longer than Lease. Zero means
+	// 15 s.
 	Lease time.Duration
-	// SettledRetention is how long the ids of settled reservations are
-	// kept to make a repeated settlement count once. Zero means 24 h.
+	// SettledRetention is how long the ids of ended reservations are kept
+	// to answer a repeated Settle or Reserve. Zero means 24 h.
 	SettledRetention time.Duration
-	// IdleTTL, when positive, makes a scope's keys expire when it has not
-	// been written to for that long (its budget starts again from zero).
-	// Every reservation, settlement, release, appended entry and lease
-	// renewal is a write: while a call is in flight its renewals keep the
-	// scope alive. It must be at least Lease (New refuses a shorter one),
-	// and a reservation's own lease must not exceed it (Reserve refuses
-	// one that does): keys that could expire before a lease would make
-	// the lease meaningless. Zero means the keys never expire.
+	// IdleTTL makes a scope's keys expire when it has not been written to
+	// for that long. Every reservation, settlement, release, appended
+	// entry and lease renewal is a write: while a call is in flight its
+	// renewals keep the scope alive. A worker that knew the scope finds it
+	// gone and fails closed with agent.ErrStoreStateLost; only a worker
+	// that never saw the scope starts it afresh. It must be at least Lease
+	// (New refuses a shorter one). Zero means 24 h; negative means the
+	// keys never expire.
 	IdleTTL time.Duration
+	// Timeout bounds each call to Redis when the caller's context has no
+	// earlier deadline. Zero means 5 s.
+	Timeout time.Duration
 	// SettleTimeout is how long Settle keeps retrying while Redis is
-	// unreachable (the call already ran: its cost must be counted). Zero
-	// means 30 s.
+	// unreachable (the call already ran: its cost must be counted), within
+	// the caller's deadline. Zero means 30 s.
 	SettleTimeout time.Duration
+	// AllowUnsafeServer makes New skip its check of the server's
+	// configuration (see "Required configuration" in the package doc).
+	// With a server that may evict the scope's keys or restart without
+	// them, the loss is then seen only by the workers that had used the
+	// scope; a worker that had not starts a fresh budget.
+	AllowUnsafeServer bool
 }
 
 // Store is an agent.LedgerStore on Redis for one scope: the history and
@@ -107,9 +128,13 @@ type Store struct {
 	keep    time.Duration
 	idle    time.Duration
 	timeout time.Duration
+	settle  time.Duration
+	fresh   string // the epoch this worker creates the scope with
 
 	mu      sync.Mutex
-	leases  map[string]time.Duration // reservations held by this process
+	epoch   string // the scope's epoch, once seen
+	seen    int64  // the highest version of the scope seen
+	leases  map[string]time.Duration
 	stop    chan struct{}
 	renewer bool
 }
@@ -119,14 +144,23 @@ var _ agent.LedgerStore = (*Store)(nil)
 // ErrScope is wrapped by the error of New for an unusable scope.
 var ErrScope = errors.New("redisledger: bad scope")
 
+// ErrUnsafeServer is wrapped by the error of New for a Redis whose
+// configuration can lose a scope (see "Required configuration" in the
+// package doc).
+var ErrUnsafeServer = errors.New("redisledger: the Redis configuration can lose the ledger")
+
 // New returns the store of scope on c, a single Redis, a Cluster or a
-// failover client, built with ContextTimeoutEnabled (see the package
-// doc). Its keys are Prefix + ":{" + scope + "}:" + name: the scope is the
-// hash tag, so every key of a scope lives in one Cluster slot and every
-// script runs on one node. Two scopes share no key; give each
-// customer (and run, when runs have their own budget) its own scope. scope
-// must be 1 to 200 bytes without '{' or '}'. opts may be nil; an
-// Options.IdleTTL shorter than Options.Lease is refused.
+// failover client, built with ContextTimeoutEnabled (New refuses a
+// *redis.Client or *redis.ClusterClient without it: go-redis would
+// otherwise ignore every deadline). Its keys are Prefix + ":{" + scope +
+// "}:" + s, l and d: the scope is the hash tag, so every key of a scope
+// lives in one Cluster slot and every script runs on one node. scope must
+// be 1 to 200 bytes without '{' or '}'. opts may be nil.
+//
+// Unless Options.AllowUnsafeServer, New reads the server's configuration
+// (CONFIG GET, on every primary of a Cluster) and refuses, with an error
+// wrapping ErrUnsafeServer, one that can evict keys (maxmemory set with a
+// policy other than noeviction) or keeps no append-only file.
 //
 // Call Close when done, to stop renewing leases.
 func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
@@ -146,26 +180,78 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	if o.Lease <= 0 {
 		o.Lease = 15 * time.Second
 	}
+	switch {
+	case o.IdleTTL == 0:
+		o.IdleTTL = 24 * time.Hour
+	case o.IdleTTL < 0:
+		o.IdleTTL = 0
+	}
 	if o.IdleTTL > 0 && o.IdleTTL < o.Lease {
 		return nil, fmt.Errorf("redisledger: Options.IdleTTL (%v) is shorter than Options.Lease (%v): the scope's keys could expire while a lease still holds money; make IdleTTL at least Lease", o.IdleTTL, o.Lease)
 	}
 	if o.SettledRetention <= 0 {
 		o.SettledRetention = 24 * time.Hour
 	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 30 * time.Second
 	}
+	switch cc := c.(type) {
+	case *redis.Client:
+		if !cc.Options().ContextTimeoutEnabled {
+			return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
+		}
+	case *redis.ClusterClient:
+		if !cc.Options().ContextTimeoutEnabled {
+			return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
+		}
+	}
+	if !o.AllowUnsafeServer {
+		ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+		defer cancel()
+		if err := checkServer(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
 	base := o.Prefix + ":{" + scope + "}:"
 	return &Store{
 		c:       c,
-		keys:    []string{base + "money", base + "holds", base + "leases", base + "settled", base + "history"},
+		keys:    []string{base + "s", base + "l", base + "d"},
 		lease:   o.Lease,
 		keep:    o.SettledRetention,
 		idle:    o.IdleTTL,
-		timeout: o.SettleTimeout,
+		timeout: o.Timeout,
+		settle:  o.SettleTimeout,
+		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
 		leases:  make(map[string]time.Duration),
 		stop:    make(chan struct{}),
 	}, nil
+}
+
+// checkServer refuses a server that can evict keys or keeps no
+// append-only file.
+func checkServer(ctx context.Context, c redis.UniversalClient) error {
+	one := func(ctx context.Context, n redis.UniversalClient, node string) error {
+		v, err := n.ConfigGet(ctx, "*").Result()
+		if err != nil {
+			return fmt.Errorf("%w: CONFIG GET failed on %s (%v); set Options.AllowUnsafeServer to use a server whose configuration cannot be read", ErrUnsafeServer, node, err)
+		}
+		if v["maxmemory"] != "0" && v["maxmemory-policy"] != "noeviction" {
+			return fmt.Errorf("%w: %s has maxmemory %s with maxmemory-policy %s, which can evict the ledger; use maxmemory-policy noeviction", ErrUnsafeServer, node, v["maxmemory"], v["maxmemory-policy"])
+		}
+		if v["appendonly"] != "yes" {
+			return fmt.Errorf("%w: %s has appendonly %q: a restart loses or rolls back the ledger; use appendonly yes with appendfsync always", ErrUnsafeServer, node, v["appendonly"])
+		}
+		return nil
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return one(ctx, n, n.Options().Addr) })
+	}
+	return one(ctx, c, "the server")
 }
 
 // Close stops renewing the leases of this process's reservations; those
@@ -201,10 +287,64 @@ func encodeEntry(e agent.Entry) string {
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
+// bounded gives ctx the store's Timeout when it has no earlier deadline.
+func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= s.timeout {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// run runs script with the scope's keys, the worker's knowledge of the
+// scope and args, and returns the reply after its head {epoch, version,
+// spent, held, calls}, with the balance.
+func (s *Store) run(ctx context.Context, script *redis.Script, args ...any) ([]any, agent.Balance, error) {
+	s.mu.Lock()
+	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
+	s.mu.Unlock()
+	v, err := script.Run(ctx, s.c, s.keys, argv...).Slice()
+	if err != nil {
+		return nil, agent.Balance{}, scriptError(err)
+	}
+	if len(v) < 5 {
+		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
+	}
+	epoch, _ := v[0].(string)
+	ver, err := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	if err != nil || epoch == "" {
+		return nil, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %v", v[1], v[0])
+	}
+	s.mu.Lock()
+	if s.epoch != "" && s.epoch != epoch || ver < s.seen {
+		// Another call of this worker saw a newer scope in the meantime;
+		// the scripts check that on the next call.
+		ver = s.seen
+	}
+	s.epoch, s.seen = epoch, max(s.seen, ver)
+	s.mu.Unlock()
+	bal, err := balance(v[2:5])
+	return v[5:], bal, err
+}
+
+// scriptError maps the scripts' errors to the agent package's.
+func scriptError(err error) error {
+	if !isScriptError(err) {
+		return err
+	}
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "redisledger: state lost:"):
+		return fmt.Errorf("%w: %s", agent.ErrStoreStateLost, msg[strings.Index(msg, "redisledger: state lost:")+len("redisledger: state lost: "):])
+	case strings.Contains(msg, "redisledger: reservation ended:"):
+		return fmt.Errorf("%w: %s", agent.ErrReservationEnded, msg)
+	}
+	return err
+}
+
 // Append records e in the scope's history, stamped with Redis's clock.
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
-	err := appendScript.Run(ctx, s.c, s.keys, encodeEntry(e), preflight.MaxHistory, ms(s.idle)).Err()
-	if err != nil {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle)); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -212,34 +352,56 @@ func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 
 // State returns the scope's history, Redis's clock and the balance.
 func (s *Store) State(ctx context.Context) (agent.LedgerState, error) {
-	v, err := stateScript.Run(ctx, s.c, s.keys).Slice()
+	return s.state(ctx, "", false)
+}
+
+// StateOf returns the scope's balance, Redis's clock and the history
+// entries of fingerprint, read through the scope's index of entries by
+// fingerprint: its cost does not grow with the rest of the history.
+func (s *Store) StateOf(ctx context.Context, fingerprint string) (agent.LedgerState, error) {
+	return s.state(ctx, fingerprint, true)
+}
+
+func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerState, error) {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	flag := "0"
+	if one {
+		flag = "1"
+	}
+	v, bal, err := s.run(ctx, stateScript, fp, flag, ms(s.keep), ms(s.idle))
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
-	if len(v) < 4 {
-		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %d values from the script", len(v))
+	if len(v) < 1 {
+		return agent.LedgerState{}, errors.New("redisledger: state: no clock from the script")
 	}
-	now, err := strconv.ParseInt(fmt.Sprint(v[0]), 10, 64)
+	st := agent.LedgerState{Balance: bal}
+	if st.Now, st.History, err = entriesOf(v[0], v[1:]); err != nil {
+		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
+	}
+	return st, nil
+}
+
+// entriesOf reads the clock and the history entries a script returned.
+func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
+	now, err := strconv.ParseInt(fmt.Sprint(clock), 10, 64)
 	if err != nil {
-		return agent.LedgerState{}, fmt.Errorf("redisledger: state: clock %v", v[0])
+		return time.Time{}, nil, fmt.Errorf("clock %v", clock)
 	}
-	bal, err := balance(v[1:4])
-	if err != nil {
-		return agent.LedgerState{}, err
-	}
-	st := agent.LedgerState{Now: time.UnixMilli(now), Balance: bal, History: make([]agent.StoredEntry, 0, len(v)-4)}
-	for _, raw := range v[4:] {
+	h := make([]agent.StoredEntry, 0, len(raws))
+	for _, raw := range raws {
 		var e storedEntry
 		str, _ := raw.(string)
 		if err := json.Unmarshal([]byte(str), &e); err != nil {
-			return agent.LedgerState{}, fmt.Errorf("redisledger: history entry %q: %w", str, err)
+			return time.Time{}, nil, fmt.Errorf("%w: history entry %q: %v", agent.ErrStoreStateLost, str, err)
 		}
 		at, _ := strconv.ParseInt(e.At, 10, 64)
-		st.History = append(st.History, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
-			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: agentOutcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
+		h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
+			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
 		}})
 	}
-	return st, nil
+	return time.UnixMilli(now), h, nil
 }
 
 // balance reads {spent, held, calls} as the scripts return them.
@@ -263,52 +425,94 @@ func balance(v []any) (agent.Balance, error) {
 // scope's limits hold, with a lease this process renews until Settle or
 // Release. An amount with more than MaxFractionDigits fraction digits is
 // held rounded up to the next attodollar; a limit with more is refused
-// with an error wrapping ErrPrecision (see [Store.CheckLimit]).
+// with an error wrapping ErrPrecision (see [Store.CheckLimit]). A retry of
+// a reservation Redis holds (go-redis retries a command whose connection
+// broke) holds nothing more and returns true.
 //
 // When Reserve returns an error from Redis, the hold may have been made
-// and only its reply lost (the caller's deadline passed first, with
-// ContextTimeoutEnabled, or the connection broke): Reserve then tries
-// once, for up to 1 s and whatever ctx, to release it, so that its money
-// is given back at once rather than a lease later. The call it counted
-// stays counted, as for any release.
+// and only its reply lost (the deadline passed first, or the connection
+// broke): Reserve then releases it in the background, for up to 1 s, so
+// that its money is given back at once rather than a lease later; Reserve
+// itself returns at once. The call it counted stays counted, as for any
+// release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
+	ok, st, err := s.reserve(ctx, r, "")
+	return ok, st.Balance, err
+}
+
+// ReserveOf is Reserve, reading in the same script the balance, Redis's
+// clock and the history entries of fingerprint: one round trip.
+func (s *Store) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
+	return s.reserve(ctx, r, fingerprint)
+}
+
+func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bool, agent.LedgerState, error) {
+	var st agent.LedgerState
 	amount, err := toAtto(r.AmountUSD)
 	if err != nil {
-		return false, agent.Balance{}, err
+		return false, st, err
 	}
 	limit := ""
 	if r.LimitUSD != "" {
 		if limit, err = exactAtto(r.LimitUSD); err != nil {
-			return false, agent.Balance{}, err
+			return false, st, err
 		}
 	}
 	if r.ID == "" {
-		return false, agent.Balance{}, errors.New("redisledger: reservation without an id")
+		return false, st, errors.New("redisledger: reservation without an id")
 	}
 	lease := r.Lease
 	if lease <= 0 {
 		lease = s.lease
 	}
 	if err := s.CheckLease(lease); err != nil {
-		return false, agent.Balance{}, err
+		return false, st, err
 	}
+	started := "0"
+	if r.Started {
+		started = "1"
+	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.hold(r.ID, lease)
-	v, err := reserveScript.Run(ctx, s.c, s.keys, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle)).Slice()
+	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
 		s.unhold(r.ID)
-		if !isScriptError(err) {
-			s.releaseLost(ctx, r.ID)
+		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
+			go s.releaseLost(r.ID)
 		}
-		return false, agent.Balance{}, fmt.Errorf("redisledger: reserve: %w", err)
+		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
-	bal, err := balance(v[1:4])
-	ok := fmt.Sprint(v[0]) == "1"
+	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
 	if !ok {
 		s.unhold(r.ID)
 	}
-	return ok, bal, err
+	st.Balance = bal
+	if len(v) < 2 {
+		return ok, st, errors.New("redisledger: reserve: no clock from the script")
+	}
+	if st.Now, st.History, err = entriesOf(v[1], v[2:]); err != nil {
+		return ok, st, fmt.Errorf("redisledger: reserve: %w", err)
+	}
+	return ok, st, nil
+}
+
+// Cancel withdraws reservation id: its hold is freed and its call no
+// longer counts.
+func (s *Store) Cancel(ctx context.Context, id string) error {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	err := retry(ctx, func() error {
+		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
+		return err
+	})
+	s.unhold(id)
+	if err != nil {
+		return fmt.Errorf("redisledger: cancel %s: %w", id, err)
+	}
+	return nil
 }
 
 // lostReleaseTimeout bounds releaseLost.
@@ -316,15 +520,13 @@ const lostReleaseTimeout = time.Second
 
 // releaseLost gives back reservation id after Reserve failed without an
 // answer from the script: Redis may have made the hold and its reply been
-// lost (the caller's deadline passed, the connection broke), and the
-// caller will not run the call. It tries the release script once, outside
-// the caller's context, which has often ended; for an id Redis does not
-// hold it does nothing. If it fails too, the hold is given back when its
-// lease runs out.
-func (s *Store) releaseLost(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lostReleaseTimeout)
+// lost, and the caller will not run the call. For an id Redis does not
+// hold it does nothing; if it fails too, the hold lapses when its lease
+// runs out (and, started, is charged: never spent twice).
+func (s *Store) releaseLost(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
-	_ = releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err()
+	_, _, _ = s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -352,11 +554,14 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // Settle ends reservation id, counting costUSD as spent and recording
 // record (when non-nil) in one atomic step. A cost with more than
 // MaxFractionDigits fraction digits is counted rounded up to the next
-// attodollar. While Redis is unreachable Settle retries for
-// Options.SettleTimeout, keeping the lease renewed; then it gives up and
-// returns an error: the cost is not counted, and the hold, no longer
-// renewed, is given back when its lease runs out. This process stops
-// renewing the lease when Settle returns, whatever it returns.
+// attodollar. Settle is idempotent: while Redis is unreachable it retries
+// (within ctx and Options.SettleTimeout), keeping the lease renewed, and
+// a copy that Redis had already applied is answered with the first
+// outcome, not reported as a Duplicate; a Settle of an id settled by
+// another call is. When it gives up, it returns an error: the cost is not
+// counted, and the hold, no longer renewed, is charged when its lease runs
+// out. This process stops renewing the lease when Settle returns,
+// whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
 	defer s.unhold(id)
 	cost, err := toAtto(costUSD)
@@ -367,27 +572,36 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if record != nil {
 		entry = encodeEntry(*record)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	nonce := hex.EncodeToString(raw[:])
+	ctx, cancel := context.WithTimeout(ctx, s.settle)
 	defer cancel()
 	var v []any
+	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, err = settleScript.Run(ctx, s.c, s.keys, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle)).Slice()
+		v, bal, err = s.run(ctx, settleScript, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
 		return err
 	})
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	bal, err := balance(v[1:4])
-	state := fmt.Sprint(v[0])
-	return agent.Settlement{Late: state == "1", Duplicate: state == "2", Balance: bal}, err
+	if len(v) < 3 {
+		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
+	}
+	counted, err := fromAtto(fmt.Sprint(v[2]))
+	return agent.Settlement{Duplicate: fmt.Sprint(v[0]) == "2", Late: fmt.Sprint(v[1]) == "1", CostUSD: counted, Balance: bal}, err
 }
 
 // Release frees reservation id without spending.
 func (s *Store) Release(ctx context.Context, id string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	err := retry(ctx, func() error { return releaseScript.Run(ctx, s.c, s.keys, id, ms(s.idle)).Err() })
+	err := retry(ctx, func() error {
+		_, _, err := s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
+		return err
+	})
 	s.unhold(id) // on failure the lease expires
 	if err != nil {
 		return fmt.Errorf("redisledger: release %s: %w", id, err)
@@ -401,7 +615,7 @@ func retry(ctx context.Context, f func() error) error {
 	wait := 20 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || isScriptError(err) {
+		if err == nil || isScriptError(err) || errors.Is(err, agent.ErrStoreStateLost) || errors.Is(err, agent.ErrReservationEnded) {
 			return err
 		}
 		select {
@@ -417,7 +631,5 @@ func retry(ctx context.Context, f func() error) error {
 // failed, as opposed to a connection or a node that was not there.
 func isScriptError(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && strings.Contains(err.Error(), "redisledger:")
+	return err != nil && errors.As(err, &re) && strings.Contains(err.Error(), "redisledger:")
 }
-
-func agentOutcome(s string) preflight.Outcome { return preflight.Outcome(s) }

@@ -44,8 +44,8 @@ func TestMoney(t *testing.T) {
 	if b := reserve("b", "0.4", true); b.ReservedUSD != "1.000000000000000001" {
 		t.Errorf("held %s, want 1.000000000000000001", b.ReservedUSD)
 	}
-	if _, _, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "0"}); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("a second reservation under one id: %v", err)
+	if ok, b, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "0"}); !ok || err != nil || b.ReservedUSD != "1.000000000000000001" {
+		t.Errorf("a retried reservation under one id: %v, %+v, %v; want held once", ok, b, err)
 	}
 	set, err := s.Settle(ctx, "a", "0.25", nil)
 	if err != nil || set.Late || set.Duplicate {
@@ -158,6 +158,27 @@ func TestLeaseExpiryAndLateSettlement(t *testing.T) {
 	set, err := s.Settle(ctx, "x", "0.3", nil)
 	if err != nil || !set.Late || set.Balance.SpentUSD != "0.3" {
 		t.Fatalf("late Settle = %+v, %v; want Late with 0.3 spent", set, err)
+	}
+	// A started reservation is charged when its lease expires; its late
+	// settlement replaces the charge by the cost, and a repeat of that
+	// settlement reports it late and counts nothing.
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "y", AmountUSD: "0.5", LimitUSD: "1", Lease: 300 * time.Millisecond, Started: true}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if st, err := s.State(ctx); err != nil || st.Balance.ReservedUSD != "0" || st.Balance.SpentUSD != "0.8" {
+		t.Fatalf("after the lease of a started call: %+v, %v; want its 0.5 charged (spent 0.8)", st.Balance, err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "z", AmountUSD: "0.5", LimitUSD: "1", Started: true}); ok || err != nil {
+		t.Errorf("0.5 held over a charged started call: %v, %v; want refused (0.8 of 1 spent)", ok, err)
+	}
+	set, err = s.Settle(ctx, "y", "0.1", nil)
+	if err != nil || !set.Late || set.Duplicate || set.Balance.SpentUSD != "0.4" {
+		t.Fatalf("late Settle of a charged call = %+v, %v; want Late, its charge replaced by 0.1 (spent 0.4)", set, err)
+	}
+	set, err = s.Settle(ctx, "y", "0.1", nil)
+	if err != nil || !set.Late || !set.Duplicate || set.Balance.SpentUSD != "0.4" {
+		t.Fatalf("repeated late Settle = %+v, %v; want Late and Duplicate, nothing counted", set, err)
 	}
 }
 

@@ -34,7 +34,12 @@ type workerConfig struct {
 	Calls      int           // per goroutine
 	Lease      time.Duration // zero: the store's default
 	Hang       bool          // reserve one call, report, then hang until killed
-	Out        string
+	ToolDelay  time.Duration // how long each tool call takes
+	// ProviderLog, when set, is a file each call appends "id cost\n" to as
+	// it reaches its provider, before it settles: what the provider
+	// charged, whatever happens to the worker afterwards.
+	ProviderLog string
+	Out         string
 }
 
 // workerReport is what one worker did.
@@ -156,6 +161,10 @@ func TestWorker(t *testing.T) {
 				var permitted bool
 				r, err := g.Call(ctx, req, func(ctx context.Context) (agent.Completion, error) {
 					permitted = true
+					if cfg.ProviderLog != "" {
+						providerCharge(cfg.ProviderLog, id, cost)
+					}
+					time.Sleep(cfg.ToolDelay)
 					res := agent.Completion{CostUSD: json.Number(cost)}
 					if reusable {
 						ref, err := results.Put(ctx, []byte(fmt.Sprintf("result of %s saved by worker %d call %s", query, cfg.Index, id)))
@@ -213,6 +222,19 @@ func TestWorker(t *testing.T) {
 	b, _ := json.Marshal(rep)
 	if err := os.WriteFile(cfg.Out, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// providerCharge appends a provider's charge to the log at path, in one
+// write (O_APPEND: lines of parallel writers never mix).
+func providerCharge(path, id, cost string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(id + " " + cost + "\n"); err != nil {
+		panic(err)
 	}
 }
 

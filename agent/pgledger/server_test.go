@@ -1,0 +1,183 @@
+package pgledger
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The tests run against a real PostgreSQL (Debian's postgresql package),
+// which each test initialises (initdb) in a temporary directory and starts
+// on a free loopback port. There is no mock.
+
+var pgBin string // the directory of initdb and postgres
+
+func TestMain(m *testing.M) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		pgBin = filepath.Dir(p)
+	} else if found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(found) > 0 {
+		sort.Strings(found)
+		pgBin = filepath.Dir(found[len(found)-1])
+	}
+	if pgBin == "" && os.Getenv(workerEnv) == "" {
+		fmt.Fprintln(os.Stderr, "pgledger: PostgreSQL is not installed (apt-get install postgresql): the tests are skipped")
+	}
+	os.Exit(m.Run())
+}
+
+// needPostgres skips the test without PostgreSQL, and fails it under
+// CI=true, where .ci/run installs it.
+func needPostgres(t testing.TB) {
+	t.Helper()
+	if pgBin != "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("PostgreSQL is not installed; CI must install the Debian package postgresql")
+	}
+	t.Skip("PostgreSQL is not installed (apt-get install postgresql)")
+}
+
+// pgProc is one PostgreSQL server the test started.
+type pgProc struct {
+	t    testing.TB
+	port int
+	dir  string
+	cred *syscall.Credential // the postgres user's, when the tests run as root
+	args []string
+	cmd  *exec.Cmd
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startPostgres initialises a cluster in a temporary directory and starts
+// it; it is killed when the test ends.
+func startPostgres(t testing.TB, extra ...string) *pgProc {
+	t.Helper()
+	needPostgres(t)
+	p := &pgProc{t: t, port: freePort(t)}
+	dir, err := os.MkdirTemp("", "pgledger-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	p.dir = dir
+	if os.Geteuid() == 0 { // initdb and postgres refuse to run as root
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root and there is no postgres user to run PostgreSQL as: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	initdb := exec.Command(filepath.Join(pgBin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "preflight", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	p.args = extra
+	p.start()
+	t.Cleanup(p.kill)
+	return p
+}
+
+func (p *pgProc) start() {
+	p.t.Helper()
+	args := append([]string{"-D", filepath.Join(p.dir, "data"), "-p", strconv.Itoa(p.port), "-k", p.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}, p.args...)
+	p.cmd = exec.Command(filepath.Join(pgBin, "postgres"), args...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: p.cred}
+	log, err := os.OpenFile(filepath.Join(p.dir, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer log.Close()
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", p.addr(), time.Second)
+		if err == nil {
+			c.Close()
+			pool, err := pgxpool.New(context.Background(), p.dsn())
+			if err == nil {
+				err = pool.Ping(context.Background())
+				pool.Close()
+			}
+			if err == nil {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
+			p.t.Fatalf("postgres on port %d did not answer: %v\n%s", p.port, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *pgProc) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
+
+func (p *pgProc) dsn() string {
+	return fmt.Sprintf("postgres://preflight@%s/postgres?sslmode=disable&connect_timeout=2", p.addr())
+}
+
+// kill stops the server with SIGKILL, as in a crash: the postmaster and
+// its backends (one process group) all die at once.
+func (p *pgProc) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	p.cmd = nil
+	// The shared memory and the lock file of a killed postmaster are left;
+	// the next start removes the stale lock itself.
+}
+
+// pool returns a pool on the server, closed when the test ends.
+func (p *pgProc) pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), p.dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// newStore opens scope on p, closed when the test ends.
+func newStore(t testing.TB, p *pgProc, scope string, opts *Options) *Store {
+	t.Helper()
+	s, err := New(context.Background(), p.pool(t), scope, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
