@@ -114,9 +114,18 @@ func (o *Options) SessionOptions() tools.SessionOptions {
 type Classifier func(tool string, result []byte, err error) preflight.Outcome
 
 // DefaultClassify classifies err with agent.ClassifyError; a result
-// without an error is a success.
-func DefaultClassify(_ string, _ []byte, err error) preflight.Outcome {
-	return agent.ClassifyError(err)
+// without an error is a failure when it carries one in band (see
+// [InBand]: the frameworks' own ways of handing a tool's error to the
+// model as its result), and a success otherwise. A failure is never saved
+// for reuse.
+func DefaultClassify(_ string, result []byte, err error) preflight.Outcome {
+	if err != nil {
+		return agent.ClassifyError(err)
+	}
+	if o, ok := InBand(result); ok {
+		return o
+	}
+	return preflight.OutcomeSuccess
 }
 
 // NewSession builds the session o describes (nil means the zero
@@ -168,17 +177,24 @@ func NewSession(o *Options) (*tools.Session, Classifier, error) {
 // Call guards one call of tool with raw JSON arguments args. run makes the
 // real call and returns its result as JSON. The answer says how the call
 // was answered; when it was not run, w is the result for the model. err is
-// run's error, returned unchanged (the tool's own failure); a decision is
-// never an error.
+// run's error, returned unchanged (the tool's own failure; see Pause for
+// an interrupted call); a decision is never an error.
 func Call(ctx context.Context, s *tools.Session, classify Classifier, tool string, args json.RawMessage,
 	run func(context.Context) ([]byte, error)) (ans tools.Answer, w *Withheld, err error) {
 	if classify == nil {
 		classify = DefaultClassify
 	}
-	ans, err = s.Call(ctx, tool, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
-		b, err := run(ctx)
-		return b, classify(tool, b, err), err
-	})
+	p, ans, err := s.Start(ctx, tool, args)
+	if p != nil {
+		defer p.Release() // after Finish a no-op; on a panic in run it frees the reservation
+		b, rerr := run(ctx)
+		var ps *paused
+		if errors.As(rerr, &ps) {
+			p.Release()
+			return ans, nil, ps.err
+		}
+		ans, err = p.Finish(ctx, b, classify(tool, b, rerr), rerr)
+	}
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe) && ans.Report.Decision == nil:
@@ -190,6 +206,24 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 	}
 	return ans, nil, nil
 }
+
+// Pause marks err, the error of Call's run function, as a call that was
+// interrupted before it did its work: a confirmation or approval asked
+// for, a framework's interrupt. Call then gives the call's reservation
+// back (it is neither a failure nor a charge, and the call resumed later
+// is decided and charged as a new one, never deferred by its own earlier
+// reservation) and returns err itself, unwrapped. Pause(nil) is nil.
+func Pause(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &paused{err}
+}
+
+type paused struct{ err error }
+
+func (p *paused) Error() string { return p.err.Error() }
+func (p *paused) Unwrap() error { return p.err }
 
 // CallValue is Call for a tool whose result is a Go value, saved as its
 // JSON. res is the call's result: run's own value when the call ran, the

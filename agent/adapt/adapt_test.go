@@ -196,3 +196,65 @@ func TestNotEvaluatedSaysWhatIsWrong(t *testing.T) {
 		})
 	}
 }
+
+// TestInBand: the frameworks' own ways of handing a tool's error to the
+// model as its result are failures by default, transient or terminal by
+// the status they name; plain results are successes.
+func TestInBand(t *testing.T) {
+	for _, c := range []struct {
+		name, result string
+		want         preflight.Outcome
+	}{
+		{"a plain object", `{"hits":3}`, preflight.OutcomeSuccess},
+		{"a null error member", `{"error":null,"hits":3}`, preflight.OutcomeSuccess},
+		{"an empty error member", `{"error":"","hits":3}`, preflight.OutcomeSuccess},
+		{"a plain text", `three hits for "x"`, preflight.OutcomeSuccess},
+		{"a text mentioning a number", `page 404 of the archive`, preflight.OutcomeSuccess},
+		{"an array", `[1,2]`, preflight.OutcomeSuccess},
+		{"Genkit or ADK error object without status", `{"error":"connection reset"}`, preflight.OutcomeTransientFailure},
+		{"error object with a status member", `{"error":"nope","status":422}`, preflight.OutcomeTerminalFailure},
+		{"error object naming its status", `{"error":"HTTP 503 Service Unavailable"}`, preflight.OutcomeTransientFailure},
+		{"error object with a terminal status text", `{"error":"422 Unprocessable Entity: no project"}`, preflight.OutcomeTerminalFailure},
+		{"error object, nested", `{"error":{"code":404,"message":"gone"}}`, preflight.OutcomeTerminalFailure},
+		{"ADK retryandreflect", `{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_details":"HTTP 422 Unprocessable Entity","retry_count":1}`, preflight.OutcomeTerminalFailure},
+		{"eino error handler text", `HTTP 503 Service Unavailable`, preflight.OutcomeTransientFailure},
+		{"eino error handler text, terminal", `create ticket: status 422`, preflight.OutcomeTerminalFailure},
+		{"eino error handler text, JSON string", `"failed to connect"`, preflight.OutcomeTransientFailure},
+		{"a text beginning with error", `error: disk full`, preflight.OutcomeTransientFailure},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DefaultClassify("t", []byte(c.result), nil); got != c.want {
+				t.Errorf("DefaultClassify(%s) = %s, want %s", c.result, got, c.want)
+			}
+		})
+	}
+}
+
+// TestPause: a call interrupted before it did its work (Pause) is neither
+// a failure nor a charge: its money is given back, and the same call run
+// again is decided and charged once, on a budget that fits it only once.
+func TestPause(t *testing.T) {
+	ctx := context.Background()
+	s, classify, err := NewSession(&Options{BudgetUSD: "0.06", Specs: []tools.Spec{{PriceUSD: "0.04",
+		Operation: preflight.Operation{Name: "email", Effects: preflight.EffectsSideEffecting}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := errors.New("approval required")
+	args := json.RawMessage(`{"to":"a@example.com"}`)
+	_, w, err := Call(ctx, s, classify, "email", args, func(context.Context) ([]byte, error) { return nil, Pause(ask) })
+	if err != ask || w != nil {
+		t.Fatalf("interrupted call: withheld %v, error %v; want the interrupt itself", w, err)
+	}
+	if spent, _ := s.Guard().SpentUSD(ctx); spent != "0" {
+		t.Fatalf("spent %s after the interrupt, want 0", spent)
+	}
+	sent := 0
+	ans, w, err := Call(ctx, s, classify, "email", args, func(context.Context) ([]byte, error) { sent++; return []byte(`{"sent":true}`), nil })
+	if err != nil || w != nil || ans.How != tools.HowRan || sent != 1 {
+		t.Fatalf("approved call: %v %v %v, sent %d", ans.How, w, err, sent)
+	}
+	if spent, _ := s.Guard().SpentUSD(ctx); spent != "0.04" {
+		t.Fatalf("spent %s, want 0.04", spent)
+	}
+}
