@@ -94,11 +94,11 @@ func scenarioTools(t *testing.T, sc *agenttest.Scenario, errorsInBand bool) []to
 	}
 }
 
-// run plays a session through a real runner and llmagent and fails the
-// test if the run was aborted or did not end in the model's text.
-func run(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin, msgs ...*genai.Content) []*genai.Part {
+// start builds a real runner and llmagent from cfg and plugins, and
+// returns send, which plays one Run of it (one session) with msg and
+// fails the test if the run was aborted.
+func start(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin) (send func(msg *genai.Content) []*genai.Part) {
 	t.Helper()
-	ctx := context.Background()
 	a, err := llmagent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +108,10 @@ func run(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin, msgs ...*g
 	if err != nil {
 		t.Fatal(err)
 	}
-	var parts []*genai.Part
-	for _, msg := range msgs {
-		for ev, err := range r.Run(ctx, "user", "s1", msg, adkagent.RunConfig{}) {
+	return func(msg *genai.Content) []*genai.Part {
+		t.Helper()
+		var parts []*genai.Part
+		for ev, err := range r.Run(context.Background(), "user", "s1", msg, adkagent.RunConfig{}) {
 			if err != nil {
 				t.Fatalf("the run was aborted: %v", err)
 			}
@@ -118,8 +119,14 @@ func run(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin, msgs ...*g
 				parts = append(parts, ev.Content.Parts...)
 			}
 		}
+		return parts
 	}
-	return parts
+}
+
+// run plays one Run of a new runner with msg.
+func run(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin, msg *genai.Content) []*genai.Part {
+	t.Helper()
+	return start(t, cfg, plugins)(msg)
 }
 
 // TestIdioms plays the idiom scenario (a priced read-only search, a
