@@ -51,7 +51,8 @@ type Options struct {
 	Defaults tools.Spec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
-	// agent.ClassifyError(err).
+	// adapt.DefaultClassify: an error by agent.ClassifyError, an output
+	// {"error": …} as a failure (adapt.InBand).
 	Classify adapt.Classifier
 	// InterruptOnDefer makes a call deferred for the budget or the call
 	// limit a Genkit interrupt (see the package documentation) instead of
@@ -113,7 +114,11 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
 	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
-		return next(ctx, p)
+		res, err := next(ctx, p)
+		if ok, _ := ai.IsToolInterruptError(err); ok {
+			return nil, adapt.Pause(err) // neither a failure nor a charge
+		}
+		return res, err
 	})
 	if w != nil {
 		if g.interrupt && w.Preflight.Decision == preflight.VerdictDefer {
