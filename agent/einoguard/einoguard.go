@@ -53,8 +53,21 @@ func (g *Guard) Middleware() compose.ToolMiddleware {
 	}
 }
 
+// pause marks an interrupt (tool.Interrupt, compose.Interrupt and their
+// stateful forms) as a call that did not do its work: neither a failure
+// nor a charge (see adapt.Pause).
+func pause(err error) error {
+	if _, ok := compose.IsInterruptRerunError(err); ok {
+		return adapt.Pause(err)
+	}
+	return err
+}
+
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
-	ans, w, err := adapt.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), run)
+	ans, w, err := adapt.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
+		b, err := run(ctx)
+		return b, pause(err)
+	})
 	switch {
 	case err != nil:
 		return nil, err
@@ -138,7 +151,10 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
+	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
+		r, err := run(ctx)
+		return r, pause(err)
+	})
 	if w != nil {
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
 	}
