@@ -23,10 +23,30 @@
 // and whose "preflight" member is the decision (verdict, reason codes,
 // matched call, issues).
 //
-// The outcome of a call that ran is classified by Options.Classify; by
-// default an error from the tool is classified by [agent.ClassifyError]
-// and passed on unchanged, and any result is a success. Tools that report
-// failures in their result need a Classify that reads them.
+// # Failures
+//
+// The outcome of a call that ran is classified by Options.Classify. By
+// default (adapt.DefaultClassify) an error from the tool is classified by
+// [agent.ClassifyError] and passed on unchanged (eino then ends the run,
+// as it would without the guard), and a result is a failure when it
+// carries one in band ([adapt.InBand]): a JSON object with an "error"
+// member, or a text naming an HTTP error status ("HTTP 503", "422
+// Unprocessable Entity") or beginning with "error" or "failed", which is
+// what a tool wrapped by utils.WrapToolWithErrorHandler returns in place
+// of its error when the handler keeps the error's text. Transient or
+// terminal is read from the status; a failure without one is transient.
+// A failure is never saved for reuse. A handler that rewords errors
+// beyond recognition, or a tool whose successes look like failures,
+// needs a Classify.
+//
+// # Interrupts
+//
+// A tool that interrupts (tool.Interrupt, tool.StatefulInterrupt,
+// compose.Interrupt) has not done its work: the call is neither a
+// failure nor a charge, its reservation is given back and the interrupt
+// is passed on unchanged. When the run is resumed
+// (adk.Runner.ResumeWithParams, a graph's checkpoint) the call passes
+// the middleware again and is decided and charged then, once.
 //
 // Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
 // before they are handed on, so that they can be saved and reused: the
