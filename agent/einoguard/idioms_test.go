@@ -3,6 +3,7 @@ package einoguard_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -231,5 +232,38 @@ func TestInterruptResume(t *testing.T) {
 	}
 	if _, last := drain(events); last != "done" || sc.Counts()[agenttest.Email] != 1 || spent() != agenttest.EmailPrice {
 		t.Fatalf("ended with %q, sent %d, spent %s; want done, 1, %s", last, sc.Counts()[agenttest.Email], spent(), agenttest.EmailPrice)
+	}
+}
+
+// TestDuplicateCallIDs: two tool calls of one model turn that share an
+// id (a provider's bug) are two calls, each run, charged and answered
+// with its own result, in every one of 12 runs of a real ToolsNode.
+func TestDuplicateCallIDs(t *testing.T) {
+	ctx := context.Background()
+	for i := range 12 {
+		sc := agenttest.NewScenario()
+		g, err := einoguard.New(&einoguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ScenarioSpecs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
+			Tools:               scenarioTools(t, sc, false, func(t tool.BaseTool) tool.BaseTool { return t }),
+			ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := tn.Invoke(ctx, assistant([]agenttest.Call{
+			{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spent, _ := g.Session().Guard().SpentUSD(ctx)
+		if n := sc.Counts()[agenttest.Search]; n != 2 || spent != "0.02" || len(out) != 2 {
+			t.Fatalf("run %d: searches %d, spent %s, results %d; want 2, 0.02, 2", i, n, spent, len(out))
+		}
+		if !strings.Contains(out[0].Content, `"q":"alpha"`) || !strings.Contains(out[1].Content, `"q":"beta"`) {
+			t.Fatalf("run %d: results crossed: %s, %s", i, out[0].Content, out[1].Content)
+		}
 	}
 }

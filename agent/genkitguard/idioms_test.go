@@ -2,6 +2,7 @@ package genkitguard_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/agenttest"
@@ -101,5 +102,42 @@ func TestIdioms(t *testing.T) {
 			}
 			t.Log(sc.Verify(t, guard.Session().Guard()))
 		})
+	}
+}
+
+// TestDuplicateCallIDs: two tool requests of one model response that
+// share a ref (a provider's bug) are two calls, each run, charged and
+// answered with its own result, in every one of 12 Generates.
+func TestDuplicateCallIDs(t *testing.T) {
+	ctx := context.Background()
+	for i := range 12 {
+		g := genkit.Init(ctx)
+		sc := agenttest.NewScenario()
+		turns := [][]agenttest.Call{{{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}}}
+		next := func() []agenttest.Call {
+			if len(turns) == 0 {
+				return nil
+			}
+			c := turns[0]
+			turns = turns[1:]
+			return c
+		}
+		var read []string
+		m := defineScriptedModel(g, "dup", next, func(_ string, b []byte) { read = append(read, string(b)) })
+		guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ScenarioSpecs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("go"), ai.WithTools(defineScenarioTools(g, sc, false)...), ai.WithUse(guard))
+		if err != nil {
+			t.Fatalf("the run was aborted: %v", err)
+		}
+		spent, _ := guard.Session().Guard().SpentUSD(ctx)
+		if n := sc.Counts()[agenttest.Search]; resp.Text() != "done" || n != 2 || spent != "0.02" || len(read) != 2 {
+			t.Fatalf("run %d: ended %q, searches %d, spent %s, results %q", i, resp.Text(), n, spent, read)
+		}
+		if !strings.Contains(read[0], `"q":"alpha"`) || !strings.Contains(read[1], `"q":"beta"`) {
+			t.Fatalf("run %d: results crossed: %q", i, read)
+		}
 	}
 }
