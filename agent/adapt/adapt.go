@@ -12,9 +12,15 @@
 // call is a normal tool result carrying the reason codes as data, and only
 // the tool's own failure is returned as an error.
 //
+// The default classification (DefaultClassify) reads the failures the
+// frameworks' own error idioms put into a result (InBand); Pause marks an
+// interrupted call, whose reservation is given back; CallIDs names calls
+// for the model by the framework's call ids.
+//
 // adapt never runs a tool except through the run function it is given,
 // never talks to a framework or the network, and keeps no state of its
-// own: the budget, history and saved results live in the tools.Session.
+// own: the budget, history and saved results live in the tools.Session,
+// the call ids in the adapter's CallIDs.
 // It uses only the public API of agent and agent/tools.
 package adapt
 
@@ -194,6 +200,7 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 			return ans, nil, ps.err
 		}
 		ans, err = p.Finish(ctx, b, classify(tool, b, rerr), rerr)
+		Ran(ctx, ans)
 	}
 	var pe *preflight.Error
 	switch {
@@ -202,7 +209,9 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 	case err != nil:
 		return ans, nil, err
 	case ans.How == tools.HowWithheld:
-		return ans, Withhold(tool, ans), nil
+		w := Withhold(tool, ans)
+		rename(ctx, w, ans)
+		return ans, w, nil
 	}
 	return ans, nil, nil
 }
@@ -272,7 +281,9 @@ func Start(ctx context.Context, s *tools.Session, tool string, args json.RawMess
 	case err != nil || p != nil:
 		return p, ans, nil, err
 	case ans.How == tools.HowWithheld:
-		return nil, ans, Withhold(tool, ans), nil
+		w := Withhold(tool, ans)
+		rename(ctx, w, ans)
+		return nil, ans, w, nil
 	}
 	return nil, ans, nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -256,5 +257,28 @@ func TestPause(t *testing.T) {
 	}
 	if spent, _ := s.Guard().SpentUSD(ctx); spent != "0.04" {
 		t.Fatalf("spent %s, want 0.04", spent)
+	}
+}
+
+// TestCallIDs: a withheld retry names the call it repeats by the
+// framework's call id that call ran under, not by preflight's step id.
+func TestCallIDs(t *testing.T) {
+	ctx := context.Background()
+	s, classify, err := NewSession(&Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids CallIDs
+	args := json.RawMessage(`{"title":"x"}`)
+	fail := func(context.Context) ([]byte, error) { return []byte(`{"error":"HTTP 422"}`), nil }
+	if _, w, err := Call(WithCallID(ctx, &ids, "toolu_01"), s, classify, "post", args, fail); w != nil || err != nil {
+		t.Fatalf("first call: %v %v", w, err)
+	}
+	_, w, err := Call(WithCallID(ctx, &ids, "toolu_02"), s, classify, "post", args, fail)
+	if err != nil || w == nil {
+		t.Fatalf("retry: %v %v, want it withheld", w, err)
+	}
+	if w.Preflight.MatchedCallID != "toolu_01" || !strings.Contains(w.Error, `(call "toolu_01")`) {
+		t.Fatalf("withheld %s; want the call named toolu_01", w.JSON())
 	}
 }
