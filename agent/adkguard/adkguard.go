@@ -34,6 +34,8 @@ type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
 
+	ids adapt.CallIDs // the function call ids calls ran as
+
 	mu      sync.Mutex
 	pending map[any]*running // calls let run, by their tool context
 }
@@ -147,7 +149,8 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 		if err != nil {
 			raw = []byte("null")
 		}
-		p, ans, w, err := adapt.Start(ctx, t.g.s, t.Name(), raw)
+		cctx := adapt.WithCallID(ctx, &t.g.ids, ctx.FunctionCallID())
+		p, ans, w, err := adapt.Start(cctx, t.g.s, t.Name(), raw)
 		switch {
 		case err != nil:
 			yield("", err)
@@ -174,7 +177,8 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 			sb.WriteString(chunk)
 		}
 		b := []byte(sb.String())
-		p.Finish(ctx, b, t.g.classify(t.Name(), b, nil), nil)
+		ans, _ = p.Finish(ctx, b, t.g.classify(t.Name(), b, nil), nil)
+		adapt.Ran(cctx, ans)
 		yield(sb.String(), nil)
 	}
 }
@@ -193,7 +197,7 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	p, ans, w, err := adapt.Start(ctx, g.s, t.Name(), raw)
+	p, ans, w, err := adapt.Start(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), g.s, t.Name(), raw)
 	switch {
 	case err != nil:
 		return nil, err
@@ -267,6 +271,7 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 			return nil, nil
 		}
 	}
-	r.p.Finish(ctx, b, g.classify(t.Name(), b, cause), err)
+	ans, _ := r.p.Finish(ctx, b, g.classify(t.Name(), b, cause), err)
+	adapt.Ran(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), ans)
 	return nil, nil
 }

@@ -71,7 +71,7 @@ func TestConfirmation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{turns([]agenttest.Call{{ID: "e1", Tool: agenttest.Email, Args: `{"to":"a@x.io"}`}})},
+	cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{next: turns([]agenttest.Call{{ID: "e1", Tool: agenttest.Email, Args: `{"to":"a@x.io"}`}})},
 		Tools: []tool.Tool{email}}
 	var asked string
 	send := start(t, cfg, []*plugin.Plugin{g.Plugin()})
@@ -120,7 +120,7 @@ func TestStreamingTool(t *testing.T) {
 	q := func(id, s string) []agenttest.Call {
 		return []agenttest.Call{{ID: id, Tool: agenttest.Search, Args: `{"q":"` + s + `"}`}}
 	}
-	cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{turns(q("a", "alpha"), q("b", "alpha"), q("c", "beta"), q("d", "gamma"))},
+	cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{next: turns(q("a", "alpha"), q("b", "alpha"), q("c", "beta"), q("d", "gamma"))},
 		Tools: []tool.Tool{search}}
 	rs := responses(run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser)))
 	if n := sc.Counts()[agenttest.Search]; n != 2 || spent(t, g) != "0.02" || len(rs) != 4 {
@@ -143,7 +143,7 @@ func TestSubstitutedByLaterCallback(t *testing.T) {
 	g := newScenarioGuard(t, agenttest.ScenarioBudgetUSD)
 	substituted := 0
 	cfg := llmagent.Config{Name: "assistant", Tools: scenarioTools(t, sc, false),
-		Model: &nextLLM{turns([]agenttest.Call{{ID: "a", Tool: agenttest.Search, Args: `{"q":"alpha"}`}},
+		Model: &nextLLM{next: turns([]agenttest.Call{{ID: "a", Tool: agenttest.Search, Args: `{"q":"alpha"}`}},
 			[]agenttest.Call{{ID: "b", Tool: agenttest.Search, Args: `{"q":"alpha"}`}})},
 		BeforeToolCallbacks: []llmagent.BeforeToolCallback{func(adkagent.Context, tool.Tool, map[string]any) (map[string]any, error) {
 			if substituted == 0 {
@@ -169,7 +169,7 @@ func TestDuplicateCallIDs(t *testing.T) {
 		sc := agenttest.NewScenario()
 		g := newScenarioGuard(t, agenttest.ScenarioBudgetUSD)
 		cfg := llmagent.Config{Name: "assistant", Tools: scenarioTools(t, sc, false),
-			Model: &nextLLM{turns([]agenttest.Call{{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}})}}
+			Model: &nextLLM{next: turns([]agenttest.Call{{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}})}}
 		rs := responses(run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser)))
 		if n := sc.Counts()[agenttest.Search]; n != 2 || spent(t, g) != "0.02" || len(rs) != 2 {
 			t.Fatalf("run %d: searches %d, spent %s, responses %d; want 2, 0.02, 2", i, n, spent(t, g), len(rs))

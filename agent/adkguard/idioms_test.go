@@ -22,15 +22,29 @@ import (
 
 // nextLLM stands in for the language model, the only part of these
 // sessions that is scripted: each turn it emits the function calls next
-// returns, and text once next returns nil.
+// returns, and text once next returns nil; it hands the function
+// responses it reads to result, when set.
 type nextLLM struct {
-	next func() []agenttest.Call
+	next   func() []agenttest.Call
+	result func(id string, b []byte)
 }
 
 func (m *nextLLM) Name() string { return "scripted" }
 
-func (m *nextLLM) GenerateContent(_ context.Context, _ *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+func (m *nextLLM) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				if fr := p.FunctionResponse; fr != nil && m.result != nil {
+					b, err := json.Marshal(fr.Response)
+					if err != nil {
+						yield(nil, err)
+						return
+					}
+					m.result(fr.ID, b)
+				}
+			}
+		}
 		calls := m.next()
 		if calls == nil {
 			yield(&model.LLMResponse{Content: genai.NewContentFromText("done", genai.RoleModel)}, nil)
@@ -160,7 +174,7 @@ func TestIdioms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{sc.Next}, Tools: scenarioTools(t, sc, c.inBand)}
+			cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{sc.Next, sc.Result}, Tools: scenarioTools(t, sc, c.inBand)}
 			if c.callbacks {
 				cfg.BeforeModelCallbacks = []llmagent.BeforeModelCallback{g.BeforeModel}
 				cfg.BeforeToolCallbacks = []llmagent.BeforeToolCallback{g.BeforeTool}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/agentpreflight/preflight"
@@ -81,6 +82,7 @@ type Scenario struct {
 	by      map[string]int
 	fetched map[string]int
 	turns   [][]Call
+	results map[string][]byte // call ID → result as the model read it
 }
 
 // ScenarioWant are the executions by tool the guarded scenario must
@@ -93,7 +95,7 @@ func ScenarioWant() map[string]int {
 // started.
 func NewScenario() *Scenario {
 	q := func(s string) string { return `{"q":"` + s + `"}` }
-	return &Scenario{by: map[string]int{}, fetched: map[string]int{}, turns: [][]Call{
+	return &Scenario{by: map[string]int{}, fetched: map[string]int{}, results: map[string][]byte{}, turns: [][]Call{
 		{{"s1", Search, q("alpha")}},                                  // runs
 		{{"s2", Search, q("alpha")}},                                  // reused
 		{{"s3", Search, q("beta")}, {"s4", Search, q("gamma")}},       // both run
@@ -119,6 +121,14 @@ func (s *Scenario) Next() []Call {
 	t := s.turns[0]
 	s.turns = s.turns[1:]
 	return t
+}
+
+// Result records the result of call id as the model read it (JSON), for
+// Verify to check. A test that cannot see results need not call it.
+func (s *Scenario) Result(id string, result []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.results[id] = append([]byte(nil), result...)
 }
 
 // Counts returns a copy of the executions by tool.
@@ -158,7 +168,7 @@ func (s *Scenario) FetchRun(url string) (map[string]any, error) {
 	if s.count(Fetch, url) == 1 {
 		return nil, StatusError(http.StatusServiceUnavailable)
 	}
-	return map[string]any{"url": url, "body": "<html>ok</html>"}, nil
+	return map[string]any{"url": url, "body": "page a"}, nil
 }
 
 // FileRun is file_ticket: it always fails with StatusError(422).
@@ -168,7 +178,10 @@ func (s *Scenario) FileRun(title string) (map[string]any, error) {
 }
 
 // Verify checks that the whole script was played, that the tools ran as
-// ScenarioWant says, and that g spent ScenarioSpentUSD. It returns the
+// ScenarioWant says, and that g spent ScenarioSpentUSD; and, when results
+// were recorded, that the fetch's repeat read the success, not the 503,
+// and that the ticket's withheld retry names the failed call by the
+// model's id for it (t1). It returns the
 // counts, for a test's log.
 func (s *Scenario) Verify(t T, g *agent.Guard) map[string]int {
 	t.Helper()
@@ -182,6 +195,17 @@ func (s *Scenario) Verify(t T, g *agent.Guard) map[string]int {
 	for tool, n := range ScenarioWant() {
 		if got[tool] != n {
 			t.Fatalf("executions %v, want %v", got, ScenarioWant())
+		}
+	}
+	s.mu.Lock()
+	res := s.results
+	s.mu.Unlock()
+	if len(res) > 0 {
+		if string(res["f3"]) != string(res["f2"]) || !strings.Contains(string(res["f2"]), "page a") {
+			t.Fatalf("the fetch's repeat read %s, want the success %s byte for byte", res["f3"], res["f2"])
+		}
+		if !strings.Contains(string(res["t2"]), `"matchedCallId":"t1"`) || !strings.Contains(string(res["t2"]), `(call \"t1\")`) {
+			t.Fatalf("the ticket's retry read %s, want it withheld naming call t1", res["t2"])
 		}
 	}
 	spent, err := g.SpentUSD(context.Background())

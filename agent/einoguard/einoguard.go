@@ -25,6 +25,7 @@ type Options = adapt.Options
 type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
+	ids      adapt.CallIDs // the tool call ids calls ran as
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
@@ -64,7 +65,7 @@ func pause(err error) error {
 }
 
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
-	ans, w, err := adapt.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
+	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
 		b, err := run(ctx)
 		return b, pause(err)
 	})
@@ -151,7 +152,7 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
+	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
 		r, err := run(ctx)
 		return r, pause(err)
 	})

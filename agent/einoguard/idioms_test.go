@@ -20,12 +20,19 @@ import (
 
 // nextModel stands in for the language model, the only part of these
 // sessions that is scripted: each turn it asks for the tool calls next
-// returns, and answers "done" once next returns nil.
+// returns, and answers "done" once next returns nil; it hands the tool
+// results it reads to result, when set.
 type nextModel struct {
-	next func() []agenttest.Call
+	next   func() []agenttest.Call
+	result func(id string, b []byte)
 }
 
-func (m *nextModel) Generate(context.Context, []*schema.Message, ...model.Option) (*schema.Message, error) {
+func (m *nextModel) Generate(_ context.Context, in []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+	for _, msg := range in {
+		if msg.Role == schema.Tool && m.result != nil {
+			m.result(msg.ToolCallID, []byte(msg.Content))
+		}
+	}
 	calls := m.next()
 	if calls == nil {
 		return schema.AssistantMessage("done", nil), nil
@@ -104,7 +111,7 @@ func TestIdioms(t *testing.T) {
 				t.Fatal(err)
 			}
 			ag, err := react.NewAgent(ctx, &react.AgentConfig{
-				ToolCallingModel: &nextModel{sc.Next},
+				ToolCallingModel: &nextModel{sc.Next, sc.Result},
 				ToolsConfig: compose.ToolsNodeConfig{
 					Tools:               scenarioTools(t, sc, c.inBand, c.wrap),
 					ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
@@ -182,7 +189,7 @@ func TestInterruptResume(t *testing.T) {
 		return c
 	}
 	ag, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
-		Name: "assistant", Description: "sends an approved email", Model: &nextModel{next},
+		Name: "assistant", Description: "sends an approved email", Model: &nextModel{next: next},
 		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{
 			Tools:               []tool.BaseTool{email},
 			ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},

@@ -75,6 +75,7 @@ type Guard struct {
 	s         *tools.Session
 	classify  adapt.Classifier
 	interrupt bool
+	ids       adapt.CallIDs // the tool request refs calls ran as
 }
 
 var _ ai.Middleware = (*Guard)(nil)
@@ -113,7 +114,7 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
 		res, err := next(ctx, p)
 		if ok, _ := ai.IsToolInterruptError(err); ok {
 			return nil, adapt.Pause(err) // neither a failure nor a charge

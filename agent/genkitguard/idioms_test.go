@@ -82,7 +82,7 @@ func TestIdioms(t *testing.T) {
 			ctx := context.Background()
 			g := genkit.Init(ctx)
 			sc := agenttest.NewScenario()
-			m := defineScriptedModel(g, "idioms", sc.Next, func(string, []byte) {})
+			m := defineScriptedModel(g, "idioms", sc.Next, sc.Result)
 			guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ScenarioSpecs()})
 			if err != nil {
 				t.Fatal(err)
