@@ -89,7 +89,10 @@ type Options struct {
 	Specs []tools.Spec
 	// Defaults gives the price, TTL and retry cap of tools without a spec,
 	// which are decided as operations the catalog lacks (see
-	// Unsupported). An empty TTLSeconds means DefaultTTLSeconds.
+	// Unsupported) unless the adapter derives their specs from its
+	// framework (see Derived); Defaults.Operation.Effects is then the
+	// effects of those tools (zero: side-effecting, never reused). An
+	// empty TTLSeconds means DefaultTTLSeconds.
 	Defaults tools.Spec
 	// Classify classifies a call that ran from its result (JSON, or the
 	// tool's text: the adapter says which) and its error. Nil means

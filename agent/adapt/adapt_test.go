@@ -282,3 +282,34 @@ func TestCallIDs(t *testing.T) {
 		t.Fatalf("withheld %s; want the call named toolu_01", w.JSON())
 	}
 }
+
+// TestDerived: with no specs, a tool the framework describes (its name
+// and input schema) is known: arguments that break the schema do not
+// run, and a terminal failure is not retried; the specs given are kept.
+func TestDerived(t *testing.T) {
+	ctx := context.Background()
+	o := &Options{Specs: []tools.Spec{{PriceUSD: "0.10", Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}}}}
+	s, classify, err := NewSession(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Derived
+	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)
+	if err := d.Add(s, o, preflight.Operation{Name: "post", Schema: schema}, preflight.Operation{Name: "quote"}); err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	fail := func(context.Context) ([]byte, error) { runs++; return []byte(`{"error":"HTTP 422"}`), nil }
+	if _, w, _ := Call(ctx, s, classify, "post", json.RawMessage(`{"title":7}`), fail); w == nil || runs != 0 {
+		t.Fatalf("arguments breaking the derived schema: withheld %v, runs %d", w, runs)
+	}
+	for range 2 {
+		Call(ctx, s, classify, "post", json.RawMessage(`{"title":"x"}`), fail)
+	}
+	if runs != 1 {
+		t.Fatalf("a terminal failure ran %d times, want 1", runs)
+	}
+	if sp, ok := s.Tools().Spec("quote"); !ok || sp.PriceUSD != "0.10" || sp.Operation.Effects != preflight.EffectsReadOnly {
+		t.Fatalf("the given spec was not kept: %+v", sp)
+	}
+}
