@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
@@ -33,8 +34,9 @@ type Options = adapt.Options
 type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
-
-	ids adapt.CallIDs // the function call ids calls ran as
+	opts     adapt.Options
+	derived  adapt.Derived // the tools' specs taken from their declarations
+	ids      adapt.CallIDs // the function call ids calls ran as
 
 	mu      sync.Mutex
 	pending map[any]*running // calls let run, by their tool context
@@ -54,7 +56,27 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, pending: map[any]*running{}}, nil
+	g := &Guard{s: s, classify: c, pending: map[any]*running{}}
+	if opts != nil {
+		g.opts = *opts
+	}
+	return g, nil
+}
+
+// derive adds to the guard's tool set the tools whose declarations ts
+// carry and no spec names (see adapt.Derived).
+func (g *Guard) derive(ts ...tool.Tool) {
+	ops := make([]preflight.Operation, 0, len(ts))
+	for _, t := range ts {
+		op := preflight.Operation{Name: t.Name()}
+		if d, ok := t.(interface {
+			Declaration() *genai.FunctionDeclaration
+		}); ok && d.Declaration() != nil {
+			op.Schema = adapt.SchemaOf(d.Declaration().ParametersJsonSchema)
+		}
+		ops = append(ops, op)
+	}
+	g.derived.Add(g.s, &g.opts, ops...) // fails only on specs New accepted
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -88,6 +110,13 @@ func key(ctx adkagent.Context) any {
 // (functiontool.NewStreaming), which ADK runs without tool callbacks. It
 // returns nil, nil: the request goes on to the model.
 func (g *Guard) BeforeModel(_ adkagent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	var ts []tool.Tool
+	for _, v := range req.Tools {
+		if t, ok := v.(tool.Tool); ok {
+			ts = append(ts, t)
+		}
+	}
+	g.derive(ts...)
 	for name, v := range req.Tools {
 		switch t := v.(type) {
 		case *guarded, *guardedStream:
@@ -193,6 +222,7 @@ func paused(err error) bool {
 // call run, or the result to answer with instead: the saved result, or
 // why the call was not run. It returns an error only when ctx is done.
 func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]any) (map[string]any, error) {
+	g.derive(t)
 	raw, err := json.Marshal(args)
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments

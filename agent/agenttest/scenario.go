@@ -75,7 +75,7 @@ func ScenarioSpecs() []tools.Spec {
 
 // Scenario is the idiom scenario: its four tools with their execution
 // counters, and its script of 11 model turns. Guarded, the tools run
-// 5 / 2 / 2 / 1 times (ScenarioWant); unguarded 8 / 2 / 3 / 2; with a
+// 5 / 2 / 2 / 1 times (ScenarioWant); unguarded 7 / 2 / 3 / 2; with a
 // failure saved as a success 5 / 2 / 1 / 2. Safe for concurrent use.
 type Scenario struct {
 	mu      sync.Mutex

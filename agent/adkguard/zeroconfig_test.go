@@ -1,0 +1,47 @@
+package adkguard_test
+
+import (
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent/adkguard"
+	"github.com/agentpreflight/preflight/agent/agenttest"
+	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/genai"
+)
+
+// TestZeroConfig plays the idiom scenario with no specs: the guard takes
+// each tool's name and input schema from its ADK declaration, so a
+// terminal failure is not retried (the ticket runs once); the frameworks
+// do not say which tools are read-only, so nothing is reused until a
+// spec says so (then 5 / 2 / 2 / 1, with no schema or price restated).
+func TestZeroConfig(t *testing.T) {
+	readOnly := func(name string) tools.Spec {
+		return tools.Spec{Operation: preflight.Operation{Name: name, Effects: preflight.EffectsReadOnly}}
+	}
+	for _, c := range []struct {
+		name string
+		opts *adkguard.Options
+		want map[string]int
+	}{
+		{"nil options", nil, map[string]int{agenttest.Search: 7, agenttest.Email: 2, agenttest.Fetch: 3, agenttest.File: 1}},
+		{"effects only", &adkguard.Options{Specs: []tools.Spec{readOnly(agenttest.Search), readOnly(agenttest.Fetch)}},
+			agenttest.ScenarioWant()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := agenttest.NewScenario()
+			g, err := adkguard.New(c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{next: sc.Next}, Tools: scenarioTools(t, sc, false)}
+			run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser))
+			if diff := cmp.Diff(c.want, sc.Counts()); diff != "" {
+				t.Fatalf("executions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
