@@ -1,6 +1,7 @@
 package adkguard_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -43,5 +44,22 @@ func TestZeroConfig(t *testing.T) {
 				t.Fatalf("executions (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestZeroConfigSchema: with nil options, arguments that break the input
+// schema ADK declares for a tool are not run; the model reads why.
+func TestZeroConfigSchema(t *testing.T) {
+	sc := agenttest.NewScenario()
+	g, err := adkguard.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]string{}
+	cfg := llmagent.Config{Name: "assistant", Tools: scenarioTools(t, sc, false),
+		Model: &nextLLM{turns([]agenttest.Call{{ID: "bad", Tool: agenttest.Search, Args: `{"q":7}`}}), func(id string, b []byte) { read[id] = string(b) }}}
+	run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser))
+	if n := sc.Counts()[agenttest.Search]; n != 0 || !strings.Contains(read["bad"], `"INVALID_PAYLOAD"`) {
+		t.Fatalf("searches %d, the model read %s; want none run, INVALID_PAYLOAD", n, read["bad"])
 	}
 }
