@@ -75,6 +75,8 @@ type Guard struct {
 	s         *tools.Session
 	classify  adapt.Classifier
 	interrupt bool
+	opts      adapt.Options
+	derived   adapt.Derived // the tools' specs taken from their definitions
 	ids       adapt.CallIDs // the tool request refs calls ran as
 }
 
@@ -92,7 +94,7 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer}, nil
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: ao}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -110,6 +112,13 @@ func (g *Guard) New(context.Context) (*ai.Hooks, error) {
 
 func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext) (*ai.MultipartToolResponse, error) {
 	name := p.Request.Name
+	op := preflight.Operation{Name: name}
+	if p.Tool != nil {
+		if d := p.Tool.Definition(); d != nil {
+			op.Schema = adapt.SchemaOf(d.InputSchema)
+		}
+	}
+	g.derived.Add(g.s, &g.opts, op) // fails only on specs New accepted
 	args, err := json.Marshal(p.Request.Input)
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
