@@ -10,6 +10,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 )
@@ -25,6 +26,8 @@ type Options = adapt.Options
 type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
+	opts     adapt.Options
+	derived  adapt.Derived // the specs of tools no spec names
 	ids      adapt.CallIDs // the tool call ids calls ran as
 }
 
@@ -35,7 +38,33 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c}, nil
+	g := &Guard{s: s, classify: c}
+	if opts != nil {
+		g.opts = *opts
+	}
+	return g, nil
+}
+
+// Describe tells the guard the tools of the agent, so that those without
+// a spec are known by their ToolInfo: name and parameters' JSON schema
+// (see adapt.Derived). Without it, a tool without a spec is known by its
+// name alone, from its first call. It fails when a tool's Info does.
+func (g *Guard) Describe(ctx context.Context, ts ...tool.BaseTool) error {
+	ops := make([]preflight.Operation, 0, len(ts))
+	for _, t := range ts {
+		info, err := t.Info(ctx)
+		if err != nil {
+			return err
+		}
+		op := preflight.Operation{Name: info.Name}
+		if info.ParamsOneOf != nil {
+			if js, err := info.ParamsOneOf.ToJSONSchema(); err == nil && js != nil {
+				op.Schema = adapt.SchemaOf(js)
+			}
+		}
+		ops = append(ops, op)
+	}
+	return g.derived.Add(g.s, &g.opts, ops...)
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -65,6 +94,7 @@ func pause(err error) error {
 }
 
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
+	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name}) // fails only on specs New accepted
 	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
 		b, err := run(ctx)
 		return b, pause(err)
@@ -152,6 +182,7 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
+	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name})
 	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
 		r, err := run(ctx)
 		return r, pause(err)
