@@ -285,7 +285,8 @@ func TestCallIDs(t *testing.T) {
 
 // TestDerived: with no specs, a tool the framework describes (its name
 // and input schema) is known: arguments that break the schema do not
-// run, and a terminal failure is not retried; the specs given are kept.
+// run, and a terminal failure is not retried; the specs given are kept,
+// and one without a schema is given the framework's.
 func TestDerived(t *testing.T) {
 	ctx := context.Background()
 	o := &Options{Specs: []tools.Spec{{PriceUSD: "0.10", Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}}}}
@@ -295,8 +296,14 @@ func TestDerived(t *testing.T) {
 	}
 	var d Derived
 	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)
-	if err := d.Add(s, o, preflight.Operation{Name: "post", Schema: schema}, preflight.Operation{Name: "quote"}); err != nil {
+	quoteSchema := json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
+	if err := d.Add(s, o, preflight.Operation{Name: "post", Schema: schema}, preflight.Operation{Name: "quote", Schema: quoteSchema}); err != nil {
 		t.Fatal(err)
+	}
+	quoted := 0
+	quote := func(context.Context) ([]byte, error) { quoted++; return []byte(`{"price":1}`), nil }
+	if _, w, _ := Call(ctx, s, classify, "quote", json.RawMessage(`{"symbol":7}`), quote); w == nil || quoted != 0 {
+		t.Fatalf("arguments breaking the schema given to a spec without one: withheld %v, runs %d", w, quoted)
 	}
 	runs := 0
 	fail := func(context.Context) ([]byte, error) { runs++; return []byte(`{"error":"HTTP 422"}`), nil }
@@ -309,7 +316,7 @@ func TestDerived(t *testing.T) {
 	if runs != 1 {
 		t.Fatalf("a terminal failure ran %d times, want 1", runs)
 	}
-	if sp, ok := s.Tools().Spec("quote"); !ok || sp.PriceUSD != "0.10" || sp.Operation.Effects != preflight.EffectsReadOnly {
+	if sp, ok := s.Tools().Spec("quote"); !ok || sp.PriceUSD != "0.10" || sp.Operation.Effects != preflight.EffectsReadOnly || string(sp.Operation.Schema) != string(quoteSchema) {
 		t.Fatalf("the given spec was not kept: %+v", sp)
 	}
 }

@@ -16,6 +16,7 @@ import (
 // zero (side-effecting, since the frameworks do not say) means never
 // reused or coalesced; a spec saying a tool is read-only is what turns
 // reuse on. Price, TTL and retry cap come from Defaults as for any spec.
+// A spec without a schema is given the framework's.
 //
 // An adapter keeps one per session; the zero value is ready to use and
 // it is safe for concurrent use.
@@ -26,9 +27,10 @@ type Derived struct {
 
 // Add adds to s's tool set each of ops (a name and the framework's input
 // schema, JSON) whose name the set lacks, with effects, price, TTL and
-// retry cap from o's Defaults (nil means the zero options). A schema the
+// retry cap from o's Defaults (nil means the zero options), and gives a
+// spec of the set that has no schema the one op carries. A schema the
 // catalog refuses is dropped: the tool is added by its name alone. The
-// set's specs are kept. It fails only when even that set cannot be built.
+// set's specs are otherwise kept. Each name is looked at once. It fails only when even that set cannot be built.
 func (d *Derived) Add(s *tools.Session, o *Options, ops ...preflight.Operation) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -37,15 +39,21 @@ func (d *Derived) Add(s *tools.Session, o *Options, ops ...preflight.Operation) 
 	}
 	set := s.Tools()
 	var add []tools.Spec
+	schemaOnly := map[string]bool{} // specs given a schema here
 	for _, op := range ops {
 		if op.Name == "" || d.seen[op.Name] {
 			continue
 		}
 		d.seen[op.Name] = true
-		if _, ok := set.Spec(op.Name); ok {
-			continue
+		sp, ok := set.Spec(op.Name)
+		switch {
+		case !ok:
+			add = append(add, derivedSpec(o, op))
+		case len(sp.Operation.Schema) == 0 && len(op.Schema) > 0 && sp.Operation.Name == op.Name:
+			sp.Operation.Schema = op.Schema
+			add = append(add, sp)
+			schemaOnly[op.Name] = true
 		}
-		add = append(add, derivedSpec(o, op))
 	}
 	if len(add) == 0 {
 		return nil
@@ -53,7 +61,7 @@ func (d *Derived) Add(s *tools.Session, o *Options, ops ...preflight.Operation) 
 	unknown, _ := set.Spec("") // the spec of names the set lacks
 	var specs []tools.Spec
 	for _, op := range set.Catalog().Operations() {
-		if sp, ok := set.Spec(op.Name); ok && sp.Operation.Provider == op.Provider {
+		if sp, ok := set.Spec(op.Name); ok && sp.Operation.Provider == op.Provider && !schemaOnly[sp.Operation.Name] {
 			specs = append(specs, sp)
 		}
 	}

@@ -68,4 +68,18 @@
 // model hook (tool callbacks alone) streaming tools are not guarded, and
 // a substituted result is recorded as the tool's. Live (bidirectional)
 // sessions are untested.
+//
+// # Without specs
+//
+// A tool no spec names is known by its ADK declaration: its name and its
+// input schema (ParametersJsonSchema), so that with nil options
+// arguments that break the schema are not run and a call that failed
+// terminally is not retried. ADK does not say which tools are
+// read-only, so such tools are side-effecting (never reused or
+// coalesced) unless Options.Defaults.Operation.Effects says otherwise; a
+// spec that gives only a tool's effects (and its price) is enough, its
+// schema still taken from ADK.
+//
+// A withheld retry names the call it repeats by ADK's function call id,
+// the one the model gave it.
 package adkguard

@@ -53,4 +53,19 @@
 // model still gets the whole result, as one chunk. Calls eino hands to
 // ToolsNodeConfig.UnknownToolsHandler do not pass through tool middleware
 // and are not guarded.
+//
+// # Without specs
+//
+// A tool no spec names is known by its name from its first call, or,
+// after Guard.Describe (given the agent's tools before the run), by its
+// ToolInfo: its name and its parameters' JSON schema. With nil options
+// a call that failed terminally is then not retried, and after Describe
+// arguments that break the schema are not run. eino does not say which
+// tools are read-only, so such tools are side-effecting (never reused or
+// coalesced) unless Options.Defaults.Operation.Effects says otherwise; a
+// spec that gives only a tool's effects (and its price) is enough, its
+// schema taken from Describe.
+//
+// A withheld retry names the call it repeats by eino's tool call id
+// (ToolInput.CallID), the one the model gave it.
 package einoguard

@@ -49,4 +49,18 @@
 // ai.WithToolRestarts, on the same Guard) is decided and charged then,
 // once. Options.InterruptOnDefer is the guard's own interrupt, for a call
 // it defers.
+//
+// # Without specs
+//
+// A tool no spec names is known by its Genkit definition: its name and
+// its input schema, so that with nil options arguments that break the
+// schema are not run and a call that failed terminally is not retried.
+// Genkit does not say which tools are read-only, so such tools are
+// side-effecting (never reused or coalesced) unless
+// Options.Defaults.Operation.Effects says otherwise; a spec that gives
+// only a tool's effects (and its price) is enough, its schema still
+// taken from Genkit.
+//
+// A withheld retry names the call it repeats by the tool request's ref,
+// the one the model gave it.
 package genkitguard
