@@ -1,6 +1,7 @@
 package adkguard_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/agentpreflight/preflight/agent/adkguard"
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/tools"
-	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/genai"
@@ -40,8 +40,8 @@ func TestZeroConfig(t *testing.T) {
 			}
 			cfg := llmagent.Config{Name: "assistant", Model: &nextLLM{next: sc.Next}, Tools: scenarioTools(t, sc, false)}
 			run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser))
-			if diff := cmp.Diff(c.want, sc.Counts()); diff != "" {
-				t.Fatalf("executions (-want +got):\n%s", diff)
+			if got := sc.Counts(); !maps.Equal(got, c.want) {
+				t.Fatalf("executions %v, want %v", got, c.want)
 			}
 		})
 	}

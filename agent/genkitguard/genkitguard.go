@@ -47,7 +47,9 @@ type Options struct {
 	RunID string
 	// Specs give per tool name its catalog entry, price, TTL and retry cap.
 	Specs []tools.Spec
-	// Defaults gives the price, TTL and retry cap of tools without a spec.
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// and in Operation.Effects the effects of those tools (see "Without
+	// specs" in the package documentation).
 	Defaults tools.Spec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
