@@ -12,9 +12,15 @@
 // call is a normal tool result carrying the reason codes as data, and only
 // the tool's own failure is returned as an error.
 //
+// The default classification (DefaultClassify) reads the failures the
+// frameworks' own error idioms put into a result (InBand); Pause marks an
+// interrupted call, whose reservation is given back; CallIDs names calls
+// for the model by the framework's call ids.
+//
 // adapt never runs a tool except through the run function it is given,
 // never talks to a framework or the network, and keeps no state of its
-// own: the budget, history and saved results live in the tools.Session.
+// own: the budget, history and saved results live in the tools.Session,
+// the call ids in the adapter's CallIDs.
 // It uses only the public API of agent and agent/tools.
 package adapt
 
@@ -83,7 +89,10 @@ type Options struct {
 	Specs []tools.Spec
 	// Defaults gives the price, TTL and retry cap of tools without a spec,
 	// which are decided as operations the catalog lacks (see
-	// Unsupported). An empty TTLSeconds means DefaultTTLSeconds.
+	// Unsupported) unless the adapter derives their specs from its
+	// framework (see Derived); Defaults.Operation.Effects is then the
+	// effects of those tools (zero: side-effecting, never reused). An
+	// empty TTLSeconds means DefaultTTLSeconds.
 	Defaults tools.Spec
 	// Classify classifies a call that ran from its result (JSON, or the
 	// tool's text: the adapter says which) and its error. Nil means
@@ -114,9 +123,18 @@ func (o *Options) SessionOptions() tools.SessionOptions {
 type Classifier func(tool string, result []byte, err error) preflight.Outcome
 
 // DefaultClassify classifies err with agent.ClassifyError; a result
-// without an error is a success.
-func DefaultClassify(_ string, _ []byte, err error) preflight.Outcome {
-	return agent.ClassifyError(err)
+// without an error is a failure when it carries one in band (see
+// [InBand]: the frameworks' own ways of handing a tool's error to the
+// model as its result), and a success otherwise. A failure is never saved
+// for reuse.
+func DefaultClassify(_ string, result []byte, err error) preflight.Outcome {
+	if err != nil {
+		return agent.ClassifyError(err)
+	}
+	if o, ok := InBand(result); ok {
+		return o
+	}
+	return preflight.OutcomeSuccess
 }
 
 // NewSession builds the session o describes (nil means the zero
@@ -168,17 +186,25 @@ func NewSession(o *Options) (*tools.Session, Classifier, error) {
 // Call guards one call of tool with raw JSON arguments args. run makes the
 // real call and returns its result as JSON. The answer says how the call
 // was answered; when it was not run, w is the result for the model. err is
-// run's error, returned unchanged (the tool's own failure); a decision is
-// never an error.
+// run's error, returned unchanged (the tool's own failure; see Pause for
+// an interrupted call); a decision is never an error.
 func Call(ctx context.Context, s *tools.Session, classify Classifier, tool string, args json.RawMessage,
 	run func(context.Context) ([]byte, error)) (ans tools.Answer, w *Withheld, err error) {
 	if classify == nil {
 		classify = DefaultClassify
 	}
-	ans, err = s.Call(ctx, tool, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
-		b, err := run(ctx)
-		return b, classify(tool, b, err), err
-	})
+	p, ans, err := s.Start(ctx, tool, args)
+	if p != nil {
+		defer p.Release() // after Finish a no-op; on a panic in run it frees the reservation
+		b, rerr := run(ctx)
+		var ps *paused
+		if errors.As(rerr, &ps) {
+			p.Release()
+			return ans, nil, ps.err
+		}
+		ans, err = p.Finish(ctx, b, classify(tool, b, rerr), rerr)
+		Ran(ctx, ans)
+	}
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe) && ans.Report.Decision == nil:
@@ -186,10 +212,30 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 	case err != nil:
 		return ans, nil, err
 	case ans.How == tools.HowWithheld:
-		return ans, Withhold(tool, ans), nil
+		w := Withhold(tool, ans)
+		rename(ctx, w, ans)
+		return ans, w, nil
 	}
 	return ans, nil, nil
 }
+
+// Pause marks err, the error of Call's run function, as a call that was
+// interrupted before it did its work: a confirmation or approval asked
+// for, a framework's interrupt. Call then gives the call's reservation
+// back (it is neither a failure nor a charge, and the call resumed later
+// is decided and charged as a new one, never deferred by its own earlier
+// reservation) and returns err itself, unwrapped. Pause(nil) is nil.
+func Pause(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &paused{err}
+}
+
+type paused struct{ err error }
+
+func (p *paused) Error() string { return p.err.Error() }
+func (p *paused) Unwrap() error { return p.err }
 
 // CallValue is Call for a tool whose result is a Go value, saved as its
 // JSON. res is the call's result: run's own value when the call ran, the
@@ -238,7 +284,9 @@ func Start(ctx context.Context, s *tools.Session, tool string, args json.RawMess
 	case err != nil || p != nil:
 		return p, ans, nil, err
 	case ans.How == tools.HowWithheld:
-		return nil, ans, Withhold(tool, ans), nil
+		w := Withhold(tool, ans)
+		rename(ctx, w, ans)
+		return nil, ans, w, nil
 	}
 	return nil, ans, nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -194,5 +195,128 @@ func TestNotEvaluatedSaysWhatIsWrong(t *testing.T) {
 				t.Errorf("message (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestInBand: the frameworks' own ways of handing a tool's error to the
+// model as its result are failures by default, transient or terminal by
+// the status they name; plain results are successes.
+func TestInBand(t *testing.T) {
+	for _, c := range []struct {
+		name, result string
+		want         preflight.Outcome
+	}{
+		{"a plain object", `{"hits":3}`, preflight.OutcomeSuccess},
+		{"a null error member", `{"error":null,"hits":3}`, preflight.OutcomeSuccess},
+		{"an empty error member", `{"error":"","hits":3}`, preflight.OutcomeSuccess},
+		{"a plain text", `three hits for "x"`, preflight.OutcomeSuccess},
+		{"a text mentioning a number", `page 404 of the archive`, preflight.OutcomeSuccess},
+		{"an array", `[1,2]`, preflight.OutcomeSuccess},
+		{"Genkit or ADK error object without status", `{"error":"connection reset"}`, preflight.OutcomeTransientFailure},
+		{"error object with a status member", `{"error":"nope","status":422}`, preflight.OutcomeTerminalFailure},
+		{"error object naming its status", `{"error":"HTTP 503 Service Unavailable"}`, preflight.OutcomeTransientFailure},
+		{"error object with a terminal status text", `{"error":"422 Unprocessable Entity: no project"}`, preflight.OutcomeTerminalFailure},
+		{"error object, nested", `{"error":{"code":404,"message":"gone"}}`, preflight.OutcomeTerminalFailure},
+		{"ADK retryandreflect", `{"response_type":"ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN","error_details":"HTTP 422 Unprocessable Entity","retry_count":1}`, preflight.OutcomeTerminalFailure},
+		{"eino error handler text", `HTTP 503 Service Unavailable`, preflight.OutcomeTransientFailure},
+		{"eino error handler text, terminal", `create ticket: status 422`, preflight.OutcomeTerminalFailure},
+		{"eino error handler text, JSON string", `"failed to connect"`, preflight.OutcomeTransientFailure},
+		{"a text beginning with error", `error: disk full`, preflight.OutcomeTransientFailure},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DefaultClassify("t", []byte(c.result), nil); got != c.want {
+				t.Errorf("DefaultClassify(%s) = %s, want %s", c.result, got, c.want)
+			}
+		})
+	}
+}
+
+// TestPause: a call interrupted before it did its work (Pause) is neither
+// a failure nor a charge: its money is given back, and the same call run
+// again is decided and charged once, on a budget that fits it only once.
+func TestPause(t *testing.T) {
+	ctx := context.Background()
+	s, classify, err := NewSession(&Options{BudgetUSD: "0.06", Specs: []tools.Spec{{PriceUSD: "0.04",
+		Operation: preflight.Operation{Name: "email", Effects: preflight.EffectsSideEffecting}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := errors.New("approval required")
+	args := json.RawMessage(`{"to":"a@example.com"}`)
+	_, w, err := Call(ctx, s, classify, "email", args, func(context.Context) ([]byte, error) { return nil, Pause(ask) })
+	if err != ask || w != nil {
+		t.Fatalf("interrupted call: withheld %v, error %v; want the interrupt itself", w, err)
+	}
+	if spent, _ := s.Guard().SpentUSD(ctx); spent != "0" {
+		t.Fatalf("spent %s after the interrupt, want 0", spent)
+	}
+	sent := 0
+	ans, w, err := Call(ctx, s, classify, "email", args, func(context.Context) ([]byte, error) { sent++; return []byte(`{"sent":true}`), nil })
+	if err != nil || w != nil || ans.How != tools.HowRan || sent != 1 {
+		t.Fatalf("approved call: %v %v %v, sent %d", ans.How, w, err, sent)
+	}
+	if spent, _ := s.Guard().SpentUSD(ctx); spent != "0.04" {
+		t.Fatalf("spent %s, want 0.04", spent)
+	}
+}
+
+// TestCallIDs: a withheld retry names the call it repeats by the
+// framework's call id that call ran under, not by preflight's step id.
+func TestCallIDs(t *testing.T) {
+	ctx := context.Background()
+	s, classify, err := NewSession(&Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: "post", Effects: preflight.EffectsSideEffecting}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids CallIDs
+	args := json.RawMessage(`{"title":"x"}`)
+	fail := func(context.Context) ([]byte, error) { return []byte(`{"error":"HTTP 422"}`), nil }
+	if _, w, err := Call(WithCallID(ctx, &ids, "toolu_01"), s, classify, "post", args, fail); w != nil || err != nil {
+		t.Fatalf("first call: %v %v", w, err)
+	}
+	_, w, err := Call(WithCallID(ctx, &ids, "toolu_02"), s, classify, "post", args, fail)
+	if err != nil || w == nil {
+		t.Fatalf("retry: %v %v, want it withheld", w, err)
+	}
+	if w.Preflight.MatchedCallID != "toolu_01" || !strings.Contains(w.Error, `(call "toolu_01")`) {
+		t.Fatalf("withheld %s; want the call named toolu_01", w.JSON())
+	}
+}
+
+// TestDerived: with no specs, a tool the framework describes (its name
+// and input schema) is known: arguments that break the schema do not
+// run, and a terminal failure is not retried; the specs given are kept,
+// and one without a schema is given the framework's.
+func TestDerived(t *testing.T) {
+	ctx := context.Background()
+	o := &Options{Specs: []tools.Spec{{PriceUSD: "0.10", Operation: preflight.Operation{Name: "quote", Effects: preflight.EffectsReadOnly}}}}
+	s, classify, err := NewSession(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Derived
+	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)
+	quoteSchema := json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
+	if err := d.Add(s, o, preflight.Operation{Name: "post", Schema: schema}, preflight.Operation{Name: "quote", Schema: quoteSchema}); err != nil {
+		t.Fatal(err)
+	}
+	quoted := 0
+	quote := func(context.Context) ([]byte, error) { quoted++; return []byte(`{"price":1}`), nil }
+	if _, w, _ := Call(ctx, s, classify, "quote", json.RawMessage(`{"symbol":7}`), quote); w == nil || quoted != 0 {
+		t.Fatalf("arguments breaking the schema given to a spec without one: withheld %v, runs %d", w, quoted)
+	}
+	runs := 0
+	fail := func(context.Context) ([]byte, error) { runs++; return []byte(`{"error":"HTTP 422"}`), nil }
+	if _, w, _ := Call(ctx, s, classify, "post", json.RawMessage(`{"title":7}`), fail); w == nil || runs != 0 {
+		t.Fatalf("arguments breaking the derived schema: withheld %v, runs %d", w, runs)
+	}
+	for range 2 {
+		Call(ctx, s, classify, "post", json.RawMessage(`{"title":"x"}`), fail)
+	}
+	if runs != 1 {
+		t.Fatalf("a terminal failure ran %d times, want 1", runs)
+	}
+	if sp, ok := s.Tools().Spec("quote"); !ok || sp.PriceUSD != "0.10" || sp.Operation.Effects != preflight.EffectsReadOnly || string(sp.Operation.Schema) != string(quoteSchema) {
+		t.Fatalf("the given spec was not kept: %+v", sp)
 	}
 }

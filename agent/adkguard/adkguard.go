@@ -2,13 +2,20 @@ package adkguard
 
 import (
 	"encoding/json"
+	"errors"
+	"iter"
+	"reflect"
+	"strings"
 	"sync"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/tool"
+	"google.golang.org/genai"
 )
 
 // PluginName is the name of the plugin Guard.Plugin returns.
@@ -17,7 +24,9 @@ const PluginName = "preflight"
 // Options configures a [Guard]: its session, its tools' specs and how
 // the outcome of a call that ran is classified (the fields are documented
 // on [adapt.Options]). Classify is given the function response as
-// JSON. The zero value and nil both work.
+// JSON, and the tool's own error even when an error callback (such as
+// plugin/retryandreflect) turned it into a response. The zero value and
+// nil both work.
 type Options = adapt.Options
 
 // Guard guards the tool calls of one ADK run. It is safe for concurrent
@@ -25,9 +34,19 @@ type Options = adapt.Options
 type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
+	opts     adapt.Options
+	derived  adapt.Derived // the tools' specs taken from their declarations
+	ids      adapt.CallIDs // the function call ids calls ran as
 
 	mu      sync.Mutex
-	pending map[string]*tools.Running // calls running, by invocation and function call id
+	pending map[any]*running // calls let run, by their tool context
+}
+
+// running is a call BeforeTool let run.
+type running struct {
+	p   *tools.Running
+	ran bool  // the guarded tool itself was called (only known for wrapped tools)
+	err error // the tool's error, as the first error callback saw it
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
@@ -37,32 +56,178 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, pending: map[string]*tools.Running{}}, nil
+	g := &Guard{s: s, classify: c, pending: map[any]*running{}}
+	if opts != nil {
+		g.opts = *opts
+	}
+	return g, nil
+}
+
+// derive adds to the guard's tool set the tools whose declarations ts
+// carry and no spec names (see adapt.Derived).
+func (g *Guard) derive(ts ...tool.Tool) {
+	ops := make([]preflight.Operation, 0, len(ts))
+	for _, t := range ts {
+		op := preflight.Operation{Name: t.Name()}
+		if d, ok := t.(interface {
+			Declaration() *genai.FunctionDeclaration
+		}); ok && d.Declaration() != nil {
+			op.Schema = adapt.SchemaOf(d.Declaration().ParametersJsonSchema)
+		}
+		ops = append(ops, op)
+	}
+	g.derived.Add(g.s, &g.opts, ops...) // fails only on specs New accepted
 }
 
 // Session returns the guard's session: its ledger, and the money spent
 // (Session().Guard().SpentUSD(ctx)).
 func (g *Guard) Session() *tools.Session { return g.s }
 
-// Plugin returns a plugin named [PluginName] whose tool callbacks are
-// BeforeTool and AfterTool, for runner.Config.PluginConfig: it guards
-// every agent of the runner.
+// Plugin returns a plugin named [PluginName] for
+// runner.Config.PluginConfig that guards every agent of the runner: its
+// model callback is BeforeModel, its tool callbacks BeforeTool,
+// OnToolError and AfterTool. Put it first among the plugins, so that its
+// error callback sees a tool's error before another plugin turns it into
+// a response.
 func (g *Guard) Plugin() *plugin.Plugin {
-	p, _ := plugin.New(plugin.Config{Name: PluginName, BeforeToolCallback: g.BeforeTool, AfterToolCallback: g.AfterTool})
+	p, _ := plugin.New(plugin.Config{Name: PluginName, BeforeModelCallback: g.BeforeModel,
+		BeforeToolCallback: g.BeforeTool, OnToolErrorCallback: g.OnToolError, AfterToolCallback: g.AfterTool})
 	return p // plugin.New fails on nothing
 }
 
-func key(ctx adkagent.Context) string { return ctx.InvocationID() + "\x00" + ctx.FunctionCallID() }
+// key is the identity of one function call: its tool context, which ADK
+// makes anew for each call and hands to every callback and to the tool,
+// so that two calls with the same function call id stay two calls.
+func key(ctx adkagent.Context) any {
+	if t := reflect.TypeOf(ctx); t != nil && t.Comparable() {
+		return ctx
+	}
+	return ctx.InvocationID() + "\x00" + ctx.FunctionCallID()
+}
+
+// BeforeModel wraps each function tool of the request so that the guard
+// knows whether the tool itself ran, and guards streaming tools
+// (functiontool.NewStreaming), which ADK runs without tool callbacks. It
+// returns nil, nil: the request goes on to the model.
+func (g *Guard) BeforeModel(_ adkagent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	var ts []tool.Tool
+	for _, v := range req.Tools {
+		if t, ok := v.(tool.Tool); ok {
+			ts = append(ts, t)
+		}
+	}
+	g.derive(ts...)
+	for name, v := range req.Tools {
+		switch t := v.(type) {
+		case *guarded, *guardedStream:
+		case streamingTool:
+			req.Tools[name] = &guardedStream{streamingTool: t, g: g}
+		case functionTool:
+			req.Tools[name] = &guarded{functionTool: t, g: g}
+		}
+	}
+	return nil, nil
+}
+
+// functionTool and streamingTool are the methods ADK calls a function
+// tool and a streaming function tool by.
+type functionTool interface {
+	tool.Tool
+	Declaration() *genai.FunctionDeclaration
+	Run(ctx adkagent.Context, args any) (map[string]any, error)
+}
+
+type streamingTool interface {
+	tool.Tool
+	Declaration() *genai.FunctionDeclaration
+	RunStream(ctx adkagent.Context, args any) iter.Seq2[string, error]
+}
+
+// guarded is a function tool that tells the guard it ran.
+type guarded struct {
+	functionTool
+	g *Guard
+}
+
+func (t *guarded) Run(ctx adkagent.Context, args any) (map[string]any, error) {
+	t.g.mu.Lock()
+	if r := t.g.pending[key(ctx)]; r != nil {
+		r.ran = true
+	}
+	t.g.mu.Unlock()
+	return t.functionTool.Run(ctx, args)
+}
+
+// DefersResponse keeps what the tool says of its response.
+func (t *guarded) DefersResponse() bool {
+	d, ok := t.functionTool.(interface{ DefersResponse() bool })
+	return ok && d.DefersResponse()
+}
+
+// guardedStream is a streaming tool whose calls the guard decides: it
+// gathers the stream, so that a result can be saved and reused, and
+// yields it as one chunk.
+type guardedStream struct {
+	streamingTool
+	g *Guard
+}
+
+func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			raw = []byte("null")
+		}
+		cctx := adapt.WithCallID(ctx, &t.g.ids, ctx.FunctionCallID())
+		p, ans, w, err := adapt.Start(cctx, t.g.s, t.Name(), raw)
+		switch {
+		case err != nil:
+			yield("", err)
+			return
+		case w != nil:
+			yield(string(w.JSON()), nil)
+			return
+		case p == nil:
+			yield(string(ans.Result), nil)
+			return
+		}
+		defer p.Release() // after Finish a no-op
+		var sb strings.Builder
+		for chunk, err := range t.streamingTool.RunStream(ctx, args) {
+			if err != nil {
+				if paused(err) {
+					p.Release()
+				} else {
+					p.Finish(ctx, nil, t.g.classify(t.Name(), nil, err), err)
+				}
+				yield("", err)
+				return
+			}
+			sb.WriteString(chunk)
+		}
+		b := []byte(sb.String())
+		ans, _ = p.Finish(ctx, b, t.g.classify(t.Name(), b, nil), nil)
+		adapt.Ran(cctx, ans)
+		yield(sb.String(), nil)
+	}
+}
+
+// paused reports whether err says the call asked for a person's
+// confirmation, or was refused it, instead of running.
+func paused(err error) bool {
+	return errors.Is(err, tool.ErrConfirmationRequired) || errors.Is(err, tool.ErrConfirmationRejected)
+}
 
 // BeforeTool decides the call of t with args. It returns nil to let the
 // call run, or the result to answer with instead: the saved result, or
 // why the call was not run. It returns an error only when ctx is done.
 func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]any) (map[string]any, error) {
+	g.derive(t)
 	raw, err := json.Marshal(args)
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	p, ans, w, err := adapt.Start(ctx, g.s, t.Name(), raw)
+	p, ans, w, err := adapt.Start(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), g.s, t.Name(), raw)
 	switch {
 	case err != nil:
 		return nil, err
@@ -71,9 +236,9 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	case p != nil:
 		g.mu.Lock()
 		if old := g.pending[key(ctx)]; old != nil {
-			old.Release() // the same call again before its after hook: cannot happen in ADK
+			old.p.Release() // the same call again before its after hook: cannot happen in ADK
 		}
-		g.pending[key(ctx)] = p
+		g.pending[key(ctx)] = &running{p: p}
 		g.mu.Unlock()
 		return nil, nil
 	}
@@ -84,26 +249,59 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	return res, nil
 }
 
+// OnToolError notes the error of a call BeforeTool let run, for
+// AfterTool to classify the call by, even when a later error callback
+// (plugin/retryandreflect, for one) turns it into a response. It returns
+// nil, nil: the error goes on unchanged.
+func (g *Guard) OnToolError(ctx adkagent.Context, _ tool.Tool, _ map[string]any, err error) (map[string]any, error) {
+	g.mu.Lock()
+	if r := g.pending[key(ctx)]; r != nil && r.err == nil {
+		r.err = err
+	}
+	g.mu.Unlock()
+	return nil, nil
+}
+
 // AfterTool records the outcome of a call BeforeTool let run and saves its
-// result. It returns nil, nil: the result goes on unchanged. Calls it did
-// not let run (answered by BeforeTool or another callback) are left
-// alone.
+// result. It returns nil, nil: the result goes on unchanged.
+//
+// A call whose tool did not run after all (another before-callback
+// answered it, on a tool BeforeModel wrapped) and a call that asked for a
+// confirmation (tool.ErrConfirmationRequired) or was refused one are
+// neither failures nor charges: their reservation is given back, and the
+// confirmed call, when ADK runs it again, is decided and charged then.
+// A response that stands in for the tool's error (seen by OnToolError)
+// is classified with that error and never saved for reuse. Calls it did
+// not let run are left alone.
 func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[string]any, err error) (map[string]any, error) {
 	g.mu.Lock()
-	p := g.pending[key(ctx)]
+	r := g.pending[key(ctx)]
 	delete(g.pending, key(ctx))
 	g.mu.Unlock()
-	if p == nil {
+	if r == nil {
+		return nil, nil
+	}
+	if _, wrapped := t.(*guarded); wrapped && !r.ran {
+		r.p.Release()
+		return nil, nil
+	}
+	cause := err
+	if cause == nil {
+		cause = r.err
+	}
+	if paused(cause) {
+		r.p.Release()
 		return nil, nil
 	}
 	var b []byte
 	if err == nil {
 		var merr error
 		if b, merr = json.Marshal(result); merr != nil {
-			p.Release()
+			r.p.Release()
 			return nil, nil
 		}
 	}
-	p.Finish(ctx, b, g.classify(t.Name(), b, err), err)
+	ans, _ := r.p.Finish(ctx, b, g.classify(t.Name(), b, cause), err)
+	adapt.Ran(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), ans)
 	return nil, nil
 }

@@ -1,13 +1,16 @@
 // Package adkguard puts preflight in front of the tool calls of a Google
 // ADK-Go agent (google.golang.org/adk/v2, tested with v2.2.0). One line
-// guards every agent of a runner, as a plugin:
+// guards every agent of a runner, as a plugin (put it first among the
+// plugins):
 //
 //	PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{guard.Plugin()}},
 //
-// or one agent, as a callback pair of its llmagent.Config:
+// or one agent, as callbacks of its llmagent.Config:
 //
-//	BeforeToolCallbacks: []llmagent.BeforeToolCallback{guard.BeforeTool},
-//	AfterToolCallbacks:  []llmagent.AfterToolCallback{guard.AfterTool},
+//	BeforeModelCallbacks: []llmagent.BeforeModelCallback{guard.BeforeModel},
+//	BeforeToolCallbacks:  []llmagent.BeforeToolCallback{guard.BeforeTool},
+//	OnToolErrorCallbacks: []llmagent.OnToolErrorCallback{guard.OnToolError},
+//	AfterToolCallbacks:   []llmagent.AfterToolCallback{guard.AfterTool},
 //
 // An ADK MCP toolset (mcptoolset.Config.Client) built on a go-sdk client
 // guarded by agent/mcpguard is guarded too, by the MCP middleware, and
@@ -20,7 +23,10 @@
 // results). ADK runs the function calls of one model response in
 // parallel; the session reserves the money of calls in flight, so
 // parallel calls never overspend together, and identical read-only calls
-// in flight run once.
+// in flight run once. Each call is known by the tool context ADK makes
+// for it, not by its function call id, so two calls of one response that
+// share an id (a provider's bug) stay two calls, each answered with its
+// own result.
 //
 // The before hook decides each call by its tool name and arguments,
 // through the catalog that Options.Specs describe. A call that may run
@@ -29,10 +35,51 @@
 // answered with the saved result; a call that is not run with a normal
 // function response, never a Go error (which ADK would hand to error
 // callbacks and plugins): {"error": "not run: …; … instead", "preflight":
-// the decision}. ADK runs after hooks on a substituted result too; the
-// guard's after hook leaves those alone.
+// the decision}.
 //
-// A tool's Go error reaches the after hook before ADK turns it into
-// {"error": …} for the model; it is classified by agent.ClassifyError by
-// default. A result is a success unless Options.Classify says otherwise.
+// # Failures
+//
+// A tool's Go error reaches the error and after hooks before ADK turns it
+// into {"error": …} for the model; it is classified by
+// agent.ClassifyError (transient or terminal by its HTTP status). The
+// error hook notes it even when a later error callback turns it into a
+// response, as plugin/retryandreflect does, so that the call is still
+// recorded as the failure it was; and a response that carries a failure
+// in band (adapt.InBand: {"error": …}, retryandreflect's response) is one
+// too. A failure is never saved for reuse. Options.Classify overrides all
+// of this.
+//
+// # Confirmation
+//
+// A call that asks a person to confirm it (functiontool.Config's
+// RequireConfirmation, tool.ErrConfirmationRequired) or that was refused
+// is neither a failure nor a charge: its reservation is given back, and
+// the confirmed call, when ADK runs it again, is decided and charged
+// then, once.
+//
+// # Other callbacks and streaming tools
+//
+// The model hook wraps each function tool of the request, so that the
+// after hook knows whether the tool itself ran: a result another
+// before-callback substituted (an agent's callback, a later plugin) is
+// neither charged nor saved. It also guards streaming function tools
+// (functiontool.NewStreaming), which ADK runs without tool callbacks:
+// their chunks are gathered, saved and handed on as one. Without the
+// model hook (tool callbacks alone) streaming tools are not guarded, and
+// a substituted result is recorded as the tool's. Live (bidirectional)
+// sessions are untested.
+//
+// # Without specs
+//
+// A tool no spec names is known by its ADK declaration: its name and its
+// input schema (ParametersJsonSchema), so that with nil options
+// arguments that break the schema are not run and a call that failed
+// terminally is not retried. ADK does not say which tools are
+// read-only, so such tools are side-effecting (never reused or
+// coalesced) unless Options.Defaults.Operation.Effects says otherwise; a
+// spec that gives only a tool's effects (and its price) is enough, its
+// schema still taken from ADK.
+//
+// A withheld retry names the call it repeats by ADK's function call id,
+// the one the model gave it.
 package adkguard

@@ -23,14 +23,49 @@
 // and whose "preflight" member is the decision (verdict, reason codes,
 // matched call, issues).
 //
-// The outcome of a call that ran is classified by Options.Classify; by
-// default an error from the tool is classified by [agent.ClassifyError]
-// and passed on unchanged, and any result is a success. Tools that report
-// failures in their result need a Classify that reads them.
+// # Failures
+//
+// The outcome of a call that ran is classified by Options.Classify. By
+// default (adapt.DefaultClassify) an error from the tool is classified by
+// [agent.ClassifyError] and passed on unchanged (eino then ends the run,
+// as it would without the guard), and a result is a failure when it
+// carries one in band ([adapt.InBand]): a JSON object with an "error"
+// member, or a text naming an HTTP error status ("HTTP 503", "422
+// Unprocessable Entity") or beginning with "error" or "failed", which is
+// what a tool wrapped by utils.WrapToolWithErrorHandler returns in place
+// of its error when the handler keeps the error's text. Transient or
+// terminal is read from the status; a failure without one is transient.
+// A failure is never saved for reuse. A handler that rewords errors
+// beyond recognition, or a tool whose successes look like failures,
+// needs a Classify.
+//
+// # Interrupts
+//
+// A tool that interrupts (tool.Interrupt, tool.StatefulInterrupt,
+// compose.Interrupt) has not done its work: the call is neither a
+// failure nor a charge, its reservation is given back and the interrupt
+// is passed on unchanged. When the run is resumed
+// (adk.Runner.ResumeWithParams, a graph's checkpoint) the call passes
+// the middleware again and is decided and charged then, once.
 //
 // Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
 // before they are handed on, so that they can be saved and reused: the
 // model still gets the whole result, as one chunk. Calls eino hands to
 // ToolsNodeConfig.UnknownToolsHandler do not pass through tool middleware
 // and are not guarded.
+//
+// # Without specs
+//
+// A tool no spec names is known by its name from its first call, or,
+// after Guard.Describe (given the agent's tools before the run), by its
+// ToolInfo: its name and its parameters' JSON schema. With nil options
+// a call that failed terminally is then not retried, and after Describe
+// arguments that break the schema are not run. eino does not say which
+// tools are read-only, so such tools are side-effecting (never reused or
+// coalesced) unless Options.Defaults.Operation.Effects says otherwise; a
+// spec that gives only a tool's effects (and its price) is enough, its
+// schema taken from Describe.
+//
+// A withheld retry names the call it repeats by eino's tool call id
+// (ToolInput.CallID), the one the model gave it.
 package einoguard

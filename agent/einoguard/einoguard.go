@@ -10,6 +10,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 )
@@ -25,6 +26,9 @@ type Options = adapt.Options
 type Guard struct {
 	s        *tools.Session
 	classify adapt.Classifier
+	opts     adapt.Options
+	derived  adapt.Derived // the specs of tools no spec names
+	ids      adapt.CallIDs // the tool call ids calls ran as
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
@@ -34,7 +38,33 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c}, nil
+	g := &Guard{s: s, classify: c}
+	if opts != nil {
+		g.opts = *opts
+	}
+	return g, nil
+}
+
+// Describe tells the guard the tools of the agent, so that those without
+// a spec are known by their ToolInfo: name and parameters' JSON schema
+// (see adapt.Derived). Without it, a tool without a spec is known by its
+// name alone, from its first call. It fails when a tool's Info does.
+func (g *Guard) Describe(ctx context.Context, ts ...tool.BaseTool) error {
+	ops := make([]preflight.Operation, 0, len(ts))
+	for _, t := range ts {
+		info, err := t.Info(ctx)
+		if err != nil {
+			return err
+		}
+		op := preflight.Operation{Name: info.Name}
+		if info.ParamsOneOf != nil {
+			if js, err := info.ParamsOneOf.ToJSONSchema(); err == nil && js != nil {
+				op.Schema = adapt.SchemaOf(js)
+			}
+		}
+		ops = append(ops, op)
+	}
+	return g.derived.Add(g.s, &g.opts, ops...)
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -53,8 +83,22 @@ func (g *Guard) Middleware() compose.ToolMiddleware {
 	}
 }
 
+// pause marks an interrupt (tool.Interrupt, compose.Interrupt and their
+// stateful forms) as a call that did not do its work: neither a failure
+// nor a charge (see adapt.Pause).
+func pause(err error) error {
+	if _, ok := compose.IsInterruptRerunError(err); ok {
+		return adapt.Pause(err)
+	}
+	return err
+}
+
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
-	ans, w, err := adapt.Call(ctx, g.s, g.classify, in.Name, json.RawMessage(in.Arguments), run)
+	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name}) // fails only on specs New accepted
+	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
+		b, err := run(ctx)
+		return b, pause(err)
+	})
 	switch {
 	case err != nil:
 		return nil, err
@@ -138,7 +182,11 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
-	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), run)
+	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name})
+	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
+		r, err := run(ctx)
+		return r, pause(err)
+	})
 	if w != nil {
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
 	}

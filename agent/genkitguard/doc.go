@@ -27,8 +27,40 @@
 // restart the call on a new Guard or approve a different one) rather
 // than have the model read it.
 //
-// The outcome of a call that ran is classified by Options.Classify; by
-// default a tool's error is classified by [agent.ClassifyError] and
-// passed on unchanged (Genkit then ends the Generate, as it would
-// without the guard), and any response is a success.
+// # Failures
+//
+// The outcome of a call that ran is classified by Options.Classify. By
+// default (adapt.DefaultClassify) a tool's error is classified by
+// [agent.ClassifyError] and passed on unchanged (Genkit then ends the
+// Generate, as it would without the guard), and a response is a failure
+// when its output carries one in band ([adapt.InBand]): an output
+// {"error": …}, the way a Genkit tool (or a tool middleware that turns
+// errors into outputs) keeps a failure from ending the Generate.
+// Transient or terminal is read from a "status" member or the HTTP
+// status the error's text names; a failure without one is transient. A
+// failure is never saved for reuse.
+//
+// # Interrupts
+//
+// A tool that interrupts (ToolContext.Interrupt, to ask a person first)
+// has not done its work: the call is neither a failure nor a charge, its
+// reservation is given back and the interrupt passed on. The call
+// restarted with the person's answer (the tool's RestartWith, then
+// ai.WithToolRestarts, on the same Guard) is decided and charged then,
+// once. Options.InterruptOnDefer is the guard's own interrupt, for a call
+// it defers.
+//
+// # Without specs
+//
+// A tool no spec names is known by its Genkit definition: its name and
+// its input schema, so that with nil options arguments that break the
+// schema are not run and a call that failed terminally is not retried.
+// Genkit does not say which tools are read-only, so such tools are
+// side-effecting (never reused or coalesced) unless
+// Options.Defaults.Operation.Effects says otherwise; a spec that gives
+// only a tool's effects (and its price) is enough, its schema still
+// taken from Genkit.
+//
+// A withheld retry names the call it repeats by the tool request's ref,
+// the one the model gave it.
 package genkitguard

@@ -47,11 +47,14 @@ type Options struct {
 	RunID string
 	// Specs give per tool name its catalog entry, price, TTL and retry cap.
 	Specs []tools.Spec
-	// Defaults gives the price, TTL and retry cap of tools without a spec.
+	// Defaults gives the price, TTL and retry cap of tools without a spec,
+	// and in Operation.Effects the effects of those tools (see "Without
+	// specs" in the package documentation).
 	Defaults tools.Spec
 	// Classify classifies a call that ran from its output (the
 	// response's Output as JSON) and its error. Nil means
-	// agent.ClassifyError(err).
+	// adapt.DefaultClassify: an error by agent.ClassifyError, an output
+	// {"error": …} as a failure (adapt.InBand).
 	Classify adapt.Classifier
 	// InterruptOnDefer makes a call deferred for the budget or the call
 	// limit a Genkit interrupt (see the package documentation) instead of
@@ -74,6 +77,9 @@ type Guard struct {
 	s         *tools.Session
 	classify  adapt.Classifier
 	interrupt bool
+	opts      adapt.Options
+	derived   adapt.Derived // the tools' specs taken from their definitions
+	ids       adapt.CallIDs // the tool request refs calls ran as
 }
 
 var _ ai.Middleware = (*Guard)(nil)
@@ -90,7 +96,7 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer}, nil
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: ao}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -108,12 +114,23 @@ func (g *Guard) New(context.Context) (*ai.Hooks, error) {
 
 func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext) (*ai.MultipartToolResponse, error) {
 	name := p.Request.Name
+	op := preflight.Operation{Name: name}
+	if p.Tool != nil {
+		if d := p.Tool.Definition(); d != nil {
+			op.Schema = adapt.SchemaOf(d.InputSchema)
+		}
+	}
+	g.derived.Add(g.s, &g.opts, op) // fails only on specs New accepted
 	args, err := json.Marshal(p.Request.Input)
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	res, w, err := adapt.CallValue(ctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
-		return next(ctx, p)
+	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+		res, err := next(ctx, p)
+		if ok, _ := ai.IsToolInterruptError(err); ok {
+			return nil, adapt.Pause(err) // neither a failure nor a charge
+		}
+		return res, err
 	})
 	if w != nil {
 		if g.interrupt && w.Preflight.Decision == preflight.VerdictDefer {

@@ -68,3 +68,66 @@ func TestDeferAsInterrupt(t *testing.T) {
 		t.Fatalf("quote ran %d times, want 1", n)
 	}
 }
+
+// TestInterruptRestart: a tool that asks a person first
+// (ToolContext.Interrupt) is neither a failure nor a charge; restarted
+// with the approval (Restart, ai.WithToolRestarts), the email is sent
+// and charged once, on a budget ($0.06) that holds one $0.04 email but
+// not two.
+func TestInterruptRestart(t *testing.T) {
+	ctx := context.Background()
+	g := genkit.Init(ctx)
+	sc := agenttest.NewScenario()
+	email := genkit.DefineTool(g, agenttest.Email, "Send an email (billed; a person approves it).",
+		func(tc *ai.ToolContext, in agenttest.EmailArgs) (map[string]any, error) {
+			if !tc.IsResumed() {
+				return nil, tc.Interrupt(&ai.InterruptOptions{Metadata: map[string]any{"approve": in.To}})
+			}
+			return sc.EmailRun(in.To)
+		})
+	turns := [][]agenttest.Call{{{ID: "e1", Tool: agenttest.Email, Args: `{"to":"a@x.io"}`}}}
+	next := func() []agenttest.Call {
+		if len(turns) == 0 {
+			return nil
+		}
+		c := turns[0]
+		turns = turns[1:]
+		return c
+	}
+	results := map[string]string{}
+	m := defineScriptedModel(g, "approve", next, func(id string, b []byte) { results[id] = string(b) })
+	guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ApprovalBudgetUSD, Specs: agenttest.ScenarioSpecs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("go"), ai.WithTools(email), ai.WithUse(guard))
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	spent := func() string {
+		s, err := guard.Session().Guard().SpentUSD(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(s)
+	}
+	if resp.FinishReason != ai.FinishReasonInterrupted || len(resp.Interrupts()) != 1 || sc.Counts()[agenttest.Email] != 0 || spent() != "0" {
+		t.Fatalf("finish %s, interrupts %d, sent %d, spent %s; want interrupted, 1, 0, 0",
+			resp.FinishReason, len(resp.Interrupts()), sc.Counts()[agenttest.Email], spent())
+	}
+	restart, err := email.RestartWith(resp.Interrupts()[0], ai.WithResumedMetadata[agenttest.EmailArgs](map[string]any{"approved": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(resp.History()...), ai.WithTools(email), ai.WithUse(guard),
+		ai.WithToolRestarts(restart))
+	if err != nil {
+		t.Fatalf("the resumed Generate: %v", err)
+	}
+	if resp.Text() != "done" || sc.Counts()[agenttest.Email] != 1 || spent() != agenttest.EmailPrice {
+		t.Fatalf("ended with %q, sent %d, spent %s; want done, 1, %s", resp.Text(), sc.Counts()[agenttest.Email], spent(), agenttest.EmailPrice)
+	}
+	if results["e1"] != `{"sent":"a@x.io"}` {
+		t.Fatalf("the model read %s", results["e1"])
+	}
+}
