@@ -123,6 +123,9 @@ func (w *windowBudget) reserve(s *sharedStore, id string, amount *big.Rat) bool 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.roll(time.Now())
+	if _, ok := w.held[s][id]; ok {
+		return true // a retried reservation: held already
+	}
 	total := new(big.Rat).Add(w.spent, amount)
 	for _, ids := range w.held {
 		for _, a := range ids {
@@ -177,6 +180,30 @@ func (s *sharedStore) Reserve(ctx context.Context, r agent.Reservation) (bool, a
 		s.w.end(s, r.ID, nil)
 	}
 	return ok, b, err
+}
+
+// ReserveOf is Reserve that also reads the fingerprint's history, as the
+// Guard reserves before it decides.
+func (s *sharedStore) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
+	amount, ok := new(big.Rat).SetString(string(r.AmountUSD))
+	if !ok {
+		amount = new(big.Rat)
+	}
+	if !s.w.reserve(s, r.ID, amount) {
+		st, err := s.LedgerStore.StateOf(ctx, fingerprint)
+		return false, st, err
+	}
+	ok, st, err := s.LedgerStore.ReserveOf(ctx, r, fingerprint)
+	if err != nil || !ok {
+		s.w.end(s, r.ID, nil)
+	}
+	return ok, st, err
+}
+
+// Cancel withdraws a reservation the decision did not use: nothing spent.
+func (s *sharedStore) Cancel(ctx context.Context, id string) error {
+	s.w.end(s, id, nil)
+	return s.LedgerStore.Cancel(ctx, id)
 }
 
 func (s *sharedStore) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
