@@ -126,17 +126,6 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
 		return
 	}
-	if p.opts.UpstreamURL == "" {
-		// A command upstream speaks over one pipe per session; requests
-		// without a session have no pipe to go to.
-		requested := requestRevision(req.Params)
-		if requested == "" {
-			requested = r.Header.Get(hdrVersion)
-		}
-		unsupported(w, req.ID, requested, "this proxy serves the 2026-07-28 revision only in front of a Streamable HTTP upstream; "+
-			"in front of a command (stdio) upstream, connect with initialize and one of the supported revisions")
-		return
-	}
 	// tools/call and tools/list have a scope: the guard answers the one
 	// and takes in the other. The calls in flight are bounded per scope
 	// (as per session), per remote address and in all.
@@ -236,6 +225,9 @@ func forwarded(k string) bool {
 
 // post sends body upstream with the forwarded headers of h.
 func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Response, error) {
+	if p.opts.UpstreamURL == "" {
+		return p.bridgePost(ctx, body) // a command upstream (bridge.go)
+	}
 	up, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.UpstreamURL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
