@@ -77,6 +77,12 @@ type bridged struct {
 	upID   int64           // the bridge's
 	method string          // the request's
 	token  json.RawMessage // the client's progress token, nil for none
+	// For subscriptions/listen: the notifications asked for (by method;
+	// resource URIs for notifications/resources/updated), and whether the
+	// stream's acknowledgement came.
+	wants map[string]bool
+	uris  map[string]bool
+	acked bool
 
 	mu     sync.Mutex
 	queue  [][]byte // messages for the client, in order
@@ -144,6 +150,27 @@ func (b *bridged) nextMsg(ctx context.Context) (msg []byte, final bool, err erro
 	}
 }
 
+// bridgeHeaders checks what a Streamable HTTP server of the revision
+// checks of the Mcp-Protocol-Version header against the request, which a
+// stdio upstream never sees, as the go-sdk's server does: a request that
+// carries the revision in params._meta, or a call whose header names
+// 2026-07-28 or later, needs both, equal.
+func bridgeHeaders(h http.Header, req *jsonrpc.Request) *jsonrpc.Error {
+	header, meta := h.Get(hdrVersion), requestRevision(req.Params)
+	if !(req.IsCall() && header >= statelessRevision) && meta == "" {
+		return nil
+	}
+	switch {
+	case header == "":
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: hdrVersion + " header is required for requests carrying " + strconv.Quote(metaVersion)}
+	case meta == "":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing or invalid _meta field " + strconv.Quote(metaVersion)}
+	case header != meta:
+		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match request %s %q", hdrVersion, header, metaVersion, meta)}
+	}
+	return nil
+}
+
 // bridgePost is post for an upstream without a URL.
 func (p *Proxy) bridgePost(ctx context.Context, body []byte) (*http.Response, error) {
 	msg, err := jsonrpc.DecodeMessage(body)
@@ -206,18 +233,19 @@ func (p *Proxy) bridgePost(ctx context.Context, body []byte) (*http.Response, er
 		return nil, err
 	}
 	if final {
-		stop()
-		status := http.StatusOK
+		// An error of its own HTTP status is one JSON body, as a
+		// Streamable HTTP server of the revision sends it.
 		if m, err := jsonrpc.DecodeMessage(first); err == nil {
 			var e *jsonrpc.Error
-			if res, ok := m.(*jsonrpc.Response); ok && errors.As(res.Error, &e) {
-				status = statusOf(e)
+			if res, ok := m.(*jsonrpc.Response); ok && errors.As(res.Error, &e) && statusOf(e) != http.StatusOK {
+				stop()
+				return &http.Response{StatusCode: statusOf(e), Header: http.Header{"Content-Type": {"application/json"}},
+					Body: io.NopCloser(bytes.NewReader(first)), ContentLength: int64(len(first))}, nil
 			}
 		}
-		return &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
-			Body: io.NopCloser(bytes.NewReader(first)), ContentLength: int64(len(first))}, nil
 	}
-	// A notification came first: the answer is an event stream.
+	// Anything else is an event stream (as the go-sdk's server answers
+	// by default), the notifications of the request before its answer.
 	pr, pw := io.Pipe()
 	go func() {
 		defer stop()
@@ -446,6 +474,24 @@ func (c *bridgeConn) start(req *jsonrpc.Request) *bridged {
 	if !b.id.IsValid() { // the bridge's own request
 		b.id = mustID(b.upID)
 	}
+	if req.Method == "subscriptions/listen" {
+		var p struct {
+			Notifications struct {
+				Tools     bool     `json:"toolsListChanged"`
+				Prompts   bool     `json:"promptsListChanged"`
+				Resources bool     `json:"resourcesListChanged"`
+				URIs      []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		}
+		json.Unmarshal(req.Params, &p)
+		n := p.Notifications
+		b.wants = map[string]bool{"notifications/tools/list_changed": n.Tools, "notifications/prompts/list_changed": n.Prompts,
+			"notifications/resources/list_changed": n.Resources, "notifications/resources/updated": len(n.URIs) > 0}
+		b.uris = map[string]bool{}
+		for _, u := range n.URIs {
+			b.uris[u] = true
+		}
+	}
 	c.pending[b.upID] = b
 	return b
 }
@@ -608,10 +654,30 @@ func (c *bridgeConn) notification(n *jsonrpc.Request) {
 			}
 			to = nil
 		}
-	case meta["io.modelcontextprotocol/subscriptionId"] != nil || n.Method == "notifications/subscriptions/acknowledged" ||
-		n.Method == "notifications/resources/updated" || bytes.HasSuffix([]byte(n.Method), []byte("/list_changed")):
+	case n.Method == "notifications/subscriptions/acknowledged":
+		// To the stream it names, else to the oldest not yet
+		// acknowledged.
+		b := c.pending[subscriptionOf(meta)]
+		if b == nil || b.method != "subscriptions/listen" {
+			b = nil
+			for _, x := range c.pending {
+				if x.method == "subscriptions/listen" && !x.acked && (b == nil || x.upID < b.upID) {
+					b = x
+				}
+			}
+		}
+		if b != nil {
+			b.acked = true
+			to = append(to, b)
+		}
+	case meta["io.modelcontextprotocol/subscriptionId"] != nil || n.Method == "notifications/resources/updated" ||
+		strings.HasSuffix(n.Method, "/list_changed"):
+		// The upstream keeps one subscription per kind: every stream
+		// that asked for this kind gets it.
+		var uri string
+		json.Unmarshal(p["uri"], &uri)
 		for _, b := range c.pending {
-			if b.method == "subscriptions/listen" {
+			if b.method == "subscriptions/listen" && b.wants[n.Method] && (n.Method != "notifications/resources/updated" || b.uris[uri]) {
 				to = append(to, b)
 			}
 		}
@@ -646,6 +712,14 @@ func (c *bridgeConn) notification(n *jsonrpc.Request) {
 			b.push(data, false)
 		}
 	}
+}
+
+// subscriptionOf returns the upstream id of the subscriptions/listen
+// request that meta names, 0 for none.
+func subscriptionOf(meta map[string]json.RawMessage) int64 {
+	var id float64
+	json.Unmarshal(meta["io.modelcontextprotocol/subscriptionId"], &id)
+	return int64(id)
 }
 
 // serverRequest answers a request of the upstream: ping with an empty

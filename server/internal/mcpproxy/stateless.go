@@ -126,6 +126,10 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
 		return
 	}
+	if e := bridgeHeaders(r.Header, req); e != nil && p.opts.UpstreamURL == "" {
+		writeRPC(w, http.StatusBadRequest, req.ID, e) // an HTTP upstream checks these itself
+		return
+	}
 	// tools/call and tools/list have a scope: the guard answers the one
 	// and takes in the other. The calls in flight are bounded per scope
 	// (as per session), per remote address and in all.
