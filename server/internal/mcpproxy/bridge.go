@@ -55,10 +55,15 @@ type bridge struct {
 	mu      sync.Mutex
 	up      *bridgeConn // nil until dialled, and after it ended
 	dialing chan struct{}
+	// schemas are the input schemas of the upstream's tools, for the
+	// Mcp-Param-* headers (bridgeheaders.go); nil until listed, and again
+	// after a list-changed notification.
+	schemas map[string]json.RawMessage
 }
 
 // bridgeConn is one upstream connection of the bridge.
 type bridgeConn struct {
+	br     *bridge
 	conn   mcp.Connection
 	legacy bool            // the upstream speaks only initialize
 	init   json.RawMessage // its initialize result, when legacy
@@ -150,29 +155,8 @@ func (b *bridged) nextMsg(ctx context.Context) (msg []byte, final bool, err erro
 	}
 }
 
-// bridgeHeaders checks what a Streamable HTTP server of the revision
-// checks of the Mcp-Protocol-Version header against the request, which a
-// stdio upstream never sees, as the go-sdk's server does: a request that
-// carries the revision in params._meta, or a call whose header names
-// 2026-07-28 or later, needs both, equal.
-func bridgeHeaders(h http.Header, req *jsonrpc.Request) *jsonrpc.Error {
-	header, meta := h.Get(hdrVersion), requestRevision(req.Params)
-	if !(req.IsCall() && header >= statelessRevision) && meta == "" {
-		return nil
-	}
-	switch {
-	case header == "":
-		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: hdrVersion + " header is required for requests carrying " + strconv.Quote(metaVersion)}
-	case meta == "":
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing or invalid _meta field " + strconv.Quote(metaVersion)}
-	case header != meta:
-		return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: fmt.Sprintf("%s header %q does not match request %s %q", hdrVersion, header, metaVersion, meta)}
-	}
-	return nil
-}
-
 // bridgePost is post for an upstream without a URL.
-func (p *Proxy) bridgePost(ctx context.Context, body []byte) (*http.Response, error) {
+func (p *Proxy) bridgePost(ctx context.Context, h http.Header, body []byte) (*http.Response, error) {
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
 		return nil, err
@@ -190,9 +174,15 @@ func (p *Proxy) bridgePost(ctx context.Context, body []byte) (*http.Response, er
 		return &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b))}, nil
 	}
+	if e := checkVersionHeader(h, req); e != nil {
+		return jsonResponse(&jsonrpc.Response{ID: req.ID, Error: e}), nil
+	}
 	c, err := p.br.conn(ctx, p, req.Params)
 	if err != nil {
 		return nil, err
+	}
+	if e := p.br.paramHeaders(ctx, c, h, req); e != nil {
+		return jsonResponse(&jsonrpc.Response{ID: req.ID, Error: e}), nil
 	}
 	if !req.IsCall() {
 		// A client's cancellation names its own id, which the upstream
@@ -357,7 +347,7 @@ func (p *Proxy) bridgeDial(ctx context.Context, params json.RawMessage) (*bridge
 	if err != nil {
 		return nil, dialErr(err)
 	}
-	c := &bridgeConn{conn: conn, done: make(chan struct{}), pending: map[int64]*bridged{}, tokens: map[string]*bridged{}}
+	c := &bridgeConn{br: &p.br, conn: conn, done: make(chan struct{}), pending: map[int64]*bridged{}, tokens: map[string]*bridged{}}
 	go c.read(p)
 	var meta struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
@@ -626,6 +616,9 @@ func (c *bridgeConn) answer(res *jsonrpc.Response) {
 
 // notification routes a notification of the upstream (see bridge).
 func (c *bridgeConn) notification(n *jsonrpc.Request) {
+	if n.Method == "notifications/tools/list_changed" {
+		c.br.forgetTools()
+	}
 	var p map[string]json.RawMessage
 	json.Unmarshal(n.Params, &p)
 	var meta map[string]json.RawMessage

@@ -126,10 +126,6 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
 		return
 	}
-	if e := bridgeHeaders(r.Header, req); e != nil && p.opts.UpstreamURL == "" {
-		writeRPC(w, http.StatusBadRequest, req.ID, e) // an HTTP upstream checks these itself
-		return
-	}
 	// tools/call and tools/list have a scope: the guard answers the one
 	// and takes in the other. The calls in flight are bounded per scope
 	// (as per session), per remote address and in all.
@@ -230,7 +226,7 @@ func forwarded(k string) bool {
 // post sends body upstream with the forwarded headers of h.
 func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Response, error) {
 	if p.opts.UpstreamURL == "" {
-		return p.bridgePost(ctx, body) // a command upstream (bridge.go)
+		return p.bridgePost(ctx, h, body) // a command upstream (bridge.go)
 	}
 	up, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.UpstreamURL, bytes.NewReader(body))
 	if err != nil {
