@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,10 +32,11 @@ import (
 // the upstream sends outside any request is routed as follows: a
 // notification naming a subscriptions/listen request (its
 // _meta io.modelcontextprotocol/subscriptionId), or a list-changed or
-// resource-updated one, goes to every open subscriptions/listen stream; any
-// other (a log message, say) to the one request in flight when there is
-// exactly one, else nowhere; a request (ping) is answered by the bridge
-// (see serverRequest).
+// resource-updated one, goes to the subscriptions/listen streams that asked
+// for its kind; any other (a log message, say) to the one client request in
+// flight when there is exactly one and the connection has carried the
+// requests of one principal only, else nowhere; a request (ping) is
+// answered by the bridge (see serverRequest).
 //
 // The bridge probes the upstream once per connection with server/discover.
 // An upstream that serves 2026-07-28 on stdio (the go-sdk does) gets every
@@ -55,6 +57,7 @@ type bridge struct {
 	mu      sync.Mutex
 	up      *bridgeConn // nil until dialled, and after it ended
 	dialing chan struct{}
+	closed  bool // by the proxy's Close: no more dialling
 	// schemas are the input schemas of the upstream's tools, for the
 	// Mcp-Param-* headers (bridgeheaders.go); nil until listed, and again
 	// after a list-changed notification.
@@ -72,8 +75,12 @@ type bridgeConn struct {
 
 	mu      sync.Mutex
 	next    int64
-	pending map[int64]*bridged  // by upstream id
-	tokens  map[string]*bridged // by upstream progress token
+	pending map[int64]*bridged // by upstream id
+	// principals are those whose requests the connection carried: a
+	// notification that names no request goes to a request only while
+	// there has been one principal (see notification).
+	principals map[string]bool
+	tokens     map[string]*bridged // by upstream progress token
 }
 
 // bridged is one request in flight through the bridge.
@@ -88,6 +95,7 @@ type bridged struct {
 	wants map[string]bool
 	uris  map[string]bool
 	acked bool
+	own   bool // the bridge's own request (probe, initialize, tools/list)
 
 	mu     sync.Mutex
 	queue  [][]byte // messages for the client, in order
@@ -201,11 +209,14 @@ func (p *Proxy) bridgePost(ctx context.Context, h http.Header, body []byte) (*ht
 				Message: "subscriptions/listen is not served: the upstream (stdio) speaks only the initialize handshake, whose notifications the proxy's bridge does not carry to stateless clients"}}), nil
 		}
 	}
-	b := c.start(req)
+	b := c.start(ctx, req)
 	out := &jsonrpc.Request{ID: mustID(b.upID), Method: req.Method, Params: c.params(req.Params, c.tokenOf(b, req.Params))}
 	if err := c.write(ctx, out); err != nil {
+		// Not sent: the connection ended (its process exited) after conn
+		// returned it. The next request dials again; this one fails as an
+		// upstream that cannot be reached, never run.
 		c.finish(b)
-		return nil, err
+		return nil, &net.OpError{Op: "dial", Net: "stdio", Err: err}
 	}
 	// The request ends with ctx (the call timeout, or the client going
 	// away): the upstream is told so.
@@ -284,6 +295,10 @@ func mustID(n int64) jsonrpc.ID {
 func (br *bridge) conn(ctx context.Context, p *Proxy, params json.RawMessage) (*bridgeConn, error) {
 	for {
 		br.mu.Lock()
+		if br.closed {
+			br.mu.Unlock()
+			return nil, &net.OpError{Op: "dial", Net: "stdio", Err: errors.New("the proxy is closing")}
+		}
 		if c := br.up; c != nil {
 			select {
 			case <-c.done:
@@ -308,6 +323,14 @@ func (br *bridge) conn(ctx context.Context, p *Proxy, params json.RawMessage) (*
 		c, err := p.bridgeDial(ctx, params)
 		br.mu.Lock()
 		br.up, br.dialing = c, nil
+		if br.closed && c != nil { // closed while dialling
+			br.up = nil
+			br.mu.Unlock()
+			close(wait)
+			c.conn.Close()
+			<-c.done
+			return nil, &net.OpError{Op: "dial", Net: "stdio", Err: errors.New("the proxy is closing")}
+		}
 		br.mu.Unlock()
 		close(wait)
 		return c, err
@@ -320,7 +343,7 @@ func (br *bridge) conn(ctx context.Context, p *Proxy, params json.RawMessage) (*
 func (br *bridge) close() {
 	br.mu.Lock()
 	c := br.up
-	br.up = nil
+	br.up, br.closed = nil, true
 	br.mu.Unlock()
 	if c == nil {
 		return
@@ -347,7 +370,8 @@ func (p *Proxy) bridgeDial(ctx context.Context, params json.RawMessage) (*bridge
 	if err != nil {
 		return nil, dialErr(err)
 	}
-	c := &bridgeConn{br: &p.br, conn: conn, done: make(chan struct{}), pending: map[int64]*bridged{}, tokens: map[string]*bridged{}}
+	c := &bridgeConn{br: &p.br, conn: conn, done: make(chan struct{}), pending: map[int64]*bridged{}, tokens: map[string]*bridged{},
+		principals: map[string]bool{}}
 	go c.read(p)
 	var meta struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
@@ -436,7 +460,7 @@ func discoverOf(init json.RawMessage) json.RawMessage {
 
 // roundTrip sends the bridge's own request and waits for its answer.
 func (c *bridgeConn) roundTrip(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
-	b := c.start(&jsonrpc.Request{Method: method})
+	b := c.start(ctx, &jsonrpc.Request{Method: method})
 	defer c.finish(b)
 	if err := c.write(ctx, &jsonrpc.Request{ID: mustID(b.upID), Method: method, Params: params}); err != nil {
 		return nil, err
@@ -455,14 +479,17 @@ func (c *bridgeConn) roundTrip(ctx context.Context, method string, params json.R
 	return m.(*jsonrpc.Response), nil
 }
 
-// start registers req under an upstream id of the bridge's.
-func (c *bridgeConn) start(req *jsonrpc.Request) *bridged {
+// start registers req, a client's request (its principal in ctx) or the
+// bridge's own (without an id), under an upstream id of the bridge's.
+func (c *bridgeConn) start(ctx context.Context, req *jsonrpc.Request) *bridged {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
 	b := &bridged{id: req.ID, upID: c.next, method: req.Method, signal: make(chan struct{}, 1)}
-	if !b.id.IsValid() { // the bridge's own request
-		b.id = mustID(b.upID)
+	if !b.id.IsValid() {
+		b.id, b.own = mustID(b.upID), true
+	} else {
+		c.principals[identity.Principal(ctx)] = true
 	}
 	if req.Method == "subscriptions/listen" {
 		var p struct {
@@ -626,27 +653,16 @@ func (c *bridgeConn) notification(n *jsonrpc.Request) {
 	c.mu.Lock()
 	var to []*bridged
 	switch {
-	case n.Method == "notifications/progress" || n.Method == "notifications/cancelled":
+	case n.Method == "notifications/progress":
 		var t string
 		json.Unmarshal(p["progressToken"], &t)
 		if b := c.tokens[t]; b != nil {
 			p["progressToken"] = b.token
 			to = append(to, b)
 		}
-		if n.Method == "notifications/cancelled" {
-			// The upstream gave up a request of the bridge's: it
-			// ends without an answer.
-			var r struct {
-				RequestID any `json:"requestId"`
-			}
-			json.Unmarshal(n.Params, &r)
-			if f, ok := r.RequestID.(float64); ok {
-				if b := c.pending[int64(f)]; b != nil {
-					defer b.fail(errors.New("the upstream cancelled the request"))
-				}
-			}
-			to = nil
-		}
+	case n.Method == "notifications/cancelled":
+		// It names a request of the upstream's own, which the bridge
+		// answered at once (serverRequest).
 	case n.Method == "notifications/subscriptions/acknowledged":
 		// To the stream it names, else to the oldest not yet
 		// acknowledged.
@@ -675,10 +691,18 @@ func (c *bridgeConn) notification(n *jsonrpc.Request) {
 			}
 		}
 	default:
-		if len(c.pending) == 1 {
-			for _, b := range c.pending {
-				to = append(to, b)
+		// Nothing says whose it is: it goes to the one client request in
+		// flight, if there is one, and only while the connection has
+		// carried the requests of one principal (a late message of a
+		// request that ended must not reach another principal).
+		var only []*bridged
+		for _, b := range c.pending {
+			if !b.own && b.method != "subscriptions/listen" {
+				only = append(only, b)
 			}
+		}
+		if len(only) == 1 && len(c.principals) == 1 {
+			to = only
 		}
 	}
 	c.mu.Unlock()

@@ -1,16 +1,22 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -152,5 +158,144 @@ func (r *refusing) pump() {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// memUpstream dials srv in memory, as a stdio upstream of the 2026-07-28
+// revision; it counts the dials and keeps the last connection.
+type memUpstream struct {
+	srv   *mcp.Server
+	dials atomic.Int32
+	mu    sync.Mutex
+	last  mcp.Connection
+}
+
+func (m *memUpstream) dial(ctx context.Context) (mcp.Connection, error) {
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := m.srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	c, err := ct.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.dials.Add(1)
+	m.mu.Lock()
+	m.last = c
+	m.mu.Unlock()
+	return c, nil
+}
+
+// statelessPost posts one stateless request through the proxy at url and
+// returns the JSON-RPC messages of the answer, in order.
+func statelessPost(t *testing.T, url, method, name, params string, id int) (int, []map[string]any) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msgs []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			line = d
+		} else if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("answer line %q: %v", line, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return resp.StatusCode, msgs
+}
+
+const statelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"}`
+
+// TestProxyBridgeRemapsIDs: stateless requests of different clients that
+// share the JSON-RPC id and progress token go over the bridge's one
+// upstream connection, and each gets its own progress notifications and
+// result under its own id and token.
+func TestProxyBridgeRemapsIDs(t *testing.T) {
+	srv, _ := mcptest.NewServer("")
+	up := &memUpstream{srv: srv}
+	url, _ := startProxy(t, up.dial, *mcptest.ScriptGuard())
+	var wg sync.WaitGroup
+	for _, n := range []int{2, 3, 4} {
+		wg.Go(func() {
+			status, msgs := statelessPost(t, url, "tools/call", mcptest.Countdown,
+				fmt.Sprintf(`{"name":%q,"arguments":{"n":%d},%s}`, mcptest.Countdown, n, statelessMeta), 1)
+			var progress int
+			for _, m := range msgs[:len(msgs)-1] {
+				p, _ := m["params"].(map[string]any)
+				if m["method"] != "notifications/progress" || p["progressToken"] != "tok" || p["total"] != float64(n) {
+					t.Errorf("countdown %d: notification %v, want its own progress under token tok", n, m)
+				}
+				progress++
+			}
+			last := msgs[len(msgs)-1]
+			if status != http.StatusOK || last["id"] != float64(1) || last["result"] == nil || progress != n {
+				t.Errorf("countdown %d: HTTP %d, %d progress notifications, answer %v; want 200, %d and the result for id 1", n, status, progress, last, n)
+			}
+		})
+	}
+	wg.Wait()
+	if n := up.dials.Load(); n != 1 {
+		t.Errorf("%d upstream connections, want 1 shared by the stateless requests", n)
+	}
+}
+
+// TestProxyBridgeConnectionEnds: when the bridge's upstream connection
+// ends during a call of a side-effecting tool, the call's outcome is
+// unknown: its repeat is withheld, not run again; the next request dials
+// a new connection.
+func TestProxyBridgeConnectionEnds(t *testing.T) {
+	srv, counts := mcptest.NewServer("")
+	up := &memUpstream{srv: srv}
+	g := *mcptest.ScriptGuard()
+	g.Specs = append(g.Specs, tools.Spec{Operation: preflight.Operation{Name: mcptest.Countdown, Effects: preflight.EffectsSideEffecting}})
+	url, _ := startProxy(t, up.dial, g)
+	call := fmt.Sprintf(`{"name":%q,"arguments":{"n":0},%s}`, mcptest.Countdown, statelessMeta)
+	done := make(chan []map[string]any, 1)
+	go func() {
+		_, msgs := statelessPost(t, url, "tools/call", mcptest.Countdown, call, 1)
+		done <- msgs
+	}()
+	waitFor(t, "the call to run upstream", func() bool { return counts.Get(mcptest.Countdown) == 1 })
+	up.mu.Lock()
+	up.last.Close() // as when a process exits: the bridge reads no more
+	up.mu.Unlock()
+	first := <-done
+	if len(first) != 1 || first[0]["error"] == nil {
+		t.Fatalf("the call whose connection ended: %v; want one JSON-RPC error", first)
+	}
+	_, again := statelessPost(t, url, "tools/call", mcptest.Countdown, call, 2)
+	res, _ := again[len(again)-1]["result"].(map[string]any)
+	if text := fmt.Sprint(res["content"]); !strings.Contains(text, "is unknown") {
+		t.Errorf("the repeat: %v; want it withheld, its first's outcome unknown", again)
+	}
+	_, quote := statelessPost(t, url, "tools/call", mcptest.Quote,
+		fmt.Sprintf(`{"name":%q,"arguments":{"symbol":"ACME"},%s}`, mcptest.Quote, statelessMeta), 3)
+	if res, _ := quote[len(quote)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Errorf("a call after the connection ended: %v; want it run", quote)
+	}
+	if n := counts.Get(mcptest.Countdown); n != 1 {
+		t.Errorf("countdown ran %d times, want 1", n)
+	}
+	if n := up.dials.Load(); n != 2 {
+		t.Errorf("%d upstream connections, want 2", n)
 	}
 }
