@@ -34,6 +34,9 @@ import (
 // Whatever the proxy does not judge (results of every kind, resultType
 // "input_required" with its requestState, ttlMs and cacheScope, the Tasks
 // extension's fields, subscriptions/listen streams) passes untouched.
+// Without an upstream URL (a command upstream), post hands the request to
+// the stateless bridge (bridge.go), which answers as such an upstream
+// would.
 const (
 	hdrVersion = "Mcp-Protocol-Version"
 	hdrMethod  = "Mcp-Method"
