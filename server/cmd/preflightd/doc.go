@@ -232,9 +232,16 @@
 // their Mcp-Method and Mcp-Name headers are checked against the body
 // (-32020 on a mismatch); a stateless tools/call goes on when its client's
 // stream breaks, so that the client's re-issued call finds it. In
-// front of an upstream that speaks only initialize, or of a command, a
-// stateless client gets UnsupportedProtocolVersion (-32022) naming the
-// initialize revisions and falls back to them. What a client sees (withheld, reused and
+// front of an HTTP upstream that speaks only initialize, a stateless client
+// gets UnsupportedProtocolVersion (-32022) naming the initialize revisions
+// and falls back to them. In front of a command, stateless requests share
+// one long-lived process, started at the first of them and again after it
+// exits, apart from the sessions' own (the bridge: ids and progress tokens
+// remapped per request; a command that answers server/discover with
+// 2026-07-28 gets each request as it came, one that does not is
+// initialized once and each request translated, without the sampling,
+// elicitation and roots capabilities, whose requests the bridge refuses;
+// the bridge checks the HTTP headers as the upstream would over HTTP). What a client sees (withheld, reused and
 // coalesced calls, refusals and their codes) is in the guide's "MCP
 // guarding proxy" section. Its flags, which have no environment fallbacks
 // ("preflightd proxy -h" prints them):

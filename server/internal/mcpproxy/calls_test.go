@@ -508,7 +508,7 @@ func TestProxyCallsInFlightPerClient(t *testing.T) {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 		hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+			&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Skipf("cannot connect from %s (a loopback address this machine may not route): %v", ip, err)
 		}

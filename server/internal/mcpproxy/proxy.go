@@ -41,9 +41,9 @@ type Options struct {
 	// UpstreamURL is the upstream's Streamable HTTP URL when it has one
 	// (what HTTPDialer dials). Requests of the stateless 2026-07-28
 	// revision are forwarded there, one POST each (see serveStateless).
-	// Empty, as for a command upstream, means they are answered with
-	// UnsupportedProtocolVersion naming the revisions of the initialize
-	// handshake, to which such a client falls back.
+	// Empty, as for a command upstream, means they go through the
+	// stateless bridge over one long-lived connection from Dial (see
+	// bridge.go).
 	UpstreamURL string
 	// Guard configures each scope's guard.
 	Guard mcpguard.Options
@@ -168,6 +168,7 @@ type Proxy struct {
 	scopes    map[scopeKey]*scope // guard state by principal and run
 
 	hc *http.Client // for stateless requests to UpstreamURL, bounded by MaxResultBytes
+	br bridge       // for stateless requests without UpstreamURL (bridge.go)
 
 	ending sync.WaitGroup // the goroutines that end sessions, awaited by Close
 }
@@ -309,6 +310,7 @@ func (p *Proxy) Close() error {
 	for _, s := range ss {
 		wg.Go(s.close)
 	}
+	wg.Go(p.br.close)
 	wg.Wait()
 	p.ending.Wait() // every session's end logged and its run closed
 	p.mu.Lock()

@@ -35,6 +35,9 @@ import (
 // Whatever the proxy does not judge (results of every kind, resultType
 // "input_required" with its requestState, ttlMs and cacheScope, the Tasks
 // extension's fields, subscriptions/listen streams) passes untouched.
+// Without an upstream URL (a command upstream), post hands the request to
+// the stateless bridge (bridge.go), which answers as such an upstream
+// would.
 const (
 	hdrVersion = "Mcp-Protocol-Version"
 	hdrMethod  = "Mcp-Method"
@@ -125,17 +128,6 @@ func checkHeaders(h http.Header, req *jsonrpc.Request) error {
 func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []byte, req *jsonrpc.Request) {
 	if err := checkHeaders(r.Header, req); err != nil {
 		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: CodeHeaderMismatch, Message: err.Error()})
-		return
-	}
-	if p.opts.UpstreamURL == "" {
-		// A command upstream speaks over one pipe per session; requests
-		// without a session have no pipe to go to.
-		requested := requestRevision(req.Params)
-		if requested == "" {
-			requested = r.Header.Get(hdrVersion)
-		}
-		unsupported(w, req.ID, requested, "this proxy serves the 2026-07-28 revision only in front of a Streamable HTTP upstream; "+
-			"in front of a command (stdio) upstream, connect with initialize and one of the supported revisions")
 		return
 	}
 	// tools/call and tools/list have a scope: the guard answers the one
@@ -249,6 +241,9 @@ func forwarded(k string) bool {
 
 // post sends body upstream with the forwarded headers of h.
 func (p *Proxy) post(ctx context.Context, h http.Header, body []byte) (*http.Response, error) {
+	if p.opts.UpstreamURL == "" {
+		return p.bridgePost(ctx, h, body) // a command upstream (bridge.go)
+	}
 	up, err := http.NewRequestWithContext(ctx, http.MethodPost, p.opts.UpstreamURL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

@@ -146,7 +146,7 @@ func TestConformance(t *testing.T) {
 	// as the go-sdk's own CI does.
 	upstream := map[string]string{legacy.dir: startEverything(ctx, t, everything, false), stateless.dir: startEverything(ctx, t, everything, true)}
 	mcpURL := "http://" + start(ctx, t, preflightd, "--addr", "127.0.0.1:0") + "/mcp"
-	stdioURL := "http://" + start(ctx, t, preflightd, "proxy", "--listen", "127.0.0.1:0", "--", everything) + "/mcp"
+	stdioURL := "http://" + start(ctx, t, preflightd, "proxy", "--listen", "127.0.0.1:0", "--idempotency-window", "0", "--", everything) + "/mcp"
 
 	for _, s := range []suite{legacy, stateless} {
 		t.Run(s.dir, func(t *testing.T) {
@@ -167,18 +167,11 @@ func TestConformance(t *testing.T) {
 			if d := diff(direct, viaHTTP); d != "" {
 				t.Errorf("through proxy --upstream, scenarios differ from the server run directly:\n%s", d)
 			}
-			if s.dir == legacy.dir {
-				if d := diff(direct, viaStdio); d != "" {
-					t.Errorf("through proxy -- COMMAND, scenarios differ from the server run directly:\n%s", d)
-				}
-			} else {
-				// Not bridged yet: in front of a command upstream the proxy
-				// answers stateless requests with UnsupportedProtocolVersion
-				// naming the initialize revisions, to which a client falls
-				// back. The gap is listed, not asserted away.
-				if d := diff(direct, viaStdio); d != "" {
-					t.Logf("through proxy -- COMMAND (stateless requests refused with UnsupportedProtocolVersion), scenarios that differ:\n%s", d)
-				}
+			// Through a command upstream, stateless requests go through the
+			// proxy's bridge, over one stdio connection shared by them all;
+			// every scenario must still give the direct result.
+			if d := diff(direct, viaStdio); d != "" {
+				t.Errorf("through proxy -- COMMAND, scenarios differ from the server run directly:\n%s", d)
 			}
 			var bad, bound []string
 			for sc, checks := range own {
