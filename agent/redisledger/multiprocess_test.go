@@ -77,6 +77,10 @@ func sumUSD(t *testing.T, calls []ranCall) *big.Rat {
 	return total
 }
 
+// maxEstimateUSD is the largest estimate a fleet worker gives a call
+// (worker_test.go draws them up to 0.5 USD).
+var maxEstimateUSD = big.NewRat(1, 2)
+
 // check verifies the invariants of a run against what Redis holds. With
 // mayLose (a failover of an asynchronous replica), acknowledged
 // settlements may be missing from Redis, never counted twice; the loss is
@@ -128,8 +132,20 @@ func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string
 		t.Errorf("Redis counts %s spent, the workers' settled calls cost %s: not exact", st.Balance.SpentUSD, ran.FloatString(18))
 	case !mayLose && lost != 0:
 		t.Errorf("Redis recorded %d settlements, the workers completed %d calls", settled, len(f.Ran))
-	case lost < 0 || spent.Cmp(ran) > 0:
+	case lost < 0:
 		t.Errorf("Redis recorded %d settlements (%s USD) for %d completed calls (%s USD): counted twice", settled, st.Balance.SpentUSD, len(f.Ran), ran.FloatString(18))
+	case spent.Cmp(ran) > 0:
+		// Redis counts more than the settled calls cost. The one allowed
+		// cause: a call that failed closed during a failover after its
+		// hold was started is charged its estimate when the lease lapses
+		// (started calls are spent), at most maxEstimateUSD each.
+		over := new(big.Rat).Sub(spent, ran)
+		bound := new(big.Rat).Mul(big.NewRat(int64(f.Unavailable), 1), maxEstimateUSD)
+		if !mayLose || over.Cmp(bound) > 0 {
+			t.Errorf("Redis counts %s USD more than the %d completed calls cost, beyond the %s USD the holds of %d calls that failed closed may add: counted twice", over.FloatString(9), len(f.Ran), bound.FloatString(9), f.Unavailable)
+		} else {
+			t.Logf("Redis counts %s USD more than the completed calls cost: the started holds of calls that failed closed, charged at their estimates (at most %s USD)", over.FloatString(9), bound.FloatString(9))
+		}
 	case mayLose:
 		t.Logf("loss window: %d acknowledged settlements (%s USD) missing after the failover", lost, new(big.Rat).Sub(ran, spent).FloatString(9))
 	}
