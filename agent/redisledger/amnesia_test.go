@@ -195,12 +195,13 @@ func TestEviction(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			p := startRedis(t, "--maxmemory", "4mb", "--maxmemory-policy", policy, "--maxmemory-samples", "1")
 			fill := p.client(t)
-			// Under allkeys-lru the mark of the loss is itself a key
-			// Redis may evict, so a worker that never saw the scope can
-			// find it fresh: that is why New refuses a server that may
-			// evict (AllowUnsafeServer lets this test in). The workers
-			// that saw it must still fail closed.
-			amnesia(t, p, &Options{AllowUnsafeServer: true, Lease: time.Second, IdleTTL: time.Hour}, policy == "volatile-lru", func() {
+			// Under eviction the mark of the loss is itself a key Redis
+			// may evict (IdleTTL gives it a TTL too, for volatile-lru), so
+			// a worker that never saw the scope can find it fresh: that
+			// is why New refuses a server that may evict
+			// (AllowUnsafeServer lets this test in). The workers that
+			// saw it must still fail closed.
+			amnesia(t, p, &Options{AllowUnsafeServer: true, Lease: time.Second, IdleTTL: time.Hour}, false, func() {
 				blob := strings.Repeat("x", 16<<10)
 				for i := 0; i < 5000; i++ {
 					if err := fill.Set(context.Background(), "filler:"+strconv.Itoa(i), blob, time.Hour).Err(); err != nil {
