@@ -333,9 +333,12 @@ func TestBinaryProxyBounds(t *testing.T) {
 		// The bounds: each batch costs its body and the go-sdk's decoding of
 		// it (about 62 KB of garbage per message in v1.8.0), while the calls
 		// themselves are at most 32 per session; issue 30 measured +240 MB
-		// for one batch and 1.47 GB for 8 before the bounds.
-		if one-before > 96<<10 {
-			t.Errorf("peak RSS grew by %d kB under one 30,000-call batch; want under 96 MB", one-before)
+		// for one batch and 1.47 GB for 8 before the bounds. Each refused
+		// call is also recorded for the operator view (its metrics and,
+		// rate-limited, its log line): one batch measured 99 MB with it,
+		// against 96 MB without.
+		if one-before > 128<<10 {
+			t.Errorf("peak RSS grew by %d kB under one 30,000-call batch; want under 128 MB", one-before)
 		}
 		if peak-before > 512<<10 {
 			t.Errorf("peak RSS grew by %d kB under 8 parallel 30,000-call batches; want under 512 MB", peak-before)
