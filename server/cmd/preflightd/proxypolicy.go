@@ -93,7 +93,7 @@ func (pp *principalPolicies) scopeGuard(principal string, o mcpguard.Options) mc
 		// Each run keeps its own ledger (history, its budget and call
 		// limit); its reservations are held in the principal's window
 		// budget too, which all its runs share.
-		o.LedgerStore = &sharedStore{LedgerStore: agent.NewMemoryLedgerStore(nil), w: w}
+		o.LedgerStore = &sharedStore{store: agent.NewMemoryLedgerStore(nil), w: w}
 	}
 	return o
 }
@@ -160,22 +160,43 @@ func (w *windowBudget) end(s *sharedStore, id string, cost *big.Rat) {
 }
 
 // sharedStore is a run's ledger store whose reservations must also fit
-// its principal's window budget.
+// its principal's window budget. It names every method of
+// agent.LedgerStore rather than embedding one, so that a method the
+// contract gains cannot pass the window by unchecked.
 type sharedStore struct {
-	agent.LedgerStore
-	w *windowBudget
+	store agent.LedgerStore
+	w     *windowBudget
+}
+
+var _ agent.LedgerStore = (*sharedStore)(nil)
+
+func (s *sharedStore) Append(ctx context.Context, e agent.Entry) error {
+	return s.store.Append(ctx, e)
+}
+
+func (s *sharedStore) State(ctx context.Context) (agent.LedgerState, error) {
+	return s.store.State(ctx)
+}
+
+func (s *sharedStore) StateOf(ctx context.Context, fingerprint string) (agent.LedgerState, error) {
+	return s.store.StateOf(ctx, fingerprint)
+}
+
+// amountOf reads a reservation's amount; text that is no number holds 0.
+func amountOf(r agent.Reservation) *big.Rat {
+	amount, ok := new(big.Rat).SetString(string(r.AmountUSD))
+	if !ok {
+		return new(big.Rat)
+	}
+	return amount
 }
 
 func (s *sharedStore) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
-	amount, ok := new(big.Rat).SetString(string(r.AmountUSD))
-	if !ok {
-		amount = new(big.Rat)
-	}
-	if !s.w.reserve(s, r.ID, amount) {
-		st, err := s.LedgerStore.State(ctx)
+	if !s.w.reserve(s, r.ID, amountOf(r)) {
+		st, err := s.store.State(ctx)
 		return false, st.Balance, err
 	}
-	ok, b, err := s.LedgerStore.Reserve(ctx, r)
+	ok, b, err := s.store.Reserve(ctx, r)
 	if err != nil || !ok {
 		s.w.end(s, r.ID, nil)
 	}
@@ -185,15 +206,11 @@ func (s *sharedStore) Reserve(ctx context.Context, r agent.Reservation) (bool, a
 // ReserveOf is Reserve that also reads the fingerprint's history, as the
 // Guard reserves before it decides.
 func (s *sharedStore) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
-	amount, ok := new(big.Rat).SetString(string(r.AmountUSD))
-	if !ok {
-		amount = new(big.Rat)
-	}
-	if !s.w.reserve(s, r.ID, amount) {
-		st, err := s.LedgerStore.StateOf(ctx, fingerprint)
+	if !s.w.reserve(s, r.ID, amountOf(r)) {
+		st, err := s.store.StateOf(ctx, fingerprint)
 		return false, st, err
 	}
-	ok, st, err := s.LedgerStore.ReserveOf(ctx, r, fingerprint)
+	ok, st, err := s.store.ReserveOf(ctx, r, fingerprint)
 	if err != nil || !ok {
 		s.w.end(s, r.ID, nil)
 	}
@@ -203,7 +220,7 @@ func (s *sharedStore) ReserveOf(ctx context.Context, r agent.Reservation, finger
 // Cancel withdraws a reservation the decision did not use: nothing spent.
 func (s *sharedStore) Cancel(ctx context.Context, id string) error {
 	s.w.end(s, id, nil)
-	return s.LedgerStore.Cancel(ctx, id)
+	return s.store.Cancel(ctx, id)
 }
 
 func (s *sharedStore) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
@@ -212,10 +229,10 @@ func (s *sharedStore) Settle(ctx context.Context, id string, costUSD json.Number
 		cost = nil
 	}
 	s.w.end(s, id, cost)
-	return s.LedgerStore.Settle(ctx, id, costUSD, record)
+	return s.store.Settle(ctx, id, costUSD, record)
 }
 
 func (s *sharedStore) Release(ctx context.Context, id string) error {
 	s.w.end(s, id, nil)
-	return s.LedgerStore.Release(ctx, id)
+	return s.store.Release(ctx, id)
 }
