@@ -202,8 +202,7 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 			p.Release()
 			return ans, nil, ps.err
 		}
-		ans, err = p.Finish(ctx, b, classify(tool, b, rerr), rerr)
-		Ran(ctx, ans)
+		ans, err = Finish(ctx, p, b, classify(tool, b, rerr), rerr)
 	}
 	var pe *preflight.Error
 	switch {
@@ -217,6 +216,28 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 		return ans, w, nil
 	}
 	return ans, nil, nil
+}
+
+// Finish ends p, a call Start let run, with what the tool returned: its
+// result b (JSON) and err, classified as outcome (see
+// tools.Running.Finish), and notes the framework's call id ctx carries
+// (Ran). It returns the call's answer and err unchanged (joined with a
+// recording error, if any).
+//
+// A call whose context ended while it ran (the framework cancelled the
+// run, a deadline passed) is a transient failure whatever the tool
+// returned, since its result may have been cut short: it is never saved
+// for reuse nor handed to identical calls waiting on it (they decide
+// again), and its estimate stays counted, since the tool was started. A
+// result it returned anyway is still the answer's, for the framework.
+func Finish(ctx context.Context, p *tools.Running, b []byte, outcome preflight.Outcome, err error) (tools.Answer, error) {
+	if err == nil && ctx.Err() != nil {
+		ans, _ := p.Finish(ctx, b, preflight.OutcomeTransientFailure, context.Cause(ctx))
+		return tools.Answer{How: tools.HowRan, Result: b, Outcome: preflight.OutcomeTransientFailure, Report: ans.Report}, nil
+	}
+	ans, err := p.Finish(ctx, b, outcome, err)
+	Ran(ctx, ans)
+	return ans, err
 }
 
 // Pause marks err, the error of Call's run function, as a call that was

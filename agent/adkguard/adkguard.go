@@ -198,7 +198,7 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 				if paused(err) {
 					p.Release()
 				} else {
-					p.Finish(ctx, nil, t.g.classify(t.Name(), nil, err), err)
+					adapt.Finish(cctx, p, nil, t.g.classify(t.Name(), nil, err), err)
 				}
 				yield("", err)
 				return
@@ -206,8 +206,7 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 			sb.WriteString(chunk)
 		}
 		b := []byte(sb.String())
-		ans, _ = p.Finish(ctx, b, t.g.classify(t.Name(), b, nil), nil)
-		adapt.Ran(cctx, ans)
+		adapt.Finish(cctx, p, b, t.g.classify(t.Name(), b, nil), nil)
 		yield(sb.String(), nil)
 	}
 }
@@ -301,7 +300,6 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 			return nil, nil
 		}
 	}
-	ans, _ := r.p.Finish(ctx, b, g.classify(t.Name(), b, cause), err)
-	adapt.Ran(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), ans)
+	adapt.Finish(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), r.p, b, g.classify(t.Name(), b, cause), err)
 	return nil, nil
 }
