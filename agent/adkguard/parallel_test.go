@@ -143,6 +143,9 @@ func TestCancelled(t *testing.T) {
 					t.Fatalf("the run ended with %v", err)
 				}
 			}
+			if !store.Idle(10 * time.Second) { // settled, even by a framework that returned first
+				t.Fatal("the cancelled call still holds its reservation")
+			}
 			h, err := g.Session().Guard().Ledger().History(context.Background())
 			if err != nil {
 				t.Fatal(err)

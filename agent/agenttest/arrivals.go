@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -34,10 +35,51 @@ func (a *Arrivals) ReserveOf(ctx context.Context, r agent.Reservation, fingerpri
 	ok, st, err := a.LedgerStore.ReserveOf(ctx, r, fingerprint)
 	a.mu.Lock()
 	a.decided++
+	a.mu.Unlock()
+	a.changes()
+	return ok, st, err
+}
+
+// Settle settles as the in-memory store does.
+func (a *Arrivals) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
+	defer a.changes()
+	return a.LedgerStore.Settle(ctx, id, costUSD, record)
+}
+
+// Release releases as the in-memory store does.
+func (a *Arrivals) Release(ctx context.Context, id string) error {
+	defer a.changes()
+	return a.LedgerStore.Release(ctx, id)
+}
+
+// changes wakes the waiters.
+func (a *Arrivals) changes() {
+	a.mu.Lock()
 	close(a.changed)
 	a.changed = make(chan struct{})
 	a.mu.Unlock()
-	return ok, st, err
+}
+
+// Idle blocks until no call holds money on the store (every call that
+// ran was settled or released), and reports whether that happened within
+// d: for frameworks that return from a cancelled run before its tools
+// did.
+func (a *Arrivals) Idle(d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		a.mu.Lock()
+		changed := a.changed
+		a.mu.Unlock()
+		st, err := a.StateOf(context.Background(), "")
+		if err == nil && st.Balance.ReservedUSD == "0" {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 // Wait blocks until n calls in all were decided on the store, and

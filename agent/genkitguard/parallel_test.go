@@ -156,6 +156,11 @@ func TestCancelled(t *testing.T) {
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("the Generate ended with %v", err)
 			}
+			// Genkit returns from a cancelled Generate without waiting for
+			// its tools: wait for the call in flight to be settled.
+			if !store.Idle(10 * time.Second) {
+				t.Fatal("the cancelled call still holds its reservation")
+			}
 			h, err := guard.Session().Guard().Ledger().History(context.Background())
 			if err != nil {
 				t.Fatal(err)
