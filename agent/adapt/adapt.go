@@ -44,10 +44,10 @@ import (
 const DefaultTTLSeconds = "300"
 
 // Options configures the guard of an agent-framework adapter, flat: each
-// adapter's Options is this type (agent/adkguard, agent/einoguard) or
-// carries these fields and its own (agent/genkitguard, agent/mcpguard),
-// and each says what a tool's result is in its framework. The zero value
-// and nil both work.
+// adapter's Options is this type (agent/adkguard, agent/einoguard,
+// agent/genkitguard) or carries these fields (agent/mcpguard, whose
+// options are those of each MCP session), and each says what a tool's
+// result is in its framework. The zero value and nil both work.
 type Options struct {
 	// BudgetUSD, when non-empty, is the session's budget: see
 	// agent.GuardOptions.BudgetUSD. Empty means no budget of the
@@ -98,6 +98,14 @@ type Options struct {
 	// tool's text: the adapter says which) and its error. Nil means
 	// DefaultClassify.
 	Classify Classifier
+	// InterruptOnDefer makes a call deferred for the budget or the call
+	// limit the framework's interrupt, instead of a result the model
+	// reads, where the framework's runs pause and resume (agent/genkitguard:
+	// a tool interrupt; agent/einoguard: tool.Interrupt): a person may
+	// raise the budget (agent.Guard.RaiseBudget) and resume the run, and
+	// the call is then decided again. An adapter whose framework has no
+	// such pause refuses it (agent/adkguard).
+	InterruptOnDefer bool
 }
 
 // SessionOptions returns the tools.SessionOptions o describes (nil means

@@ -25,8 +25,10 @@ const PluginName = "preflight"
 // the outcome of a call that ran is classified (the fields are documented
 // on [adapt.Options]). Classify is given the function response as
 // JSON, and the tool's own error even when an error callback (such as
-// plugin/retryandreflect) turned it into a response. The zero value and
-// nil both work.
+// plugin/retryandreflect) turned it into a response. InterruptOnDefer is
+// refused: ADK pauses a run only for a tool's own confirmation
+// (RequireConfirmation), which a callback cannot ask for. The zero value
+// and nil both work.
 type Options = adapt.Options
 
 // Guard guards the tool calls of one ADK run. It is safe for concurrent
@@ -49,9 +51,12 @@ type running struct {
 	err error // the tool's error, as the first error callback saw it
 }
 
-// New returns a guard. It fails when an option is malformed: a spec the
-// catalog refuses, or a budget that is not a decimal.
+// New returns a guard. It fails when an option is malformed (a spec the
+// catalog refuses, a budget that is not a decimal) or is InterruptOnDefer.
 func New(opts *Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("adkguard: InterruptOnDefer is not supported: ADK pauses a run only for a tool's own confirmation (functiontool.Config.RequireConfirmation); a deferred call is answered with a result the model reads")
+	}
 	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,12 @@
 // (adk.Runner.ResumeWithParams, a graph's checkpoint) the call passes
 // the middleware again and is decided and charged then, once.
 //
+// With Options.InterruptOnDefer, a call deferred for the budget or the
+// call limit is itself an interrupt (tool.Interrupt, its info the
+// withheld result's JSON) instead of a result the model reads: raise the
+// budget (Session().Guard().RaiseBudget) and resume, and the call is
+// decided again.
+//
 // Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
 // before they are handed on, so that they can be saved and reused: the
 // model still gets the whole result, as one chunk. Calls eino hands to
