@@ -190,7 +190,8 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 			yield("", err)
 			return
 		case w != nil:
-			yield(string(w.JSON()), nil)
+			b, _ := json.Marshal(withheld(w)) // strings and slices: cannot fail
+			yield(string(b), nil)
 			return
 		case p == nil:
 			yield(string(ans.Result), nil)
@@ -216,6 +217,22 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 	}
 }
 
+// WithheldKey is the member of a withheld call's function response that
+// holds the sentence for the model ("not run: …; … instead"), beside
+// "preflight", the decision. It is not "error": ADK marks a tool's span
+// as failed when its response has an "error" member, and a call the guard
+// decided not to run did not fail.
+const WithheldKey = "withheld"
+
+// withheld is the function response of a call not run: w with its
+// sentence under WithheldKey.
+func withheld(w *adapt.Withheld) map[string]any {
+	m := w.Map()
+	m[WithheldKey] = m["error"]
+	delete(m, "error")
+	return m
+}
+
 // paused reports whether err says the call asked for a person's
 // confirmation, or was refused it, instead of running.
 func paused(err error) bool {
@@ -236,7 +253,7 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	case err != nil:
 		return nil, err
 	case w != nil:
-		return w.Map(), nil
+		return withheld(w), nil
 	case p != nil:
 		g.mu.Lock()
 		if old := g.pending[key(ctx)]; old != nil {

@@ -34,8 +34,11 @@
 // Options.Classify) and saves its result; a reused or coalesced call is
 // answered with the saved result; a call that is not run with a normal
 // function response, never a Go error (which ADK would hand to error
-// callbacks and plugins): {"error": "not run: …; … instead", "preflight":
-// the decision}.
+// callbacks and plugins): {"withheld": "not run: …; … instead",
+// "preflight": the decision}. Its sentence is not under "error", so that
+// ADK's telemetry does not mark the call's execute_tool span as a failed
+// tool call: it was decided, not failed (a streaming tool's response is
+// this object's JSON, under ADK's "result").
 //
 // # Failures
 //
