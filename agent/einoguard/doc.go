@@ -28,7 +28,8 @@
 // The outcome of a call that ran is classified by Options.Classify. By
 // default (adapt.DefaultClassify) an error from the tool is classified by
 // [agent.ClassifyError] and passed on unchanged (eino then ends the run,
-// as it would without the guard), and a result is a failure when it
+// as it would without the guard: put [ErrorsToModel] before the guard to
+// hand it to the model as text instead), and a result is a failure when it
 // carries one in band ([adapt.InBand]): a JSON object with an "error"
 // member, or a text naming an HTTP error status ("HTTP 503", "422
 // Unprocessable Entity") or beginning with "error" or "failed", which is
