@@ -22,8 +22,7 @@ import (
 // adapt.InBand reads the HTTP status the text names.)
 //
 // It is what utils.WrapToolWithErrorHandler does for one tool, for all
-// the tools of a node, sparing interrupts (which that wrapper turns into
-// text, so that the run never pauses).
+// the tools of a node at once.
 func ErrorsToModel() compose.ToolMiddleware {
 	text := func(err error) string { return "error: " + err.Error() }
 	keep := func(err error) bool { _, ok := compose.IsInterruptRerunError(err); return err == nil || ok }

@@ -54,8 +54,9 @@ func Example_wiring() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	var chatModel model.ToolCallingChatModel = &exampleModel{} // a real one: ark, openai, claude, …
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
-		Name: "assistant", Description: "fetches pages and sends emails", Model: &exampleModel{},
+		Name: "assistant", Description: "fetches pages and sends emails", Model: chatModel,
 		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{
 			Tools:               []tool.BaseTool{fetch, email},
 			ToolCallMiddlewares: []compose.ToolMiddleware{einoguard.ErrorsToModel(), guard.Middleware()},
