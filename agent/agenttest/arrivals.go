@@ -111,3 +111,29 @@ func (a *Arrivals) Balance(t T) agent.Balance {
 	}
 	return st.Balance
 }
+
+// Expiring returns a context whose deadline passes when expire is
+// called, at a moment the test chooses (while a tool runs, say), instead
+// of after a time a loaded machine may overrun: its Err is then
+// context.DeadlineExceeded, as a deadline's.
+func Expiring(parent context.Context) (ctx context.Context, expire func()) {
+	e := &expiring{Context: parent, done: make(chan struct{})}
+	return e, func() { e.once.Do(func() { close(e.done) }) }
+}
+
+type expiring struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func (e *expiring) Done() <-chan struct{} { return e.done }
+
+func (e *expiring) Err() error {
+	select {
+	case <-e.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
