@@ -91,3 +91,31 @@ func TestSetBudgetRefuses(t *testing.T) {
 		t.Fatalf("RaiseBudget after SetBudget: %s, %v; want 0.75", b, err)
 	}
 }
+
+// TestSetCatalogWhileCalling: the catalog replaced while calls are
+// decided (an adapter adding the tools a framework describes, from
+// parallel tool calls) is no data race (go test -race) and every call is
+// decided.
+func TestSetCatalogWhileCalling(t *testing.T) {
+	ctx := context.Background()
+	g, err := NewGuard(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			g.SetCatalog(nil)
+		}()
+		go func() {
+			defer wg.Done()
+			rep, err := g.Call(ctx, searchReq(fmt.Sprint("q", i), "0.01"), func(context.Context) (Completion, error) { return Completion{}, nil })
+			if err != nil || rep.Decision == nil {
+				t.Errorf("call %d: %v, %+v", i, err, rep)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -224,8 +224,8 @@ type Guard struct {
 	settleFor   time.Duration // SettleTimeout
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
-	catalog     *preflight.Catalog
-	budget      atomic.Pointer[decimal.Dec] // nil unless a budget was set; changed under mu
+	catalog     atomic.Pointer[preflight.Catalog] // nil means the default; changed under mu, read before it too
+	budget      atomic.Pointer[decimal.Dec]       // nil unless a budget was set; changed under mu
 
 	maxCalls int
 	coalesce bool
@@ -270,7 +270,8 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 				return nil, fmt.Errorf("agent: Lease %v cannot be used with the store: %w", opts.Lease, err)
 			}
 		}
-		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
+		g.advise, g.unsupported = opts.Advise, opts.Unsupported
+		g.catalog.Store(opts.Catalog)
 		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {
 			b, err := g.checkBudget(opts.BudgetUSD)
@@ -379,7 +380,7 @@ func (g *Guard) RaiseBudget(usd json.Number) (json.Number, error) {
 func (g *Guard) SetCatalog(c *preflight.Catalog) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.catalog = c
+	g.catalog.Store(c)
 }
 
 // Call proposes req and, if the decision says so, runs call.
