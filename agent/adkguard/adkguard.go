@@ -47,7 +47,6 @@ type Guard struct {
 // running is a call BeforeTool let run.
 type running struct {
 	p   *tools.Running
-	ran bool  // the guarded tool itself was called (only known for wrapped tools)
 	err error // the tool's error, as the first error callback saw it
 }
 
@@ -154,13 +153,22 @@ type guarded struct {
 	g *Guard
 }
 
+// Run runs the tool and, for a call BeforeTool let run, records its
+// outcome at once (AfterTool then has nothing left to do), so that the
+// call is settled even when ADK skips the guard's after hook (an
+// after-callback ahead of it returned a result).
 func (t *guarded) Run(ctx adkagent.Context, args any) (map[string]any, error) {
 	t.g.mu.Lock()
-	if r := t.g.pending[key(ctx)]; r != nil {
-		r.ran = true
+	r := t.g.pending[key(ctx)]
+	if r != nil {
+		delete(t.g.pending, key(ctx))
 	}
 	t.g.mu.Unlock()
-	return t.functionTool.Run(ctx, args)
+	res, err := t.functionTool.Run(ctx, args)
+	if r != nil {
+		t.g.finish(ctx, t.Name(), r.p, res, err, err)
+	}
+	return res, err
 }
 
 // DefersResponse keeps what the tool says of its response.
@@ -293,7 +301,10 @@ func (g *Guard) OnToolError(ctx adkagent.Context, _ tool.Tool, _ map[string]any,
 // confirmed call, when ADK runs it again, is decided and charged then.
 // A response that stands in for the tool's error (seen by OnToolError)
 // is classified with that error and never saved for reuse. Calls it did
-// not let run are left alone.
+// not let run are left alone. A call of a tool BeforeModel wrapped is
+// recorded by the wrapper as soon as the tool returns, so that an
+// after-callback that keeps this one from running (one ahead of it that
+// returns a result) leaves no call unsettled.
 func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[string]any, err error) (map[string]any, error) {
 	g.mu.Lock()
 	r := g.pending[key(ctx)]
@@ -302,7 +313,7 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 	if r == nil {
 		return nil, nil
 	}
-	if _, wrapped := t.(*guarded); wrapped && !r.ran {
+	if _, wrapped := t.(*guarded); wrapped { // its tool did not run: Run finishes the calls it runs
 		r.p.Release()
 		return nil, nil
 	}
@@ -310,18 +321,25 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 	if cause == nil {
 		cause = r.err
 	}
+	g.finish(ctx, t.Name(), r.p, result, err, cause)
+	return nil, nil
+}
+
+// finish records the outcome of call p of tool: its response res and
+// error err, classified by cause (the tool's own error). A call that asked
+// for a confirmation, or whose response JSON cannot carry, is given back.
+func (g *Guard) finish(ctx adkagent.Context, tool string, p *tools.Running, res map[string]any, err, cause error) {
 	if paused(cause) {
-		r.p.Release()
-		return nil, nil
+		p.Release()
+		return
 	}
 	var b []byte
 	if err == nil {
 		var merr error
-		if b, merr = json.Marshal(result); merr != nil {
-			r.p.Release()
-			return nil, nil
+		if b, merr = json.Marshal(res); merr != nil {
+			p.Release()
+			return
 		}
 	}
-	adapt.Finish(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), r.p, b, g.classify(t.Name(), b, cause), err)
-	return nil, nil
+	adapt.Finish(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), p, b, g.classify(tool, b, cause), err)
 }
