@@ -6,9 +6,10 @@
 // result a model reads instead of a tool's result when a call was not run.
 //
 // An adapter translates its framework's tool call into Call (or Start,
-// then tools.Running.Finish, for runtimes that run the tool between
-// hooks) and hands the model Withheld.JSON or Withheld.Map when the call
-// was withheld. A decision never reaches the model as an error: a withheld
+// then Finish, for runtimes that run the tool between hooks) and hands
+// the model Withheld.JSON or Withheld.Map when the call was withheld. A
+// call whose context ends while it runs (a cancelled run, a deadline) is
+// a transient failure, never reused (see Finish). A decision never reaches the model as an error: a withheld
 // call is a normal tool result carrying the reason codes as data, and only
 // the tool's own failure is returned as an error.
 //

@@ -69,8 +69,10 @@
 // (functiontool.NewStreaming), which ADK runs without tool callbacks:
 // their chunks are gathered, saved and handed on as one. Without the
 // model hook (tool callbacks alone) streaming tools are not guarded, and
-// a substituted result is recorded as the tool's. Live (bidirectional)
-// sessions are untested.
+// a substituted result is recorded as the tool's. A wrapped tool's call
+// is recorded as soon as the tool returns, so an after-callback ahead of
+// the guard's that returns a result (ADK then skips the guard's) leaves
+// no call unsettled. Live (bidirectional) sessions are untested.
 //
 // # Without specs
 //
