@@ -65,7 +65,9 @@
 // to calls in flight must travel in Budget.ReservedUSD. A [Guard] does this
 // for the calls made through it (see "Budget reservation" on [Guard]); a
 // caller that runs tools around the Guard must add their estimates to
-// ReservedUSD itself.
+// ReservedUSD itself. A running Guard's budget is raised (or lowered) with
+// [Guard.RaiseBudget] and [Guard.SetBudget], for example once a person
+// allowed more spending; what was spent is kept.
 //
 // # What it never does
 //

@@ -60,3 +60,44 @@ func ExampleGuard_Call() {
 	//   reused: 10 results about Go generics
 	// spent: 0.005
 }
+
+// A paid search deferred for the budget runs once the budget is raised,
+// while the Guard keeps what was spent.
+func ExampleGuard_RaiseBudget() {
+	guard, err := agent.NewGuard(nil, &agent.GuardOptions{BudgetUSD: "0.10"})
+	if err != nil {
+		panic(err)
+	}
+	search := func(step, query string) preflight.ToolCallRequest {
+		return preflight.ToolCallRequest{
+			RunID: "run-7", StepID: step,
+			Tool: preflight.ToolCall{Provider: "search", Operation: "web_search",
+				Request: json.RawMessage(`{"query":"` + query + `"}`), EstimatedExternalCostUSD: "0.08"},
+		}
+	}
+	run := func(context.Context) (agent.Completion, error) { return agent.Completion{}, nil }
+	ctx := context.Background()
+	for _, step := range []string{"r1", "r2"} {
+		rep, err := guard.Call(ctx, search(step, step), run)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(step, rep.Decision.Verdict, rep.ReasonCodes(), "called:", rep.Called)
+	}
+	budget, err := guard.RaiseBudget("0.10") // a person allowed ten cents more
+	if err != nil {
+		panic(err)
+	}
+	rep, err := guard.Call(ctx, search("r3", "r2"), run)
+	if err != nil {
+		panic(err)
+	}
+	spent, _ := guard.SpentUSD(ctx)
+	fmt.Println("budget:", budget)
+	fmt.Println("r3", rep.Decision.Verdict, "called:", rep.Called, "spent:", spent)
+	// Output:
+	// r1 allow [NO_PROVEN_WASTE] called: true
+	// r2 defer [BUDGET_EXCEEDED] called: false
+	// budget: 0.2
+	// r3 allow called: true spent: 0.16
+}

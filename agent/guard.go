@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -222,8 +224,8 @@ type Guard struct {
 	settleFor   time.Duration // SettleTimeout
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
-	catalog     *preflight.Catalog
-	budget      *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
+	catalog     atomic.Pointer[preflight.Catalog] // nil means the default; changed under mu, read before it too
+	budget      atomic.Pointer[decimal.Dec]       // nil unless a budget was set; changed under mu
 
 	maxCalls int
 	coalesce bool
@@ -268,22 +270,32 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 				return nil, fmt.Errorf("agent: Lease %v cannot be used with the store: %w", opts.Lease, err)
 			}
 		}
-		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
+		g.advise, g.unsupported = opts.Advise, opts.Unsupported
+		g.catalog.Store(opts.Catalog)
 		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {
-			b, err := parseUSD(opts.BudgetUSD)
-			if err != nil || b.Sign() < 0 {
-				return nil, fmt.Errorf("agent: BudgetUSD %q must be a non-negative decimal", string(opts.BudgetUSD))
+			b, err := g.checkBudget(opts.BudgetUSD)
+			if err != nil {
+				return nil, err
 			}
-			if c, ok := store.(limitChecker); ok {
-				if err := c.CheckLimit(formatUSD(b)); err != nil {
-					return nil, fmt.Errorf("agent: BudgetUSD %q cannot be kept by the store: %w", string(opts.BudgetUSD), err)
-				}
-			}
-			g.budget = &b
+			g.budget.Store(&b)
 		}
 	}
 	return g, nil
+}
+
+// checkBudget parses usd as a budget the Guard's store can keep.
+func (g *Guard) checkBudget(usd json.Number) (decimal.Dec, error) {
+	b, err := parseUSD(usd)
+	if err != nil || b.Sign() < 0 || usd == "" {
+		return decimal.Dec{}, fmt.Errorf("agent: BudgetUSD %q must be a non-negative decimal", string(usd))
+	}
+	if c, ok := g.store.(limitChecker); ok {
+		if err := c.CheckLimit(formatUSD(b)); err != nil {
+			return decimal.Dec{}, fmt.Errorf("agent: BudgetUSD %q cannot be kept by the store: %w", string(usd), err)
+		}
+	}
+	return b, nil
 }
 
 // Ledger returns the ledger the Guard records into.
@@ -306,10 +318,59 @@ func (g *Guard) SpentUSD(ctx context.Context) (json.Number, error) {
 // when the Guard does not own the budget (the caller supplies
 // RemainingUSD).
 func (g *Guard) BudgetUSD() json.Number {
-	if g.budget == nil {
+	b := g.budget.Load()
+	if b == nil {
 		return ""
 	}
-	return formatUSD(*g.budget)
+	return formatUSD(*b)
+}
+
+// SetBudget replaces the Guard's budget (GuardOptions.BudgetUSD) while
+// it runs, for example once a person allowed more spending: the calls
+// decided from then on see usd minus what was spent as the money left. A
+// Guard made without a budget owns one from then on. What was spent and
+// what calls in flight hold are kept: a budget below the spending leaves
+// nothing for new calls, and undoes no call; a call deferred for the
+// budget before is decided again when it is proposed again. SetBudget
+// waits for a decision under way and is safe for concurrent use; to add
+// to the budget while others may change it, use [Guard.RaiseBudget].
+// With a store shared by processes the budget is each Guard's own: set
+// it on each. It fails, changing nothing, when usd is not a
+// non-negative decimal or is one the store cannot keep as a limit.
+func (g *Guard) SetBudget(usd json.Number) error {
+	b, err := g.checkBudget(usd)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.budget.Store(&b)
+	return nil
+}
+
+// RaiseBudget adds usd, a non-negative decimal, to the Guard's budget in
+// one step (two raises at once both count) and returns the new budget,
+// as exact decimal text. It is SetBudget otherwise. It fails, changing
+// nothing, when usd is malformed or negative, when the Guard has no
+// budget of its own (see [Guard.BudgetUSD]: use SetBudget), or when the
+// store cannot keep the sum.
+func (g *Guard) RaiseBudget(usd json.Number) (json.Number, error) {
+	by, err := parseUSD(usd)
+	if err != nil || by.Sign() < 0 || usd == "" {
+		return "", fmt.Errorf("agent: a budget raise %q must be a non-negative decimal", string(usd))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old := g.budget.Load()
+	if old == nil {
+		return "", errors.New("agent: the Guard has no budget of its own (GuardOptions.BudgetUSD) to raise; set one with SetBudget")
+	}
+	b, err := g.checkBudget(formatUSD(decimal.Add(*old, by)))
+	if err != nil {
+		return "", err
+	}
+	g.budget.Store(&b)
+	return formatUSD(b), nil
 }
 
 // SetCatalog replaces the catalog later calls are decided with (nil means
@@ -319,7 +380,7 @@ func (g *Guard) BudgetUSD() json.Number {
 func (g *Guard) SetCatalog(c *preflight.Catalog) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.catalog = c
+	g.catalog.Store(c)
 }
 
 // Call proposes req and, if the decision says so, runs call.

@@ -28,8 +28,8 @@ func (g *Guard) fill(req *preflight.ToolCallRequest, st LedgerState) {
 	req.History = historyOf(st)
 	spent, _ := parseUSD(st.Balance.SpentUSD)
 	held, _ := parseUSD(st.Balance.ReservedUSD)
-	if g.budget != nil {
-		left := decimal.Sub(*g.budget, spent)
+	if b := g.budget.Load(); b != nil {
+		left := decimal.Sub(*b, spent)
 		if left.Sign() < 0 {
 			left = decimal.Dec{}
 		}
@@ -61,8 +61,8 @@ func (g *Guard) reserveOf(ctx context.Context, fp string, estimate decimal.Dec) 
 	_, _ = rand.Read(raw[:])
 	id = hex.EncodeToString(raw[:])
 	r := Reservation{ID: id, AmountUSD: formatUSD(estimate), MaxCalls: g.maxCalls, Lease: g.lease, Started: true}
-	if g.budget != nil {
-		r.LimitUSD = formatUSD(*g.budget)
+	if b := g.budget.Load(); b != nil {
+		r.LimitUSD = formatUSD(*b)
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()

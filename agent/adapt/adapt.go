@@ -6,9 +6,10 @@
 // result a model reads instead of a tool's result when a call was not run.
 //
 // An adapter translates its framework's tool call into Call (or Start,
-// then tools.Running.Finish, for runtimes that run the tool between
-// hooks) and hands the model Withheld.JSON or Withheld.Map when the call
-// was withheld. A decision never reaches the model as an error: a withheld
+// then Finish, for runtimes that run the tool between hooks) and hands
+// the model Withheld.JSON or Withheld.Map when the call was withheld. A
+// call whose context ends while it runs (a cancelled run, a deadline) is
+// a transient failure, never reused (see Finish). A decision never reaches the model as an error: a withheld
 // call is a normal tool result carrying the reason codes as data, and only
 // the tool's own failure is returned as an error.
 //
@@ -44,10 +45,10 @@ import (
 const DefaultTTLSeconds = "300"
 
 // Options configures the guard of an agent-framework adapter, flat: each
-// adapter's Options is this type (agent/adkguard, agent/einoguard) or
-// carries these fields and its own (agent/genkitguard, agent/mcpguard),
-// and each says what a tool's result is in its framework. The zero value
-// and nil both work.
+// adapter's Options is this type (agent/adkguard, agent/einoguard,
+// agent/genkitguard) or carries these fields (agent/mcpguard, whose
+// options are those of each MCP session), and each says what a tool's
+// result is in its framework. The zero value and nil both work.
 type Options struct {
 	// BudgetUSD, when non-empty, is the session's budget: see
 	// agent.GuardOptions.BudgetUSD. Empty means no budget of the
@@ -98,6 +99,14 @@ type Options struct {
 	// tool's text: the adapter says which) and its error. Nil means
 	// DefaultClassify.
 	Classify Classifier
+	// InterruptOnDefer makes a call deferred for the budget or the call
+	// limit the framework's interrupt, instead of a result the model
+	// reads, where the framework's runs pause and resume (agent/genkitguard:
+	// a tool interrupt; agent/einoguard: tool.Interrupt): a person may
+	// raise the budget (agent.Guard.RaiseBudget) and resume the run, and
+	// the call is then decided again. An adapter whose framework has no
+	// such pause refuses it (agent/adkguard).
+	InterruptOnDefer bool
 }
 
 // SessionOptions returns the tools.SessionOptions o describes (nil means
@@ -202,8 +211,7 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 			p.Release()
 			return ans, nil, ps.err
 		}
-		ans, err = p.Finish(ctx, b, classify(tool, b, rerr), rerr)
-		Ran(ctx, ans)
+		ans, err = Finish(ctx, p, b, classify(tool, b, rerr), rerr)
 	}
 	var pe *preflight.Error
 	switch {
@@ -217,6 +225,28 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 		return ans, w, nil
 	}
 	return ans, nil, nil
+}
+
+// Finish ends p, a call Start let run, with what the tool returned: its
+// result b (JSON) and err, classified as outcome (see
+// tools.Running.Finish), and notes the framework's call id ctx carries
+// (Ran). It returns the call's answer and err unchanged (joined with a
+// recording error, if any).
+//
+// A call whose context ended while it ran (the framework cancelled the
+// run, a deadline passed) is a transient failure whatever the tool
+// returned, since its result may have been cut short: it is never saved
+// for reuse nor handed to identical calls waiting on it (they decide
+// again), and its estimate stays counted, since the tool was started. A
+// result it returned anyway is still the answer's, for the framework.
+func Finish(ctx context.Context, p *tools.Running, b []byte, outcome preflight.Outcome, err error) (tools.Answer, error) {
+	if err == nil && ctx.Err() != nil {
+		ans, _ := p.Finish(ctx, b, preflight.OutcomeTransientFailure, context.Cause(ctx))
+		return tools.Answer{How: tools.HowRan, Result: b, Outcome: preflight.OutcomeTransientFailure, Report: ans.Report}, nil
+	}
+	ans, err := p.Finish(ctx, b, outcome, err)
+	Ran(ctx, ans)
+	return ans, err
 }
 
 // Pause marks err, the error of Call's run function, as a call that was

@@ -320,3 +320,45 @@ func TestDerived(t *testing.T) {
 		t.Fatalf("the given spec was not kept: %+v", sp)
 	}
 }
+
+// TestCallCancelled: a call whose context ends while it runs is a
+// transient failure, whether the tool returns the context's error or a
+// result anyway: it is counted at its estimate (it was started), never
+// saved for reuse, and the same call later runs again.
+func TestCallCancelled(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(ctx context.Context) ([]byte, error)
+	}{
+		{"the tool returns the context's error", func(ctx context.Context) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() }},
+		{"the tool returns a result anyway", func(ctx context.Context) ([]byte, error) { <-ctx.Done(); return []byte(`{"price":"cut short"}`), nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSession(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			runs := 0
+			ans, w, err := Call(ctx, s, nil, "quote", json.RawMessage(`{"symbol":"A"}`), func(ctx context.Context) ([]byte, error) {
+				runs++
+				cancel()
+				return c.run(ctx)
+			})
+			if w != nil || ans.How != tools.HowRan || ans.Outcome != preflight.OutcomeTransientFailure && err == nil {
+				t.Fatalf("cancelled call: %v %v %v, %v", ans.How, ans.Outcome, w, err)
+			}
+			h, _ := s.Guard().Ledger().History(context.Background())
+			if len(h) != 1 || h[0].Outcome != preflight.OutcomeTransientFailure {
+				t.Fatalf("history %+v, want one transient failure", h)
+			}
+			if sp, _ := s.Guard().SpentUSD(context.Background()); sp != "0.1" {
+				t.Fatalf("spent %s, want the estimate 0.1", sp)
+			}
+			ans, _, err = Call(context.Background(), s, nil, "quote", json.RawMessage(`{"symbol":"A"}`), func(context.Context) ([]byte, error) {
+				runs++
+				return []byte(`{"price":"1.5"}`), nil
+			})
+			if err != nil || runs != 2 || ans.How != tools.HowRan || string(ans.Result) != `{"price":"1.5"}` {
+				t.Fatalf("the call again: runs %d, %v %s, %v; want it run again", runs, ans.How, ans.Result, err)
+			}
+		})
+	}
+}

@@ -25,8 +25,10 @@ const PluginName = "preflight"
 // the outcome of a call that ran is classified (the fields are documented
 // on [adapt.Options]). Classify is given the function response as
 // JSON, and the tool's own error even when an error callback (such as
-// plugin/retryandreflect) turned it into a response. The zero value and
-// nil both work.
+// plugin/retryandreflect) turned it into a response. InterruptOnDefer is
+// refused: ADK pauses a run only for a tool's own confirmation
+// (RequireConfirmation), which a callback cannot ask for. The zero value
+// and nil both work.
 type Options = adapt.Options
 
 // Guard guards the tool calls of one ADK run. It is safe for concurrent
@@ -45,13 +47,15 @@ type Guard struct {
 // running is a call BeforeTool let run.
 type running struct {
 	p   *tools.Running
-	ran bool  // the guarded tool itself was called (only known for wrapped tools)
 	err error // the tool's error, as the first error callback saw it
 }
 
-// New returns a guard. It fails when an option is malformed: a spec the
-// catalog refuses, or a budget that is not a decimal.
+// New returns a guard. It fails when an option is malformed (a spec the
+// catalog refuses, a budget that is not a decimal) or is InterruptOnDefer.
 func New(opts *Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("adkguard: InterruptOnDefer is not supported: ADK pauses a run only for a tool's own confirmation (functiontool.Config.RequireConfirmation); a deferred call is answered with a result the model reads")
+	}
 	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err
@@ -149,13 +153,22 @@ type guarded struct {
 	g *Guard
 }
 
+// Run runs the tool and, for a call BeforeTool let run, records its
+// outcome at once (AfterTool then has nothing left to do), so that the
+// call is settled even when ADK skips the guard's after hook (an
+// after-callback ahead of it returned a result).
 func (t *guarded) Run(ctx adkagent.Context, args any) (map[string]any, error) {
 	t.g.mu.Lock()
-	if r := t.g.pending[key(ctx)]; r != nil {
-		r.ran = true
+	r := t.g.pending[key(ctx)]
+	if r != nil {
+		delete(t.g.pending, key(ctx))
 	}
 	t.g.mu.Unlock()
-	return t.functionTool.Run(ctx, args)
+	res, err := t.functionTool.Run(ctx, args)
+	if r != nil {
+		t.g.finish(ctx, t.Name(), r.p, res, err, err)
+	}
+	return res, err
 }
 
 // DefersResponse keeps what the tool says of its response.
@@ -185,7 +198,8 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 			yield("", err)
 			return
 		case w != nil:
-			yield(string(w.JSON()), nil)
+			b, _ := json.Marshal(withheld(w)) // strings and slices: cannot fail
+			yield(string(b), nil)
 			return
 		case p == nil:
 			yield(string(ans.Result), nil)
@@ -198,7 +212,7 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 				if paused(err) {
 					p.Release()
 				} else {
-					p.Finish(ctx, nil, t.g.classify(t.Name(), nil, err), err)
+					adapt.Finish(cctx, p, nil, t.g.classify(t.Name(), nil, err), err)
 				}
 				yield("", err)
 				return
@@ -206,10 +220,25 @@ func (t *guardedStream) RunStream(ctx adkagent.Context, args any) iter.Seq2[stri
 			sb.WriteString(chunk)
 		}
 		b := []byte(sb.String())
-		ans, _ = p.Finish(ctx, b, t.g.classify(t.Name(), b, nil), nil)
-		adapt.Ran(cctx, ans)
+		adapt.Finish(cctx, p, b, t.g.classify(t.Name(), b, nil), nil)
 		yield(sb.String(), nil)
 	}
+}
+
+// WithheldKey is the member of a withheld call's function response that
+// holds the sentence for the model ("not run: …; … instead"), beside
+// "preflight", the decision. It is not "error": ADK marks a tool's span
+// as failed when its response has an "error" member, and a call the guard
+// decided not to run did not fail.
+const WithheldKey = "withheld"
+
+// withheld is the function response of a call not run: w with its
+// sentence under WithheldKey.
+func withheld(w *adapt.Withheld) map[string]any {
+	m := w.Map()
+	m[WithheldKey] = m["error"]
+	delete(m, "error")
+	return m
 }
 
 // paused reports whether err says the call asked for a person's
@@ -232,7 +261,7 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	case err != nil:
 		return nil, err
 	case w != nil:
-		return w.Map(), nil
+		return withheld(w), nil
 	case p != nil:
 		g.mu.Lock()
 		if old := g.pending[key(ctx)]; old != nil {
@@ -272,7 +301,10 @@ func (g *Guard) OnToolError(ctx adkagent.Context, _ tool.Tool, _ map[string]any,
 // confirmed call, when ADK runs it again, is decided and charged then.
 // A response that stands in for the tool's error (seen by OnToolError)
 // is classified with that error and never saved for reuse. Calls it did
-// not let run are left alone.
+// not let run are left alone. A call of a tool BeforeModel wrapped is
+// recorded by the wrapper as soon as the tool returns, so that an
+// after-callback that keeps this one from running (one ahead of it that
+// returns a result) leaves no call unsettled.
 func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[string]any, err error) (map[string]any, error) {
 	g.mu.Lock()
 	r := g.pending[key(ctx)]
@@ -281,7 +313,7 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 	if r == nil {
 		return nil, nil
 	}
-	if _, wrapped := t.(*guarded); wrapped && !r.ran {
+	if _, wrapped := t.(*guarded); wrapped { // its tool did not run: Run finishes the calls it runs
 		r.p.Release()
 		return nil, nil
 	}
@@ -289,19 +321,25 @@ func (g *Guard) AfterTool(ctx adkagent.Context, t tool.Tool, args, result map[st
 	if cause == nil {
 		cause = r.err
 	}
+	g.finish(ctx, t.Name(), r.p, result, err, cause)
+	return nil, nil
+}
+
+// finish records the outcome of call p of tool: its response res and
+// error err, classified by cause (the tool's own error). A call that asked
+// for a confirmation, or whose response JSON cannot carry, is given back.
+func (g *Guard) finish(ctx adkagent.Context, tool string, p *tools.Running, res map[string]any, err, cause error) {
 	if paused(cause) {
-		r.p.Release()
-		return nil, nil
+		p.Release()
+		return
 	}
 	var b []byte
 	if err == nil {
 		var merr error
-		if b, merr = json.Marshal(result); merr != nil {
-			r.p.Release()
-			return nil, nil
+		if b, merr = json.Marshal(res); merr != nil {
+			p.Release()
+			return
 		}
 	}
-	ans, _ := r.p.Finish(ctx, b, g.classify(t.Name(), b, cause), err)
-	adapt.Ran(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), ans)
-	return nil, nil
+	adapt.Finish(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), p, b, g.classify(tool, b, cause), err)
 }

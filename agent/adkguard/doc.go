@@ -34,8 +34,11 @@
 // Options.Classify) and saves its result; a reused or coalesced call is
 // answered with the saved result; a call that is not run with a normal
 // function response, never a Go error (which ADK would hand to error
-// callbacks and plugins): {"error": "not run: …; … instead", "preflight":
-// the decision}.
+// callbacks and plugins): {"withheld": "not run: …; … instead",
+// "preflight": the decision}. Its sentence is not under "error", so that
+// ADK's telemetry does not mark the call's execute_tool span as a failed
+// tool call: it was decided, not failed (a streaming tool's response is
+// this object's JSON, under ADK's "result").
 //
 // # Failures
 //
@@ -66,8 +69,10 @@
 // (functiontool.NewStreaming), which ADK runs without tool callbacks:
 // their chunks are gathered, saved and handed on as one. Without the
 // model hook (tool callbacks alone) streaming tools are not guarded, and
-// a substituted result is recorded as the tool's. Live (bidirectional)
-// sessions are untested.
+// a substituted result is recorded as the tool's. A wrapped tool's call
+// is recorded as soon as the tool returns, so an after-callback ahead of
+// the guard's that returns a result (ADK then skips the guard's) leaves
+// no call unsettled. Live (bidirectional) sessions are untested.
 //
 // # Without specs
 //

@@ -68,7 +68,12 @@ func TestToolErrorClassified(t *testing.T) {
 		if ev.Content != nil {
 			for _, p := range ev.Content.Parts {
 				if p.FunctionResponse != nil {
-					responses = append(responses, fmt.Sprint(p.FunctionResponse.Response["error"]))
+					r := p.FunctionResponse.Response
+					if r[adkguard.WithheldKey] != nil {
+						responses = append(responses, fmt.Sprint(r[adkguard.WithheldKey]))
+					} else {
+						responses = append(responses, fmt.Sprint(r["error"]))
+					}
 				}
 			}
 		}

@@ -60,8 +60,8 @@ func Example() {
 		}
 		for _, p := range ev.Content.Parts {
 			if fr := p.FunctionResponse; fr != nil {
-				if fr.Response["error"] != nil {
-					fmt.Println(fr.ID, fr.Response["error"])
+				if fr.Response[adkguard.WithheldKey] != nil {
+					fmt.Println(fr.ID, fr.Response[adkguard.WithheldKey])
 				} else {
 					fmt.Println(fr.ID, fr.Response["symbol"], fr.Response["price"])
 				}

@@ -1,17 +1,21 @@
 package adkguard_test
 
 import (
+	"context"
 	"encoding/json"
 	"iter"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpreflight/preflight/agent/adkguard"
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/adk/v2/tool/toolconfirmation"
@@ -177,5 +181,65 @@ func TestDuplicateCallIDs(t *testing.T) {
 		if rs[0].Response["q"] != "alpha" || rs[1].Response["q"] != "beta" {
 			t.Fatalf("run %d: results crossed: %v, %v", i, rs[0].Response, rs[1].Response)
 		}
+	}
+}
+
+// TestAfterHookSkipped: the guard as an agent's callbacks and a plugin
+// whose after-callback returns a result, which makes ADK skip the agent's
+// after-callbacks, the guard's included: the call is still settled (a
+// repeat is reused, not left waiting on a call that never ends; nothing
+// stays held). Only the model is scripted (nextLLM).
+func TestAfterHookSkipped(t *testing.T) {
+	sc := agenttest.NewScenario()
+	store := agenttest.NewArrivals()
+	g, err := adkguard.New(&adkguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ScenarioSpecs(), LedgerStore: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp, err := plugin.New(plugin.Config{Name: "stamp", AfterToolCallback: func(_ adkagent.Context, _ tool.Tool, _, result map[string]any, err error) (map[string]any, error) {
+		if err != nil {
+			return nil, nil
+		}
+		out := map[string]any{"stamped": true}
+		for k, v := range result {
+			out[k] = v
+		}
+		return out, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(id string) []agenttest.Call {
+		return []agenttest.Call{{ID: id, Tool: agenttest.Search, Args: `{"q":"alpha"}`}}
+	}
+	cfg := llmagent.Config{Name: "assistant", Tools: scenarioTools(t, sc, false), Model: &nextLLM{next: turns(s("a"), s("b"))},
+		BeforeModelCallbacks: []llmagent.BeforeModelCallback{g.BeforeModel},
+		BeforeToolCallbacks:  []llmagent.BeforeToolCallback{g.BeforeTool},
+		OnToolErrorCallbacks: []llmagent.OnToolErrorCallback{g.OnToolError},
+		AfterToolCallbacks:   []llmagent.AfterToolCallback{g.AfterTool}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := llmagent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(runner.Config{AppName: "t", Agent: a, SessionService: session.InMemoryService(), AutoCreateSession: true,
+		PluginConfig: runner.PluginConfig{Plugins: []*plugin.Plugin{stamp}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []*genai.FunctionResponse
+	for ev, err := range r.Run(ctx, "u", "s", genai.NewContentFromText("go", genai.RoleUser), adkagent.RunConfig{}) {
+		if err != nil {
+			t.Fatalf("the run was aborted: %v", err)
+		}
+		if ev.Content != nil {
+			rs = append(rs, responses(ev.Content.Parts)...)
+		}
+	}
+	bal := store.Balance(t)
+	if n := sc.Counts()[agenttest.Search]; n != 1 || len(rs) != 2 || rs[1].Response["execution"] != float64(1) ||
+		bal.SpentUSD != agenttest.SearchPrice || bal.ReservedUSD != "0" {
+		t.Fatalf("searches %d, responses %v, balance %+v; want 1 search, the repeat reused, %s spent, nothing held", n, rs, bal, agenttest.SearchPrice)
 	}
 }

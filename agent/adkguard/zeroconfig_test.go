@@ -63,3 +63,12 @@ func TestZeroConfigSchema(t *testing.T) {
 		t.Fatalf("searches %d, the model read %s; want none run, INVALID_PAYLOAD", n, read["bad"])
 	}
 }
+
+// TestInterruptOnDeferRefused: ADK has no pause a callback can ask for,
+// so the option is refused, with the reason, rather than ignored.
+func TestInterruptOnDeferRefused(t *testing.T) {
+	_, err := adkguard.New(&adkguard.Options{InterruptOnDefer: true})
+	if err == nil || !strings.Contains(err.Error(), "RequireConfirmation") {
+		t.Fatalf("New with InterruptOnDefer: %v, want it refused with the reason", err)
+	}
+}

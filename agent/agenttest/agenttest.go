@@ -290,7 +290,9 @@ func (r *Recorder) Next() []Call {
 // withheldResult is the part of a withheld result (adapt.Withheld) the
 // checks read.
 type withheldResult struct {
-	Error     string `json:"error"`
+	Error    string `json:"error"`
+	Withheld string `json:"withheld"` // agent/adkguard's key for the sentence
+
 	Preflight *struct {
 		Tool        string                 `json:"tool"`
 		Decision    preflight.Verdict      `json:"decision"`
@@ -389,6 +391,9 @@ func (r *Recorder) Verify(t T, g *agent.Guard) Tally {
 				p := w.Preflight
 				if p.Tool != s.call.Tool || p.Decision != s.want.verdict || len(p.ReasonCodes) == 0 || p.ReasonCodes[0] != s.want.code {
 					t.Fatalf("call %s: withheld as %s, want tool %s, decision %s, reason %s first", s.call.ID, got, s.call.Tool, s.want.verdict, s.want.code)
+				}
+				if w.Error == "" {
+					w.Error = w.Withheld
 				}
 				if len(w.Error) < 9 || w.Error[:9] != "not run: " {
 					t.Fatalf("call %s: message %q does not start with \"not run: \"", s.call.ID, w.Error)

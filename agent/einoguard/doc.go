@@ -28,7 +28,8 @@
 // The outcome of a call that ran is classified by Options.Classify. By
 // default (adapt.DefaultClassify) an error from the tool is classified by
 // [agent.ClassifyError] and passed on unchanged (eino then ends the run,
-// as it would without the guard), and a result is a failure when it
+// as it would without the guard: put [ErrorsToModel] before the guard to
+// hand it to the model as text instead), and a result is a failure when it
 // carries one in band ([adapt.InBand]): a JSON object with an "error"
 // member, or a text naming an HTTP error status ("HTTP 503", "422
 // Unprocessable Entity") or beginning with "error" or "failed", which is
@@ -47,6 +48,12 @@
 // is passed on unchanged. When the run is resumed
 // (adk.Runner.ResumeWithParams, a graph's checkpoint) the call passes
 // the middleware again and is decided and charged then, once.
+//
+// With Options.InterruptOnDefer, a call deferred for the budget or the
+// call limit is itself an interrupt (tool.Interrupt, its info the
+// withheld result's JSON) instead of a result the model reads: raise the
+// budget (Session().Guard().RaiseBudget) and resume, and the call is
+// decided again.
 //
 // Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
 // before they are handed on, so that they can be saved and reused: the

@@ -103,6 +103,9 @@ func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(contex
 	case err != nil:
 		return nil, err
 	case w != nil:
+		if g.opts.InterruptOnDefer && w.Preflight.Decision == preflight.VerdictDefer {
+			return nil, tool.Interrupt(ctx, string(w.JSON()))
+		}
 		return w.JSON(), nil
 	}
 	return ans.Result, nil
@@ -188,6 +191,9 @@ func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(co
 		return r, pause(err)
 	})
 	if w != nil {
+		if g.opts.InterruptOnDefer && w.Preflight.Decision == preflight.VerdictDefer {
+			return nil, tool.Interrupt(ctx, string(w.JSON()))
+		}
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
 	}
 	return res, err

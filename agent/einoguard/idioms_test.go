@@ -92,16 +92,20 @@ func TestIdioms(t *testing.T) {
 	handler := func(h utils.ErrorHandler) func(tool.BaseTool) tool.BaseTool {
 		return func(t tool.BaseTool) tool.BaseTool { return utils.WrapToolWithErrorHandler(t, h) }
 	}
+	plain := func(t tool.BaseTool) tool.BaseTool { return t }
 	for _, c := range []struct {
 		name   string
 		inBand bool
 		wrap   func(tool.BaseTool) tool.BaseTool
+		errors string // where einoguard.ErrorsToModel goes: "outside" or "inside" the guard
 	}{
-		{"WrapToolWithErrorHandler, the error's text", false, handler(func(_ context.Context, err error) string { return err.Error() })},
-		{"WrapToolWithErrorHandler, own words", false, handler(func(_ context.Context, err error) string {
+		{name: "ErrorsToModel outside the guard", wrap: plain, errors: "outside"},
+		{name: "ErrorsToModel inside the guard", wrap: plain, errors: "inside"},
+		{name: "WrapToolWithErrorHandler, the error's text", wrap: handler(func(_ context.Context, err error) string { return err.Error() })},
+		{name: "WrapToolWithErrorHandler, own words", wrap: handler(func(_ context.Context, err error) string {
 			return fmt.Sprintf("the tool failed (%v); try something else", err)
 		})},
-		{"tools return {error}", true, func(t tool.BaseTool) tool.BaseTool { return t }},
+		{name: "tools return {error}", inBand: true, wrap: plain},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -113,8 +117,12 @@ func TestIdioms(t *testing.T) {
 			ag, err := react.NewAgent(ctx, &react.AgentConfig{
 				ToolCallingModel: &nextModel{sc.Next, sc.Result},
 				ToolsConfig: compose.ToolsNodeConfig{
-					Tools:               scenarioTools(t, sc, c.inBand, c.wrap),
-					ToolCallMiddlewares: []compose.ToolMiddleware{g.Middleware()},
+					Tools: scenarioTools(t, sc, c.inBand, c.wrap),
+					ToolCallMiddlewares: map[string][]compose.ToolMiddleware{
+						"":        {g.Middleware()},
+						"outside": {einoguard.ErrorsToModel(), g.Middleware()},
+						"inside":  {g.Middleware(), einoguard.ErrorsToModel()},
+					}[c.errors],
 				},
 				MaxStep: 100,
 			})

@@ -48,7 +48,12 @@
 // restarted with the person's answer (the tool's RestartWith, then
 // ai.WithToolRestarts, on the same Guard) is decided and charged then,
 // once. Options.InterruptOnDefer is the guard's own interrupt, for a call
-// it defers.
+// it defers: raise the budget (Session().Guard().RaiseBudget) and restart
+// the call, which is then decided again.
+//
+// Genkit ends a Generate on a tool's Go error: [ErrorsToModel], put
+// before the guard, hands the error to the model as {"error": …} instead
+// and spares interrupts.
 //
 // # Without specs
 //

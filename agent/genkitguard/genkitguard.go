@@ -3,10 +3,8 @@ package genkitguard
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/agentpreflight/preflight"
-	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/firebase/genkit/go/ai"
@@ -15,61 +13,15 @@ import (
 // MiddlewareName is the name the guard reports as an ai.Middleware.
 const MiddlewareName = "preflight"
 
-// Options configures a [Guard]. The zero value and nil both work.
-//
-// Its fields but InterruptOnDefer are those of [adapt.Options], the
-// options of every agent-framework adapter, and mean what they mean there;
-// InterruptOnDefer is Genkit's own. Classify is given the response's
-// Output as JSON.
-type Options struct {
-	// BudgetUSD, when non-empty, is the session's budget.
-	BudgetUSD json.Number
-	// MaxCalls, when positive, is the session's call limit.
-	MaxCalls int
-	// Advise is the policy for reduce-scope advice.
-	Advise agent.AdvisePolicy
-	// Unsupported is the policy for tools without a spec.
-	Unsupported agent.UnsupportedPolicy
-	// NoCoalesce turns off coalescing of identical calls in flight.
-	NoCoalesce bool
-	// LedgerStore keeps the session's money (and, without a Ledger, its
-	// history); nil means an in-process store.
-	LedgerStore agent.LedgerStore
-	// Lease is how long a call's reservation outlives a worker that died
-	// during the call, on a LedgerStore shared by processes.
-	Lease time.Duration
-	// Ledger is where outcomes are recorded; nil means a new one.
-	Ledger *agent.Ledger
-	// Results keeps the tools' results for reuse and coalescing; nil
-	// means a store of the session's own.
-	Results tools.ResultStore
-	// RunID names the run in every proposal. Empty means "session".
-	RunID string
-	// Specs give per tool name its catalog entry, price, TTL and retry cap.
-	Specs []tools.Spec
-	// Defaults gives the price, TTL and retry cap of tools without a spec,
-	// and in Operation.Effects the effects of those tools (see "Without
-	// specs" in the package documentation).
-	Defaults tools.Spec
-	// Classify classifies a call that ran from its output (the
-	// response's Output as JSON) and its error. Nil means
-	// adapt.DefaultClassify: an error by agent.ClassifyError, an output
-	// {"error": …} as a failure (adapt.InBand).
-	Classify adapt.Classifier
-	// InterruptOnDefer makes a call deferred for the budget or the call
-	// limit a Genkit interrupt (see the package documentation) instead of
-	// a tool response the model reads.
-	InterruptOnDefer bool
-}
-
-// adapt returns o as the options of every adapter.
-func (o *Options) adapt() adapt.Options {
-	return adapt.Options{
-		BudgetUSD: o.BudgetUSD, MaxCalls: o.MaxCalls, Advise: o.Advise, Unsupported: o.Unsupported,
-		NoCoalesce: o.NoCoalesce, LedgerStore: o.LedgerStore, Lease: o.Lease, Ledger: o.Ledger,
-		Results: o.Results, RunID: o.RunID, Specs: o.Specs, Defaults: o.Defaults, Classify: o.Classify,
-	}
-}
+// Options configures a [Guard]: its session, its tools' specs and how
+// the outcome of a call that ran is classified (the fields are documented
+// on [adapt.Options]). Classify is given the response's Output as JSON;
+// nil means adapt.DefaultClassify: an error by agent.ClassifyError, an
+// output {"error": …} as a failure (adapt.InBand). InterruptOnDefer makes
+// a call deferred for the budget or the call limit a Genkit interrupt
+// (see the package documentation) instead of a tool response the model
+// reads. The zero value and nil both work.
+type Options = adapt.Options
 
 // Guard is an ai.Middleware guarding tool calls. It is safe for
 // concurrent use.
@@ -77,7 +29,7 @@ type Guard struct {
 	s         *tools.Session
 	classify  adapt.Classifier
 	interrupt bool
-	opts      adapt.Options
+	opts      Options
 	derived   adapt.Derived // the tools' specs taken from their definitions
 	ids       adapt.CallIDs // the tool request refs calls ran as
 }
@@ -91,12 +43,11 @@ func New(opts *Options) (*Guard, error) {
 	if opts != nil {
 		o = *opts
 	}
-	ao := o.adapt()
-	s, c, err := adapt.NewSession(&ao)
+	s, c, err := adapt.NewSession(&o)
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: ao}, nil
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: o}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent

@@ -41,23 +41,6 @@ func defineScenarioTools(g *genkit.Genkit, sc *agenttest.Scenario, errorsInBand 
 	}
 }
 
-// errorsToModel is the tool middleware a Genkit agent needs so that a
-// tool's Go error does not end the Generate: the error becomes the
-// output {"error": …} the model reads. It spares interrupts.
-type errorsToModel struct{}
-
-func (errorsToModel) Name() string { return "errors-to-model" }
-
-func (errorsToModel) New(context.Context) (*ai.Hooks, error) {
-	return &ai.Hooks{WrapTool: func(ctx context.Context, p *ai.ToolParams, next ai.ToolNext) (*ai.MultipartToolResponse, error) {
-		res, err := next(ctx, p)
-		if ok, _ := ai.IsToolInterruptError(err); err == nil || ok {
-			return res, err
-		}
-		return &ai.MultipartToolResponse{Output: map[string]any{"error": err.Error()}}, nil
-	}}, nil
-}
-
 // TestIdioms plays the idiom scenario (a priced read-only search, a
 // side-effecting email, a fetch that fails with a 503 once, a ticket tool
 // that always fails with a 422) through genkit.Generate, only the model
@@ -71,11 +54,11 @@ func TestIdioms(t *testing.T) {
 		use    func(guard ai.Middleware) []ai.Middleware
 	}{
 		{"tools return {error}", true, func(guard ai.Middleware) []ai.Middleware { return []ai.Middleware{guard} }},
-		{"error middleware inside the guard", false, func(guard ai.Middleware) []ai.Middleware {
-			return []ai.Middleware{guard, errorsToModel{}}
+		{"ErrorsToModel inside the guard", false, func(guard ai.Middleware) []ai.Middleware {
+			return []ai.Middleware{guard, genkitguard.ErrorsToModel()}
 		}},
-		{"error middleware outside the guard", false, func(guard ai.Middleware) []ai.Middleware {
-			return []ai.Middleware{errorsToModel{}, guard}
+		{"ErrorsToModel outside the guard", false, func(guard ai.Middleware) []ai.Middleware {
+			return []ai.Middleware{genkitguard.ErrorsToModel(), guard}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 // TestDeferAsInterrupt: with InterruptOnDefer, a quote over the budget
 // ends the Generate as a Genkit interrupt carrying the decision, not as
 // an error and not as a response the model reads; the tool is not run.
+// Once the budget is raised (agent.Guard.RaiseBudget), the restarted
+// call is decided again, runs and is charged once.
 func TestDeferAsInterrupt(t *testing.T) {
 	ctx := context.Background()
 	g := genkit.Init(ctx)
@@ -40,7 +42,8 @@ func TestDeferAsInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("go"), ai.WithTools(defineTools(g, ts)...), ai.WithUse(guard))
+	tools := defineTools(g, ts)
+	resp, err := genkit.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("go"), ai.WithTools(tools...), ai.WithUse(guard))
 	if err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -66,6 +69,19 @@ func TestDeferAsInterrupt(t *testing.T) {
 	}
 	if n := ts.Counts()[agenttest.Quote]; n != 1 {
 		t.Fatalf("quote ran %d times, want 1", n)
+	}
+	if _, err := guard.Session().Guard().RaiseBudget("0.10"); err != nil {
+		t.Fatal(err)
+	}
+	restart, err := tools[0].(*ai.ToolAction[agenttest.QuoteArgs, map[string]any]).RestartWith(in[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = genkit.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(resp.History()...), ai.WithTools(tools...), ai.WithUse(guard),
+		ai.WithToolRestarts(restart))
+	spent, _ := guard.Session().Guard().SpentUSD(ctx)
+	if err != nil || resp.Text() != "done" || ts.Counts()[agenttest.Quote] != 2 || spent != "0.2" {
+		t.Fatalf("the restarted Generate: %v, ended %q, quotes %d, spent %s; want done, 2, 0.2", err, resp.Text(), ts.Counts()[agenttest.Quote], spent)
 	}
 }
 

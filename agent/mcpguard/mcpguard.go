@@ -22,8 +22,9 @@ const MetaKey = "io.agentpreflight/decision"
 //
 // Its fields are those of [adapt.Options], the options of every
 // agent-framework adapter, and mean the same, except as said here: a
-// Ledger cannot be given (every MCP session gets its own), and calls are
-// classified by [Classify].
+// Ledger cannot be given (every MCP session gets its own), calls are
+// classified by [Classify], and there is no InterruptOnDefer (a deferred
+// call is a tool result the client reads).
 type Options struct {
 	// BudgetUSD, when non-empty, is each MCP session's budget.
 	BudgetUSD json.Number

@@ -11,8 +11,8 @@ import (
 )
 
 // TestOptionsCarryAdaptOptions holds Options to adapt.Options: every field
-// of adapt.Options but Ledger and Classify (see Options) is here with the
-// same type, and adapt copies each one.
+// of adapt.Options but Ledger, Classify and InterruptOnDefer (see
+// Options) is here with the same type, and adapt copies each one.
 func TestOptionsCarryAdaptOptions(t *testing.T) {
 	want := adapt.Options{
 		BudgetUSD: "1", MaxCalls: 2, Advise: agent.SkipAdvised, Unsupported: agent.SkipUnsupported,
@@ -24,7 +24,7 @@ func TestOptionsCarryAdaptOptions(t *testing.T) {
 	wv, ov := reflect.ValueOf(want), reflect.ValueOf(&o).Elem()
 	for i := range wv.NumField() {
 		name := wv.Type().Field(i).Name
-		if name == "Ledger" || name == "Classify" {
+		if name == "Ledger" || name == "Classify" || name == "InterruptOnDefer" {
 			continue
 		}
 		if wv.Field(i).IsZero() {
@@ -38,7 +38,7 @@ func TestOptionsCarryAdaptOptions(t *testing.T) {
 	}
 	gv := reflect.ValueOf(o.adapt())
 	for i := range wv.NumField() {
-		if name := wv.Type().Field(i).Name; name == "Ledger" || name == "Classify" {
+		if name := wv.Type().Field(i).Name; name == "Ledger" || name == "Classify" || name == "InterruptOnDefer" {
 			continue
 		}
 		w, g := wv.Field(i), gv.Field(i)
