@@ -56,7 +56,7 @@ func (s *Store) renew() {
 		wait := every
 		for l, ids := range byLease {
 			ctx, cancel := context.WithTimeout(context.Background(), try)
-			if _, _, err := s.run(ctx, renewScript, append([]any{ms(l), ms(s.idle), ms(s.keep)}, ids...)...); err != nil {
+			if _, _, err := s.run(ctx, renewScript, append([]any{ms(l)}, ids...)...); err != nil {
 				wait = min(wait, renewRetry)
 			}
 			cancel()

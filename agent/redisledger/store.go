@@ -270,19 +270,72 @@ func (s *Store) Close() error {
 // Keys returns the Redis keys of the store's scope.
 func (s *Store) Keys() []string { return append([]string(nil), s.keys...) }
 
-// storedEntry is a history entry as the scripts keep it.
-type storedEntry struct {
-	ID   string `json:"id"`
-	FP   string `json:"fp"`
-	O    string `json:"o"`
-	Ref  string `json:"ref"`
-	Goal string `json:"goal"`
-	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
+// encodeEntry is how the scripts keep e, without the time Redis stamps
+// it with: "<rank> <len fp> <len goal> <len id> <len outcome> <len ref> "
+// then the five texts run together. The lengths (in bytes) delimit texts
+// of any content, and the scripts read only the rank, fingerprint and goal
+// from the front, without decoding anything.
+func encodeEntry(e agent.Entry) string {
+	var b strings.Builder
+	fields := [...]string{e.Fingerprint, e.GoalHash, e.ToolCallID, string(e.Outcome), e.ResultReference}
+	b.Grow(24 + len(fields[0]) + len(fields[1]) + len(fields[2]) + len(fields[3]) + len(fields[4]))
+	b.WriteString(strconv.Itoa(rank(e)))
+	for _, f := range fields {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(len(f)))
+	}
+	b.WriteByte(' ')
+	for _, f := range fields {
+		b.WriteString(f)
+	}
+	return b.String()
 }
 
-func encodeEntry(e agent.Entry) string {
-	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return string(b)
+// rank is an entry's eviction class under agent.Ledger's retention rules,
+// evicted first to last: a transient failure, a success without a result
+// reference, one with, anything else.
+func rank(e agent.Entry) int {
+	switch {
+	case e.Outcome == preflight.OutcomeTransientFailure:
+		return 0
+	case e.Outcome == preflight.OutcomeSuccess && e.ResultReference == "":
+		return 1
+	case e.Outcome == preflight.OutcomeSuccess:
+		return 2
+	}
+	return 3
+}
+
+// decodeEntry reads an entry as the scripts keep it: encodeEntry's text
+// after the time Redis stamped it with, in ms.
+func decodeEntry(v string) (agent.StoredEntry, error) {
+	var n [7]int
+	rest := v
+	for i := range n {
+		sp := strings.IndexByte(rest, ' ')
+		if sp <= 0 {
+			return agent.StoredEntry{}, errors.New("too few fields")
+		}
+		x, err := strconv.Atoi(rest[:sp])
+		if err != nil || x < 0 {
+			return agent.StoredEntry{}, fmt.Errorf("field %d is %q", i, rest[:sp])
+		}
+		n[i], rest = x, rest[sp+1:]
+	}
+	var texts [5]string
+	for i := range texts {
+		l := n[2+i]
+		if l > len(rest) {
+			return agent.StoredEntry{}, errors.New("shorter than its lengths")
+		}
+		texts[i], rest = rest[:l], rest[l:]
+	}
+	if rest != "" {
+		return agent.StoredEntry{}, errors.New("longer than its lengths")
+	}
+	return agent.StoredEntry{At: time.UnixMilli(int64(n[0])), Entry: agent.Entry{
+		Fingerprint: texts[0], GoalHash: texts[1], ToolCallID: texts[2], Outcome: preflight.Outcome(texts[3]), ResultReference: texts[4],
+	}}, nil
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -300,7 +353,7 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 // spent, held, calls}, with the balance.
 func (s *Store) run(ctx context.Context, script *redis.Script, args ...any) ([]any, agent.Balance, error) {
 	s.mu.Lock()
-	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
+	argv := append([]any{s.epoch, s.seen, s.fresh, ms(s.idle), ms(s.keep)}, args...)
 	s.mu.Unlock()
 	v, err := script.Run(ctx, s.c, s.keys, argv...).Slice()
 	if err != nil {
@@ -344,7 +397,7 @@ func scriptError(err error) error {
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle)); err != nil {
+	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -369,7 +422,7 @@ func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerSta
 	if one {
 		flag = "1"
 	}
-	v, bal, err := s.run(ctx, stateScript, fp, flag, ms(s.keep), ms(s.idle))
+	v, bal, err := s.run(ctx, stateScript, fp, flag)
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
@@ -391,15 +444,12 @@ func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
 	}
 	h := make([]agent.StoredEntry, 0, len(raws))
 	for _, raw := range raws {
-		var e storedEntry
 		str, _ := raw.(string)
-		if err := json.Unmarshal([]byte(str), &e); err != nil {
+		e, err := decodeEntry(str)
+		if err != nil {
 			return time.Time{}, nil, fmt.Errorf("%w: history entry %q: %v", agent.ErrStoreStateLost, str, err)
 		}
-		at, _ := strconv.ParseInt(e.At, 10, 64)
-		h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
-			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
-		}})
+		h = append(h, e)
 	}
 	return time.UnixMilli(now), h, nil
 }
@@ -477,7 +527,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
+	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), started, fp)
 	if err != nil {
 		s.unhold(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -505,7 +555,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, cancelScript, id)
 		return err
 	})
 	s.unhold(id)
@@ -526,7 +576,7 @@ const lostReleaseTimeout = time.Second
 func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
-	_, _, _ = s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
+	_, _, _ = s.run(ctx, releaseScript, id)
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -581,7 +631,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
+		v, bal, err = s.run(ctx, settleScript, id, cost, entry, preflight.MaxHistory, nonce)
 		return err
 	})
 	if err != nil {
@@ -599,7 +649,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, releaseScript, id)
 		return err
 	})
 	s.unhold(id) // on failure the lease expires
