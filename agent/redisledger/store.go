@@ -76,6 +76,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/leases"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -131,12 +132,11 @@ type Store struct {
 	settle  time.Duration
 	fresh   string // the epoch this worker creates the scope with
 
-	mu      sync.Mutex
-	epoch   string // the scope's epoch, once seen
-	seen    int64  // the highest version of the scope seen
-	leases  map[string]time.Duration
-	stop    chan struct{}
-	renewer bool
+	keeper *leases.Keeper
+
+	mu    sync.Mutex
+	epoch string // the scope's epoch, once seen
+	seen  int64  // the highest version of the scope seen
 }
 
 var _ agent.LedgerStore = (*Store)(nil)
@@ -218,7 +218,7 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	base := o.Prefix + ":{" + scope + "}:"
-	return &Store{
+	s := &Store{
 		c:       c,
 		keys:    []string{base + "s", base + "l", base + "d"},
 		lease:   o.Lease,
@@ -227,9 +227,9 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		timeout: o.Timeout,
 		settle:  o.SettleTimeout,
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
-		leases:  make(map[string]time.Duration),
-		stop:    make(chan struct{}),
-	}, nil
+	}
+	s.keeper = s.newKeeper()
+	return s, nil
 }
 
 // checkServer refuses a server that can evict keys or keeps no
@@ -257,13 +257,7 @@ func checkServer(ctx context.Context, c redis.UniversalClient) error {
 // Close stops renewing the leases of this process's reservations; those
 // still held expire. It does not close the client.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
+	s.keeper.Close()
 	return nil
 }
 
@@ -526,10 +520,10 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	defer cancel()
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
-	s.hold(r.ID, lease)
+	s.keeper.Hold(r.ID, lease)
 	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), started, fp)
 	if err != nil {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
 			go s.releaseLost(r.ID)
 		}
@@ -537,7 +531,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	}
 	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
 	if !ok {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 	}
 	st.Balance = bal
 	if len(v) < 2 {
@@ -558,7 +552,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 		_, _, err := s.run(ctx, cancelScript, id)
 		return err
 	})
-	s.unhold(id)
+	s.keeper.Drop(id)
 	if err != nil {
 		return fmt.Errorf("redisledger: cancel %s: %w", id, err)
 	}
@@ -613,7 +607,7 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // out. This process stops renewing the lease when Settle returns,
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
-	defer s.unhold(id)
+	defer s.keeper.Drop(id)
 	cost, err := toAtto(costUSD)
 	if err != nil {
 		return agent.Settlement{}, err
@@ -652,7 +646,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 		_, _, err := s.run(ctx, releaseScript, id)
 		return err
 	})
-	s.unhold(id) // on failure the lease expires
+	s.keeper.Drop(id) // on failure the lease expires
 	if err != nil {
 		return fmt.Errorf("redisledger: release %s: %w", id, err)
 	}
