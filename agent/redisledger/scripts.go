@@ -33,6 +33,9 @@ import "github.com/redis/go-redis/v9"
 //	spent, held (attodollars), calls, seq (last entry number), n (entries)
 //	t      when the keys' expiry was last extended (ms)
 //	lost   why the scope was found lost; once set, every script fails
+//	retired the epochs the scope had before it was lost and recovered
+//	       (Store.Recover), space-separated: a worker that knows one is
+//	       refused without marking the scope lost again
 //	h:<id> a hold: "<amount> <started 0|1>"
 //	d:<id> an ended reservation: "<state> <cost> <nonce>", state 0 settled,
 //	       1 settled late, 3 released, 4 charged at lease expiry (cost is
@@ -183,9 +186,20 @@ local function expire()
   for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle) end
 end
 
+-- retire notes the epoch this worker knows among those of the scope
+-- before it was lost (field retired), so that after an operator's
+-- Recover the worker is refused without marking the scope lost again.
+local function retire(retired)
+  if known == '' or string.find(' ' .. (retired or '') .. ' ', ' ' .. known .. ' ', 1, true) then return end
+  local l = known
+  if retired then l = retired .. ' ' .. known end
+  redis.call('HSET', S, 'retired', l)
+end
+
 -- lose marks the scope lost, for every worker, and fails the script.
-local function lose(why)
+local function lose(why, retired)
   redis.call('HSET', S, 'lost', why)
+  retire(retired)
   expire()
   return redis.error_reply('redisledger: state lost: ' .. why)
 end
@@ -213,10 +227,13 @@ end
 -- charges them when their call started, and forgets a few ended ids older
 -- than keep. It returns an error reply, or nil.
 local function open(extra)
-  local fields = {'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n', 't'}
+  local fields = {'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n', 't', 'retired'}
   for _, f in ipairs(extra) do fields[#fields + 1] = f end
   local v = redis.call('HMGET', S, unpack(fields))
-  if v[6] then return redis.error_reply('redisledger: state lost: ' .. v[6]) end
+  if v[6] then
+    retire(v[10])
+    return redis.error_reply('redisledger: state lost: ' .. v[6])
+  end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   if not v[1] then
@@ -231,25 +248,28 @@ local function open(extra)
     redis.call('ZADD', D, '-inf', '!')
     M = {epoch = fresh, ver = 0, spent = '0', held = '0', calls = 0, seq = 0, n = 0}
     T = now
-    for i = 10, #fields do C[fields[i]] = false end
+    for i = 11, #fields do C[fields[i]] = false end
     expire()
     return nil
   end
-  for i = 10, #fields do C[fields[i]] = v[i] end
+  for i = 11, #fields do C[fields[i]] = v[i] end
   M = {epoch = v[1], ver = tonumber(v[2]), spent = v[3], held = v[4], calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
   T = tonumber(v[9] or '0')
   if known ~= '' and v[1] ~= known then
-    return lose('the scope ' .. known .. ' was replaced by ' .. v[1])
+    if v[10] and string.find(' ' .. v[10] .. ' ', ' ' .. known .. ' ', 1, true) then
+      return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
+    end
+    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], v[10])
   end
   if M.ver < seen then
-    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)')
+    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', v[10])
   end
   -- Redis drops (evicts, deletes, expires) whole keys: a sorted set that
   -- exists still has its sentinel, the first member of every range.
   local ids = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 65)
-  if ids[1] ~= '!' then return lose('the leases of the scope are missing') end
+  if ids[1] ~= '!' then return lose('the leases of the scope are missing', v[10]) end
   local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep, 'LIMIT', 0, 17)
-  if old[1] ~= '!' then return lose('the ended reservations of the scope are missing') end
+  if old[1] ~= '!' then return lose('the ended reservations of the scope are missing', v[10]) end
   for i = 2, #ids do
     local id = ids[i]
     local h = get('h:' .. id)
@@ -631,4 +651,52 @@ else
 end
 for _, raw in ipairs(entries(list)) do out[#out + 1] = raw end
 return out
+`)
+
+// recoverScript: ARGV 1.. the new epoch, spent (attodollars), idle ms.
+// It does not run the prelude's checks: it repairs what they refuse. It
+// fails unless the scope is marked lost; otherwise it gives the scope the
+// new epoch and the spending given, drops every hold and lease, keeps the
+// call count, history and ended ids that are left, recreates a missing
+// sorted set with its sentinel and clears the mark. The epochs workers
+// knew before (the old one, and those the workers that found the loss
+// knew: field retired) are kept, so that such a worker is refused without
+// marking the scope lost again. Reply: {epoch, ver}.
+var recoverScript = redis.NewScript(`
+local S, L, D = KEYS[1], KEYS[2], KEYS[3]
+local epoch, spent, idle = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local why = redis.call('HGET', S, 'lost')
+if not why then
+  return redis.error_reply('redisledger: recover: the scope is not marked lost')
+end
+local drop = {}
+for _, f in ipairs(redis.call('HKEYS', S)) do
+  if string.sub(f, 1, 2) == 'h:' then drop[#drop + 1] = f end
+end
+for i = 1, #drop, 1000 do
+  redis.call('HDEL', S, unpack(drop, i, math.min(i + 999, #drop)))
+end
+local v = redis.call('HMGET', S, 'ver', 'calls', 'seq', 'n', 'epoch', 'retired')
+local ver = tonumber(v[1] or '0') + 1
+local retired = v[6]
+if v[5] then
+  if retired then retired = retired .. ' ' .. v[5] else retired = v[5] end
+end
+if retired then
+  -- the last 16 epochs are enough: older workers were long stopped
+  local all = {}
+  for e in string.gmatch(retired, '%S+') do all[#all + 1] = e end
+  retired = table.concat(all, ' ', math.max(1, #all - 15))
+  redis.call('HSET', S, 'retired', retired)
+end
+redis.call('HDEL', S, 'lost')
+redis.call('HSET', S, 'epoch', epoch, 'ver', ver, 'spent', spent, 'held', '0',
+  'calls', v[2] or 0, 'seq', v[3] or 0, 'n', v[4] or 0)
+redis.call('DEL', L)
+redis.call('ZADD', L, '-inf', '!')
+redis.call('ZADD', D, '-inf', '!')
+if idle > 0 then
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle) end
+end
+return {epoch, ver}
 `)
