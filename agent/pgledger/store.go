@@ -33,9 +33,8 @@
 // preflight_ended, preflight_entries) and the functions preflight_* in the
 // connection's search path, under an advisory lock; a role that may not
 // create them needs them created once by one that may (run New once as
-// the owner). Scopes never expire: delete a finished run's rows with
-// DELETE FROM preflight_scopes, preflight_holds, preflight_ended and
-// preflight_entries WHERE scope = ... (no worker may use it then).
+// the owner). Scopes never expire by themselves: [PruneIdle] deletes those
+// idle for longer than a given time.
 package pgledger
 
 import (
