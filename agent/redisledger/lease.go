@@ -17,8 +17,8 @@ func (s *Store) newKeeper() *leases.Keeper {
 		every = max(s.idle/3, time.Millisecond)
 	}
 	return leases.New(func(ctx context.Context, lease time.Duration, ids []string) error {
-		args := make([]any, 0, len(ids)+1)
-		args = append(args, ms(lease))
+		args := make([]any, 0, len(ids)+3)
+		args = append(args, ms(lease), ms(s.idle), ms(s.keep))
 		for _, id := range ids {
 			args = append(args, id)
 		}

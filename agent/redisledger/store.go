@@ -72,6 +72,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -111,6 +112,13 @@ type Options struct {
 	// unreachable (the call already ran: its cost must be counted), within
 	// the caller's deadline. Zero means 30 s.
 	SettleTimeout time.Duration
+	// NoFunctions makes the store run its Lua code as scripts (EVALSHA)
+	// even where it could load it as a library of Redis Functions
+	// (FUNCTION LOAD, FCALL; Redis 7 and later), which costs Redis less
+	// per call. New loads the library when the server accepts it and
+	// falls back to scripts otherwise: set NoFunctions for a server on
+	// which the store must not create functions.
+	NoFunctions bool
 	// AllowUnsafeServer makes New skip its check of the server's
 	// configuration (see "Required configuration" in the package doc).
 	// With a server that may evict the scope's keys or restart without
@@ -133,6 +141,9 @@ type Store struct {
 	fresh   string // the epoch this worker creates the scope with
 
 	keeper *leases.Keeper
+	// functions is whether the server runs the store's library (see
+	// script).
+	functions atomic.Bool
 
 	mu    sync.Mutex
 	epoch string // the scope's epoch, once seen
@@ -229,6 +240,11 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
 	}
 	s.keeper = s.newKeeper()
+	if !o.NoFunctions {
+		ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+		defer cancel()
+		s.functions.Store(loadLibrary(ctx, c) == nil)
+	}
 	return s, nil
 }
 
@@ -264,72 +280,19 @@ func (s *Store) Close() error {
 // Keys returns the Redis keys of the store's scope.
 func (s *Store) Keys() []string { return append([]string(nil), s.keys...) }
 
-// encodeEntry is how the scripts keep e, without the time Redis stamps
-// it with: "<rank> <len fp> <len goal> <len id> <len outcome> <len ref> "
-// then the five texts run together. The lengths (in bytes) delimit texts
-// of any content, and the scripts read only the rank, fingerprint and goal
-// from the front, without decoding anything.
+// storedEntry is a history entry as the scripts keep it.
+type storedEntry struct {
+	ID   string `json:"id"`
+	FP   string `json:"fp"`
+	O    string `json:"o"`
+	Ref  string `json:"ref"`
+	Goal string `json:"goal"`
+	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
+}
+
 func encodeEntry(e agent.Entry) string {
-	var b strings.Builder
-	fields := [...]string{e.Fingerprint, e.GoalHash, e.ToolCallID, string(e.Outcome), e.ResultReference}
-	b.Grow(24 + len(fields[0]) + len(fields[1]) + len(fields[2]) + len(fields[3]) + len(fields[4]))
-	b.WriteString(strconv.Itoa(rank(e)))
-	for _, f := range fields {
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(len(f)))
-	}
-	b.WriteByte(' ')
-	for _, f := range fields {
-		b.WriteString(f)
-	}
-	return b.String()
-}
-
-// rank is an entry's eviction class under agent.Ledger's retention rules,
-// evicted first to last: a transient failure, a success without a result
-// reference, one with, anything else.
-func rank(e agent.Entry) int {
-	switch {
-	case e.Outcome == preflight.OutcomeTransientFailure:
-		return 0
-	case e.Outcome == preflight.OutcomeSuccess && e.ResultReference == "":
-		return 1
-	case e.Outcome == preflight.OutcomeSuccess:
-		return 2
-	}
-	return 3
-}
-
-// decodeEntry reads an entry as the scripts keep it: encodeEntry's text
-// after the time Redis stamped it with, in ms.
-func decodeEntry(v string) (agent.StoredEntry, error) {
-	var n [7]int
-	rest := v
-	for i := range n {
-		sp := strings.IndexByte(rest, ' ')
-		if sp <= 0 {
-			return agent.StoredEntry{}, errors.New("too few fields")
-		}
-		x, err := strconv.Atoi(rest[:sp])
-		if err != nil || x < 0 {
-			return agent.StoredEntry{}, fmt.Errorf("field %d is %q", i, rest[:sp])
-		}
-		n[i], rest = x, rest[sp+1:]
-	}
-	var texts [5]string
-	for i := range texts {
-		l := n[2+i]
-		if l > len(rest) {
-			return agent.StoredEntry{}, errors.New("shorter than its lengths")
-		}
-		texts[i], rest = rest[:l], rest[l:]
-	}
-	if rest != "" {
-		return agent.StoredEntry{}, errors.New("longer than its lengths")
-	}
-	return agent.StoredEntry{At: time.UnixMilli(int64(n[0])), Entry: agent.Entry{
-		Fingerprint: texts[0], GoalHash: texts[1], ToolCallID: texts[2], Outcome: preflight.Outcome(texts[3]), ResultReference: texts[4],
-	}}, nil
+	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
+	return string(b)
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -345,11 +308,11 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 // run runs script with the scope's keys, the worker's knowledge of the
 // scope and args, and returns the reply after its head {epoch, version,
 // spent, held, calls}, with the balance.
-func (s *Store) run(ctx context.Context, script *redis.Script, args ...any) ([]any, agent.Balance, error) {
+func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, agent.Balance, error) {
 	s.mu.Lock()
-	argv := append([]any{s.epoch, s.seen, s.fresh, ms(s.idle), ms(s.keep)}, args...)
+	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
 	s.mu.Unlock()
-	v, err := script.Run(ctx, s.c, s.keys, argv...).Slice()
+	v, err := s.exec(ctx, script, argv).Slice()
 	if err != nil {
 		return nil, agent.Balance{}, scriptError(err)
 	}
@@ -391,7 +354,7 @@ func scriptError(err error) error {
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory); err != nil {
+	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle)); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -416,7 +379,7 @@ func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerSta
 	if one {
 		flag = "1"
 	}
-	v, bal, err := s.run(ctx, stateScript, fp, flag)
+	v, bal, err := s.run(ctx, stateScript, fp, flag, ms(s.keep), ms(s.idle))
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
@@ -438,12 +401,15 @@ func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
 	}
 	h := make([]agent.StoredEntry, 0, len(raws))
 	for _, raw := range raws {
+		var e storedEntry
 		str, _ := raw.(string)
-		e, err := decodeEntry(str)
-		if err != nil {
+		if err := json.Unmarshal([]byte(str), &e); err != nil {
 			return time.Time{}, nil, fmt.Errorf("%w: history entry %q: %v", agent.ErrStoreStateLost, str, err)
 		}
-		h = append(h, e)
+		at, _ := strconv.ParseInt(e.At, 10, 64)
+		h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
+			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
+		}})
 	}
 	return time.UnixMilli(now), h, nil
 }
@@ -521,7 +487,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), started, fp)
+	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -549,7 +515,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, cancelScript, id)
+		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
 		return err
 	})
 	s.keeper.Drop(id)
@@ -570,7 +536,7 @@ const lostReleaseTimeout = time.Second
 func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
-	_, _, _ = s.run(ctx, releaseScript, id)
+	_, _, _ = s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -625,7 +591,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, cost, entry, preflight.MaxHistory, nonce)
+		v, bal, err = s.run(ctx, settleScript, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
 		return err
 	})
 	if err != nil {
@@ -643,7 +609,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, releaseScript, id)
+		_, _, err := s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
 		return err
 	})
 	s.keeper.Drop(id) // on failure the lease expires
