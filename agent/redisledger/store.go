@@ -29,11 +29,19 @@
 // snapshot or an AOF that missed writes), or a sorted set lost its
 // sentinel. The script then marks the scope lost, so every worker,
 // including one that never saw it, fails closed too, until the keys
-// expire (Options.IdleTTL) or an operator deletes them with every worker
-// stopped. A loss is never a fresh budget for a worker that had used the
-// scope. It can go unseen only when no live worker saw a write it lost
+// expire (Options.IdleTTL) or an operator, with every worker stopped,
+// reconciles the scope's spending and clears the mark ([Store.Recover]).
+// A loss is never a fresh budget for a worker that had used the scope. It
+// can go unseen only when no live worker saw a write it lost
 // (every worker that did has died) and the whole scope vanished: a new
 // worker then starts it afresh.
+//
+// # Functions
+//
+// The scripts run as one library of Redis Functions (FCALL) where New can
+// load it (Redis 7 and later, FUNCTION allowed), which costs Redis less
+// per call, and as scripts (EVALSHA) elsewhere or with
+// Options.NoFunctions.
 //
 // # Overshoot
 //
