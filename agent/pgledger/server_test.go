@@ -2,6 +2,7 @@ package pgledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -153,9 +154,19 @@ func (p *pgProc) kill() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	_ = p.cmd.Wait()
 	p.cmd = nil
+	// The backends die a moment after the postmaster; one still attached to
+	// the shared memory makes the next start refuse the data directory
+	// ("pre-existing shared memory block is still in use", seen under
+	// load). Wait, up to 10 s, until no process of the group is left.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			break
+		}
+	}
 	// The shared memory and the lock file of a killed postmaster are left;
 	// the next start removes the stale lock itself.
 }

@@ -33,9 +33,8 @@
 // preflight_ended, preflight_entries) and the functions preflight_* in the
 // connection's search path, under an advisory lock; a role that may not
 // create them needs them created once by one that may (run New once as
-// the owner). Scopes never expire: delete a finished run's rows with
-// DELETE FROM preflight_scopes, preflight_holds, preflight_ended and
-// preflight_entries WHERE scope = ... (no worker may use it then).
+// the owner). Scopes never expire by themselves: [PruneIdle] deletes those
+// idle for longer than a given time.
 package pgledger
 
 import (
@@ -50,6 +49,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/leases"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -88,10 +88,7 @@ type Store struct {
 	timeout time.Duration
 	settle  time.Duration
 
-	mu      sync.Mutex
-	leases  map[string]time.Duration
-	stop    chan struct{}
-	renewer bool
+	keeper *leases.Keeper
 }
 
 var _ agent.LedgerStore = (*Store)(nil)
@@ -154,10 +151,9 @@ func New(ctx context.Context, db *pgxpool.Pool, scope string, opts *Options) (*S
 		schemaOnce.Delete(db)
 		return nil, fmt.Errorf("pgledger: creating the schema: %w", sr.err)
 	}
-	return &Store{
-		db: db, scope: scope, lease: o.Lease, keep: o.SettledRetention, timeout: o.Timeout, settle: o.SettleTimeout,
-		leases: make(map[string]time.Duration), stop: make(chan struct{}),
-	}, nil
+	s := &Store{db: db, scope: scope, lease: o.Lease, keep: o.SettledRetention, timeout: o.Timeout, settle: o.SettleTimeout}
+	s.keeper = s.newKeeper()
+	return s, nil
 }
 
 func createSchema(ctx context.Context, db *pgxpool.Pool) error {
@@ -173,13 +169,7 @@ func createSchema(ctx context.Context, db *pgxpool.Pool) error {
 // Close stops renewing the leases of this process's reservations; those
 // still held expire. It does not close the pool.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
+	s.keeper.Close()
 	return nil
 }
 
@@ -330,17 +320,17 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	s.hold(r.ID, lease)
+	s.keeper.Hold(r.ID, lease)
 	ok, err := s.reserveQuery(ctx, &st, r, amt, limit, lease, fp)
 	if err != nil {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 		if !isServerError(err) {
 			go s.releaseLost(r.ID)
 		}
 		return false, agent.LedgerState{}, fmt.Errorf("pgledger: reserve: %w", err)
 	}
 	if ok != 1 {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 	}
 	if ok < 0 {
 		return false, st, fmt.Errorf("%w: %q", agent.ErrReservationEnded, r.ID)
@@ -384,7 +374,7 @@ func (s *Store) reserveQuery(ctx context.Context, st *agent.LedgerState, r agent
 // Cancel withdraws reservation id: its hold is freed and its call no
 // longer counts.
 func (s *Store) Cancel(ctx context.Context, id string) error {
-	defer s.unhold(id)
+	defer s.keeper.Drop(id)
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
@@ -411,7 +401,7 @@ func (s *Store) releaseLost(id string) {
 // committed is answered with the first outcome, not as a Duplicate. This
 // process stops renewing the lease when Settle returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
-	defer s.unhold(id)
+	defer s.keeper.Drop(id)
 	cost, err := amount(costUSD, "settlement cost")
 	if err != nil {
 		return agent.Settlement{}, err
@@ -442,7 +432,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 
 // Release frees reservation id without spending.
 func (s *Store) Release(ctx context.Context, id string) error {
-	defer s.unhold(id)
+	defer s.keeper.Drop(id)
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {

@@ -39,7 +39,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// commandUsec is the time Redis spent running scripts (EVALSHA and EVAL,
+// commandUsec is the time Redis spent running scripts (FCALL, EVALSHA and EVAL,
 // the commands they call included), from INFO commandstats, and the CPU
 // time (user and system) its process used, from INFO cpu, both in µs.
 func commandUsec(b *testing.B, c redis.UniversalClient) (scripts, cpu float64) {
@@ -57,7 +57,7 @@ func commandUsec(b *testing.B, c redis.UniversalClient) (scripts, cpu float64) {
 			f, _ := strconv.ParseFloat(v, 64)
 			cpu += f * 1e6
 		}
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") {
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") && !strings.HasPrefix(line, "cmdstat_fcall:") {
 			continue
 		}
 		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
@@ -181,4 +181,52 @@ func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
 	}
 	b.Cleanup(func() { s.Close() })
 	return s
+}
+
+// BenchmarkFloor is the least any store of this design can cost Redis
+// per call that runs: two round trips of a script that does nothing
+// ("return 1"), then two of a script that only defines the store's Lua
+// helpers (the prelude, run anew by every script), with 16 goroutines.
+// redis-cpu-µs/call minus script-µs/call is Redis's cost of the round
+// trips themselves (reading, parsing, replying, the event loop).
+func BenchmarkFloor(b *testing.B) {
+	p := startRedis(b)
+	for _, s := range []struct {
+		name   string
+		script *redis.Script
+	}{
+		{"empty", redis.NewScript(`return 1`)},
+		{"prelude", redis.NewScript(prelude + `return 1`)},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			c := p.client(b)
+			keys := []string{"preflight:{floor}:s", "preflight:{floor}:l", "preflight:{floor}:d"}
+			if err := s.script.Run(context.Background(), c, keys, "", 0, "e", 0, 0).Err(); err != nil {
+				b.Fatal(err)
+			}
+			usec0, cpu0 := commandUsec(b, c)
+			var next atomic.Int64
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						for range 2 {
+							if err := s.script.Run(context.Background(), c, keys, "", 0, "e", 0, 0).Err(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			usec, cpu := commandUsec(b, c)
+			b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
+			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+		})
+	}
 }

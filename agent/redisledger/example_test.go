@@ -2,6 +2,7 @@ package redisledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,4 +52,25 @@ func ExampleNew() {
 		fmt.Printf("%s\n", saved)
 	}
 	fmt.Println("reserved", rep.ReservedUSD, "settled", rep.SettledUSD, "spent before", rep.Balance.SpentUSD)
+}
+
+// An operator brings back a scope that its workers found lost (they
+// failed closed with agent.ErrStoreStateLost): with every worker stopped,
+// they reconcile what the scope spent from the providers' records and
+// give that figure to Recover; workers restarted afterwards spend on from
+// it. (Compiled, not run: it needs a Redis at 127.0.0.1:6379.)
+func ExampleStore_Recover() {
+	ctx := context.Background()
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"127.0.0.1:6379"}, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store, err := redisledger.New(rdb, "customer-42/run-7", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	if _, err := store.State(ctx); errors.Is(err, agent.ErrStoreStateLost) {
+		if err := store.Recover(ctx, "17.35"); err != nil { // the reconciled spending
+			panic(err)
+		}
+	}
 }

@@ -25,6 +25,9 @@ import "github.com/redis/go-redis/v9"
 //	ver    write counter: +1 on every change of money or history
 //	spent, held (attodollars), calls, seq (last entry number), n (entries)
 //	lost   why the scope was found lost; once set, every script fails
+//	retired the epochs the scope had before an operator recovered it
+//	       (Store.Recover), space-separated: a worker that knows one is
+//	       refused without marking the scope lost again
 //	h:<id> a hold: "<amount> <started 0|1>"
 //	d:<id> an ended reservation: "<state> <cost> <nonce>", state 0 settled,
 //	       1 settled late, 3 released, 4 charged at lease expiry (cost is
@@ -37,8 +40,8 @@ import "github.com/redis/go-redis/v9"
 // highest ver it has seen, the epoch to create the scope with. Every reply
 // starts {epoch, ver, spent, held, calls}.
 const prelude = `
-local S, L, D = KEYS[1], KEYS[2], KEYS[3]
-local known, seen, fresh = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- The call's keys and common arguments (see init).
+local KS, S, L, D, known, seen, fresh
 
 local function trim(s)
   s = string.gsub(s, '^0+', '')
@@ -119,24 +122,39 @@ local function touch(idle_ms, now)
     if now - t < idle_ms / 16 then return end
     redis.call('HSET', S, 't', now)
   end
-  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle_ms) end
+  for _, k in ipairs(KS) do redis.call('PEXPIRE', k, idle_ms) end
+end
+
+-- retire notes the epoch this worker knows among those the scope had
+-- before it was lost (field retired, space-separated), so that after an
+-- operator's Recover the worker is refused without marking the scope
+-- lost again.
+local function retire(retired)
+  if known == '' or string.find(' ' .. (retired or '') .. ' ', ' ' .. known .. ' ', 1, true) then return end
+  local l = known
+  if retired then l = retired .. ' ' .. known end
+  redis.call('HSET', S, 'retired', l)
 end
 
 -- lose marks the scope lost, for every worker, and fails the script.
-local function lose(why, idle_ms)
+local function lose(why, idle_ms, retired)
   redis.call('HSET', S, 'lost', why)
+  retire(retired)
   touch(idle_ms)
   return redis.error_reply('redisledger: state lost: ' .. why)
 end
 
 -- M is the scope's money as this script reads and changes it.
-local M = {}
+local M
 
 -- open checks the scope against what this worker knows and loads M. It
 -- returns an error reply, or nil.
 local function open(idle_ms)
-  local v = redis.call('HMGET', S, 'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n')
-  if v[6] then return redis.error_reply('redisledger: state lost: ' .. v[6]) end
+  local v = redis.call('HMGET', S, 'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n', 'retired')
+  if v[6] then
+    retire(v[9])
+    return redis.error_reply('redisledger: state lost: ' .. v[6])
+  end
   if not v[1] then
     if known ~= '' then
       return lose('the scope ' .. known .. ' vanished (Redis restarted without its data, evicted or expired it)', idle_ms)
@@ -153,21 +171,24 @@ local function open(idle_ms)
   end
   M = {epoch = v[1], ver = tonumber(v[2]), spent = v[3], held = v[4], calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
   if known ~= '' and v[1] ~= known then
-    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle_ms)
+    if v[9] and string.find(' ' .. v[9] .. ' ', ' ' .. known .. ' ', 1, true) then
+      return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
+    end
+    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle_ms, v[9])
   end
   if M.ver < seen then
-    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms)
+    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms, v[9])
   end
   -- Redis drops (evicts, deletes, expires) whole keys: a sorted set that
   -- exists still has its sentinel.
   if redis.call('EXISTS', L, D) < 2 then
-    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms) end
-    return lose('the ended reservations of the scope are missing', idle_ms)
+    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms, v[9]) end
+    return lose('the ended reservations of the scope are missing', idle_ms, v[9])
   end
   return nil
 end
 
-local changed = false
+local changed
 
 local function save()
   if changed then
@@ -300,6 +321,13 @@ local function entries(l)
   if #ns == 0 then return {} end
   return redis.call('HMGET', S, unpack(ns))
 end
+
+-- init starts a call: its keys and arguments, nothing read or changed.
+local function init(keys, args)
+  KS, S, L, D = keys, keys[1], keys[2], keys[3]
+  known, seen, fresh = args[1], tonumber(args[2]), args[3]
+  M, changed = {}, false
+end
 `
 
 // reserveScript: ARGV 4.. id, amount, limit ("" for none), max calls (0
@@ -307,7 +335,7 @@ end
 // for none). Reply: head, then 1 when held (or already held), 0 when the
 // limits do not hold, the clock in ms, then the JSON of the entries of the
 // fingerprint, oldest first.
-var reserveScript = redis.NewScript(prelude + `
+var reserveScript = newScript("reserve", `
 local id, amount, limit, max_calls, lease, idle = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local bad = open(idle)
 if bad then return bad end
@@ -346,7 +374,7 @@ return reply(1)
 
 // cancelScript: ARGV 4.. id, idle ms, keep ms. Withdraws the hold and its
 // call; gives back a charge made at lease expiry. Reply: head.
-var cancelScript = redis.NewScript(prelude + `
+var cancelScript = newScript("cancel", `
 local id, idle = ARGV[4], tonumber(ARGV[5])
 local bad = open(idle)
 if bad then return bad end
@@ -378,7 +406,7 @@ return head()
 // settleScript: ARGV 4.. id, cost, keep ms, entry JSON ("" for none), max
 // entries, idle ms, nonce. Reply: head, then state (0 settled, 1 settled
 // late, 2 repeat of an earlier settlement), late (0|1), cost counted.
-var settleScript = redis.NewScript(prelude + `
+var settleScript = newScript("settle", `
 local id, cost, nonce, idle = ARGV[4], ARGV[5], ARGV[10], tonumber(ARGV[9])
 local bad = open(idle)
 if bad then return bad end
@@ -415,7 +443,7 @@ return head({late, late, cost})
 
 // releaseScript: ARGV 4.. id, idle ms, keep ms. Frees the hold without
 // spending; gives back a charge made at lease expiry. Reply: head.
-var releaseScript = redis.NewScript(prelude + `
+var releaseScript = newScript("release", `
 local id, idle = ARGV[4], tonumber(ARGV[5])
 local bad = open(idle)
 if bad then return bad end
@@ -445,7 +473,7 @@ return head()
 // renewScript: ARGV 4.. lease ms, idle ms, keep ms, then reservation ids.
 // Extends the leases of the ids still held and, when there was one, the
 // expiry of the scope's keys. Reply: head, then how many were held.
-var renewScript = redis.NewScript(prelude + `
+var renewScript = newScript("renew", `
 local idle = tonumber(ARGV[5])
 local bad = open(idle)
 if bad then return bad end
@@ -464,7 +492,7 @@ return head({n})
 `)
 
 // appendScript: ARGV 4.. entry JSON, max entries, idle ms. Reply: head.
-var appendScript = redis.NewScript(prelude + `
+var appendScript = newScript("append", `
 local idle = tonumber(ARGV[6])
 local bad = open(idle)
 if bad then return bad end
@@ -478,7 +506,7 @@ return head()
 // stateScript: ARGV 4.. fingerprint, one (1: only the entries of the
 // fingerprint, none for ""; 0: every entry), keep ms, idle ms. Reply:
 // head, now ms, then the entries' JSON, oldest first.
-var stateScript = redis.NewScript(prelude + `
+var stateScript = newScript("state", `
 local bad = open(tonumber(ARGV[7]))
 if bad then return bad end
 local now = now_ms()
@@ -498,4 +526,52 @@ else
 end
 for _, raw in ipairs(entries(list)) do out[#out + 1] = raw end
 return out
+`)
+
+// recoverScript: ARGV 1.. the new epoch, spent (attodollars), idle ms.
+// It does not run the prelude's checks: it repairs what they refuse. It
+// fails unless the scope is marked lost; otherwise it gives the scope the
+// new epoch and the spending given, drops every hold and lease, keeps the
+// call count, history and ended ids that are left, recreates a missing
+// sorted set with its sentinel and clears the mark. The epochs workers
+// knew before (the old one, and those the workers that found the loss
+// knew: field retired) are kept, so that such a worker is refused without
+// marking the scope lost again. Reply: {epoch, ver}.
+var recoverScript = redis.NewScript(`
+local S, L, D = KEYS[1], KEYS[2], KEYS[3]
+local epoch, spent, idle = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local why = redis.call('HGET', S, 'lost')
+if not why then
+  return redis.error_reply('redisledger: recover: the scope is not marked lost')
+end
+local drop = {}
+for _, f in ipairs(redis.call('HKEYS', S)) do
+  if string.sub(f, 1, 2) == 'h:' then drop[#drop + 1] = f end
+end
+for i = 1, #drop, 1000 do
+  redis.call('HDEL', S, unpack(drop, i, math.min(i + 999, #drop)))
+end
+local v = redis.call('HMGET', S, 'ver', 'calls', 'seq', 'n', 'epoch', 'retired')
+local ver = tonumber(v[1] or '0') + 1
+local retired = v[6]
+if v[5] then
+  if retired then retired = retired .. ' ' .. v[5] else retired = v[5] end
+end
+if retired then
+  -- the last 16 epochs are enough: older workers were long stopped
+  local all = {}
+  for e in string.gmatch(retired, '%S+') do all[#all + 1] = e end
+  retired = table.concat(all, ' ', math.max(1, #all - 15))
+  redis.call('HSET', S, 'retired', retired)
+end
+redis.call('HDEL', S, 'lost')
+redis.call('HSET', S, 'epoch', epoch, 'ver', ver, 'spent', spent, 'held', '0',
+  'calls', v[2] or 0, 'seq', v[3] or 0, 'n', v[4] or 0)
+redis.call('DEL', L)
+redis.call('ZADD', L, '+inf', '!')
+redis.call('ZADD', D, '+inf', '!')
+if idle > 0 then
+  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, idle) end
+end
+return {epoch, ver}
 `)

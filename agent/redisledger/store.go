@@ -29,11 +29,19 @@
 // snapshot or an AOF that missed writes), or a sorted set lost its
 // sentinel. The script then marks the scope lost, so every worker,
 // including one that never saw it, fails closed too, until the keys
-// expire (Options.IdleTTL) or an operator deletes them with every worker
-// stopped. A loss is never a fresh budget for a worker that had used the
-// scope. It can go unseen only when no live worker saw a write it lost
+// expire (Options.IdleTTL) or an operator, with every worker stopped,
+// reconciles the scope's spending and clears the mark ([Store.Recover]).
+// A loss is never a fresh budget for a worker that had used the scope. It
+// can go unseen only when no live worker saw a write it lost
 // (every worker that did has died) and the whole scope vanished: a new
 // worker then starts it afresh.
+//
+// # Functions
+//
+// The scripts run as one library of Redis Functions (FCALL) where New can
+// load it (Redis 7 and later, FUNCTION allowed), which costs Redis less
+// per call, and as scripts (EVALSHA) elsewhere or with
+// Options.NoFunctions.
 //
 // # Overshoot
 //
@@ -72,10 +80,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/leases"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -110,6 +120,13 @@ type Options struct {
 	// unreachable (the call already ran: its cost must be counted), within
 	// the caller's deadline. Zero means 30 s.
 	SettleTimeout time.Duration
+	// NoFunctions makes the store run its Lua code as scripts (EVALSHA)
+	// even where it could load it as a library of Redis Functions
+	// (FUNCTION LOAD, FCALL; Redis 7 and later), which costs Redis less
+	// per call. New loads the library when the server accepts it and
+	// falls back to scripts otherwise: set NoFunctions for a server on
+	// which the store must not create functions.
+	NoFunctions bool
 	// AllowUnsafeServer makes New skip its check of the server's
 	// configuration (see "Required configuration" in the package doc).
 	// With a server that may evict the scope's keys or restart without
@@ -131,12 +148,14 @@ type Store struct {
 	settle  time.Duration
 	fresh   string // the epoch this worker creates the scope with
 
-	mu      sync.Mutex
-	epoch   string // the scope's epoch, once seen
-	seen    int64  // the highest version of the scope seen
-	leases  map[string]time.Duration
-	stop    chan struct{}
-	renewer bool
+	keeper *leases.Keeper
+	// functions is whether the server runs the store's library (see
+	// script).
+	functions atomic.Bool
+
+	mu    sync.Mutex
+	epoch string // the scope's epoch, once seen
+	seen  int64  // the highest version of the scope seen
 }
 
 var _ agent.LedgerStore = (*Store)(nil)
@@ -218,7 +237,7 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	base := o.Prefix + ":{" + scope + "}:"
-	return &Store{
+	s := &Store{
 		c:       c,
 		keys:    []string{base + "s", base + "l", base + "d"},
 		lease:   o.Lease,
@@ -227,9 +246,14 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		timeout: o.Timeout,
 		settle:  o.SettleTimeout,
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
-		leases:  make(map[string]time.Duration),
-		stop:    make(chan struct{}),
-	}, nil
+	}
+	s.keeper = s.newKeeper()
+	if !o.NoFunctions {
+		ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+		defer cancel()
+		s.functions.Store(loadLibrary(ctx, c) == nil)
+	}
+	return s, nil
 }
 
 // checkServer refuses a server that can evict keys or keeps no
@@ -257,13 +281,7 @@ func checkServer(ctx context.Context, c redis.UniversalClient) error {
 // Close stops renewing the leases of this process's reservations; those
 // still held expire. It does not close the client.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
+	s.keeper.Close()
 	return nil
 }
 
@@ -298,11 +316,11 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 // run runs script with the scope's keys, the worker's knowledge of the
 // scope and args, and returns the reply after its head {epoch, version,
 // spent, held, calls}, with the balance.
-func (s *Store) run(ctx context.Context, script *redis.Script, args ...any) ([]any, agent.Balance, error) {
+func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, agent.Balance, error) {
 	s.mu.Lock()
 	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
 	s.mu.Unlock()
-	v, err := script.Run(ctx, s.c, s.keys, argv...).Slice()
+	v, err := s.exec(ctx, script, argv).Slice()
 	if err != nil {
 		return nil, agent.Balance{}, scriptError(err)
 	}
@@ -476,10 +494,10 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	defer cancel()
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
-	s.hold(r.ID, lease)
+	s.keeper.Hold(r.ID, lease)
 	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
 			go s.releaseLost(r.ID)
 		}
@@ -487,7 +505,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	}
 	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
 	if !ok {
-		s.unhold(r.ID)
+		s.keeper.Drop(r.ID)
 	}
 	st.Balance = bal
 	if len(v) < 2 {
@@ -508,7 +526,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
 		return err
 	})
-	s.unhold(id)
+	s.keeper.Drop(id)
 	if err != nil {
 		return fmt.Errorf("redisledger: cancel %s: %w", id, err)
 	}
@@ -563,7 +581,7 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // out. This process stops renewing the lease when Settle returns,
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
-	defer s.unhold(id)
+	defer s.keeper.Drop(id)
 	cost, err := toAtto(costUSD)
 	if err != nil {
 		return agent.Settlement{}, err
@@ -602,7 +620,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 		_, _, err := s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
 		return err
 	})
-	s.unhold(id) // on failure the lease expires
+	s.keeper.Drop(id) // on failure the lease expires
 	if err != nil {
 		return fmt.Errorf("redisledger: release %s: %w", id, err)
 	}

@@ -1,0 +1,105 @@
+package redisledger
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A script is one operation of the store, in Lua. It runs as a function of
+// the store's library (FCALL) where the server has Redis Functions (Redis
+// 7 and later) and lets the store load it, and as a script (EVALSHA, EVAL
+// when the server lacks it) elsewhere. Both run the same code: the
+// prelude, init with the call's keys and arguments, then the body.
+//
+// Functions are cheaper: a script runs the prelude's definitions anew on
+// every call, a library once when it is loaded. Measured on this
+// project's 2-core machine, that is about 30 µs of Redis CPU less per
+// call that runs (README).
+type script struct {
+	name string
+	body string
+	eval *redis.Script
+}
+
+// scripts are the store's operations, in the order they were declared.
+var scripts []*script
+
+func newScript(name, body string) *script {
+	s := &script{name: name, body: body, eval: redis.NewScript(prelude + "init(KEYS, ARGV)\n" + body)}
+	scripts = append(scripts, s)
+	return s
+}
+
+// lib is the store's library: a name and function names that carry a hash
+// of the code, so that workers of different versions of this package
+// each find their own, and its source.
+var lib struct {
+	once  sync.Once
+	name  string
+	code  string
+	names map[*script]string
+}
+
+func library() (name, code string, names map[*script]string) {
+	lib.once.Do(func() {
+		h := sha1.New()
+		h.Write([]byte(prelude))
+		for _, s := range scripts {
+			h.Write([]byte("\x00" + s.name + "\x00" + s.body))
+		}
+		id := hex.EncodeToString(h.Sum(nil))[:16]
+		lib.name = "preflight_" + id
+		lib.names = make(map[*script]string, len(scripts))
+		var b strings.Builder
+		fmt.Fprintf(&b, "#!lua name=%s\n%s\n", lib.name, prelude)
+		for _, s := range scripts {
+			fn := lib.name + "_" + s.name
+			lib.names[s] = fn
+			fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\ninit(KEYS, ARGV)\n%s\nend)\n", fn, s.body)
+		}
+		lib.code = b.String()
+	})
+	return lib.name, lib.code, lib.names
+}
+
+// loadLibrary loads the store's library on c (every primary of a
+// Cluster), unless it is there already.
+func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
+	_, code, _ := library()
+	load := func(ctx context.Context, n redis.UniversalClient) error {
+		err := n.FunctionLoad(ctx, code).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return load(ctx, n) })
+	}
+	return load(ctx, c)
+}
+
+// exec runs sc with the scope's keys and argv: as a function while the
+// server has the library (a server that lost it, restarted without its
+// data or a Cluster node added later, gets it again), as a script when it
+// cannot be loaded.
+func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
+	if s.functions.Load() {
+		_, _, names := library()
+		cmd := s.c.FCall(ctx, names[sc], s.keys, argv...)
+		if err := cmd.Err(); err == nil || !strings.Contains(err.Error(), "Function not found") {
+			return cmd
+		}
+		if err := loadLibrary(ctx, s.c); err == nil {
+			return s.c.FCall(ctx, names[sc], s.keys, argv...)
+		}
+		s.functions.Store(false)
+	}
+	return sc.eval.Run(ctx, s.c, s.keys, argv...)
+}
