@@ -97,7 +97,11 @@ func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDeci
 		return out, nil
 	}
 	// Rule 2.
-	if issues := op.payloadIssues(in.payload); len(issues) > 0 {
+	issues, lerr := op.payloadIssues(in.payload)
+	if lerr != nil {
+		return nil, lerr
+	}
+	if len(issues) > 0 {
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceCertain, ReasonInvalidPayload)
 		out.Issues = append(out.Issues, issues...)
 		return out, nil
