@@ -28,8 +28,8 @@ import (
 const (
 	// maxFullSubschemas bounds the subschemas of one document. A 32 KiB
 	// document of empty schemas holds about 10,000; real tool schemas a
-	// few hundred at most.
-	maxFullSubschemas = 12000
+	// few hundred at most (a subschema is rarely under 15 bytes).
+	maxFullSubschemas = 5000
 	// maxFullEvalDepth bounds how deeply evaluation may nest: the depth of
 	// the instance plus the applicators and references taken on the way.
 	// Only a reference cycle that never descends into the value reaches it.
@@ -148,7 +148,6 @@ type fullResource struct {
 // fullDoc is a compiled tool schema.
 type fullDoc struct {
 	root     *fullSchema
-	base     string // JSON Pointer of the schema document, for limit errors
 	patterns int    // distinct patterns, for the validator's matcher states
 	nodes    map[string]*fullSchema
 }
@@ -216,7 +215,7 @@ func compileFullSchema(v strictjson.Value, base string) (*fullDoc, *Error) {
 	if len(c.issues) > 0 {
 		return nil, issuesError(c.issues)
 	}
-	return &fullDoc{root: root, base: base, patterns: len(c.patterns), nodes: c.nodes}, nil
+	return &fullDoc{root: root, patterns: len(c.patterns), nodes: c.nodes}, nil
 }
 
 func (c *fullCompiler) failAt(ptr string, code IssueCode, msg string) {

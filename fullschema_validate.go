@@ -89,11 +89,14 @@ func (w *fullValidator) exhausted(at string) {
 				" steps, the most one call may use; use simpler patterns, fewer alternatives or a smaller value"}}}
 }
 
+// schemaPointer is the JSON Pointer of keyword in s, relative to the
+// schema document (as the subset's validator names it for a catalog
+// schema): a limit error is about the tool's schema, not the call.
 func (w *fullValidator) schemaPointer(s *fullSchema, keyword string) string {
 	if keyword == "" {
-		return w.doc.base + s.loc
+		return s.loc
 	}
-	return w.doc.base + s.loc + "/" + keyword
+	return s.loc + "/" + keyword
 }
 
 // fail records a failure at f, unless the list is full.
@@ -472,7 +475,11 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 			ok = w.eval(s.prefix[i], it.Value(), &item, nil) && ok
 		case s.items != nil:
 			if s.items.kind == falseSchema {
-				w.fail(&item, "items", "expected at most "+strconv.Itoa(len(s.prefix))+" items, found "+strconv.Itoa(n))
+				code := IssueCode("items")
+				if s.dialect != dialect2020 {
+					code = "additionalItems"
+				}
+				w.fail(&item, code, "expected at most "+strconv.Itoa(len(s.prefix))+" items, found "+strconv.Itoa(n))
 				ok = false
 			} else {
 				ok = w.eval(s.items, it.Value(), &item, nil) && ok
