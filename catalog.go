@@ -121,9 +121,9 @@ type Catalog struct {
 
 // catalogEntry is one compiled operation.
 type catalogEntry struct {
-	op      Operation // a copy the caller cannot reach
+	op      Operation     // a copy the caller cannot reach
 	schema  payloadSchema // nil: any object
-	effects Effects   // resolved
+	effects Effects       // resolved
 }
 
 type opKey struct{ provider, name string }

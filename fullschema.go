@@ -148,7 +148,7 @@ type fullResource struct {
 // fullDoc is a compiled tool schema.
 type fullDoc struct {
 	root     *fullSchema
-	patterns int    // distinct patterns, for the validator's matcher states
+	patterns int // distinct patterns, for the validator's matcher states
 	nodes    map[string]*fullSchema
 }
 

@@ -1,14 +1,19 @@
 package preflight
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentpreflight/preflight/strictjson"
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestToolSchemaFullVocabulary decides calls of tools whose schemas are
@@ -69,7 +74,7 @@ func TestToolSchemaFullVocabulary(t *testing.T) {
 			if tc.want == nil {
 				tc.want = []Issue{}
 			}
-			if diff := cmp.Diff(tc.want, d.Issues); diff != "" {
+			if diff := gocmp.Diff(tc.want, d.Issues); diff != "" {
 				t.Errorf("issues (-want +got):\n%s", diff)
 			}
 		})
@@ -143,4 +148,156 @@ func TestToolSchemaBounds(t *testing.T) {
 			`{"x":[`+strings.Repeat(`[2],`, 999)+`[2]]}`)
 		wantLimit(t, err, IssueMaxWork)
 	})
+}
+
+// FuzzFullSchema feeds arbitrary schema and instance documents through
+// the full compiler and validator: neither may panic, a failed compile
+// lists details under the schema's pointer, every issue lies under the
+// instance's pointer, and where the subset's compiler accepts the schema
+// too, the two validators report the same issues (the subset is the fast
+// path of a tool schema, so they must agree).
+func FuzzFullSchema(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"a/b":{"enum":[1,"x"]}},"required":["c"]}`, `{"a/b":1.0,"z":[]}`)
+	f.Add(`{"items":{"pattern":"^a+$","maxLength":2},"additionalProperties":false}`, `["aaa","💩"]`)
+	f.Add(`{"$defs":{"n":{"anyOf":[{"type":"integer"},{"$ref":"#/$defs/n"}]}},"$ref":"#/$defs/n"}`, `1.5`)
+	f.Add(`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"const":1}],"additionalItems":false,"dependencies":{"a":["b"]}}`, `[1,2]`)
+	f.Add(`{"prefixItems":[{"type":"string"}],"unevaluatedItems":false,"contains":{"const":2},"minContains":1}`, `["x",2]`)
+	f.Add(`{"allOf":[{"properties":{"a":{}}}],"unevaluatedProperties":{"type":"string"},"propertyNames":{"maxLength":3}}`, `{"a":1,"bb":2,"cccc":"x"}`)
+	f.Add(`{"$dynamicAnchor":"x","$defs":{"d":{"$dynamicRef":"#x"}},"oneOf":[{"multipleOf":0.1},{"exclusiveMaximum":1e2}]}`, `0.30000000000000004`)
+	f.Add(`{"if":{"minProperties":1},"then":{"maxProperties":1},"else":{"not":{}},"dependentSchemas":{"a":{"required":["c"]}}}`, `{"a":1,"b":2}`)
+	f.Add(`{"properties":{"x":false},"items":true,"uniqueItems":true}`, `[{"x":0},{"x":0}]`)
+	f.Fuzz(func(t *testing.T, schemaSrc, inst string) {
+		sv, err := strictjson.Parse([]byte(schemaSrc), strictjson.Limits{MaxDepth: 64})
+		if err != nil {
+			return
+		}
+		iv, err := strictjson.Parse([]byte(inst), strictjson.Limits{MaxDepth: 64})
+		if err != nil {
+			return
+		}
+		d, serr := compileFullSchema(sv, "/schema")
+		if serr != nil {
+			if len(serr.Details) == 0 {
+				t.Fatalf("compile error without details: %v", serr)
+			}
+			for _, is := range serr.Details {
+				if !strings.HasPrefix(is.Path, "/schema") || is.Message == "" || is.Code == "" {
+					t.Fatalf("bad detail %+v", is)
+				}
+			}
+			return
+		}
+		full := issueList{}
+		over := d.validate(iv, "/request/body", &full)
+		if over != nil {
+			if over.Code != ErrorLimitExceeded || len(over.Details) != 1 {
+				t.Fatalf("bad limit error %+v", over)
+			}
+			return
+		}
+		for _, is := range full.issues {
+			if !strings.HasPrefix(is.Path, "/request/body") || is.Code == "" || is.Message == "" {
+				t.Fatalf("bad issue %+v", is)
+			}
+		}
+		c := schemaCompiler{base: "/schema", annotations: true}
+		s, cerr := c.compile(sv)
+		if cerr != nil {
+			return
+		}
+		sub := issueList{}
+		if s.validate(iv, "/request/body", &sub) != nil {
+			return
+		}
+		sortIssues := func(is []Issue) []Issue {
+			out := slices.Clone(is)
+			slices.SortFunc(out, func(a, b Issue) int {
+				return cmp.Compare(a.Path+"\x00"+string(a.Code)+"\x00"+a.Message, b.Path+"\x00"+string(b.Code)+"\x00"+b.Message)
+			})
+			return out
+		}
+		if diff := gocmp.Diff(sortIssues(sub.issues), sortIssues(full.issues), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("subset and full validators disagree (-subset +full):\n%s", diff)
+		}
+	})
+}
+
+// toolWorstCases are hostile tool schemas with payloads within every
+// limit, each built to make the full validator work as hard as it can.
+func toolWorstCases() []struct{ name, schema, payload string } {
+	// level i+1 = anyOf of two branches through level i: 2^30 paths.
+	expo := func(leaf, extra string) string {
+		var b strings.Builder
+		b.WriteString(`"l0":` + leaf)
+		for i := 1; i <= 30; i++ {
+			r := `{"$ref":"#/$defs/l` + strconv.Itoa(i-1) + `"}`
+			b.WriteString(`,"l` + strconv.Itoa(i) + `":{` + extra + `"anyOf":[` + r + `,` + r + `]}`)
+		}
+		return `{"type":"object","$defs":{` + b.String() + `},"properties":{"x":{"$ref":"#/$defs/l30"}}}`
+	}
+	props := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"p` + strconv.Itoa(i) + `":` + strconv.Itoa(i))
+		}
+		return "{" + b.String() + "}"
+	}
+	return []struct{ name, schema, payload string }{
+		{"exponential anyOf", expo(`{"type":"string"}`, ""), `{"x":1}`},
+		{"exponential anyOf, unevaluated", expo(`{"properties":{"p1":{}}}`, `"unevaluatedProperties":true,`), `{"x":` + props(200) + `}`},
+		{"exponential anyOf, pattern", expo(`{"pattern":"^(a|b|ab)*c$"}`, ""), `{"x":"` + strings.Repeat("ab", 4000) + `"}`},
+		{"reference cycle", `{"type":"object","$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, `{"x":1}`},
+		{"uniqueItems, small items", `{"type":"object","properties":{"x":{"uniqueItems":true}}}`,
+			`{"x":[` + strings.TrimSuffix(strings.Repeat(`{"a":[1,2]},`, 1900), ",") + `]}`},
+		{"propertyNames on many members", `{"type":"object","properties":{"x":{"propertyNames":{"anyOf":[{"pattern":"^q"},{"maxLength":1},{"pattern":"^p[0-9]+$"}]}}}}`,
+			`{"x":` + props(9000) + `}`},
+		{"contains and unevaluatedItems", `{"type":"object","properties":{"x":{"contains":{"anyOf":[{"type":"string"},{"not":{"type":"number"}}]},"minContains":0,"unevaluatedItems":{"type":"number"},"allOf":[{"prefixItems":[{},{}]}]}}}`,
+			`{"x":[` + strings.TrimSuffix(strings.Repeat(`1,`, 9000), ",") + `]}`},
+	}
+}
+
+// TestToolSchemaWorstCaseCPU logs the process CPU time of NewCatalog plus
+// Decide for each worst case (averaged over a few runs): the figure the
+// 50 ms per call bound is about. It asserts only that each ends in a
+// decision or limit_exceeded; time is read with -v (the machine is
+// shared).
+func TestToolSchemaWorstCaseCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures CPU time; skipped with -short")
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	const runs = 5
+	for _, tc := range toolWorstCases() {
+		if len(tc.schema) > MaxSchemaBytes {
+			t.Fatalf("%s: schema of %d bytes", tc.name, len(tc.schema))
+		}
+		outcome := ""
+		start := cpu()
+		for range runs {
+			c, err := NewCatalog(Operation{Provider: "p", Name: "t", Schema: json.RawMessage(tc.schema)})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			d, err := c.Decide(customCall("p", "t", tc.payload))
+			var e *Error
+			switch {
+			case err == nil:
+				outcome = string(d.Verdict)
+			case errors.As(err, &e) && e.Code == ErrorLimitExceeded:
+				outcome = string(e.Code) + " " + string(e.Details[0].Code)
+			default:
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		t.Logf("%-34s %6.1f ms CPU per call (%s)", tc.name, float64(cpu()-start)/runs/1e6, outcome)
+	}
 }

@@ -11,15 +11,26 @@ import (
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
+// fullEvalCost is the work, in units of maxValidationWork, of applying
+// one subschema to one value: about 100 ns, where a unit of pattern
+// matching (a byte) is a few. With it the worst evaluation within the
+// limit (3,000,000 / 8 = 375,000 subschema applications, say an
+// exponential anyOf) costs tens of milliseconds, while a payload of
+// 10,000 values under a few subschemas each stays far below the limit.
+const fullEvalCost = 8
+
 // fullValidator is one evaluation of an instance under a fullDoc.
 type fullValidator struct {
-	errs   issueList
-	base   string // JSON Pointer of the instance
-	doc    *fullDoc
-	work   int
-	over   *Error
-	depth  int
-	quiet  int // > 0 while a branch is evaluated for its verdict only
+	errs  issueList
+	base  string // JSON Pointer of the instance
+	doc   *fullDoc
+	work  int
+	over  *Error
+	depth int
+	quiet int // > 0 while a branch is evaluated for its verdict only
+	// mute: failures are not recorded at all (a branch whose failures
+	// nobody reads), so no message is built.
+	mute   bool
 	scope  []*fullResource
 	states []pattern.State
 }
@@ -99,23 +110,26 @@ func (w *fullValidator) schemaPointer(s *fullSchema, keyword string) string {
 	return s.loc + "/" + keyword
 }
 
-// fail records a failure at f, unless the list is full.
-func (w *fullValidator) fail(f *frame, code IssueCode, msg string) {
-	if w.errs.room() {
-		w.errs.issues = append(w.errs.issues, Issue{Path: framePointer(w.base, f), Code: code, Message: msg})
+// fail records a failure at f, unless the list is full or the branch
+// being evaluated is mute. The message is built only when it is recorded.
+func (w *fullValidator) fail(f *frame, code IssueCode, msg func() string) {
+	if !w.mute && w.errs.room() {
+		w.errs.issues = append(w.errs.issues, Issue{Path: framePointer(w.base, f), Code: code, Message: msg()})
 	}
 }
 
-// branch evaluates s on v for its verdict, collecting its first few
-// failures apart from the caller's.
-func (w *fullValidator) branch(s *fullSchema, v strictjson.Value, f *frame, ann *fullAnn) (bool, []Issue) {
-	saved := w.errs
-	w.errs = issueList{max: 2}
+// branch evaluates s on v for its verdict, collecting its first failure
+// apart from the caller's when keep is set (and the caller's own failures
+// are recorded); otherwise no failure message is built at all.
+func (w *fullValidator) branch(s *fullSchema, v strictjson.Value, f *frame, ann *fullAnn, keep bool) (bool, []Issue) {
+	saved, mute := w.errs, w.mute
+	w.errs = issueList{max: 1}
+	w.mute = mute || !keep
 	w.quiet++
 	ok := w.eval(s, v, f, ann)
 	w.quiet--
 	got := w.errs.issues
-	w.errs = saved
+	w.errs, w.mute = saved, mute
 	return ok, got
 }
 
@@ -125,7 +139,7 @@ func (w *fullValidator) eval(s *fullSchema, v strictjson.Value, f *frame, ann *f
 	if w.over != nil || w.quiet == 0 && w.errs.truncated {
 		return false
 	}
-	if !w.spend(1) {
+	if !w.spend(fullEvalCost) {
 		w.exhausted(framePointer(w.base, f))
 		return false
 	}
@@ -133,12 +147,12 @@ func (w *fullValidator) eval(s *fullSchema, v strictjson.Value, f *frame, ann *f
 	case trueSchema:
 		return true
 	case falseSchema:
-		w.fail(f, IssueFalseSchema, "expected no value here (the schema is false), found "+v.Kind().String())
+		if !w.mute {
+			w.fail(f, IssueFalseSchema, func() string { return "expected no value here (the schema is false), found " + v.Kind().String() })
+		}
 		return false
 	}
-	w.depth++
-	defer func() { w.depth-- }()
-	if w.depth > maxFullEvalDepth {
+	if w.depth >= maxFullEvalDepth {
 		if w.over == nil {
 			w.over = &Error{Code: ErrorLimitExceeded, Message: "the request exceeds a limit",
 				Details: []Issue{{Path: w.schemaPointer(s, ""), Code: IssueMaxDepth,
@@ -147,10 +161,21 @@ func (w *fullValidator) eval(s *fullSchema, v strictjson.Value, f *frame, ann *f
 		}
 		return false
 	}
-	if s.res != nil && (len(w.scope) == 0 || w.scope[len(w.scope)-1] != s.res) {
+	w.depth++
+	scoped := s.res != nil && (len(w.scope) == 0 || w.scope[len(w.scope)-1] != s.res)
+	if scoped {
 		w.scope = append(w.scope, s.res)
-		defer func() { w.scope = w.scope[:len(w.scope)-1] }()
 	}
+	ok := w.evalObject(s, v, f, ann)
+	if scoped {
+		w.scope = w.scope[:len(w.scope)-1]
+	}
+	w.depth--
+	return ok
+}
+
+// evalObject is eval for an object schema, once the step is paid for.
+func (w *fullValidator) evalObject(s *fullSchema, v strictjson.Value, f *frame, ann *fullAnn) bool {
 	var local *fullAnn
 	if s.needsAnn || ann != nil {
 		local = &fullAnn{}
@@ -167,6 +192,11 @@ func (w *fullValidator) eval(s *fullSchema, v strictjson.Value, f *frame, ann *f
 		ok = w.array(s, v, f, local) && ok
 	}
 	if ok && ann != nil {
+		// Merging costs a step per name or index it copies.
+		if !w.spend(len(local.props) + len(local.contains)) {
+			w.exhausted(framePointer(w.base, f))
+			return false
+		}
 		ann.merge(local)
 	}
 	return ok
@@ -191,13 +221,15 @@ func (w *fullValidator) inPlace(s *fullSchema, v strictjson.Value, f *frame, loc
 		ok = w.oneOf(s, v, f, local) && ok
 	}
 	if s.not != nil {
-		if good, _ := w.branch(s.not, v, f, nil); good {
-			w.fail(f, "not", "expected a value that does not match the schema at "+w.schemaPointer(s, "not")+", found one that does")
+		if good, _ := w.branch(s.not, v, f, nil, false); good {
+			w.fail(f, "not", func() string {
+				return "expected a value that does not match the schema at " + w.schemaPointer(s, "not") + ", found one that does"
+			})
 			ok = false
 		}
 	}
 	if s.ifS != nil {
-		if good, _ := w.branch(s.ifS, v, f, local); good {
+		if good, _ := w.branch(s.ifS, v, f, local, false); good {
 			if s.thenS != nil {
 				ok = w.eval(s.thenS, v, f, local) && ok
 			}
@@ -262,7 +294,7 @@ func (w *fullValidator) anyOf(s *fullSchema, v strictjson.Value, f *frame, local
 	any := false
 	var fails [][]Issue
 	for _, sub := range s.anyOf {
-		good, is := w.branch(sub, v, f, local)
+		good, is := w.branch(sub, v, f, local, w.quiet == 0)
 		if good {
 			any = true
 			if local == nil {
@@ -273,10 +305,12 @@ func (w *fullValidator) anyOf(s *fullSchema, v strictjson.Value, f *frame, local
 		fails = append(fails, is)
 	}
 	if !any && w.quiet == 0 {
-		w.fail(f, "anyOf", "expected a value matching at least one of the "+strconv.Itoa(len(s.anyOf))+
-			" schemas of anyOf, found none: "+w.summary(fails))
+		w.fail(f, "anyOf", func() string {
+			return "expected a value matching at least one of the " + strconv.Itoa(len(s.anyOf)) +
+				" schemas of anyOf, found none: " + w.summary(fails)
+		})
 	} else if !any {
-		w.fail(f, "anyOf", "expected a value matching one of the schemas of anyOf")
+		w.fail(f, "anyOf", func() string { return "expected a value matching one of the schemas of anyOf" })
 	}
 	return any
 }
@@ -290,7 +324,7 @@ func (w *fullValidator) oneOf(s *fullSchema, v strictjson.Value, f *frame, local
 		if local != nil {
 			a = &fullAnn{}
 		}
-		good, is := w.branch(sub, v, f, a)
+		good, is := w.branch(sub, v, f, a, w.quiet == 0)
 		if good {
 			matched = append(matched, i)
 			keep = a
@@ -312,10 +346,12 @@ func (w *fullValidator) oneOf(s *fullSchema, v strictjson.Value, f *frame, local
 		if w.quiet == 0 {
 			msg += ": " + w.summary(fails)
 		}
-		w.fail(f, "oneOf", msg)
+		w.fail(f, "oneOf", func() string { return msg })
 	default:
-		w.fail(f, "oneOf", "expected a value matching exactly one of the "+strconv.Itoa(len(s.oneOf))+
-			" schemas of oneOf, found one matching #"+strconv.Itoa(matched[0])+" and #"+strconv.Itoa(matched[1]))
+		w.fail(f, "oneOf", func() string {
+			return "expected a value matching exactly one of the " + strconv.Itoa(len(s.oneOf)) +
+				" schemas of oneOf, found one matching #" + strconv.Itoa(matched[0]) + " and #" + strconv.Itoa(matched[1])
+		})
 	}
 	return false
 }
@@ -329,7 +365,7 @@ func (w *fullValidator) assertions(s *fullSchema, v strictjson.Value, f *frame) 
 		tmp := schema{types: s.types, typeValue: s.typeValue}
 		b := tmp.appendTypePhrase(append(buf[:0], "expected "...))
 		b = tmp.appendFoundType(append(b, ", found "...), v)
-		w.fail(f, IssueType, string(b))
+		w.fail(f, IssueType, func() string { return string(b) })
 		ok = false
 	}
 	if s.enum.IsValid() {
@@ -342,12 +378,12 @@ func (w *fullValidator) assertions(s *fullSchema, v strictjson.Value, f *frame) 
 			found = schemaEqual(it.Value(), v)
 		}
 		if !found {
-			w.fail(f, IssueEnum, "expected one of "+echoJSON(s.enum)+", found "+echoJSON(v))
+			w.fail(f, IssueEnum, func() string { return "expected one of " + echoJSON(s.enum) + ", found " + echoJSON(v) })
 			ok = false
 		}
 	}
 	if s.hasConst && !schemaEqual(s.constant, v) {
-		w.fail(f, IssueConst, "expected "+echoJSON(s.constant)+", found "+echoJSON(v))
+		w.fail(f, IssueConst, func() string { return "expected " + echoJSON(s.constant) + ", found " + echoJSON(v) })
 		ok = false
 	}
 	switch kind {
@@ -367,7 +403,9 @@ func (w *fullValidator) number(s *fullSchema, n string, f *frame) bool {
 	x := decimal.ParseNumber(n)
 	check := func(bound *decimal.Number, bad func(int) bool, code IssueCode, words string) {
 		if bound != nil && bad(bound.Cmp(x)) {
-			w.fail(f, code, "expected "+words+" "+clip.String(bound.Text())+", found "+clip.String(n))
+			w.fail(f, code, func() string {
+				return "expected " + words + " " + clip.String(bound.Text()) + ", found " + clip.String(n)
+			})
 			ok = false
 		}
 	}
@@ -381,7 +419,9 @@ func (w *fullValidator) number(s *fullSchema, n string, f *frame) bool {
 			return false
 		}
 		if !decimal.MultipleOf(n, s.multipleOf) {
-			w.fail(f, "multipleOf", "expected a multiple of "+clip.String(s.multipleOf)+", found "+clip.String(n))
+			w.fail(f, "multipleOf", func() string {
+				return "expected a multiple of " + clip.String(s.multipleOf) + ", found " + clip.String(n)
+			})
 			ok = false
 		}
 	}
@@ -394,12 +434,12 @@ func (w *fullValidator) str(s *fullSchema, text string, f *frame) bool {
 		n := utf8.RuneCountInString(text)
 		if s.minLength >= 0 && n < s.minLength {
 			limit := strconv.Itoa(s.minLength)
-			w.fail(f, IssueMinLength, string(appendLengthMessage(nil, "expected at least ", limit, n)))
+			w.fail(f, IssueMinLength, func() string { return string(appendLengthMessage(nil, "expected at least ", limit, n)) })
 			ok = false
 		}
 		if s.maxLength >= 0 && n > s.maxLength {
 			limit := strconv.Itoa(s.maxLength)
-			w.fail(f, IssueMaxLength, string(appendLengthMessage(nil, "expected at most ", limit, n)))
+			w.fail(f, IssueMaxLength, func() string { return string(appendLengthMessage(nil, "expected at most ", limit, n)) })
 			ok = false
 		}
 	}
@@ -409,7 +449,9 @@ func (w *fullValidator) str(s *fullSchema, text string, f *frame) bool {
 			return false
 		}
 		if !matched {
-			w.fail(f, IssuePattern, "expected a value matching pattern "+echoQuote(s.pattern.String())+", found "+echoQuote(text))
+			w.fail(f, IssuePattern, func() string {
+				return "expected a value matching pattern " + echoQuote(s.pattern.String()) + ", found " + echoQuote(text)
+			})
 			ok = false
 		}
 	}
@@ -435,15 +477,21 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 	ok := true
 	n := v.Len()
 	if s.minItems >= 0 && n < s.minItems {
-		w.fail(f, "minItems", "expected at least "+strconv.Itoa(s.minItems)+" items, found "+strconv.Itoa(n))
+		w.fail(f, "minItems", func() string {
+			return "expected at least " + strconv.Itoa(s.minItems) + " items, found " + strconv.Itoa(n)
+		})
 		ok = false
 	}
 	if s.maxItems >= 0 && n > s.maxItems {
-		w.fail(f, "maxItems", "expected at most "+strconv.Itoa(s.maxItems)+" items, found "+strconv.Itoa(n))
+		w.fail(f, "maxItems", func() string {
+			return "expected at most " + strconv.Itoa(s.maxItems) + " items, found " + strconv.Itoa(n)
+		})
 		ok = false
 	}
 	if s.uniqueItems && n > 1 {
-		if !w.spend(n * (n - 1) / 2) {
+		// Each pair compared costs a step per value of the smaller item at
+		// most: charge the pairs times the items' mean size.
+		if !w.spend(n * (n - 1) / 2 * (1 + nodeCount(v, maxValidationWork)/n)) {
 			w.exhausted(w.schemaPointer(s, "uniqueItems"))
 			return false
 		}
@@ -455,7 +503,9 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 		for i := range items {
 			for j := i + 1; j < len(items); j++ {
 				if schemaEqual(items[i], items[j]) {
-					w.fail(f, "uniqueItems", "expected unique items, found item "+strconv.Itoa(j)+" equal to item "+strconv.Itoa(i))
+					w.fail(f, "uniqueItems", func() string {
+						return "expected unique items, found item " + strconv.Itoa(j) + " equal to item " + strconv.Itoa(i)
+					})
 					ok = false
 					break outer
 				}
@@ -479,14 +529,16 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 				if s.dialect != dialect2020 {
 					code = "additionalItems"
 				}
-				w.fail(&item, code, "expected at most "+strconv.Itoa(len(s.prefix))+" items, found "+strconv.Itoa(n))
+				w.fail(&item, code, func() string {
+					return "expected at most " + strconv.Itoa(len(s.prefix)) + " items, found " + strconv.Itoa(n)
+				})
 				ok = false
 			} else {
 				ok = w.eval(s.items, it.Value(), &item, nil) && ok
 			}
 		}
 		if s.contains != nil {
-			if good, _ := w.branch(s.contains, it.Value(), &item, nil); good {
+			if good, _ := w.branch(s.contains, it.Value(), &item, nil, false); good {
 				matches++
 				if local != nil {
 					if local.contains == nil {
@@ -515,11 +567,13 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 			if s.minContains != 1 {
 				code = "minContains"
 			}
-			w.fail(f, code, "expected "+words+" items matching contains, found "+strconv.Itoa(matches))
+			w.fail(f, code, func() string { return "expected " + words + " items matching contains, found " + strconv.Itoa(matches) })
 			ok = false
 		}
 		if s.maxContains >= 0 && matches > s.maxContains {
-			w.fail(f, "maxContains", "expected at most "+strconv.Itoa(s.maxContains)+" items matching contains, found "+strconv.Itoa(matches))
+			w.fail(f, "maxContains", func() string {
+				return "expected at most " + strconv.Itoa(s.maxContains) + " items matching contains, found " + strconv.Itoa(matches)
+			})
 			ok = false
 		}
 	}
@@ -531,7 +585,9 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 			}
 			item.index = i
 			if s.unevalItems.kind == falseSchema {
-				w.fail(&item, "unevaluatedItems", "item "+strconv.Itoa(i)+" is not allowed: no keyword evaluates it and unevaluatedItems is false")
+				w.fail(&item, "unevaluatedItems", func() string {
+					return "item " + strconv.Itoa(i) + " is not allowed: no keyword evaluates it and unevaluatedItems is false"
+				})
 				ok = false
 				continue
 			}
@@ -545,17 +601,27 @@ func (w *fullValidator) array(s *fullSchema, v strictjson.Value, f *frame, local
 func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, local *fullAnn) bool {
 	ok := true
 	n := v.Len()
+	// A step per member for the keywords that visit the members, and per
+	// name that required and dependentRequired look up.
+	if !w.spend(n + len(s.required) + len(s.depRequired)) {
+		w.exhausted(framePointer(w.base, f))
+		return false
+	}
 	if s.minProps >= 0 && n < s.minProps {
-		w.fail(f, "minProperties", "expected at least "+strconv.Itoa(s.minProps)+" properties, found "+strconv.Itoa(n))
+		w.fail(f, "minProperties", func() string {
+			return "expected at least " + strconv.Itoa(s.minProps) + " properties, found " + strconv.Itoa(n)
+		})
 		ok = false
 	}
 	if s.maxProps >= 0 && n > s.maxProps {
-		w.fail(f, "maxProperties", "expected at most "+strconv.Itoa(s.maxProps)+" properties, found "+strconv.Itoa(n))
+		w.fail(f, "maxProperties", func() string {
+			return "expected at most " + strconv.Itoa(s.maxProps) + " properties, found " + strconv.Itoa(n)
+		})
 		ok = false
 	}
 	for _, name := range s.required {
 		if _, has := v.Get(name); !has {
-			w.fail(&frame{up: f, name: name, index: -1}, IssueRequired, "missing required property "+echoQuote(name))
+			w.fail(&frame{up: f, name: name, index: -1}, IssueRequired, func() string { return "missing required property " + echoQuote(name) })
 			ok = false
 		}
 	}
@@ -565,8 +631,9 @@ func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, loca
 		}
 		for _, name := range d.required {
 			if _, has := v.Get(name); !has {
-				w.fail(&frame{up: f, name: name, index: -1}, "dependentRequired",
-					"missing property "+echoQuote(name)+", required when "+echoQuote(d.name)+" is present")
+				w.fail(&frame{up: f, name: name, index: -1}, "dependentRequired", func() string {
+					return "missing property " + echoQuote(name) + ", required when " + echoQuote(d.name) + " is present"
+				})
 				ok = false
 			}
 		}
@@ -596,7 +663,7 @@ func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, loca
 			}
 			if !matched && s.additional != nil {
 				if s.additional.kind == falseSchema {
-					w.fail(&member, IssueAdditionalProperties, "property "+echoQuote(key)+" is not allowed")
+					w.fail(&member, IssueAdditionalProperties, func() string { return "property " + echoQuote(key) + " is not allowed" })
 					ok = false
 				} else {
 					ok = w.eval(s.additional, val, &member, nil) && ok
@@ -622,7 +689,9 @@ func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, loca
 			}
 			member.name = key
 			if s.unevalProps.kind == falseSchema {
-				w.fail(&member, "unevaluatedProperties", "property "+echoQuote(key)+" is not allowed: no keyword evaluates it and unevaluatedProperties is false")
+				w.fail(&member, "unevaluatedProperties", func() string {
+					return "property " + echoQuote(key) + " is not allowed: no keyword evaluates it and unevaluatedProperties is false"
+				})
 				ok = false
 				continue
 			}
@@ -635,18 +704,36 @@ func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, loca
 
 // propertyName applies propertyNames to one member name of the object at f.
 func (w *fullValidator) propertyName(s *fullSchema, key string, f *frame) bool {
+	if !w.spend(fullEvalCost + len(key)) { // the name is parsed as a value
+		w.exhausted(w.schemaPointer(s, "propertyNames"))
+		return false
+	}
 	text, _ := json.Marshal(key)
 	kv, err := strictjson.Parse(text, strictjson.Limits{})
 	if err != nil {
 		return true // a parsed name always re-parses
 	}
-	good, is := w.branch(s.propNames, kv, f, nil)
+	good, is := w.branch(s.propNames, kv, f, nil, w.quiet == 0)
 	if !good {
 		why := "it does not"
 		if len(is) > 0 {
 			why = is[0].Message
 		}
-		w.fail(&frame{up: f, name: key, index: -1}, "propertyNames", "expected property names matching propertyNames, found "+echoQuote(key)+": "+why)
+		w.fail(&frame{up: f, name: key, index: -1}, "propertyNames", func() string {
+			return "expected property names matching propertyNames, found " + echoQuote(key) + ": " + why
+		})
 	}
 	return good
+}
+
+// nodeCount counts the values of v, stopping once it passes limit.
+func nodeCount(v strictjson.Value, limit int) int {
+	n := 1
+	switch v.Kind() {
+	case strictjson.Array, strictjson.Object:
+		for it := v.Iter(); it.Next() && n <= limit; {
+			n += nodeCount(it.Value(), limit-n)
+		}
+	}
+	return n
 }
