@@ -100,6 +100,7 @@ type fullSchema struct {
 	depRequired []fullDepRequired
 	depSchemas  []fullProp
 	props       []fullProp
+	propIndex   map[string]int // name → index in props, when there are many
 	patProps    []fullPatProp
 	additional  *fullSchema
 	propNames   *fullSchema
@@ -509,6 +510,12 @@ func (c *fullCompiler) keyword(n *fullSchema, key string, v strictjson.Value, at
 		}
 	case "properties":
 		n.props = subMap(v)
+		if len(n.props) > schemaLinearScan {
+			n.propIndex = make(map[string]int, len(n.props))
+			for i, p := range n.props {
+				n.propIndex[p.name] = i
+			}
+		}
 	case "patternProperties":
 		if v.Kind() != strictjson.Object {
 			c.failAt(at, IssueInvalidSchema, "expected an object mapping patterns to schemas, found "+v.Kind().String())

@@ -644,12 +644,9 @@ func (w *fullValidator) object(s *fullSchema, v strictjson.Value, f *frame, loca
 			key, val := it.Key(), it.Value()
 			member.name = key
 			matched := false
-			for i := range s.props {
-				if s.props[i].name == key {
-					matched = true
-					ok = w.eval(s.props[i].schema, val, &member, nil) && ok
-					break
-				}
+			if p := s.property(key); p != nil {
+				matched = true
+				ok = w.eval(p, val, &member, nil) && ok
 			}
 			for _, pp := range s.patProps {
 				hit, good := w.match(pp.re, pp.index, key, s, "patternProperties")
@@ -736,4 +733,20 @@ func nodeCount(v strictjson.Value, limit int) int {
 		}
 	}
 	return n
+}
+
+// property returns the schema of the properties member named name, or nil.
+func (s *fullSchema) property(name string) *fullSchema {
+	if s.propIndex != nil {
+		if i, ok := s.propIndex[name]; ok {
+			return s.props[i].schema
+		}
+		return nil
+	}
+	for i := range s.props {
+		if s.props[i].name == name {
+			return s.props[i].schema
+		}
+	}
+	return nil
 }
