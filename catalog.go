@@ -324,10 +324,17 @@ func (c *Catalog) lookup(provider, operation string) *catalogEntry {
 // more work on the payload than one call may use.
 func (e *catalogEntry) payloadIssues(payload strictjson.Value) ([]Issue, *Error) {
 	errs := issueList{max: maxCheckErrors}
-	if e.schema != nil {
-		if err := e.schema.validate(payload, "/tool/request", &errs); err != nil {
-			return nil, err
-		}
+	// A call through the interface would make errs escape (one allocation
+	// per decision); the concrete calls keep it on the stack.
+	var err *Error
+	switch s := e.schema.(type) {
+	case *schema:
+		err = s.validate(payload, "/tool/request", &errs)
+	case *fullDoc:
+		err = s.validate(payload, "/tool/request", &errs)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range e.op.URLMembers {
 		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
