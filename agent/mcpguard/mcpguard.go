@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -57,6 +58,11 @@ type Options struct {
 	// A spec's Operation.Schema and Annotations, when nil, are taken from
 	// the tool list; its Provider, when empty, is tools.DefaultProvider.
 	Specs []tools.Spec
+	// Logger receives a warning for each listed tool whose inputSchema
+	// cannot be used (a $ref to another document, an unknown $schema, an
+	// ill-formed keyword), naming the tool and the reason: that tool's
+	// arguments are not checked. Nil means slog.Default().
+	Logger *slog.Logger
 	// Defaults gives the price, TTL, retry cap and idempotency window of
 	// listed tools without a spec and of names the tool list lacks. An
 	// empty TTLSeconds means adapt.DefaultTTLSeconds; "0" disables reuse.
@@ -103,6 +109,9 @@ func newGuard(opts *Options) *guard {
 	}
 	if g.opts.Results == nil {
 		g.opts.Results = tools.NewSharedResultStore(nil)
+	}
+	if g.opts.Logger == nil {
+		g.opts.Logger = slog.Default()
 	}
 	if g.opts.Defaults.TTLSeconds == "" {
 		g.opts.Defaults.TTLSeconds = adapt.DefaultTTLSeconds

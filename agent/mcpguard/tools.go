@@ -2,7 +2,6 @@ package mcpguard
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/tools"
@@ -10,8 +9,8 @@ import (
 )
 
 // toolset builds the toolset of a session from its listed tools and the
-// configured specs. A listed tool whose inputSchema does not compile in
-// preflight's subset takes any object.
+// configured specs. A listed tool whose inputSchema cannot be used takes
+// any object, and a warning naming it and the reason is logged.
 func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 	byName := make(map[string]*mcp.Tool, len(listed))
 	for _, t := range listed {
@@ -43,7 +42,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		if t := byName[s.Operation.Name]; t != nil {
 			if s.Operation.Schema == nil {
-				s.Operation.Schema = usableSchema(t)
+				s.Operation.Schema = g.usableSchema(t)
 			}
 			if s.Operation.Annotations == nil {
 				s.Operation.Annotations = annotations(t)
@@ -57,71 +56,29 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		s := g.opts.Defaults
 		s.Operation = preflight.Operation{Provider: tools.DefaultProvider, Name: t.Name,
-			Schema: usableSchema(t), Annotations: annotations(t)}
+			Schema: g.usableSchema(t), Annotations: annotations(t)}
 		specs = append(specs, s)
 	}
 	return tools.NewSet(g.opts.Defaults, specs...)
 }
 
 // usableSchema returns t's inputSchema when preflight can check payloads
-// with it, else nil (any object). A top-level $schema naming draft-06,
-// draft-07 or 2019-09 is dropped first (see sameMeaningDialect).
-func usableSchema(t *mcp.Tool) json.RawMessage {
+// with it (the full JSON Schema 2020-12 or draft-07 vocabulary, by its
+// $schema), else nil (any object) after logging why.
+func (g *guard) usableSchema(t *mcp.Tool) json.RawMessage {
 	if t.InputSchema == nil {
 		return nil
 	}
 	b, err := json.Marshal(t.InputSchema)
-	if err != nil {
-		return nil
+	if err == nil {
+		_, err = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b})
 	}
-	b = withoutOlderDialect(b)
-	if _, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b}); err != nil {
+	if err != nil {
+		g.opts.Logger.Warn("mcpguard: a tool's inputSchema cannot be used; its arguments are not checked",
+			"tool", t.Name, "reason", err.Error())
 		return nil
 	}
 	return b
-}
-
-// withoutOlderDialect returns schema without its top-level $schema when
-// that names a dialect in which preflight's keywords mean what they mean
-// in 2020-12, else schema unchanged.
-func withoutOlderDialect(schema []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(schema, &m) != nil {
-		return schema
-	}
-	var uri string
-	if json.Unmarshal(m["$schema"], &uri) != nil || !sameMeaningDialect(uri) {
-		return schema
-	}
-	delete(m, "$schema")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return schema
-	}
-	return b
-}
-
-// sameMeaningDialect reports whether uri names draft-06, draft-07 or
-// 2019-09 (http or https, with or without a trailing '#'). The keywords
-// preflight supports (type, properties, required, additionalProperties,
-// items as one schema, enum, const, minimum, maximum, minLength,
-// maxLength, pattern) mean the same in those drafts as in 2020-12, which
-// is what the TypeScript SDK's draft-07 schemas need. Forms that differ,
-// such as the array form of items, still fail to compile.
-func sameMeaningDialect(uri string) bool {
-	uri = strings.TrimSuffix(uri, "#")
-	rest, ok := strings.CutPrefix(uri, "https://")
-	if !ok {
-		rest, ok = strings.CutPrefix(uri, "http://")
-	}
-	if !ok {
-		return false
-	}
-	switch rest {
-	case "json-schema.org/draft-06/schema", "json-schema.org/draft-07/schema", "json-schema.org/draft/2019-09/schema":
-		return true
-	}
-	return false
 }
 
 // annotations converts the MCP annotations of t. A tool without
