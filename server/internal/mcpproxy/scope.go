@@ -150,11 +150,6 @@ func (p *Proxy) scopeFor(key scopeKey) (*scope, *jsonrpc.Error) {
 	if p.opts.ScopeGuard != nil {
 		o = p.opts.ScopeGuard(key.principal, o)
 	}
-	if o.Logger == nil {
-		// A tool whose inputSchema cannot be used is reported in the
-		// proxy's log, with the scope it was listed in.
-		o.Logger = p.log.With(scopeAttrs(key)...)
-	}
 	g, err := mcpguard.NewSession(&o)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: the guard could not start: " + err.Error()}
