@@ -90,6 +90,8 @@ type fullSchema struct {
 	minLength, maxLength int
 	pattern              *pattern.Pattern
 	patternIndex         int
+	format               string            // the format asserted, with its checker
+	formatCheck          func(string) bool // nil: format not asserted
 
 	minItems, maxItems       int
 	uniqueItems              bool
@@ -172,6 +174,9 @@ type fullCompiler struct {
 	anchors   map[string]string        // absolute URI with plain-name fragment → document pointer
 	pending   []pendingRef
 	count     int
+	// assertFormat makes format an assertion for the formats of
+	// formatCheckers (by default it is an annotation).
+	assertFormat bool
 
 	patterns     map[string]fullPatternEntry
 	patternInsts int
@@ -192,8 +197,14 @@ const defaultBaseURI = "urn:preflight:schema"
 // in the dialect its $schema names (2020-12 when absent). Problems are
 // reported as compileSchema reports them.
 func compileFullSchema(v strictjson.Value, base string) (*fullDoc, *Error) {
+	return compileFullSchemaWith(v, base, false)
+}
+
+// compileFullSchemaWith is compileFullSchema, with format asserted for
+// the formats of formatCheckers when assertFormat is set.
+func compileFullSchemaWith(v strictjson.Value, base string, assertFormat bool) (*fullDoc, *Error) {
 	c := fullCompiler{base: base, doc: v, nodes: map[string]*fullSchema{},
-		resources: map[string]*fullResource{}, anchors: map[string]string{}}
+		resources: map[string]*fullResource{}, anchors: map[string]string{}, assertFormat: assertFormat}
 	if v.Kind() != strictjson.Object && v.Kind() != strictjson.Bool {
 		c.failAt("", IssueInvalidSchema, "expected the schema to be a JSON object, found "+v.Kind().String())
 		return nil, issuesError(c.issues)
@@ -493,9 +504,9 @@ func (c *fullCompiler) keyword(n *fullSchema, key string, v strictjson.Value, at
 			n.depSchemas = subMap(v)
 		}
 	case "dependencies":
-		if v2020 {
-			return
-		}
+		// draft-07's keyword, which 2020-12 split in two; honoured there
+		// too, as the suite's optional compatibility tests expect and as
+		// older generators still write it.
 		if v.Kind() != strictjson.Object {
 			c.failAt(at, IssueInvalidSchema, "expected an object mapping names to schemas or arrays of names, found "+v.Kind().String())
 			return
@@ -584,7 +595,11 @@ func (c *fullCompiler) keyword(n *fullSchema, key string, v strictjson.Value, at
 		if v2020 {
 			n.unevalItems = sub(v, at)
 		}
-	case "format", "contentEncoding", "contentMediaType", "$id", "$schema", "$anchor", "$dynamicAnchor",
+	case "format":
+		if c.assertFormat && v.Kind() == strictjson.String {
+			n.format, n.formatCheck = v.Str(), formatCheckers[v.Str()]
+		}
+	case "contentEncoding", "contentMediaType", "$id", "$schema", "$anchor", "$dynamicAnchor",
 		"$vocabulary", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly":
 		// Annotations (format too, by default), or handled above.
 	case "contentSchema":

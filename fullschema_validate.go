@@ -443,6 +443,16 @@ func (w *fullValidator) str(s *fullSchema, text string, f *frame) bool {
 			ok = false
 		}
 	}
+	if s.formatCheck != nil {
+		if !w.spend(len(text)) {
+			w.exhausted(w.schemaPointer(s, "format"))
+			return false
+		}
+		if !s.formatCheck(text) {
+			w.fail(f, "format", func() string { return "expected a value in format " + echoQuote(s.format) + ", found " + echoQuote(text) })
+			ok = false
+		}
+	}
 	if s.pattern != nil {
 		matched, good := w.match(s.pattern, s.patternIndex, text, s, "pattern")
 		if !good {

@@ -22,17 +22,24 @@ import (
 // "dialect/file/group description/test description" (one case), each
 // with the reason.
 var fullSuiteSkips = map[string]string{
-	"draft2020-12/defs.json/validate definition against metaschema":                                      remoteMeta,
-	"draft2020-12/ref.json/remote ref, containing refs itself":                                           remoteMeta,
-	"draft7/definitions.json/validate definition against metaschema":                                     remoteMeta,
-	"draft7/ref.json/remote ref, containing refs itself":                                                 remoteMeta,
-	"draft2020-12/dynamicRef.json/strict-tree schema, guards against misspelled properties":              remoteDoc,
-	"draft2020-12/dynamicRef.json/tests for implementation dynamic anchor and reference link":            remoteDoc,
-	"draft2020-12/dynamicRef.json/$ref and $dynamicAnchor are independent of order - $defs first":        remoteDoc,
-	"draft2020-12/dynamicRef.json/$ref and $dynamicAnchor are independent of order - $ref first":         remoteDoc,
-	"draft2020-12/dynamicRef.json/$ref to $dynamicRef finds detached $dynamicAnchor":                     remoteDoc,
-	"draft2020-12/vocabulary.json/schema that uses custom metaschema with with no validation vocabulary": customMeta,
-	"draft2020-12/vocabulary.json/ignore unrecognized optional vocabulary":                               customMeta,
+	"draft2020-12/defs.json/validate definition against metaschema":                                               remoteMeta,
+	"draft2020-12/ref.json/remote ref, containing refs itself":                                                    remoteMeta,
+	"draft7/definitions.json/validate definition against metaschema":                                              remoteMeta,
+	"draft7/ref.json/remote ref, containing refs itself":                                                          remoteMeta,
+	"draft2020-12/dynamicRef.json/strict-tree schema, guards against misspelled properties":                       remoteDoc,
+	"draft2020-12/dynamicRef.json/tests for implementation dynamic anchor and reference link":                     remoteDoc,
+	"draft2020-12/dynamicRef.json/$ref and $dynamicAnchor are independent of order - $defs first":                 remoteDoc,
+	"draft2020-12/dynamicRef.json/$ref and $dynamicAnchor are independent of order - $ref first":                  remoteDoc,
+	"draft2020-12/dynamicRef.json/$ref to $dynamicRef finds detached $dynamicAnchor":                              remoteDoc,
+	"draft2020-12/vocabulary.json/schema that uses custom metaschema with with no validation vocabulary":          customMeta,
+	"draft2020-12/vocabulary.json/ignore unrecognized optional vocabulary":                                        customMeta,
+	"draft2020-12/optional/cross-draft.json/refs to historic drafts are processed as historic drafts":             remoteMeta,
+	"draft7/optional/cross-draft.json/refs to future drafts are processed as future drafts":                       remoteMeta,
+	"draft2020-12/optional/format-assertion.json/schema that uses custom metaschema with format-assertion: false": customMeta,
+	"draft2020-12/optional/format-assertion.json/schema that uses custom metaschema with format-assertion: true":  customMeta,
+	"draft7/optional/content.json/validation of string-encoded content based on media type":                       contentAnnotation,
+	"draft7/optional/content.json/validation of binary string-encoding":                                           contentAnnotation,
+	"draft7/optional/content.json/validation of binary-encoded media type documents":                              contentAnnotation,
 }
 
 // The reasons of fullSuiteSkips: each case needs a document the validator
@@ -41,6 +48,10 @@ const (
 	remoteMeta = "refers to the dialect's meta-schema by its URL: a remote $ref, refused by design (never fetched)"
 	remoteDoc  = "refers to a document of the suite's remotes/ (http://localhost:1234/...): a remote $ref, refused by design"
 	customMeta = "$schema names a custom meta-schema at http://localhost:1234/: unknown dialects are refused by design"
+	// Not a refusal: contentEncoding and contentMediaType are annotations
+	// (2020-12 makes them so; draft-07 allowed either), so the content of
+	// a string is never decoded.
+	contentAnnotation = "content keywords are annotations: draft-07 lets a validator assert them, this one does not"
 )
 
 type fullSuiteGroup struct {
@@ -63,9 +74,33 @@ var fullSuiteDialects = []struct{ dir, schema string }{
 func TestFullSuite(t *testing.T) {
 	used := map[string]bool{}
 	for _, dl := range fullSuiteDialects {
-		files, err := filepath.Glob(filepath.Join("testdata", "jsonschema-full", dl.dir, "*.json"))
+		for _, part := range fullSuiteParts {
+			runFullSuitePart(t, dl.dir, dl.schema, part.dir, part.assertFormat, used)
+		}
+	}
+	for k := range fullSuiteSkips {
+		if !used[k] {
+			t.Errorf("skip list entry matches no case: %s", k)
+		}
+	}
+}
+
+// fullSuiteParts are the folders of each dialect: the required tests,
+// the optional ones (format as an annotation), and the optional format
+// tests of the formats the validator asserts, run with format assertion.
+var fullSuiteParts = []struct {
+	dir          string
+	assertFormat bool
+}{{"", false}, {"optional", false}, {"optional/format", true}}
+
+// runFullSuitePart runs the files of one folder of one dialect.
+func runFullSuitePart(t *testing.T, dialect, schemaURI, part string, assertFormat bool, used map[string]bool) {
+	t.Helper()
+	dl := struct{ dir, schema string }{dialect, schemaURI}
+	{
+		files, err := filepath.Glob(filepath.Join("testdata", "jsonschema-full", dl.dir, part, "*.json"))
 		if err != nil || len(files) == 0 {
-			t.Fatalf("no suite files for %s: %v", dl.dir, err)
+			t.Fatalf("no suite files for %s/%s: %v", dl.dir, part, err)
 		}
 		sort.Strings(files)
 		pass, skipped := 0, 0
@@ -79,7 +114,7 @@ func TestFullSuite(t *testing.T) {
 				t.Fatalf("%s: %v", file, err)
 			}
 			for _, g := range groups {
-				gname := dl.dir + "/" + filepath.Base(file) + "/" + g.Description
+				gname := strings.TrimSuffix(dl.dir+"/"+part, "/") + "/" + filepath.Base(file) + "/" + g.Description
 				schemaText := withDialect(g.Schema, dl.schema)
 				for _, tc := range g.Tests {
 					name := gname + "/" + tc.Description
@@ -92,12 +127,18 @@ func TestFullSuite(t *testing.T) {
 					} else {
 						used[name] = true
 					}
-					got, err := fullSuiteVerdict(schemaText, tc.Data)
+					got, err := fullSuiteVerdict(schemaText, tc.Data, assertFormat)
 					if skip {
 						skipped++
-						// Every skip is a refusal by design: the schema must
-						// not compile, and must say why.
-						if err == nil {
+						// Every skip but the content annotations is a
+						// refusal by design: the schema must not compile,
+						// and must say why. A content case is skipped
+						// because its data is accepted.
+						if reason == contentAnnotation {
+							if err != nil || !got {
+								t.Errorf("content-annotation case not accepted as valid: %s: %v", name, err)
+							}
+						} else if err == nil {
 							t.Errorf("skipped case compiles now (%s): %s (valid = %v)", reason, name, got)
 						} else if msg := err.Error(); !strings.Contains(msg, "outside this schema") && !strings.Contains(msg, "$schema") {
 							t.Errorf("skipped case refused for another reason than %q: %s: %v", reason, name, err)
@@ -116,12 +157,7 @@ func TestFullSuite(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d cases pass, %d skipped", dl.dir, pass, skipped)
-	}
-	for k := range fullSuiteSkips {
-		if !used[k] {
-			t.Errorf("skip list entry matches no case: %s", k)
-		}
+		t.Logf("%s: %d cases pass, %d skipped", strings.TrimSuffix(dl.dir+"/"+part, "/"), pass, skipped)
 	}
 }
 
@@ -139,12 +175,12 @@ func withDialect(schema json.RawMessage, uri string) []byte {
 
 // fullSuiteVerdict compiles schema and validates data with the full
 // validator, as a tool schema is.
-func fullSuiteVerdict(schema, data []byte) (bool, error) {
+func fullSuiteVerdict(schema, data []byte, assertFormat bool) (bool, error) {
 	sv, err := strictjson.Parse(schema, strictjson.Limits{})
 	if err != nil {
 		return false, err
 	}
-	doc, serr := compileFullSchema(sv, "")
+	doc, serr := compileFullSchemaWith(sv, "", assertFormat)
 	if serr != nil {
 		return false, serr
 	}
