@@ -166,7 +166,14 @@ func FuzzFullSchema(f *testing.F) {
 	f.Add(`{"$dynamicAnchor":"x","$defs":{"d":{"$dynamicRef":"#x"}},"oneOf":[{"multipleOf":0.1},{"exclusiveMaximum":1e2}]}`, `0.30000000000000004`)
 	f.Add(`{"if":{"minProperties":1},"then":{"maxProperties":1},"else":{"not":{}},"dependentSchemas":{"a":{"required":["c"]}}}`, `{"a":1,"b":2}`)
 	f.Add(`{"properties":{"x":false},"items":true,"uniqueItems":true}`, `[{"x":0},{"x":0}]`)
-	f.Fuzz(func(t *testing.T, schemaSrc, inst string) {
+	f.Add(`{"items":{"format":"hostname"},"prefixItems":[{"format":"date-time"},{"format":"uri"}]}`, `["2024-02-29T23:59:60Z","a:b","xn--ll-0ea.example"]`)
+	f.Add(`{"items":[{"format":"email"},{"format":"duration"}],"$schema":"http://json-schema.org/draft-07/schema"}`, `["\"a b\"@[IPv6:::1]","P1Y2M3DT4H"]`)
+	f.Fuzz(func(t *testing.T, schemaSrc, inst string) { fuzzFullSchemaOne(t, schemaSrc, inst) })
+}
+
+// fuzzFullSchemaOne is one input of FuzzFullSchema.
+func fuzzFullSchemaOne(t *testing.T, schemaSrc, inst string) {
+	{
 		sv, err := strictjson.Parse([]byte(schemaSrc), strictjson.Limits{MaxDepth: 64})
 		if err != nil {
 			return
@@ -175,7 +182,14 @@ func FuzzFullSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d, serr := compileFullSchema(sv, "/schema")
+		// Format assertion when the schema asks for it by its length's
+		// parity, so both modes are explored from one corpus; every
+		// checker runs on the instance's strings either way.
+		assertFormat := len(schemaSrc)%2 == 0
+		for _, check := range formatCheckers {
+			check(inst)
+		}
+		d, serr := compileFullSchemaWith(sv, "/schema", assertFormat)
 		if serr != nil {
 			if len(serr.Details) == 0 {
 				t.Fatalf("compile error without details: %v", serr)
@@ -202,8 +216,8 @@ func FuzzFullSchema(f *testing.F) {
 		}
 		c := schemaCompiler{base: "/schema", annotations: true}
 		s, cerr := c.compile(sv)
-		if cerr != nil {
-			return
+		if cerr != nil || assertFormat {
+			return // the subset ignores format (as an annotation)
 		}
 		sub := issueList{}
 		if s.validate(iv, "/request/body", &sub) != nil {
@@ -219,7 +233,7 @@ func FuzzFullSchema(f *testing.F) {
 		if diff := gocmp.Diff(sortIssues(sub.issues), sortIssues(full.issues), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("subset and full validators disagree (-subset +full):\n%s", diff)
 		}
-	})
+	}
 }
 
 // toolWorstCases are hostile tool schemas with payloads within every

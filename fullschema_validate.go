@@ -449,7 +449,9 @@ func (w *fullValidator) str(s *fullSchema, text string, f *frame) bool {
 			return false
 		}
 		if !s.formatCheck(text) {
-			w.fail(f, "format", func() string { return "expected a value in format " + echoQuote(s.format) + ", found " + echoQuote(text) })
+			w.fail(f, "format", func() string {
+				return "expected a value in format " + echoQuote(s.format) + ", found " + echoQuote(text)
+			})
 			ok = false
 		}
 	}
