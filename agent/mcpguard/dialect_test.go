@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,7 +23,8 @@ const getSumTool = `{"tools":[{"name":"get-sum","title":"Get Sum Tool","descript
 // TestInputSchemaDialects: a tool whose inputSchema names 2020-12,
 // draft-07, draft-06 or 2019-09 (or nothing) has its arguments checked in
 // that dialect; one that names another dialect is not used, the tool
-// takes any object, and a warning names the tool and the reason.
+// takes any object, a warning names the tool and the reason, and the
+// call's CallReport carries the reason.
 func TestInputSchemaDialects(t *testing.T) {
 	checked := []string{
 		`,"$schema":"http://json-schema.org/draft-07/schema#"`, // what server-everything sends
@@ -49,6 +51,7 @@ func TestInputSchemaDialects(t *testing.T) {
 		Forwarded   int
 		IsError     bool
 		ReasonCodes []string
+		Unchecked   bool // the CallReport says the schema was not used
 	}
 	bad := `{"name":"get-sum","arguments":{"a":"x","b":2}}`
 	good := `{"name":"get-sum","arguments":{"a":1,"b":2}}`
@@ -62,7 +65,9 @@ func TestInputSchemaDialects(t *testing.T) {
 		}
 		s.SawToolsList("", json.RawMessage(strings.Replace(getSumTool, "%s", extra, 1)))
 		var o outcome
-		out, err := s.CallTool(context.Background(), json.RawMessage(params), func(context.Context) (json.RawMessage, error) {
+		var report mcpguard.CallReport
+		ctx := mcpguard.WithCallReport(context.Background(), &report)
+		out, err := s.CallTool(ctx, json.RawMessage(params), func(context.Context) (json.RawMessage, error) {
 			o.Forwarded++
 			return json.RawMessage(`{"content":[{"type":"text","text":"The sum of 1 and 2 is 3."}]}`), nil
 		})
@@ -77,6 +82,10 @@ func TestInputSchemaDialects(t *testing.T) {
 			t.Fatalf("result %s: %v", out, err)
 		}
 		o.IsError = res.IsError
+		o.Unchecked = report.SchemaUnchecked != ""
+		if o.Unchecked && !strings.Contains(logged.String(), "reason="+strconv.Quote(report.SchemaUnchecked)) {
+			t.Errorf("CallReport reason %q is not the one logged: %s", report.SchemaUnchecked, logged.String())
+		}
 		if d, ok := res.Meta[mcpguard.MetaKey]; ok {
 			var w mcpguard.Withheld
 			json.Unmarshal(d, &w)
@@ -109,7 +118,7 @@ func TestInputSchemaDialects(t *testing.T) {
 	})
 	for _, extra := range anyObject {
 		t.Run("any object"+extra, func(t *testing.T) {
-			if d := cmp.Diff(outcome{Forwarded: 1}, run(t, extra, bad)); d != "" {
+			if d := cmp.Diff(outcome{Forwarded: 1, Unchecked: true}, run(t, extra, bad)); d != "" {
 				t.Errorf("get-sum {a:\"x\",b:2} with a schema preflight does not use (-want +got):\n%s", d)
 			}
 			if line := logged.String(); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "tool=get-sum") || !strings.Contains(line, "reason=") {

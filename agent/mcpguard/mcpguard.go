@@ -100,6 +100,9 @@ type session struct {
 	partial []*mcp.Tool     // pages of a tools/list in progress
 	missing map[string]bool // names looked for since the last list
 	typed   map[string]bool // tools with an outputSchema
+	// unchecked maps a listed tool whose inputSchema could not be used to
+	// the reason; its arguments are taken as any object.
+	unchecked map[string]string
 }
 
 func newGuard(opts *Options) *guard {
@@ -150,7 +153,7 @@ func (g *guard) session(ms mcp.Session) (*session, error) {
 // newSession returns the guard state of a new session, with the
 // configured specs until a tools/list arrives.
 func (g *guard) newSession() (*session, error) {
-	ts, err := g.toolset(nil)
+	ts, _, err := g.toolset(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +185,18 @@ func (g *guard) sawList(st *session, params *mcp.ListToolsParams, res *mcp.ListT
 			st.typed[t.Name] = true
 		}
 	}
-	if ts, err := g.toolset(st.tools); err == nil {
+	if ts, unchecked, err := g.toolset(st.tools); err == nil {
 		st.s.SetTools(ts)
+		st.unchecked = unchecked
 	}
+}
+
+// uncheckedReason is why the listed inputSchema of tool name could not be
+// used, or "" when it could (or the tool was not listed).
+func (st *session) uncheckedReason(name string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.unchecked[name]
 }
 
 // needsList reports whether a call of name should first list the tools:

@@ -2,6 +2,9 @@ package mcpguard
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/tools"
@@ -10,8 +13,10 @@ import (
 
 // toolset builds the toolset of a session from its listed tools and the
 // configured specs. A listed tool whose inputSchema cannot be used takes
-// any object, and a warning naming it and the reason is logged.
-func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
+// any object: a warning naming it and the reason is logged, and unchecked
+// maps its name to the reason.
+func (g *guard) toolset(listed []*mcp.Tool) (set *tools.Set, unchecked map[string]string, err error) {
+	unchecked = map[string]string{}
 	byName := make(map[string]*mcp.Tool, len(listed))
 	for _, t := range listed {
 		if t != nil && byName[t.Name] == nil {
@@ -42,7 +47,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		if t := byName[s.Operation.Name]; t != nil {
 			if s.Operation.Schema == nil {
-				s.Operation.Schema = g.usableSchema(t)
+				s.Operation.Schema = g.usableSchema(t, unchecked)
 			}
 			if s.Operation.Annotations == nil {
 				s.Operation.Annotations = annotations(t)
@@ -56,16 +61,18 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		s := g.opts.Defaults
 		s.Operation = preflight.Operation{Provider: tools.DefaultProvider, Name: t.Name,
-			Schema: g.usableSchema(t), Annotations: annotations(t)}
+			Schema: g.usableSchema(t, unchecked), Annotations: annotations(t)}
 		specs = append(specs, s)
 	}
-	return tools.NewSet(g.opts.Defaults, specs...)
+	set, err = tools.NewSet(g.opts.Defaults, specs...)
+	return set, unchecked, err
 }
 
 // usableSchema returns t's inputSchema when preflight can check payloads
 // with it (the full JSON Schema 2020-12 or draft-07 vocabulary, by its
-// $schema), else nil (any object) after logging why.
-func (g *guard) usableSchema(t *mcp.Tool) json.RawMessage {
+// $schema), else nil (any object) after logging why and noting it in
+// unchecked.
+func (g *guard) usableSchema(t *mcp.Tool, unchecked map[string]string) json.RawMessage {
 	if t.InputSchema == nil {
 		return nil
 	}
@@ -74,11 +81,28 @@ func (g *guard) usableSchema(t *mcp.Tool) json.RawMessage {
 		_, err = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b})
 	}
 	if err != nil {
+		reason := schemaReason(err)
 		g.opts.Logger.Warn("mcpguard: a tool's inputSchema cannot be used; its arguments are not checked",
-			"tool", t.Name, "reason", err.Error())
+			"tool", t.Name, "reason", reason)
+		unchecked[t.Name] = reason
 		return nil
 	}
 	return b
+}
+
+// schemaReason says why a schema was refused: the first problem, at its
+// JSON Pointer in the schema, and how many more there are.
+func schemaReason(err error) string {
+	var e *preflight.Error
+	if !errors.As(err, &e) || len(e.Details) == 0 {
+		return err.Error()
+	}
+	d := e.Details[0]
+	r := string(d.Code) + " at " + strings.TrimPrefix(d.Path, "/0/schema") + ": " + d.Message
+	if n := len(e.Details) - 1; n > 0 {
+		r += " (and " + strconv.Itoa(n) + " more)"
+	}
+	return r
 }
 
 // annotations converts the MCP annotations of t. A tool without
