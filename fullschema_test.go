@@ -315,3 +315,36 @@ func TestToolSchemaWorstCaseCPU(t *testing.T) {
 		t.Logf("%-34s %6.1f ms CPU per call (%s)", tc.name, float64(cpu()-start)/runs/1e6, outcome)
 	}
 }
+
+// TestRegexFormatBounded: with format asserted, strings checked as
+// regexes are compiled within the work of one call: an array of patterns
+// heavy on Unicode classes ends in limit_exceeded, not in seconds of CPU.
+func TestRegexFormatBounded(t *testing.T) {
+	sv, err := strictjson.Parse([]byte(`{"type":"array","items":{"type":"string","format":"regex"}}`), strictjson.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, serr := compileFullSchemaWith(sv, "", true)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	// Each item: 80 classes of about 680 ranges.
+	items := strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat(`\\p{L}`, 80)+`",`, 300), ",")
+	iv, err := strictjson.Parse([]byte(`[`+items+`]`), strictjson.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	errs := issueList{}
+	over := d.validate(iv, "", &errs)
+	t.Logf("%d patterns of 80 \\p{L}: %v, %v", 300, time.Since(start), over)
+	if over == nil || over.Code != ErrorLimitExceeded || over.Details[0].Code != IssueMaxWork {
+		t.Fatalf("got %v (%d issues), want limit_exceeded max_work", over, len(errs.issues))
+	}
+	// One such pattern is a valid regex.
+	errs = issueList{}
+	one, _ := strictjson.Parse([]byte(`["`+strings.Repeat(`\\p{L}`, 80)+`", "(", "a(?=b)"]`), strictjson.Limits{})
+	if over := d.validate(one, "", &errs); over != nil || len(errs.issues) != 1 || errs.issues[0].Path != "/1" {
+		t.Fatalf("got %v, %+v; want only /1 (an unclosed group) invalid", over, errs.issues)
+	}
+}

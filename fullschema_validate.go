@@ -448,7 +448,19 @@ func (w *fullValidator) str(s *fullSchema, text string, f *frame) bool {
 			w.exhausted(w.schemaPointer(s, "format"))
 			return false
 		}
-		if !s.formatCheck(text) {
+		valid := false
+		if s.format == "regex" {
+			// Compiling a pattern costs in its character-class ranges:
+			// charged like matching, within what is left.
+			var good bool
+			if valid, good = w.regexFormat(text); !good {
+				w.exhausted(w.schemaPointer(s, "format"))
+				return false
+			}
+		} else {
+			valid = s.formatCheck(text)
+		}
+		if !valid {
 			w.fail(f, "format", func() string {
 				return "expected a value in format " + echoQuote(s.format) + ", found " + echoQuote(text)
 			})
@@ -761,4 +773,26 @@ func (s *fullSchema) property(name string) *fullSchema {
 		}
 	}
 	return nil
+}
+
+// regexFormatRangeCost is the work of one character-class range when a
+// string is compiled to check format "regex" (about 80 ns a range).
+const regexFormatRangeCost = 8
+
+// regexFormat checks format "regex" on text within the work left: good is
+// false when compiling it needs more.
+func (w *fullValidator) regexFormat(text string) (valid, good bool) {
+	room := max(w.work, 0) / regexFormatRangeCost
+	_, size, ranges, err := pattern.CompileWithin(text, maxPatternInsts, min(maxSchemaClassRanges, room))
+	if !w.spend(size + ranges*regexFormatRangeCost) {
+		return false, false
+	}
+	if err == nil {
+		return true, true
+	}
+	pe, ok := err.(*pattern.Error)
+	if ok && pe.OverRanges && room < maxSchemaClassRanges {
+		return false, false
+	}
+	return ok && (pe.Unsupported || pe.OverSize || pe.OverRanges || pe.TooDeep), true
 }
