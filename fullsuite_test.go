@@ -94,71 +94,68 @@ var fullSuiteParts = []struct {
 }{{"", false}, {"optional", false}, {"optional/format", true}}
 
 // runFullSuitePart runs the files of one folder of one dialect.
-func runFullSuitePart(t *testing.T, dialect, schemaURI, part string, assertFormat bool, used map[string]bool) {
+func runFullSuitePart(t *testing.T, dir, schemaURI, part string, assertFormat bool, used map[string]bool) {
 	t.Helper()
-	dl := struct{ dir, schema string }{dialect, schemaURI}
-	{
-		files, err := filepath.Glob(filepath.Join("testdata", "jsonschema-full", dl.dir, part, "*.json"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no suite files for %s/%s: %v", dl.dir, part, err)
-		}
-		sort.Strings(files)
-		pass, skipped := 0, 0
-		for _, file := range files {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var groups []fullSuiteGroup
-			if err := json.Unmarshal(raw, &groups); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			for _, g := range groups {
-				gname := strings.TrimSuffix(dl.dir+"/"+part, "/") + "/" + filepath.Base(file) + "/" + g.Description
-				schemaText := withDialect(g.Schema, dl.schema)
-				for _, tc := range g.Tests {
-					name := gname + "/" + tc.Description
-					reason, skip := fullSuiteSkips[name]
-					if !skip {
-						reason, skip = fullSuiteSkips[gname]
-						if skip {
-							used[gname] = true
-						}
-					} else {
-						used[name] = true
-					}
-					got, err := fullSuiteVerdict(schemaText, tc.Data, assertFormat)
-					if skip {
-						skipped++
-						// Every skip but the content annotations is a
-						// refusal by design: the schema must not compile,
-						// and must say why. A content case is skipped
-						// because its data is accepted.
-						if reason == contentAnnotation {
-							if err != nil || !got {
-								t.Errorf("content-annotation case not accepted as valid: %s: %v", name, err)
-							}
-						} else if err == nil {
-							t.Errorf("skipped case compiles now (%s): %s (valid = %v)", reason, name, got)
-						} else if msg := err.Error(); !strings.Contains(msg, "outside this schema") && !strings.Contains(msg, "$schema") {
-							t.Errorf("skipped case refused for another reason than %q: %s: %v", reason, name, err)
-						}
-						continue
-					}
-					if err != nil {
-						t.Errorf("%s: %v", name, err)
-						continue
-					}
-					if got != tc.Valid {
-						t.Errorf("%s: valid = %v, want %v", name, got, tc.Valid)
-						continue
-					}
-					pass++
-				}
-			}
-		}
-		t.Logf("%s: %d cases pass, %d skipped", strings.TrimSuffix(dl.dir+"/"+part, "/"), pass, skipped)
+	files, err := filepath.Glob(filepath.Join("testdata", "jsonschema-full", dir, part, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suite files for %s/%s: %v", dir, part, err)
 	}
+	sort.Strings(files)
+	pass, skipped := 0, 0
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []fullSuiteGroup
+		if err := json.Unmarshal(raw, &groups); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, g := range groups {
+			gname := strings.TrimSuffix(dir+"/"+part, "/") + "/" + filepath.Base(file) + "/" + g.Description
+			schemaText := withDialect(g.Schema, schemaURI)
+			for _, tc := range g.Tests {
+				name := gname + "/" + tc.Description
+				reason, skip := fullSuiteSkips[name]
+				if !skip {
+					reason, skip = fullSuiteSkips[gname]
+					if skip {
+						used[gname] = true
+					}
+				} else {
+					used[name] = true
+				}
+				got, err := fullSuiteVerdict(schemaText, tc.Data, assertFormat)
+				if skip {
+					skipped++
+					// Every skip but the content annotations is a
+					// refusal by design: the schema must not compile,
+					// and must say why. A content case is skipped
+					// because its data is accepted.
+					if reason == contentAnnotation {
+						if err != nil || !got {
+							t.Errorf("content-annotation case not accepted as valid: %s: %v", name, err)
+						}
+					} else if err == nil {
+						t.Errorf("skipped case compiles now (%s): %s (valid = %v)", reason, name, got)
+					} else if msg := err.Error(); !strings.Contains(msg, "outside this schema") && !strings.Contains(msg, "$schema") {
+						t.Errorf("skipped case refused for another reason than %q: %s: %v", reason, name, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				if got != tc.Valid {
+					t.Errorf("%s: valid = %v, want %v", name, got, tc.Valid)
+					continue
+				}
+				pass++
+			}
+		}
+	}
+	t.Logf("%s: %d cases pass, %d skipped", strings.TrimSuffix(dir+"/"+part, "/"), pass, skipped)
 }
 
 // withDialect adds "$schema": uri to an object schema that names none.
