@@ -321,6 +321,13 @@ func (c *fullCompiler) compileAt(v strictjson.Value, ptr string, base *url.URL, 
 		}
 		c.keyword(n, m.Key, m.Value, ptr+"/"+strictjson.EscapePointerToken(m.Key), base, d, res)
 	}
+	// OpenAPI 3.0's "nullable": true, which tool schemas converted from
+	// OpenAPI still carry, means null is allowed too. It is not JSON
+	// Schema (an unknown keyword, ignored), but ignoring it would block
+	// calls the tool accepts: it widens type, never narrows anything.
+	if nv, ok := v.Get("nullable"); ok && nv.Kind() == strictjson.Bool && nv.Bool() && n.types != 0 {
+		n.types |= typeNull
+	}
 	if n.contains != nil && n.minContains < 0 {
 		n.minContains = 1
 	}

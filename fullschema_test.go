@@ -52,6 +52,7 @@ func TestToolSchemaFullVocabulary(t *testing.T) {
 			[]Issue{{Path: "/tool/request/cvv", Code: IssueRequired, Message: `missing required property "cvv"`}}},
 		{"dependentRequired", `{"type":"object","dependentRequired":{"card":["cvv"]}}`, `{"card":"4111"}`,
 			[]Issue{{Path: "/tool/request/cvv", Code: "dependentRequired", Message: `missing property "cvv", required when "card" is present`}}},
+		{"OpenAPI nullable widens type", `{"type":"object","properties":{"s":{"type":"string","nullable":true}}}`, `{"s":null}`, nil},
 		{"recursive $ref", `{"type":"object","properties":{"tree":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}},"v":{"type":"integer"}}}}}`,
 			`{"tree":{"kids":[{"kids":[{"v":"x"}]}]}}`, []Issue{{Path: "/tool/request/tree/kids/0/kids/0/v", Code: IssueType, Message: "expected integer, found string"}}},
 	} {
