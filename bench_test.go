@@ -116,3 +116,62 @@ func BenchmarkDecideGo(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolSchema compares the two validators a tool schema can get on
+// the corpus's twelve-keyword schemas: the subset's (the fast path, which
+// compileFor picks for them) and the full one (what any other tool schema
+// gets). cold is compile plus one validation, as a catalog built per call
+// would pay; warm is the validation of a compiled schema, as Decide pays.
+func BenchmarkToolSchema(b *testing.B) {
+	for name, data := range benchFiles(b, "check_*_valid.json") {
+		var req struct {
+			Schema  json.RawMessage `json:"schema"`
+			Request struct {
+				Body json.RawMessage `json:"body"`
+			} `json:"request"`
+		}
+		if err := json.Unmarshal(data, &req); err != nil {
+			b.Fatal(err)
+		}
+		sv, err := strictjson.Parse(req.Schema, strictjson.Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := strictjson.Parse(req.Request.Body, strictjson.Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		compilers := []struct {
+			name    string
+			compile func() (payloadSchema, *Error)
+		}{
+			{"subset", func() (payloadSchema, *Error) { return compileFor(useTool, sv, "") }},
+			{"full", func() (payloadSchema, *Error) { return compileFullSchema(sv, "") }},
+		}
+		for _, c := range compilers {
+			if s, _ := c.compile(); s == nil {
+				b.Fatalf("%s: %s does not compile", name, c.name)
+			}
+			b.Run(strings.TrimPrefix(name, "check_")+"/cold/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					s, _ := c.compile()
+					errs := issueList{max: maxCheckErrors}
+					if s.validate(body, "", &errs) != nil || len(errs.issues) > 0 {
+						b.Fatal("not valid")
+					}
+				}
+			})
+			b.Run(strings.TrimPrefix(name, "check_")+"/warm/"+c.name, func(b *testing.B) {
+				s, _ := c.compile()
+				b.ReportAllocs()
+				for b.Loop() {
+					errs := issueList{max: maxCheckErrors}
+					if s.validate(body, "", &errs) != nil || len(errs.issues) > 0 {
+						b.Fatal("not valid")
+					}
+				}
+			})
+		}
+	}
+}

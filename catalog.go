@@ -23,12 +23,15 @@ type Operation struct {
 	// recorded under one name never matches a call made under another.
 	Aliases []string
 	// Schema is the JSON Schema the payload (ToolCall.Request) must satisfy,
-	// in the subset Check supports, at most 32,768 bytes. The annotation
-	// keywords title, description, default, examples, $comment, deprecated,
-	// readOnly and writeOnly, and a $schema naming JSON Schema 2020-12, are
-	// accepted here and ignored, so tool schemas from MCP servers, OpenAPI
-	// documents and LLM function definitions can be used as they are. Nil
-	// (or empty) means any JSON object.
+	// at most 32,768 bytes, in the full vocabulary of JSON Schema 2020-12,
+	// or of draft-07 (or 2019-09, draft-06) when its $schema names it, so
+	// tool schemas from MCP servers, OpenAPI documents and LLM function
+	// definitions can be used as they are. References ($ref, $dynamicRef)
+	// are resolved within the schema only: one naming another document is
+	// refused, never fetched. Annotation keywords (format included) and
+	// unknown keywords are ignored. Check's schema, by contrast, is held to
+	// the spec's twelve-keyword subset. Nil (or empty) means any JSON
+	// object.
 	Schema json.RawMessage
 	// Effects says what a call does to the world. Zero means: read it from
 	// Annotations. An explicit value wins over the annotations.
@@ -118,9 +121,9 @@ type Catalog struct {
 
 // catalogEntry is one compiled operation.
 type catalogEntry struct {
-	op      Operation // a copy the caller cannot reach
-	schema  *schema   // nil: any object
-	effects Effects   // resolved
+	op      Operation     // a copy the caller cannot reach
+	schema  payloadSchema // nil: any object
+	effects Effects       // resolved
 }
 
 type opKey struct{ provider, name string }
@@ -130,8 +133,8 @@ type opKey struct{ provider, name string }
 // example "/2/schema/properties/id/format" or "/0/aliases/1": a missing
 // provider or name, a name or alias used twice for one provider
 // (duplicate_operation), an Effects value out of range, and every schema
-// problem Check would report, with Check's codes. Annotation keywords in a
-// schema are ignored (see Operation.Schema).
+// problem (see Operation.Schema for the vocabulary), with Check's codes; a
+// $ref to another document is unsupported_schema_keyword at the $ref.
 //
 // To add operations to the built-in ones, pass
 // DefaultCatalog().Operations() first.
@@ -176,8 +179,9 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 			s, serr := compileOperationSchema(op.Schema, at+"/schema")
 			if serr != nil {
 				issues = append(issues, serr.Details...)
+			} else {
+				e.schema = s
 			}
-			e.schema = s
 		}
 		names := append([]string{op.Name}, op.Aliases...)
 		for j, name := range names {
@@ -226,7 +230,7 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 
 // compileOperationSchema compiles an operation's payload schema, ignoring
 // annotation keywords. Problems are reported under base.
-func compileOperationSchema(text []byte, base string) (*schema, *Error) {
+func compileOperationSchema(text []byte, base string) (payloadSchema, *Error) {
 	if len(text) > MaxSchemaBytes {
 		return nil, &Error{Code: ErrorSchemaTooLarge, Message: "the schema is larger than 32768 bytes",
 			Details: []Issue{{Path: base, Code: IssueSchemaTooLarge,
@@ -240,8 +244,7 @@ func compileOperationSchema(text []byte, base string) (*schema, *Error) {
 		}
 		return nil, pe
 	}
-	c := schemaCompiler{base: base, annotations: true}
-	return c.compile(v)
+	return compileFor(useTool, v, base)
 }
 
 // Operations returns the catalog's operations in the order they were
@@ -316,11 +319,22 @@ func (c *Catalog) lookup(provider, operation string) *catalogEntry {
 	return nil
 }
 
-// payloadIssues checks a payload against the operation's rules.
-func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
+// payloadIssues checks a payload against the operation's rules. It
+// returns a limit_exceeded error, and no issues, when the schema needs
+// more work on the payload than one call may use.
+func (e *catalogEntry) payloadIssues(payload strictjson.Value) ([]Issue, *Error) {
 	errs := issueList{max: maxCheckErrors}
-	if e.schema != nil {
-		e.schema.validate(payload, "/tool/request", &errs)
+	// A call through the interface would make errs escape (one allocation
+	// per decision); the concrete calls keep it on the stack.
+	var err *Error
+	switch s := e.schema.(type) {
+	case *schema:
+		err = s.validate(payload, "/tool/request", &errs)
+	case *fullDoc:
+		err = s.validate(payload, "/tool/request", &errs)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range e.op.URLMembers {
 		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
@@ -329,7 +343,7 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) []Issue {
 			}
 		}
 	}
-	return errs.issues
+	return errs.issues, nil
 }
 
 // reusable reports whether a prior success may stand in for a call.

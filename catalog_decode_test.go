@@ -69,8 +69,8 @@ func TestDecodeCatalogErrors(t *testing.T) {
 		}},
 		{"bad schema", `{"operations": [{"provider": "a", "name": "b"},
 			{"provider": "a", "name": "c", "schema": {"type": "object", "properties": {"x": {"oneOf": []}}}}]}`,
-			ErrorUnsupportedSchemaKeyword, []Issue{
-				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "oneOf" is not supported (supported: ` + schemaKeywordList + ")"},
+			ErrorInvalidSchema, []Issue{
+				{Path: "/operations/1/schema/properties/x/oneOf", Code: IssueInvalidSchema, Message: `expected a non-empty array of schemas, found []`},
 			}},
 		{"a built-in repeated", `{"operations": [{"provider": "search", "name": "web_search"}]}`,
 			ErrorInvalidRequest, []Issue{

@@ -313,12 +313,16 @@ func TestNewCatalogErrors(t *testing.T) {
 		{"effects out of range", []Operation{{Provider: "p", Name: "a", Effects: 9}}, ErrorInvalidRequest, []Issue{
 			{Path: "/0/effects", Code: IssueEnum, Message: "expected one of the Effects constants, found Effects(9)"},
 		}},
-		{"keyword outside the subset", []Operation{
-			{Provider: "p", Name: "ok", Schema: json.RawMessage(`{"type":"object"}`)},
-			{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","description":"d","properties":{"u":{"type":"string","format":"uri","title":"U"}}}`)},
+		{"a $ref to another document", []Operation{
+			{Provider: "p", Name: "ok", Schema: json.RawMessage(`{"type":"object","properties":{"u":{"type":"string","format":"uri"}},"anyOf":[{"required":["u"]}]}`)},
+			{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","properties":{"u":{"$ref":"https://example.com/u.json#/$defs/u"}}}`)},
 		}, ErrorUnsupportedSchemaKeyword, []Issue{
-			{Path: "/1/schema/properties/u/format", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "format" is not supported (supported: ` + schemaKeywordList + ")"},
+			{Path: "/1/schema/properties/u/$ref", Code: IssueUnsupportedSchemaKeyword, Message: `the reference "https://example.com/u.json#/$defs/u" names "https://example.com/u.json", a document outside this schema; references are resolved only within the schema (never fetched)`},
 		}},
+		{"a $ref to a missing anchor", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"type":"object","$defs":{"x":{"$anchor":"x"}},"properties":{"u":{"$ref":"#y"}}}`)}},
+			ErrorUnsupportedSchemaKeyword, []Issue{
+				{Path: "/0/schema/properties/u/$ref", Code: IssueUnsupportedSchemaKeyword, Message: `the reference "#y" names anchor "y", which the schema does not define`},
+			}},
 		{"another dialect", []Operation{{Provider: "p", Name: "a", Schema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`)}},
 			ErrorUnsupportedSchemaKeyword, []Issue{
 				{Path: "/0/schema/$schema", Code: IssueUnsupportedSchemaKeyword, Message: `keyword "$schema" must name JSON Schema 2020-12 (https://json-schema.org/draft/2020-12/schema), 2019-09, draft-07 or draft-06, found "http://json-schema.org/draft-04/schema#"`},

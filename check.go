@@ -159,7 +159,7 @@ func (d *decoder) schema(in *checkInput) {
 	sv := in.rawSch
 	if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
 		d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
-	} else if s, serr := compileSchema(sv, "/schema"); serr != nil {
+	} else if s, serr := compileCheckRequestSchema(sv, "/schema"); serr != nil {
 		d.issues = append(d.issues, serr.Details...)
 	} else {
 		in.schema = s

@@ -60,7 +60,11 @@ func Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 // top-level members are not errors: they are ignored and listed, after
 // any other, in the decision's issues (unknown_field_ignored). Problems
 // inside tool.request are not errors either: they make the decision a
-// block.
+// block. The one exception is a payload whose validation under the
+// operation's schema needs more work than one call may use (a hostile or
+// runaway schema): that is limit_exceeded with a max_work (or, for a
+// reference cycle, max_depth) detail at the schema keyword, never a
+// payload half checked and allowed.
 //
 // DecideJSON(data) gives the decision of Decide of
 // [DecodeToolCallRequest](data) with those ignored members added, or the
@@ -97,7 +101,11 @@ func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDeci
 		return out, nil
 	}
 	// Rule 2.
-	if issues := op.payloadIssues(in.payload); len(issues) > 0 {
+	issues, lerr := op.payloadIssues(in.payload)
+	if lerr != nil {
+		return nil, lerr
+	}
+	if len(issues) > 0 {
 		out.set(VerdictBlock, EnforcementSafeToSkip, confidenceCertain, ReasonInvalidPayload)
 		out.Issues = append(out.Issues, issues...)
 		return out, nil

@@ -12,14 +12,14 @@
 // Each MCP session gets its own [tools.Session]: a ledger, a budget and a
 // call limit of its own. The catalog is built from the session's tools/list
 // (each tool's inputSchema and annotations) merged with Options.Specs,
-// which win. A tool's inputSchema is used as its payload schema when it
-// compiles in preflight's subset, after a top-level $schema naming
-// draft-06, draft-07 (as the TypeScript SDK writes) or 2019-09 is dropped:
-// the subset's keywords mean the same in those drafts as in 2020-12.
-// Otherwise ($ref, oneOf, format, the array form of items, another
-// $schema, …) the tool takes any object, and nothing reports it: give the
-// tool an Options.Specs entry with a schema in the subset to have its
-// arguments checked. The
+// which win. A tool's inputSchema is used as its payload schema in the
+// full vocabulary of JSON Schema 2020-12, or of draft-07 (as the
+// TypeScript SDK writes), 2019-09 or draft-06 when its $schema names it.
+// A schema that cannot be used (a $ref to another document, which is
+// never fetched; another $schema; an ill-formed keyword) leaves the tool
+// taking any object, and Options.Logger gets a warning naming the tool
+// and the reason: give the tool an Options.Specs entry with a usable
+// schema to have its arguments checked. The
 // annotations are the tool author's claims and are not verified: by
 // default only a tool annotated readOnlyHint is ever reused or coalesced,
 // and one that is not read-only and not marked destructiveHint false is

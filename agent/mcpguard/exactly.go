@@ -343,6 +343,7 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, name string,
 	}
 	r, ans, err := s.st.s.Start(ctx, name, args)
 	note(ctx, ans)
+	noteUnchecked(ctx, s.st.uncheckedReason(name))
 	var pe *preflight.Error
 	switch {
 	case errors.As(err, &pe):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -58,6 +59,11 @@ type Options struct {
 	// A spec's Operation.Schema and Annotations, when nil, are taken from
 	// the tool list; its Provider, when empty, is tools.DefaultProvider.
 	Specs []tools.Spec
+	// Logger receives a warning for each listed tool whose inputSchema
+	// cannot be used (a $ref to another document, an unknown $schema, an
+	// ill-formed keyword), naming the tool and the reason: that tool's
+	// arguments are not checked. Nil means slog.Default().
+	Logger *slog.Logger
 	// Defaults gives the price, TTL, retry cap and idempotency window of
 	// listed tools without a spec and of names the tool list lacks. An
 	// empty TTLSeconds means adapt.DefaultTTLSeconds; "0" disables reuse.
@@ -95,6 +101,9 @@ type session struct {
 	partial []*mcp.Tool     // pages of a tools/list in progress
 	missing map[string]bool // names looked for since the last list
 	typed   map[string]bool // tools with an outputSchema
+	// unchecked maps a listed tool whose inputSchema could not be used to
+	// the reason; its arguments are taken as any object.
+	unchecked map[string]string
 }
 
 func newGuard(opts *Options) *guard {
@@ -104,6 +113,9 @@ func newGuard(opts *Options) *guard {
 	}
 	if g.opts.Results == nil {
 		g.opts.Results = tools.NewSharedResultStore(nil)
+	}
+	if g.opts.Logger == nil {
+		g.opts.Logger = slog.Default()
 	}
 	if g.opts.Defaults.TTLSeconds == "" {
 		g.opts.Defaults.TTLSeconds = adapt.DefaultTTLSeconds
@@ -142,7 +154,7 @@ func (g *guard) session(ms mcp.Session) (*session, error) {
 // newSession returns the guard state of a new session, with the
 // configured specs until a tools/list arrives.
 func (g *guard) newSession() (*session, error) {
-	ts, err := g.toolset(nil)
+	ts, _, err := g.toolset(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +186,18 @@ func (g *guard) sawList(st *session, params *mcp.ListToolsParams, res *mcp.ListT
 			st.typed[t.Name] = true
 		}
 	}
-	if ts, err := g.toolset(st.tools); err == nil {
+	if ts, unchecked, err := g.toolset(st.tools); err == nil {
 		st.s.SetTools(ts)
+		st.unchecked = unchecked
 	}
+}
+
+// uncheckedReason is why the listed inputSchema of tool name could not be
+// used, or "" when it could (or the tool was not listed).
+func (st *session) uncheckedReason(name string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.unchecked[name]
 }
 
 // needsList reports whether a call of name should first list the tools:

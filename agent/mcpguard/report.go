@@ -24,6 +24,10 @@ type CallReport struct {
 	Repeat bool
 	// NotEvaluated is true when the arguments could not be evaluated.
 	NotEvaluated bool
+	// SchemaUnchecked, when not empty, says why the tool's listed
+	// inputSchema could not be used (a $ref to another document, an
+	// unknown $schema, …): the call's arguments were taken as any object.
+	SchemaUnchecked string
 	// Report is the Guard's report: the decision with its reason codes,
 	// and the money reserved and settled when the call ran.
 	Report agent.Report
@@ -54,5 +58,13 @@ func noteRepeat(ctx context.Context) {
 func noteNotEvaluated(ctx context.Context) {
 	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
 		r.NotEvaluated = true
+	}
+}
+
+// noteUnchecked records in the CallReport of ctx, if any, why the tool's
+// arguments were not checked ("" when they were).
+func noteUnchecked(ctx context.Context, reason string) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil && reason != "" {
+		r.SchemaUnchecked = reason
 	}
 }

@@ -2,6 +2,8 @@ package mcpguard
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
@@ -10,9 +12,11 @@ import (
 )
 
 // toolset builds the toolset of a session from its listed tools and the
-// configured specs. A listed tool whose inputSchema does not compile in
-// preflight's subset takes any object.
-func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
+// configured specs. A listed tool whose inputSchema cannot be used takes
+// any object: a warning naming it and the reason is logged, and unchecked
+// maps its name to the reason.
+func (g *guard) toolset(listed []*mcp.Tool) (set *tools.Set, unchecked map[string]string, err error) {
+	unchecked = map[string]string{}
 	byName := make(map[string]*mcp.Tool, len(listed))
 	for _, t := range listed {
 		if t != nil && byName[t.Name] == nil {
@@ -43,7 +47,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		if t := byName[s.Operation.Name]; t != nil {
 			if s.Operation.Schema == nil {
-				s.Operation.Schema = usableSchema(t)
+				s.Operation.Schema = g.usableSchema(t, unchecked)
 			}
 			if s.Operation.Annotations == nil {
 				s.Operation.Annotations = annotations(t)
@@ -57,71 +61,48 @@ func (g *guard) toolset(listed []*mcp.Tool) (*tools.Set, error) {
 		}
 		s := g.opts.Defaults
 		s.Operation = preflight.Operation{Provider: tools.DefaultProvider, Name: t.Name,
-			Schema: usableSchema(t), Annotations: annotations(t)}
+			Schema: g.usableSchema(t, unchecked), Annotations: annotations(t)}
 		specs = append(specs, s)
 	}
-	return tools.NewSet(g.opts.Defaults, specs...)
+	set, err = tools.NewSet(g.opts.Defaults, specs...)
+	return set, unchecked, err
 }
 
 // usableSchema returns t's inputSchema when preflight can check payloads
-// with it, else nil (any object). A top-level $schema naming draft-06,
-// draft-07 or 2019-09 is dropped first (see sameMeaningDialect).
-func usableSchema(t *mcp.Tool) json.RawMessage {
+// with it (the full JSON Schema 2020-12 or draft-07 vocabulary, by its
+// $schema), else nil (any object) after logging why and noting it in
+// unchecked.
+func (g *guard) usableSchema(t *mcp.Tool, unchecked map[string]string) json.RawMessage {
 	if t.InputSchema == nil {
 		return nil
 	}
 	b, err := json.Marshal(t.InputSchema)
-	if err != nil {
-		return nil
+	if err == nil {
+		_, err = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b})
 	}
-	b = withoutOlderDialect(b)
-	if _, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "n", Schema: b}); err != nil {
+	if err != nil {
+		reason := schemaReason(err)
+		g.opts.Logger.Warn("mcpguard: a tool's inputSchema cannot be used; its arguments are not checked",
+			"tool", t.Name, "reason", reason)
+		unchecked[t.Name] = reason
 		return nil
 	}
 	return b
 }
 
-// withoutOlderDialect returns schema without its top-level $schema when
-// that names a dialect in which preflight's keywords mean what they mean
-// in 2020-12, else schema unchanged.
-func withoutOlderDialect(schema []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(schema, &m) != nil {
-		return schema
+// schemaReason says why a schema was refused: the first problem, at its
+// JSON Pointer in the schema, and how many more there are.
+func schemaReason(err error) string {
+	var e *preflight.Error
+	if !errors.As(err, &e) || len(e.Details) == 0 {
+		return err.Error()
 	}
-	var uri string
-	if json.Unmarshal(m["$schema"], &uri) != nil || !sameMeaningDialect(uri) {
-		return schema
+	d := e.Details[0]
+	r := string(d.Code) + " at " + strings.TrimPrefix(d.Path, "/0/schema") + ": " + d.Message
+	if n := len(e.Details) - 1; n > 0 {
+		r += " (and " + strconv.Itoa(n) + " more)"
 	}
-	delete(m, "$schema")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return schema
-	}
-	return b
-}
-
-// sameMeaningDialect reports whether uri names draft-06, draft-07 or
-// 2019-09 (http or https, with or without a trailing '#'). The keywords
-// preflight supports (type, properties, required, additionalProperties,
-// items as one schema, enum, const, minimum, maximum, minLength,
-// maxLength, pattern) mean the same in those drafts as in 2020-12, which
-// is what the TypeScript SDK's draft-07 schemas need. Forms that differ,
-// such as the array form of items, still fail to compile.
-func sameMeaningDialect(uri string) bool {
-	uri = strings.TrimSuffix(uri, "#")
-	rest, ok := strings.CutPrefix(uri, "https://")
-	if !ok {
-		rest, ok = strings.CutPrefix(uri, "http://")
-	}
-	if !ok {
-		return false
-	}
-	switch rest {
-	case "json-schema.org/draft-06/schema", "json-schema.org/draft-07/schema", "json-schema.org/draft/2019-09/schema":
-		return true
-	}
-	return false
+	return r
 }
 
 // annotations converts the MCP annotations of t. A tool without

@@ -26,7 +26,7 @@ func TestBinaryOperationsFlag(t *testing.T) {
 	t.Run("bad file stops the program at start", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.json")
 		os.WriteFile(bad, []byte(`{"operations": [
-			{"provider": "github", "name": "create_issue", "schema": {"type": "object", "properties": {"title": {"type": "string", "format": "text"}}}},
+			{"provider": "github", "name": "create_issue", "schema": {"type": "object", "properties": {"title": {"$ref": "https://example.com/title.json"}}}},
 			{"provider": "github", "name": "create_issue"}
 		]}`), 0o600)
 		cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--operations", bad)
@@ -36,7 +36,7 @@ func TestBinaryOperationsFlag(t *testing.T) {
 			t.Fatalf("exit: %v\n%s", err, out)
 		}
 		for _, want := range []string{
-			"/operations/0/schema/properties/title/format: keyword \"format\" is not supported",
+			"/operations/0/schema/properties/title/$ref: the reference \"https://example.com/title.json\" names \"https://example.com/title.json\", a document outside this schema",
 			"/operations/1/name: operation \"github/create_issue\" is already declared at /operations/0",
 		} {
 			if !strings.Contains(string(out), want) {

@@ -337,6 +337,10 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("metrics: %w", err)
 	}
 	checker := newListChecker(logger, o.strict, gopts)
+	// The checker reports an inputSchema the guard cannot use once per
+	// list, as schema_unusable (an error under --strict); the guard of
+	// each scope would warn again, in its own words.
+	gopts.Logger = slog.New(slog.DiscardHandler)
 	policies := newPrincipalPolicies(file)
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {

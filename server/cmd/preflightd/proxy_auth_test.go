@@ -141,9 +141,10 @@ const upstreamChallenge = `Bearer realm="upstream", error="invalid_token", resou
 func newTokenUpstream(t *testing.T, token string) *tokenUpstream {
 	t.Helper()
 	s, counts := mcptest.NewServer("")
-	// A tool whose inputSchema the guard cannot use (anyOf).
+	// A tool whose inputSchema the guard cannot use (a $ref to another
+	// document, which is never fetched).
 	s.AddTool(&mcp.Tool{Name: "lookup_order", Description: "Look up an order by id or email.",
-		InputSchema: json.RawMessage(`{"type":"object","anyOf":[{"required":["id"]},{"required":["email"]}]}`)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"$ref":"https://example.com/order-id.json"}}}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shipped"}}}, nil
 		})

@@ -1,0 +1,258 @@
+package benchmarks
+
+// Tool schemas as MCP servers list them (the core's testdata/catalog and
+// the reference server's own tools/list), validated by preflight's tool
+// path (a catalog built from the schema, then Decide) and by the two
+// peers. Most of these schemas are outside the twelve-keyword subset of
+// /check-request (draft-07 $schema, anyOf, format, minItems,
+// exclusiveMinimum), so preflight's full validator is what is measured
+// for them.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+	googleschema "github.com/google/jsonschema-go/jsonschema"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+type realTool struct {
+	name   string
+	schema []byte
+	args   []byte // arguments: {} (a tool with required members rejects it)
+}
+
+func realTools(tb testing.TB) []realTool {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "catalog", "*.tools.json"))
+	files = append(files, filepath.Join("..", "server", "testdata", "mcp_tools_list.golden"))
+	sort.Strings(files)
+	var out []realTool
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var doc struct {
+			Tools []struct {
+				Name        string
+				InputSchema json.RawMessage
+			} `json:"tools"`
+			Result struct {
+				Tools []struct {
+					Name        string
+					InputSchema json.RawMessage
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		for _, t := range append(doc.Tools, doc.Result.Tools...) {
+			out = append(out, realTool{name: filepath.Base(f) + "/" + t.Name, schema: t.InputSchema, args: []byte(`{}`)})
+		}
+	}
+	if len(out) < 10 {
+		tb.Fatalf("%d real tools; the test data is missing", len(out))
+	}
+	return out
+}
+
+// decideRequest is a tool-call request for tool p/t with args.
+func decideRequest(args []byte) *preflight.ToolCallRequest {
+	return &preflight.ToolCallRequest{RunID: "run", StepID: "step",
+		Tool:   preflight.ToolCall{Provider: "p", Operation: "t", Request: args, EstimatedExternalCostUSD: "0.001", EstimatedModelCostUSD: "0"},
+		Budget: preflight.Budget{RemainingUSD: "10", ReservedUSD: "0", MaxToolCallsRemaining: "10"}}
+}
+
+// preflightValid is whether Decide on c found the arguments valid.
+func preflightValid(tb testing.TB, c *preflight.Catalog, args []byte) bool {
+	d, err := c.Decide(decideRequest(args))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d.Verdict != preflight.VerdictBlock
+}
+
+// argumentVariants are arguments for a tool: {} and, for each kind of
+// JSON value, every listed property set to a value of that kind (most are
+// invalid somewhere, some valid).
+func argumentVariants(tb testing.TB, schema []byte) [][]byte {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	json.Unmarshal(schema, &s)
+	out := [][]byte{[]byte(`{}`)}
+	// A value of each property's declared type (the first, when a list),
+	// then that object with one property at a time of another kind.
+	typed := map[string]any{}
+	for name, ps := range s.Properties {
+		var p struct {
+			Type json.RawMessage `json:"type"`
+			Enum []any           `json:"enum"`
+		}
+		json.Unmarshal(ps, &p)
+		var ty string
+		if json.Unmarshal(p.Type, &ty) != nil {
+			var tys []string
+			if json.Unmarshal(p.Type, &tys) == nil && len(tys) > 0 {
+				ty = tys[0]
+			}
+		}
+		switch {
+		case len(p.Enum) > 0:
+			typed[name] = p.Enum[0]
+		case ty == "string":
+			typed[name] = "abc"
+		case ty == "integer", ty == "number":
+			typed[name] = 5
+		case ty == "boolean":
+			typed[name] = true
+		case ty == "array":
+			typed[name] = []any{}
+		case ty == "object":
+			typed[name] = map[string]any{}
+		default:
+			typed[name] = "abc"
+		}
+	}
+	add := func(m map[string]any) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	add(typed)
+	for name := range typed {
+		for _, wrong := range []any{"abc", 5, 2.5, -1, nil, false, []any{"a"}, map[string]any{"k": 1}, "2024-13-01"} {
+			m := map[string]any{}
+			for k, v := range typed {
+				m[k] = v
+			}
+			m[name] = wrong
+			add(m)
+		}
+	}
+	for _, v := range []any{"x", "2024-01-01T00:00:00Z", 1, -1.5, 0, nil, true, []any{}, []any{"a", 1}, map[string]any{}} {
+		m := map[string]any{}
+		for name := range s.Properties {
+			m[name] = v
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestToolSchemasAgree: on every real tool schema, preflight's tool path
+// and santhosh-tekuri agree on whether each of argumentVariants is valid.
+func TestToolSchemasAgree(t *testing.T) {
+	n, valid := 0, 0
+	tools := realTools(t)
+	defer func() { t.Logf("%d tools, %d verdicts compared, %d valid", len(tools), n, valid) }()
+	for _, tool := range tools {
+		c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+		if err != nil {
+			t.Errorf("%s: %v", tool.name, err)
+			continue
+		}
+		sch, err := santhoshCompile(tool.schema)
+		if err != nil {
+			t.Fatalf("%s: santhosh: %v", tool.name, err)
+		}
+		for _, args := range argumentVariants(t, tool.schema) {
+			want, err := santhoshValidate(sch, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if want {
+				valid++
+			}
+			if got := preflightValid(t, c, args); got != want {
+				t.Errorf("%s %s: preflight valid=%v, santhosh valid=%v", tool.name, args, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkToolSchemas validates {} against every real tool schema once
+// per iteration: cold is compile plus validate (a catalog or compiler
+// made for the call), warm reuses what was compiled.
+func BenchmarkToolSchemas(b *testing.B) {
+	tools := realTools(b)
+	b.Run("preflight_cold", func(b *testing.B) {
+		for b.Loop() {
+			for _, tool := range tools {
+				c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+				if err != nil {
+					b.Fatal(err)
+				}
+				preflightValid(b, c, tool.args)
+			}
+		}
+	})
+	b.Run("santhosh_cold", func(b *testing.B) {
+		for b.Loop() {
+			for _, tool := range tools {
+				sch, err := santhoshCompile(tool.schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				santhoshValidate(sch, tool.args)
+			}
+		}
+	})
+	b.Run("google_cold", func(b *testing.B) {
+		for b.Loop() {
+			for _, tool := range tools {
+				rs, err := googleResolve(tool.schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				googleValidate(rs, tool.args)
+			}
+		}
+	})
+	cats := make([]*preflight.Catalog, len(tools))
+	for i, tool := range tools {
+		cats[i], _ = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+	}
+	b.Run("preflight_warm_decide", func(b *testing.B) {
+		for b.Loop() {
+			for i, tool := range tools {
+				preflightValid(b, cats[i], tool.args)
+			}
+		}
+	})
+	b.Run("santhosh_warm", func(b *testing.B) {
+		schs := make([]*santhosh.Schema, len(tools))
+		for i, tool := range tools {
+			schs[i], _ = santhoshCompile(tool.schema)
+		}
+		for b.Loop() {
+			for i, tool := range tools {
+				santhoshValidate(schs[i], tool.args)
+			}
+		}
+	})
+	b.Run("google_warm", func(b *testing.B) {
+		rss := make([]*googleschema.Resolved, len(tools))
+		for i, tool := range tools {
+			rss[i], _ = googleResolve(tool.schema)
+		}
+		for b.Loop() {
+			for i, tool := range tools {
+				googleValidate(rss[i], tool.args)
+			}
+		}
+	})
+}
