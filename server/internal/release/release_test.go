@@ -207,6 +207,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/einoguard"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
 	"github.com/agentpreflight/preflight/agent/langchaingoguard"
+	"github.com/agentpreflight/preflight/agent/mcpgoguard"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/pgledger"
 	"github.com/agentpreflight/preflight/agent/redisledger"
@@ -215,6 +216,6 @@ import (
 
 func main() {
 	fmt.Println(preflight.DefaultCatalog() != nil, agent.ClassifyStatus(503))
-	fmt.Printf("%T %T %T %T %T %T %T %T\n", adkguard.New, einoguard.New, genkitguard.New, langchaingoguard.New, mcpguard.ReadCallParams, pgledger.New, redisledger.New, server.New)
+	fmt.Printf("%T %T %T %T %T %T %T %T %T\n", adkguard.New, einoguard.New, genkitguard.New, langchaingoguard.New, mcpgoguard.New, mcpguard.ReadCallParams, pgledger.New, redisledger.New, server.New)
 }
 `
