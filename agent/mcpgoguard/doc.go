@@ -25,7 +25,9 @@
 // readOnlyHint is ever reused or coalesced, and one that is not
 // read-only and not marked destructiveHint false is never retried after a
 // terminal failure. mcp.NewTool annotates every tool as not read-only and
-// destructive unless told otherwise.
+// destructive unless told otherwise; a tool with no hints at all (or known
+// by its name alone) takes Options.Defaults.Operation.Effects, zero
+// meaning side-effecting.
 //
 // # Answers
 //

@@ -112,8 +112,9 @@ func (g *Guard) Forget(id string) {
 
 // learn tells the session's tool set about t, once per name: a tool no
 // spec names gets a spec of its own (name, inputSchema when the catalog
-// takes it, annotations, price, TTL and retry cap from Defaults), and a
-// spec without a schema or annotations gets t's.
+// takes it, annotations, price, TTL and retry cap from Defaults, and
+// Defaults' effects when it gives no hint), and a spec without a schema
+// or annotations gets t's.
 func (st *state) learn(t *mcp.Tool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -127,8 +128,22 @@ func (st *state) learn(t *mcp.Tool) {
 	}
 	set := st.s.Tools()
 	sp, ok := set.Spec(t.Name)
-	switch {
-	case !ok:
+	if ok {
+		if sp.Operation.Name != t.Name {
+			return // an alias of a spec's tool: the spec decides
+		}
+		addSchema := sp.Operation.Schema == nil && schema != nil
+		addAnn := sp.Operation.Annotations == nil && ann != nil
+		if !addSchema && !addAnn {
+			return
+		}
+		if addSchema {
+			sp.Operation.Schema = schema
+		}
+		if addAnn {
+			sp.Operation.Annotations = ann
+		}
+	} else {
 		def := st.opts.Defaults
 		if def.TTLSeconds == "" {
 			def.TTLSeconds = adapt.DefaultTTLSeconds
@@ -137,15 +152,6 @@ func (st *state) learn(t *mcp.Tool) {
 			PriceUSD: def.PriceUSD, TTLSeconds: def.TTLSeconds, RetryCap: def.RetryCap}
 		if ann == nil {
 			sp.Operation.Effects = def.Operation.Effects
-		}
-	case sp.Operation.Name != t.Name || (sp.Operation.Schema != nil || schema == nil) && (sp.Operation.Annotations != nil || ann == nil):
-		return // an alias, or nothing to add
-	default:
-		if sp.Operation.Schema == nil {
-			sp.Operation.Schema = schema
-		}
-		if sp.Operation.Annotations == nil {
-			sp.Operation.Annotations = ann
 		}
 	}
 	unknown, _ := set.Spec("") // the spec of names the set lacks
@@ -166,7 +172,8 @@ func (st *state) learn(t *mcp.Tool) {
 }
 
 // describe returns t's inputSchema when the catalog takes it, its
-// annotations, and whether it declares an outputSchema.
+// annotations (nil when it gives no hint), and whether it declares an
+// outputSchema.
 func describe(t *mcp.Tool) (schema json.RawMessage, ann *preflight.ToolAnnotations, typed bool) {
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -185,8 +192,12 @@ func describe(t *mcp.Tool) (schema json.RawMessage, ann *preflight.ToolAnnotatio
 			schema = m.InputSchema
 		}
 	}
+	ann = m.Annotations
+	if a := ann; a != nil && a.ReadOnlyHint == nil && a.DestructiveHint == nil && a.IdempotentHint == nil && a.OpenWorldHint == nil {
+		ann = nil // no hints: the effects are Defaults'
+	}
 	o := strings.TrimSpace(string(m.OutputSchema))
-	return schema, m.Annotations, o != "" && o != "null" && o != "{}"
+	return schema, ann, o != "" && o != "null" && o != "{}"
 }
 
 // call guards one tools/call of name with args; run forwards it.
@@ -256,7 +267,9 @@ func arguments(p mcp.CallToolParams) json.RawMessage {
 	}
 	b, err := json.Marshal(p.Arguments)
 	if err != nil {
-		return json.RawMessage(`null`) // not evaluated: answered with the reason
+		// Not for arguments decoded from JSON; a value that does not
+		// encode is not an object, and the call is answered with why.
+		return json.RawMessage(`"arguments that do not encode as JSON"`)
 	}
 	return b
 }

@@ -68,7 +68,10 @@ func (g *Guard) Handler(name string, h openai.AgentToolHandler) openai.AgentTool
 	return func(ctx context.Context, args map[string]any) (any, error) {
 		b, err := json.Marshal(args)
 		if err != nil {
-			b = json.RawMessage(`null`) // not evaluated: answered with the reason
+			// Not for arguments the SDK decoded from JSON; a value that
+			// does not encode is not an object, and the call is answered
+			// with why.
+			b = json.RawMessage(`"arguments that do not encode as JSON"`)
 		}
 		var fresh any
 		ans, w, err := adapt.Call(ctx, g.s, g.classify, name, b, func(ctx context.Context) ([]byte, error) {
