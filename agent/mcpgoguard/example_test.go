@@ -56,3 +56,48 @@ func Example() {
 	// true not run: the arguments of "forecast" break its input schema (/city: expected at least 1 character, found 0); fix the arguments and call it again instead
 	// runs: 1
 }
+
+// An mcp-go client guarded with one line: the tools it lists tell the
+// guard which are read-only, so a repeated forecast reads the saved
+// result and the server runs it once.
+func ExampleGuard_Client() {
+	ctx := context.Background()
+	srv := server.NewMCPServer("weather", "1.0.0")
+	runs := 0
+	srv.AddTool(mcp.NewTool("forecast", mcp.WithString("city", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			runs++
+			return mcp.NewToolResultText("rain in " + req.GetString("city", "")), nil
+		})
+	inner, _ := client.NewInProcessClient(srv)
+	defer inner.Close()
+	inner.Start(ctx)
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "agent", Version: "1.0.0"}
+	if _, err := inner.Initialize(ctx, init); err != nil {
+		panic(err)
+	}
+	guard, err := mcpgoguard.New(nil)
+	if err != nil {
+		panic(err)
+	}
+
+	c := guard.Client(inner) // the one line
+
+	for _, id := range []string{"call_1", "call_2"} {
+		var req mcp.CallToolRequest
+		req.Params.Name = "forecast"
+		req.Params.Arguments = map[string]any{"city": "Oslo"}
+		res, err := c.CallTool(mcpgoguard.WithCallID(ctx, id), req)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(id+":", res.Content[0].(mcp.TextContent).Text)
+	}
+	fmt.Println("runs:", runs)
+	// Output:
+	// call_1: rain in Oslo
+	// call_2: rain in Oslo
+	// runs: 1
+}
