@@ -18,7 +18,8 @@
 // name and its input as JSON arguments: the input itself when it is a JSON
 // object, which is what a function-calling agent (OpenAIFunctionsAgent)
 // passes, else {"input": …} with the free text a ReAct agent (MRKL,
-// conversational) passes; see [Arguments]. A call that runs is answered
+// conversational) passes, or {"inputBase64": …} for bytes that are not
+// UTF-8; see [Arguments]. A call that runs is answered
 // with the tool's output, saved for reuse; a reused call with the saved
 // output, byte for byte; a call that is not run with a normal observation,
 // never a Go error: a JSON object whose "error" member is one sentence for

@@ -202,6 +202,8 @@ func TestTextInput(t *testing.T) {
 		{`["alpha"]`, `{"input":"[\"alpha\"]"}`},
 		{`{"q":`, `{"input":"{\"q\":"}`},
 		{"", `{"input":""}`},
+		{"\xa3", `{"inputBase64":"ow=="}`},
+		{"\xf9", `{"inputBase64":"+Q=="}`}, // not the same call as "\xa3", as U+FFFD would make it
 	} {
 		if got := string(langchaingoguard.Arguments(c.input)); got != c.want {
 			t.Errorf("Arguments(%q) = %s, want %s", c.input, got, c.want)

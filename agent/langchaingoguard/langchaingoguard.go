@@ -3,9 +3,11 @@ package langchaingoguard
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
@@ -117,8 +119,14 @@ func (t *guarded) Call(ctx context.Context, input string) (string, error) {
 // Arguments returns the JSON arguments a call with a LangChainGo tool's
 // input is decided by: the input itself when it is a JSON object (what
 // function-calling agents pass), else {"input": input} (the free text of a
-// ReAct agent).
+// ReAct agent). An input that is not valid UTF-8, which JSON cannot carry
+// unchanged, is {"inputBase64": …} instead, so that two inputs are never
+// decided (and answered) as one.
 func Arguments(input string) json.RawMessage {
+	if !utf8.ValidString(input) {
+		b, _ := json.Marshal(map[string]string{"inputBase64": base64.StdEncoding.EncodeToString([]byte(input))}) // a string: cannot fail
+		return b
+	}
 	t := bytes.TrimSpace([]byte(input))
 	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return t
