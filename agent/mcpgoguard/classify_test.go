@@ -34,6 +34,8 @@ func TestClassify(t *testing.T) {
 		{"isError rate limit", result(mcp.NewToolResultError("rate limit exceeded")), nil, preflight.OutcomeTransientFailure},
 		{"isError, no status", result(mcp.NewToolResultError("no such project")), nil, preflight.OutcomeTerminalFailure},
 		{"isError, error text", result(mcp.NewToolResultError("error: disk busy")), nil, preflight.OutcomeTransientFailure},
+		{"isError, content not a list", []byte(`{"isError":true,"content":"oops"}`), nil, preflight.OutcomeTerminalFailure},
+		{"isError, a block without text", []byte(`{"isError":true,"content":[{"text":7},{"type":"text","text":"HTTP 503"}]}`), nil, preflight.OutcomeTransientFailure},
 		{"Go error with status", nil, agenttest.StatusError(404), preflight.OutcomeTerminalFailure},
 		{"JSON-RPC error naming 422", nil, fmt.Errorf("%w: HTTP 422 Unprocessable Entity", mcp.ErrInternalError), preflight.OutcomeTerminalFailure},
 		{"JSON-RPC error naming 503", nil, fmt.Errorf("%w: HTTP 503 Service Unavailable", mcp.ErrInternalError), preflight.OutcomeTransientFailure},

@@ -298,16 +298,20 @@ func Classify(_ string, result []byte, err error) preflight.Outcome {
 		return o
 	}
 	var r struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
+		IsError bool            `json:"isError"`
+		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(result, &r) != nil || !r.IsError {
 		return preflight.OutcomeSuccess
 	}
+	var blocks []json.RawMessage
+	json.Unmarshal(r.Content, &blocks) // content that is not a list has no text
 	var text strings.Builder
-	for _, c := range r.Content {
+	for _, b := range blocks {
+		var c struct {
+			Text string `json:"text"`
+		}
+		json.Unmarshal(b, &c) // a block without text adds none
 		text.WriteString(c.Text)
 		text.WriteByte('\n')
 	}
