@@ -49,7 +49,7 @@ func TestApproval(t *testing.T) {
 		}
 		return mcp.NewToolResultText(`{"sent":true}`), nil
 	})
-	srv.Use(g.Middleware(srv))
+	srv.Use(g.Middleware())
 	person := &approver{}
 	c, err := client.NewInProcessClientWithOptions(srv, client.WithElicitationHandler(person))
 	if err != nil {

@@ -3,7 +3,7 @@
 // library many Go MCP servers are built on. One line guards the calls a
 // server receives, as tool-handler middleware:
 //
-//	srv.Use(guard.Middleware(srv))
+//	srv.Use(guard.Middleware())
 //
 // and one line the calls a client makes:
 //
@@ -19,7 +19,8 @@
 // ledger, budget, call limit and saved results; one client's result is
 // never another's. A tool is known by its inputSchema (when it compiles
 // in preflight's subset; else the tool takes any object) and its MCP
-// annotations, read from the server (Middleware) or from the tools the
+// annotations, read from the server that received the call (Middleware)
+// or from the tools the
 // client lists (Client), merged with Options.Specs, which win. The
 // annotations are the tool author's claims: only a tool annotated
 // readOnlyHint is ever reused or coalesced, and one that is not

@@ -16,19 +16,19 @@ import (
 // reads why in the result.
 func Example() {
 	ctx := context.Background()
-	srv := server.NewMCPServer("weather", "1.0.0")
+	guard, err := mcpgoguard.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	srv := server.NewMCPServer("weather", "1.0.0",
+		server.WithToolHandlerMiddleware(guard.Middleware())) // the one line
+
 	runs := 0
 	srv.AddTool(mcp.NewTool("forecast", mcp.WithString("city", mcp.Required(), mcp.MinLength(1)), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			runs++
 			return mcp.NewToolResultText("rain in " + req.GetString("city", "")), nil
 		})
-
-	guard, err := mcpgoguard.New(nil)
-	if err != nil {
-		panic(err)
-	}
-	srv.Use(guard.Middleware(srv)) // the one line
 
 	c, _ := client.NewInProcessClient(srv)
 	defer c.Close()

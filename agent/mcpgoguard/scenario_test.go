@@ -156,7 +156,7 @@ func TestServerIdioms(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := scenarioServer(sc, c.style)
-			srv.Use(g.Middleware(srv))
+			srv.Use(g.Middleware())
 			cl := connect(t, srv)
 			read := play(sc, func(ctx context.Context, call agenttest.Call) []byte {
 				return modelView(cl.CallTool(ctx, request(call)))
@@ -230,7 +230,7 @@ func TestZeroConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := scenarioServer(sc, inBand)
-	srv.Use(g.Middleware(srv))
+	srv.Use(g.Middleware())
 	cl := connect(t, srv)
 	play(sc, func(ctx context.Context, call agenttest.Call) []byte {
 		return modelView(cl.CallTool(ctx, request(call)))

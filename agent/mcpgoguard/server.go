@@ -9,17 +9,16 @@ import (
 )
 
 // Middleware returns tool-handler middleware that guards the tool calls
-// srv receives, one session per MCP session:
+// a server receives, one session per MCP session:
 //
-//	srv.Use(guard.Middleware(srv))
+//	srv := server.NewMCPServer(name, version, server.WithToolHandlerMiddleware(guard.Middleware()))
 //
-// or, when the server is built, server.WithToolHandlerMiddleware with
-// Middleware(nil). srv is where the middleware looks a tool up (its
-// session tools first, then its global tools) the first time the tool is
-// called, to know it by its inputSchema and annotations: only a tool
-// annotated readOnlyHint (or given read-only effects by a spec) is ever
-// reused or coalesced. With srv nil a tool no spec names is known by its
-// name alone.
+// or srv.Use(guard.Middleware()) on a server built already. The first time
+// a tool is called, the middleware looks it up in the server that
+// received the call (the session's own tools first, then the server's),
+// to know it by its inputSchema and annotations: only a tool annotated
+// readOnlyHint (or given read-only effects by a spec) is ever reused or
+// coalesced.
 //
 // A call is answered with the handler's result when it ran, the saved
 // result when it was reused or coalesced, or a withheld result (isError,
@@ -27,7 +26,7 @@ import (
 // unchanged. A result that asks the client for more input (a multi-round
 // trip) is neither a failure nor a charge: the retry that carries the
 // input is decided and charged as the call, once.
-func (g *Guard) Middleware(srv *server.MCPServer) server.ToolHandlerMiddleware {
+func (g *Guard) Middleware() server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			id := ""
@@ -36,7 +35,7 @@ func (g *Guard) Middleware(srv *server.MCPServer) server.ToolHandlerMiddleware {
 				id = cs.SessionID()
 			}
 			st := g.serverState(id)
-			st.learn(lookup(srv, cs, req.Params.Name))
+			st.learn(lookup(server.ServerFromContext(ctx), cs, req.Params.Name))
 			return st.call(ctx, req.Params.Name, arguments(req.Params), func(ctx context.Context) (*mcp.CallToolResult, error) {
 				return next(ctx, req)
 			})
