@@ -5,8 +5,10 @@
 //
 //	ToolHandlers: guard.Handlers(handlers),
 //
-// and, in a tool loop written by hand against the Chat Completions API,
-// each tool call is answered with its tool message by [Guard.Call].
+// and, in a tool loop written by hand, each tool call is answered through
+// the guard: a Chat Completions tool call with its tool message by
+// [Guard.Call], a Responses API function call with its
+// function_call_output item by [Guard.CallResponse].
 //
 // A [Guard] is one session (agent/tools): one ledger, budget and call
 // limit. Use one per conversation or agent session. The session reserves
@@ -47,5 +49,6 @@
 //
 // An agent tool handler is not told its call id, so a withheld retry of a
 // handler names the call it repeats by preflight's own step id;
-// Guard.Call, which is given the tool call, names it by the call's id.
+// Guard.Call and Guard.CallResponse, which are given the call, name it
+// by the call's id.
 package openaiguard

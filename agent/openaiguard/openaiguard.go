@@ -9,6 +9,8 @@ import (
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // Guard guards the tool calls of one OpenAI conversation or agent
@@ -130,16 +132,33 @@ func (g *Guard) Call(ctx context.Context, call openai.ChatCompletionMessageToolC
 		b, _ := json.Marshal(map[string]string{"input": call.Custom.Input}) // a string: cannot fail
 		name, args = call.Custom.Name, b
 	}
+	return openai.ToolMessage(g.answer(ctx, call.ID, name, args, run), call.ID)
+}
+
+// CallResponse is Call for a function call of a Responses API response
+// (client.Responses.New) in a loop written by hand: the answer is the
+// function_call_output input item for the next request, named by the
+// call's call_id.
+func (g *Guard) CallResponse(ctx context.Context, call responses.ResponseFunctionToolCall, run func(ctx context.Context, args json.RawMessage) (string, error)) responses.ResponseInputItemUnionParam {
+	item := responses.ResponseInputItemParamOfFunctionCallOutput(g.answer(ctx, call.CallID, call.Name, json.RawMessage(call.Arguments), run))
+	item.OfFunctionCallOutput.CallID = param.NewOpt(call.CallID)
+	return item
+}
+
+// answer guards one call the model named id and returns the text for the
+// model: run's, the saved one, the withheld-call result, or "error: " and
+// run's error.
+func (g *Guard) answer(ctx context.Context, id, name string, args json.RawMessage, run func(ctx context.Context, args json.RawMessage) (string, error)) string {
 	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: name})
-	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, call.ID), g.s, g.classify, name, args, func(ctx context.Context) ([]byte, error) {
+	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, id), g.s, g.classify, name, args, func(ctx context.Context) ([]byte, error) {
 		s, err := run(ctx, args)
 		return []byte(s), err
 	})
 	switch {
 	case w != nil:
-		return openai.ToolMessage(string(w.JSON()), call.ID)
+		return string(w.JSON())
 	case err != nil:
-		return openai.ToolMessage("error: "+err.Error(), call.ID)
+		return "error: " + err.Error()
 	}
-	return openai.ToolMessage(string(ans.Result), call.ID)
+	return string(ans.Result)
 }
