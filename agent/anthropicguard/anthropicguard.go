@@ -20,6 +20,7 @@ type Guard struct {
 	opts     adapt.Options
 	derived  adapt.Derived // the specs of tools no spec names
 	ids      adapt.CallIDs // the tool_use ids calls ran as
+	uses     toolUses      // tool_use blocks Observe saw, not yet run
 }
 
 // New returns a guard configured by opts (nil means the zero options; the
@@ -75,6 +76,7 @@ type result = []anthropic.BetaToolResultBlockParamContentUnion
 
 func (t *guarded) Execute(ctx context.Context, input json.RawMessage) (result, error) {
 	name := t.Name()
+	ctx = t.g.withUseID(ctx, name, input)
 	res, w, err := adapt.CallValue(ctx, t.g.s, func(tool string, res *result, b []byte, err error) preflight.Outcome {
 		return t.g.classify(tool, textOf(res, b), err)
 	}, name, input, func(ctx context.Context) (*result, error) {

@@ -4,8 +4,10 @@
 // line guards the SDK's tool runner (BetaToolRunner and
 // BetaToolRunnerStreaming, which run a turn's tools in parallel):
 //
-//	runner := client.Beta.Messages.NewToolRunner(guard.Tools(tools...), params)
+//	runner := client.Beta.Messages.NewToolRunner(guard.Tools(tools...), params, guard.Observe())
 //
+// (Observe only tells the guard the tool_use ids of the runner's calls,
+// for the messages the model reads; see below.)
 // and, in a tool-use loop written by hand against the Messages API, each
 // tool_use block is answered with its tool_result by [Guard.Call].
 //
@@ -45,8 +47,10 @@
 // side-effecting (never reused or coalesced) unless a spec or
 // Options.Defaults.Operation.Effects says otherwise.
 //
-// The runner does not tell a tool the tool_use id of its call, so a
-// withheld retry of a runner tool names the call it repeats by
-// preflight's own step id; Guard.Call, which is given the block, names it
-// by the tool_use id.
+// The runner does not tell a tool the tool_use id of its call. With
+// [Guard.Observe] among the runner's options the guard reads the ids from
+// the responses, and a withheld retry names the call it repeats by the
+// model's tool_use id; without it (or with a streaming runner, whose
+// responses it does not read) by preflight's own step id. Guard.Call,
+// which is given the block, names it by the tool_use id.
 package anthropicguard

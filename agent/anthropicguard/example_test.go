@@ -49,11 +49,14 @@ func Example() {
 	defer model.Close()
 	client := anthropic.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("example"))
 
-	runner := client.Beta.Messages.NewToolRunner(guard.Tools(quote), anthropic.BetaToolRunnerParams{ // the one line: guard.Tools
+	params := anthropic.BetaToolRunnerParams{
 		BetaMessageNewParams: anthropic.BetaMessageNewParams{Model: "scripted", MaxTokens: 1024,
 			Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("quote AAA twice, then BBB"))}},
 		DisableThread: true,
-	})
+	}
+
+	runner := client.Beta.Messages.NewToolRunner(guard.Tools(quote), params, guard.Observe()) // the one line
+
 	if _, err := runner.RunToCompletion(context.Background()); err != nil {
 		panic(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/agenttest"
 	"github.com/agentpreflight/preflight/agent/anthropicguard"
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/toolrunner"
 )
 
@@ -66,13 +67,17 @@ func scenarioTools(t *testing.T, sc *agenttest.Scenario, st style) []anthropic.B
 // the plain Messages API), with tools that fail with Go errors and with
 // "error: …" texts, the guard with no Classify: 5 / 2 / 2 / 1 executions,
 // 3 reused, 1 blocked, none deferred, $0.13, and the run never aborted.
+// With Observe the ticket's withheld retry names the model's call t1;
+// without it, preflight's own step id.
 func TestToolRunner(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		style style
+		name    string
+		style   style
+		observe bool
 	}{
-		{"Go errors", goError},
-		{"error texts", inBand},
+		{"Go errors, Observe", goError, true},
+		{"error texts, Observe", inBand, true},
+		{"Go errors", goError, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -83,11 +88,15 @@ func TestToolRunner(t *testing.T) {
 			}
 			read := map[string][]byte{}
 			cl := client(t, &scriptedModel{next: sc.Next, result: func(id string, b []byte) { read[id] = b }})
+			var opts []option.RequestOption
+			if c.observe {
+				opts = append(opts, g.Observe())
+			}
 			runner := cl.Beta.Messages.NewToolRunner(g.Tools(scenarioTools(t, sc, c.style)...), anthropic.BetaToolRunnerParams{
 				BetaMessageNewParams: anthropic.BetaMessageNewParams{Model: "scripted", MaxTokens: 1024,
 					Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("go"))}},
 				DisableThread: true,
-			})
+			}, opts...)
 			msg, err := runner.RunToCompletion(ctx)
 			if err != nil {
 				t.Fatalf("the run was aborted: %v", err)
@@ -95,15 +104,20 @@ func TestToolRunner(t *testing.T) {
 			if len(msg.Content) != 1 || msg.Content[0].Text != "done" {
 				t.Fatalf("the run ended with %+v", msg.Content)
 			}
-			t.Log(sc.Verify(t, g.Session().Guard())) // before results are recorded: the runner does not say a call's tool_use id
-			if string(read["f3"]) != string(read["f2"]) || !strings.Contains(string(read["f2"]), "page a") {
-				t.Fatalf("the fetch's repeat read %s, want the success %s", read["f3"], read["f2"])
-			}
-			if !strings.Contains(string(read["t2"]), `"RETRY_CAP_REACHED"`) {
-				t.Fatalf("the ticket's retry read %s, want it withheld", read["t2"])
+			if !c.observe {
+				t.Log(sc.Verify(t, g.Session().Guard())) // before results are recorded: the retry names preflight's id
+				if string(read["f3"]) != string(read["f2"]) || !strings.Contains(string(read["f2"]), "page a") {
+					t.Fatalf("the fetch's repeat read %s, want the success %s", read["f3"], read["f2"])
+				}
+				if !strings.Contains(string(read["t2"]), `"RETRY_CAP_REACHED"`) {
+					t.Fatalf("the ticket's retry read %s, want it withheld", read["t2"])
+				}
 			}
 			for id, b := range read {
 				sc.Result(id, b)
+			}
+			if c.observe {
+				t.Log(sc.Verify(t, g.Session().Guard()))
 			}
 			got, err := sc.Answered(g.Session().Guard())
 			if err != nil || got != agenttest.ScenarioAnswers() {
