@@ -60,7 +60,7 @@ func TestModulesImportOnlyPublicPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"agent/adkguard", "agent/einoguard", "agent/genkitguard", "agent/mcpguard", "agent/redisledger", "benchmarks", "server"} {
+	for _, m := range []string{"agent/adkguard", "agent/anthropicguard", "agent/einoguard", "agent/genkitguard", "agent/langchaingoguard", "agent/mcpgoguard", "agent/mcpguard", "agent/openaiguard", "agent/redisledger", "benchmarks", "server"} {
 		if !slices.Contains(modules, m) {
 			t.Errorf("no module %s found (modules: %v): the check would miss it", m, modules)
 		}

@@ -204,9 +204,13 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adkguard"
+	"github.com/agentpreflight/preflight/agent/anthropicguard"
 	"github.com/agentpreflight/preflight/agent/einoguard"
 	"github.com/agentpreflight/preflight/agent/genkitguard"
+	"github.com/agentpreflight/preflight/agent/langchaingoguard"
+	"github.com/agentpreflight/preflight/agent/mcpgoguard"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/openaiguard"
 	"github.com/agentpreflight/preflight/agent/pgledger"
 	"github.com/agentpreflight/preflight/agent/redisledger"
 	"github.com/agentpreflight/preflight/server"
@@ -214,6 +218,6 @@ import (
 
 func main() {
 	fmt.Println(preflight.DefaultCatalog() != nil, agent.ClassifyStatus(503))
-	fmt.Printf("%T %T %T %T %T %T %T\n", adkguard.New, einoguard.New, genkitguard.New, mcpguard.ReadCallParams, pgledger.New, redisledger.New, server.New)
+	fmt.Printf("%T %T %T %T %T %T %T %T %T %T %T\n", adkguard.New, anthropicguard.New, einoguard.New, genkitguard.New, langchaingoguard.New, mcpgoguard.New, mcpguard.ReadCallParams, openaiguard.New, pgledger.New, redisledger.New, server.New)
 }
 `
