@@ -105,7 +105,8 @@ type Options struct {
 	// a tool interrupt; agent/einoguard: tool.Interrupt): a person may
 	// raise the budget (agent.Guard.RaiseBudget) and resume the run, and
 	// the call is then decided again. An adapter whose framework has no
-	// such pause refuses it (agent/adkguard).
+	// such pause refuses it (agent/adkguard, the LangChainGo, mcp-go,
+	// Anthropic and OpenAI adapters).
 	InterruptOnDefer bool
 }
 

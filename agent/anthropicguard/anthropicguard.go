@@ -3,6 +3,7 @@ package anthropicguard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/agentpreflight/preflight"
@@ -29,6 +30,9 @@ type Guard struct {
 // fails when an option is malformed: a spec the catalog refuses, or a
 // budget that is not a decimal.
 func New(opts *adapt.Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("anthropicguard: InterruptOnDefer is not supported: the tool runner has no interrupt to resume a run from; a deferred call is answered with a tool_result the model reads")
+	}
 	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -36,6 +37,9 @@ type Guard struct {
 // text output. It fails when an option is malformed: a spec the catalog
 // refuses, or a budget that is not a decimal.
 func New(opts *adapt.Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("langchaingoguard: InterruptOnDefer is not supported: LangChainGo's executor has no interrupt to resume a run from; a deferred call is answered with an observation the model reads")
+	}
 	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err

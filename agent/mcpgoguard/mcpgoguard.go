@@ -37,6 +37,9 @@ type Guard struct {
 // fails when an option is malformed: a spec the catalog refuses, or a
 // budget that is not a decimal.
 func New(opts *adapt.Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("mcpgoguard: InterruptOnDefer is not supported: an MCP tool call has no interrupt the guard could raise; a deferred call is answered with a result the client reads")
+	}
 	g := &Guard{sessions: map[string]*state{}}
 	if opts != nil {
 		g.opts = *opts

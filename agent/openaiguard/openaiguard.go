@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
@@ -29,6 +30,9 @@ type Guard struct {
 // malformed: a spec the catalog refuses, or a budget that is not a
 // decimal.
 func New(opts *adapt.Options) (*Guard, error) {
+	if opts != nil && opts.InterruptOnDefer {
+		return nil, errors.New("openaiguard: InterruptOnDefer is not supported: the SDK's tool loops have no interrupt to resume a run from; a deferred call is answered with a tool result the model reads")
+	}
 	s, c, err := adapt.NewSession(opts)
 	if err != nil {
 		return nil, err
