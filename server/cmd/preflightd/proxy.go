@@ -23,6 +23,7 @@ import (
 	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
+	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -78,6 +79,7 @@ type proxyOptions struct {
 	calls        callBounds
 	principals   string // the principals file; empty for one anonymous principal on loopback
 	metricsAddr  string // the Prometheus listener; empty for none
+	store        string // the shared store's URL (--store); empty for state in this process
 
 	strict          bool           // configuration problems are errors, not warnings
 	forwardAuth     bool           // send the client's Authorization upstream
@@ -157,6 +159,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.strict, "strict", false, "treat configuration problems as errors: a budget no price can bind stops the start; a configured tool the upstream does not list, or an upstream schema the guard cannot use, is logged as an error instead of a warning")
 	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
+	fs.StringVar(&o.store, "store", "", "`URL` of a store that several proxy replicas share: redis://[USER:PASSWORD@]HOST[:PORT][/DB] or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE. Each run's ledger (money, calls, history), results saved for reuse and exactly-once claims live there, so that a run spends one budget and a call runs once whichever replica serves it; empty keeps them in this process")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -225,6 +228,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	}
 	if o.upstream != "" {
 		o.maxProcesses = 0
+	}
+	if o.store != "" {
+		if err := checkStoreURL(o.store); err != nil {
+			return o, usagef("proxy: %v", err)
+		}
 	}
 	if o.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
@@ -338,6 +346,23 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	checker := newListChecker(logger, o.strict, gopts)
 	policies := newPrincipalPolicies(file)
+	var scopeState func(principal, run string, g *mcpguard.Options) (func(), error)
+	if o.store != "" {
+		shared, err := sharedstate.Open(ctx, o.store, max(time.Hour, o.ttl))
+		if err != nil {
+			return err
+		}
+		defer shared.Close()
+		logger.Info("shared store", "store", shared.String())
+		scopeState = func(principal, run string, g *mcpguard.Options) (func(), error) {
+			sc, err := shared.Scope(principal, run)
+			if err != nil {
+				return nil, err
+			}
+			g.LedgerStore, g.Results, g.Claims = sc.Ledger, sc.Results, sc.Claims
+			return sc.Close, nil
+		}
+	}
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -348,7 +373,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList,
-		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ToolAllowed: policies.toolAllowed()})
+		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ScopeState: scopeState, ToolAllowed: policies.toolAllowed()})
 	defer p.Close()
 	if reg != nil {
 		if err := registerProxyGauges(reg, p); err != nil {
@@ -405,6 +430,20 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// checkStoreURL checks the form of a --store value before anything is
+// dialed. Its error never repeats the value, which may hold a password.
+func checkStoreURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("--store is not a URL with a host; %s", sharedstate.Want)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "postgres", "postgresql":
+		return nil
+	}
+	return fmt.Errorf("--store has the scheme %q; %s", u.Scheme, sharedstate.Want)
+}
 
 // loopbackListen reports whether the listen address addr is on a loopback
 // interface only: localhost or a loopback IP address (an empty host, all

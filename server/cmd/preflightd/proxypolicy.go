@@ -91,9 +91,14 @@ func (pp *principalPolicies) scopeGuard(principal string, o mcpguard.Options) mc
 		}
 		pp.mu.Unlock()
 		// Each run keeps its own ledger (history, its budget and call
-		// limit); its reservations are held in the principal's window
-		// budget too, which all its runs share.
-		o.LedgerStore = &sharedStore{store: agent.NewMemoryLedgerStore(nil), w: w}
+		// limit; in the --store when there is one); its reservations are
+		// held in the principal's window budget too, which all its runs
+		// in this process share.
+		base := o.LedgerStore
+		if base == nil {
+			base = agent.NewMemoryLedgerStore(nil)
+		}
+		o.LedgerStore = &sharedStore{store: base, w: w}
 	}
 	return o
 }

@@ -52,6 +52,14 @@ type Options struct {
 	// (a LedgerStore shared by them spends one budget) or what one
 	// principal may do.
 	ScopeGuard func(principal string, guard mcpguard.Options) mcpguard.Options
+	// ScopeState, when set, is called for a new scope before ScopeGuard:
+	// it puts the scope's state in a store several proxies share into
+	// guard (its LedgerStore, Results and Claims) and returns what to call
+	// when the scope ends in this proxy, which must leave the shared
+	// state to the others. run is the scope's run as scope.go names it:
+	// "run:" and the client's handle, "session:" and a session id, or ""
+	// for the principal's default run.
+	ScopeState func(principal, run string, guard *mcpguard.Options) (end func(), err error)
 	// MaxScopes bounds the scopes (a principal's runs, see scope.go)
 	// guarded at once; a request that needs one more gets a JSON-RPC
 	// error (503 for a stateless request). 0 means DefaultMaxScopes.
@@ -318,7 +326,7 @@ func (p *Proxy) Close() error {
 	p.scopes = make(map[scopeKey]*scope)
 	p.mu.Unlock()
 	for _, sc := range scopes {
-		sc.guard.Close()
+		sc.close()
 	}
 	return nil
 }
