@@ -1,0 +1,297 @@
+package mcpproxy
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/redisledger"
+	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/server/internal/sharedstate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+)
+
+// The replica tests run two Proxy instances, each with its own guards, on
+// one real redis-server (Debian's redis-server package) through --store's
+// sharedstate, in front of one upstream that counts its executions, and
+// drive them with go-sdk clients of the 2026-07-28 revision that send a
+// run handle in _meta.
+
+// needPart skips the test without the named program, and fails it under
+// CI=true, where .ci/run installs it.
+func needPart(t *testing.T, program, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(program)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed; CI must install the Debian package %s", program, pkg)
+	}
+	t.Skipf("%s is not installed (apt-get install %s)", program, pkg)
+	return ""
+}
+
+// startRedisServer starts a redis-server that keeps what it acknowledges
+// (as redisledger requires) on a free loopback port, stopped when the
+// test ends, and returns its redis:// URL.
+func startRedisServer(t *testing.T) string {
+	t.Helper()
+	bin := needPart(t, "redis-server", "redis-server")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+		"--appendfsync", "always", "--dir", dir, "--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "redis://" + addr
+}
+
+// replica serves a proxy whose scopes keep their state in store.
+func replica(t *testing.T, up *scopeUpstream, store *sharedstate.Store, g mcpguard.Options) string {
+	t.Helper()
+	p := New(Options{Dial: HTTPDialer(up.url, nil), UpstreamURL: up.url, Guard: g,
+		ScopeState: func(principal, run string, o *mcpguard.Options) (func(), error) {
+			sc, err := store.Scope(principal, run)
+			if err != nil {
+				return nil, err
+			}
+			o.LedgerStore, o.Results, o.Claims = sc.Ledger, sc.Results, sc.Claims
+			return sc.Close, nil
+		}})
+	px := httptest.NewServer(asPrincipal(p))
+	t.Cleanup(func() { p.Close(); px.Close() })
+	return px.URL
+}
+
+// client connects a 2026-07-28 go-sdk client to url as principal.
+func client(t *testing.T, url, principal string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, nil)
+	hc := &http.Client{Transport: headers{"X-Test-Principal": principal}}
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callIn calls tool with args in run, and returns the text of the result
+// (a withheld call's too).
+func callIn(ctx context.Context, cs *mcp.ClientSession, run, tool string, args map[string]any) (string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: mcp.Meta{RunMetaKey: run}})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", fmt.Errorf("a result without content: %+v", res)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, nil
+}
+
+// spentIn reads what principal's run has spent, from Redis.
+func spentIn(t *testing.T, url, principal, run string) (string, int) {
+	t.Helper()
+	opt, _ := redis.ParseURL(url)
+	opt.ContextTimeoutEnabled = true
+	c := redis.NewClient(opt)
+	defer c.Close()
+	l, err := redisledger.New(c, sharedstate.ScopeName(principal, "run:"+run), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	st, err := l.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(st.Balance.SpentUSD), st.Balance.Calls
+}
+
+// TestReplicasShareOneRedis: two proxy replicas on one Redis spend one
+// budget per run, never run one call twice, answer a re-issued call on
+// either replica with the first result, and keep principals apart.
+func TestReplicasShareOneRedis(t *testing.T) {
+	url := startRedisServer(t)
+	ctx := context.Background()
+	store, err := sharedstate.Open(ctx, url, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	up := newScopeUpstream(t)
+	g := mcpguard.Options{BudgetUSD: "1", Specs: []tools.Spec{{Operation: preflight.Operation{Name: "send"}, PriceUSD: "0.07"}}}
+	a, b := replica(t, up, store, g), replica(t, up, store, g)
+	// drain empties the upstream's buffer of started sends, so that it
+	// never fills.
+	drain := func() {
+		for {
+			select {
+			case <-up.sendStarted:
+			default:
+				return
+			}
+		}
+	}
+
+	t.Run("one budget", func(t *testing.T) {
+		// 40 distinct sends at once, 20 through each replica, in one run
+		// with a budget of 1 at 0.07 each: 14 fit.
+		ca, cb := client(t, a, "alice"), client(t, b, "alice")
+		before := up.send.Load()
+		stop := make(chan struct{})
+		go func() { // the upstream's buffer of started sends never fills
+			for {
+				select {
+				case <-up.sendStarted:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		var wg sync.WaitGroup
+		errs := make(chan error, 40)
+		for i := range 40 {
+			cs := ca
+			if i%2 == 1 {
+				cs = cb
+			}
+			wg.Go(func() {
+				if _, err := callIn(ctx, cs, "budget", "send", map[string]any{"to": fmt.Sprint("n", i)}); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		close(errs)
+		for err := range errs {
+			t.Errorf("call: %v", err)
+		}
+		ran := up.send.Load() - before
+		spent, calls := spentIn(t, url, "alice", "budget")
+		t.Logf("40 calls through 2 replicas, budget 1, price 0.07: %d executions, %s spent, %d calls counted", ran, spent, calls)
+		if ran != 14 || spent != "0.98" {
+			t.Fatalf("%d executions and %s spent, want 14 and 0.98 (the budget shared by both replicas)", ran, spent)
+		}
+	})
+
+	t.Run("no double execution", func(t *testing.T) {
+		ca, cb := client(t, a, "alice"), client(t, b, "alice")
+		drain()
+		before := up.send.Load()
+		args := map[string]any{"to": "bank", "wait": true}
+		var release sync.Once
+		defer release.Do(func() { close(up.release) }) // a failing test leaves no call waiting
+		first := make(chan string, 1)
+		go func() {
+			text, err := callIn(ctx, ca, "once", "send", args)
+			if err != nil {
+				text = "error: " + err.Error()
+			}
+			first <- text
+		}()
+		<-up.sendStarted // replica a runs it
+		// The same call re-issued to replica b (a new JSON-RPC id) while
+		// a runs it waits for a's result.
+		second := make(chan string, 1)
+		go func() {
+			text, err := callIn(ctx, cb, "once", "send", args)
+			if err != nil {
+				text = "error: " + err.Error()
+			}
+			second <- text
+		}()
+		time.Sleep(300 * time.Millisecond) // b is waiting, not running
+		if n := up.send.Load() - before; n != 1 {
+			t.Fatalf("%d executions while the first runs, want 1", n)
+		}
+		release.Do(func() { close(up.release) })
+		x, y := <-first, <-second
+		want := fmt.Sprintf("sent to bank (execution %d)", before+1)
+		if x != want || y != want {
+			t.Fatalf("replica a answered %q and replica b %q, want both %q", x, y, want)
+		}
+		// After it completed, within the idempotency window, either
+		// replica answers a repeat with the first result.
+		for _, cs := range []*mcp.ClientSession{cb, ca, cb} {
+			if got, err := callIn(ctx, cs, "once", "send", args); err != nil || got != want {
+				t.Fatalf("repeat after completion: %q %v, want %q", got, err, want)
+			}
+		}
+		if n := up.send.Load() - before; n != 1 {
+			t.Fatalf("%d executions of one call through 2 replicas, want 1", n)
+		}
+		spent, _ := spentIn(t, url, "alice", "once")
+		if spent != "0.07" {
+			t.Fatalf("the run spent %s, want 0.07 (one execution)", spent)
+		}
+	})
+
+	t.Run("principals apart", func(t *testing.T) {
+		alice, bob := client(t, a, "alice"), client(t, b, "bob")
+		aliceB := client(t, b, "alice")
+		before := up.lookup.Load()
+		got, err := callIn(ctx, alice, "shared", "lookup", map[string]any{"q": "k"})
+		wantA := fmt.Sprintf("k: execution %d", before+1)
+		if err != nil || got != wantA {
+			t.Fatalf("alice on a: %q %v, want %q", got, err, wantA)
+		}
+		// Alice's saved result is reused on the other replica...
+		if got, err := callIn(ctx, aliceB, "shared", "lookup", map[string]any{"q": "k"}); err != nil || got != wantA {
+			t.Fatalf("alice on b: %q %v, want her saved %q", got, err, wantA)
+		}
+		// ... and never given to bob, with the same run handle and call.
+		wantB := fmt.Sprintf("k: execution %d", before+2)
+		if got, err := callIn(ctx, bob, "shared", "lookup", map[string]any{"q": "k"}); err != nil || got != wantB {
+			t.Fatalf("bob on b: %q %v, want a run of his own %q", got, err, wantB)
+		}
+		// Nor a completed call's answer: bob's send runs, alice's repeat
+		// does not.
+		drain()
+		sends := up.send.Load()
+		x, err := callIn(ctx, bob, "shared", "send", map[string]any{"to": "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := callIn(ctx, alice, "shared", "send", map[string]any{"to": "p"})
+		if err != nil || x == y {
+			t.Fatalf("bob got %q and alice %q (%v): want two executions", x, y, err)
+		}
+		if z, err := callIn(ctx, aliceB, "shared", "send", map[string]any{"to": "p"}); err != nil || z != y {
+			t.Fatalf("alice's repeat on b: %q %v, want her own %q", z, err, y)
+		}
+		if n := up.send.Load() - sends; n != 2 {
+			t.Fatalf("%d executions, want 2 (one per principal)", n)
+		}
+	})
+}
