@@ -64,7 +64,8 @@ func Open(ctx context.Context, raw string, resultTTL time.Duration) (*Store, err
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		}
-		return errors.New(strings.ReplaceAll(msg, raw, shown))
+		msg = strings.ReplaceAll(msg, raw, shown)
+		return errors.New(strings.Join(strings.Fields(msg), " "))
 	}
 	s := &Store{shown: shown, ttl: resultTTL}
 	switch u.Scheme {
@@ -75,12 +76,16 @@ func Open(ctx context.Context, raw string, resultTTL time.Duration) (*Store, err
 		}
 		opt.ContextTimeoutEnabled = true
 		s.rdb = redis.NewClient(opt)
+		if err := s.rdb.Ping(ctx).Err(); err != nil {
+			s.rdb.Close()
+			return nil, fmt.Errorf("--store %s: the Redis server does not answer: %v", shown, scrub(err))
+		}
 		// New checks the server's configuration; the scopes opened later
 		// skip it.
 		l, err := redisledger.New(s.rdb, "preflight-proxy-check", nil)
 		if err != nil {
 			s.rdb.Close()
-			return nil, fmt.Errorf("--store %s: %v", shown, scrub(err))
+			return nil, fmt.Errorf("--store %s: %v (the proxy needs a Redis that keeps what it acknowledged, with CONFIG readable: appendonly yes, maxmemory-policy noeviction; see agent/redisledger's README)", shown, scrub(err))
 		}
 		l.Close()
 	case "postgres", "postgresql":
@@ -90,6 +95,10 @@ func Open(ctx context.Context, raw string, resultTTL time.Duration) (*Store, err
 		}
 		if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("--store %s: %v", shown, scrub(err))
+		}
+		if err := s.pool.Ping(ctx); err != nil {
+			s.pool.Close()
+			return nil, fmt.Errorf("--store %s: the PostgreSQL server does not answer: %v", shown, scrub(err))
 		}
 		// New checks the server's configuration and creates the ledger's
 		// schema; the scopes opened later skip the check.
