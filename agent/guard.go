@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpreflight/preflight"
@@ -222,8 +223,8 @@ type Guard struct {
 	settleFor   time.Duration // SettleTimeout
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
-	catalog     *preflight.Catalog
-	budget      *decimal.Dec // nil unless GuardOptions.BudgetUSD was set
+	catalog     atomic.Pointer[preflight.Catalog] // written under mu; Begin reads it before mu for the fingerprint
+	budget      *decimal.Dec                      // nil unless GuardOptions.BudgetUSD was set
 
 	maxCalls int
 	coalesce bool
@@ -268,7 +269,8 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 				return nil, fmt.Errorf("agent: Lease %v cannot be used with the store: %w", opts.Lease, err)
 			}
 		}
-		g.advise, g.unsupported, g.catalog = opts.Advise, opts.Unsupported, opts.Catalog
+		g.advise, g.unsupported = opts.Advise, opts.Unsupported
+		g.catalog.Store(opts.Catalog)
 		g.maxCalls, g.coalesce = opts.MaxCalls, !opts.NoCoalesce
 		if opts.BudgetUSD != "" {
 			b, err := parseUSD(opts.BudgetUSD)
@@ -319,7 +321,7 @@ func (g *Guard) BudgetUSD() json.Number {
 func (g *Guard) SetCatalog(c *preflight.Catalog) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.catalog = c
+	g.catalog.Store(c)
 }
 
 // Call proposes req and, if the decision says so, runs call.

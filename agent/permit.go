@@ -85,7 +85,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// malformed request without touching the store.
 	pre := req
 	g.fill(&pre, LedgerState{})
-	first, err := g.catalog.Decide(&pre)
+	first, err := g.catalog.Load().Decide(&pre)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -118,7 +118,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		}
 		req.Budget.ReservedUSD = callerReserved
 		g.fill(&req, st)
-		dec, err := g.catalog.Decide(&req)
+		dec, err := g.catalog.Load().Decide(&req)
 		if err != nil {
 			withdraw()
 			return nil, Report{}, err
@@ -150,7 +150,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		}
 		shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
 		if shareable {
-			eff, ok := g.catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
+			eff, ok := g.catalog.Load().EffectsOf(req.Tool.Provider, req.Tool.Operation)
 			shareable = ok && eff == preflight.EffectsReadOnly
 		}
 		if shareable {
