@@ -77,13 +77,16 @@ func claimHold(ctx context.Context, window time.Duration) time.Duration {
 }
 
 // claim claims digest in the shared claims, waiting while another process
-// runs the call (until shortly before ctx's deadline). It returns the
+// runs the call (until shortly before ctx's deadline, or for window when
+// ctx has none). It returns the
 // claim's token, or, when another process ran the call, the answer for
 // this repeat (done is true).
 func (s *Session) claim(ctx context.Context, cl CallClaims, digest, name string, window time.Duration) (token string, res json.RawMessage, done bool, err error) {
 	waitUntil := time.Now().Add(window)
 	if d, ok := ctx.Deadline(); ok {
-		waitUntil = d.Add(-250 * time.Millisecond)
+		// Time to answer before the deadline: a fifth of the wait, from
+		// 250 ms to 2 s.
+		waitUntil = d.Add(-min(max(time.Until(d)/5, 250*time.Millisecond), 2*time.Second))
 	}
 	for {
 		c, err := cl.Claim(ctx, digest, claimHold(ctx, window))

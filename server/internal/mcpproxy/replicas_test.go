@@ -3,22 +3,29 @@ package mcpproxy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/pgledger"
 	"github.com/agentpreflight/preflight/agent/redisledger"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/sharedstate"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 )
@@ -75,10 +82,99 @@ func startRedisServer(t *testing.T) string {
 	return "redis://" + addr
 }
 
-// replica serves a proxy whose scopes keep their state in store.
-func replica(t *testing.T, up *scopeUpstream, store *sharedstate.Store, g mcpguard.Options) string {
+// startPostgresServer initialises a PostgreSQL cluster in a temporary
+// directory and starts it on a free loopback port (as the postgres user
+// when the test runs as root: PostgreSQL refuses root), stopped when the
+// test ends, and returns its postgres:// URL.
+func startPostgresServer(t *testing.T) string {
 	t.Helper()
-	p := New(Options{Dial: HTTPDialer(up.url, nil), UpstreamURL: up.url, Guard: g,
+	initdb, err := exec.LookPath("initdb")
+	if err != nil {
+		found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+		if len(found) == 0 {
+			needPart(t, "initdb", "postgresql")
+		}
+		sort.Strings(found)
+		initdb = found[len(found)-1]
+	}
+	dir, err := os.MkdirTemp("", "proxy-replicas-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root and there is no postgres user to run PostgreSQL as: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(initdb, "-D", data, "-U", "preflight", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	pg := exec.Command(filepath.Join(filepath.Dir(initdb), "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB")
+	pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-pg.Process.Pid, syscall.SIGKILL); pg.Wait() })
+	url := fmt.Sprintf("postgres://preflight@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err == nil {
+			err = pool.Ping(context.Background())
+			pool.Close()
+		}
+		if err == nil {
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres did not answer within 30 s: %v", err)
+		}
+	}
+}
+
+// pgSpent reads what principal's run has spent, from PostgreSQL.
+func pgSpent(t *testing.T, url, principal, run string) (string, int) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	l, err := pgledger.New(ctx, pool, sharedstate.ScopeName(principal, "run:"+run), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	st, err := l.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(st.Balance.SpentUSD), st.Balance.Calls
+}
+
+// replica serves a proxy whose scopes keep their state in store.
+func replica(t *testing.T, up *scopeUpstream, store *sharedstate.Store, g mcpguard.Options, callTimeout time.Duration) (string, *Proxy) {
+	t.Helper()
+	p := New(Options{Dial: HTTPDialer(up.url, nil), UpstreamURL: up.url, Guard: g, CallTimeout: callTimeout,
 		ScopeState: func(principal, run string, o *mcpguard.Options) (func(), error) {
 			sc, err := store.Scope(principal, run)
 			if err != nil {
@@ -89,7 +185,7 @@ func replica(t *testing.T, up *scopeUpstream, store *sharedstate.Store, g mcpgua
 		}})
 	px := httptest.NewServer(asPrincipal(p))
 	t.Cleanup(func() { p.Close(); px.Close() })
-	return px.URL
+	return px.URL, p
 }
 
 // client connects a 2026-07-28 go-sdk client to url as principal.
@@ -118,8 +214,8 @@ func callIn(ctx context.Context, cs *mcp.ClientSession, run, tool string, args m
 	return res.Content[0].(*mcp.TextContent).Text, nil
 }
 
-// spentIn reads what principal's run has spent, from Redis.
-func spentIn(t *testing.T, url, principal, run string) (string, int) {
+// redisSpent reads what principal's run has spent, from Redis.
+func redisSpent(t *testing.T, url, principal, run string) (string, int) {
 	t.Helper()
 	opt, _ := redis.ParseURL(url)
 	opt.ContextTimeoutEnabled = true
@@ -142,6 +238,19 @@ func spentIn(t *testing.T, url, principal, run string) (string, int) {
 // either replica with the first result, and keep principals apart.
 func TestReplicasShareOneRedis(t *testing.T) {
 	url := startRedisServer(t)
+	testReplicas(t, url, func(principal, run string) (string, int) { return redisSpent(t, url, principal, run) })
+}
+
+// TestReplicasShareOnePostgres is TestReplicasShareOneRedis on
+// PostgreSQL.
+func TestReplicasShareOnePostgres(t *testing.T) {
+	url := startPostgresServer(t)
+	testReplicas(t, url, func(principal, run string) (string, int) { return pgSpent(t, url, principal, run) })
+}
+
+// testReplicas runs the replica tests on the store at url; spentIn reads
+// what principal's run has spent there, and its calls.
+func testReplicas(t *testing.T, url string, spentIn func(principal, run string) (string, int)) {
 	ctx := context.Background()
 	store, err := sharedstate.Open(ctx, url, time.Hour)
 	if err != nil {
@@ -150,7 +259,9 @@ func TestReplicasShareOneRedis(t *testing.T) {
 	defer store.Close()
 	up := newScopeUpstream(t)
 	g := mcpguard.Options{BudgetUSD: "1", Specs: []tools.Spec{{Operation: preflight.Operation{Name: "send"}, PriceUSD: "0.07"}}}
-	a, b := replica(t, up, store, g), replica(t, up, store, g)
+	a, pa := replica(t, up, store, g, 0)
+	b, _ := replica(t, up, store, g, 0)
+	c, _ := replica(t, up, store, g, 3*time.Second) // gives up on a call after 3 s
 	// drain empties the upstream's buffer of started sends, so that it
 	// never fills.
 	drain := func() {
@@ -198,10 +309,30 @@ func TestReplicasShareOneRedis(t *testing.T) {
 			t.Errorf("call: %v", err)
 		}
 		ran := up.send.Load() - before
-		spent, calls := spentIn(t, url, "alice", "budget")
+		spent, calls := spentIn("alice", "budget")
 		t.Logf("40 calls through 2 replicas, budget 1, price 0.07: %d executions, %s spent, %d calls counted", ran, spent, calls)
 		if ran != 14 || spent != "0.98" {
 			t.Fatalf("%d executions and %s spent, want 14 and 0.98 (the budget shared by both replicas)", ran, spent)
+		}
+		// The run ends on replica a (as after its idle timeout) and starts
+		// again there: its money is the store's, not reset.
+		pa.mu.Lock()
+		scopes := maps.Clone(pa.scopes)
+		pa.mu.Unlock()
+		for k, sc := range scopes {
+			pa.endScope(k, sc, "test")
+		}
+		if n := pa.Scopes(); n != 0 {
+			t.Fatalf("%d scopes left on replica a", n)
+		}
+		if _, err := callIn(ctx, client(t, a, "alice"), "budget", "send", map[string]any{"to": "after"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := up.send.Load() - before; n != 14 {
+			t.Fatalf("%d executions after the run restarted on replica a, want still 14: the budget was reset", n)
+		}
+		if spent, _ := spentIn("alice", "budget"); spent != "0.98" {
+			t.Fatalf("%s spent after the run restarted on replica a, want still 0.98", spent)
 		}
 	})
 
@@ -231,7 +362,15 @@ func TestReplicasShareOneRedis(t *testing.T) {
 			}
 			second <- text
 		}()
-		time.Sleep(300 * time.Millisecond) // b is waiting, not running
+		// Replica c, whose calls time out after 3 s, answers with a
+		// retryable error once it stops waiting, and does not run it.
+		since := time.Now()
+		_, err := callIn(ctx, client(t, c, "alice"), "once", "send", args)
+		waited := time.Since(since)
+		if err == nil || !strings.Contains(err.Error(), "in flight in another process") {
+			t.Fatalf("replica c: %v, want the retryable error of a call in flight elsewhere", err)
+		}
+		t.Logf("replica c answered after %v: %v", waited.Round(time.Millisecond), err)
 		if n := up.send.Load() - before; n != 1 {
 			t.Fatalf("%d executions while the first runs, want 1", n)
 		}
@@ -251,7 +390,7 @@ func TestReplicasShareOneRedis(t *testing.T) {
 		if n := up.send.Load() - before; n != 1 {
 			t.Fatalf("%d executions of one call through 2 replicas, want 1", n)
 		}
-		spent, _ := spentIn(t, url, "alice", "once")
+		spent, _ := spentIn("alice", "once")
 		if spent != "0.07" {
 			t.Fatalf("the run spent %s, want 0.07 (one execution)", spent)
 		}
