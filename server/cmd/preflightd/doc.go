@@ -275,6 +275,34 @@
 //	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
+//	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
+//	                                      (rediss:// for TLS) or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
+//
+// Replicas. With --store, each run's ledger (money, calls, history), the
+// results saved for reuse and the exactly-once claims of its calls live in
+// Redis (agent/redisledger) or PostgreSQL (agent/pgledger and two tables
+// of the proxy's, preflight_proxy_claims and preflight_proxy_results),
+// under a name that is the SHA-256 digest of the principal and the run, so
+// that several proxies behind one load balancer spend one budget per run
+// and run each call once: a call re-issued to another replica while the
+// first runs waits for it (until shortly before its --call-timeout, then
+// the retryable JSON-RPC error -32001 "in flight in another process") and
+// gets its result, and within the idempotency window any replica answers
+// a repeat with it. A run that ends on one replica (--scope-idle) leaves
+// the store alone: its money and history go on when it starts again
+// there or elsewhere, and Redis drops an idle run's keys after 24 h. The
+// store must keep what it acknowledged (Redis: appendonly yes,
+// maxmemory-policy noeviction, CONFIG readable; PostgreSQL: fsync and
+// synchronous_commit on); the proxy checks at start and refuses another.
+// Not shared: a principal's window budget (the principals file's
+// budgetUsd with window) is counted per replica, so N replicas may spend
+// up to N times it in a window (each run's own budget is shared); a
+// multi-round trip's continuation is held by the replica that got the
+// input_required result, so the client's retry must reach that replica
+// (another decides it as a new call); a session (Mcp-Session-Id) lives on
+// the replica that opened it. A bad --store value, or a server that does
+// not answer, stops the start with an error naming --store; the URL is
+// shown and logged without its password.
 //
 // Without --principals the proxy serves one anonymous principal and
 // refuses to start on a listen address that is not loopback. With it,
@@ -348,5 +376,6 @@
 // guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),
 // --session-init-timeout and --body-timeout are above 0 and at most 1h,
 // the call bounds are positive, --ttl is whole seconds, --max-scopes is
-// positive and --scope-idle above 0.
+// positive, --scope-idle above 0, and --store a redis://, rediss://,
+// postgres:// or postgresql:// URL with a host.
 package main

@@ -38,7 +38,9 @@ budget and call limit per run, named by the client's Preflight-Run header
 or _meta "io.agentpreflight/run" (else the MCP session's own run, else
 the caller's default run). A call repeated within --idempotency-window
 (re-issued after a broken stream, say) gets the first call's answer
-instead of running twice.
+instead of running twice. With --store, proxies behind one load
+balancer keep that state in Redis or PostgreSQL: one budget per run, and
+a call re-issued to another proxy gets the first call's answer.
 
 Bounds, each a flag below: at most --max-sessions sessions at once (503
 past it), --max-sessions-per-client from one remote IP address (429) and,
