@@ -259,7 +259,7 @@
 //	--session-init-timeout DURATION       end a session with no request after its initialize; default 30s
 //	--max-sessions N                      sessions open at once; default 1000
 //	--max-sessions-per-client N           sessions from one IP address (IPv6: its /64); default 100
-//	--max-processes N                     upstream processes with a command upstream; default 32
+//	--max-processes N                     upstream processes with a command upstream (the stateless bridge's too); default 32
 //	--body-timeout DURATION               longest wait for a POST body; default 10s
 //	--allow-origin ORIGIN                 browser origins served (repeat or comma-separate); default none
 //	--max-batch N                         messages in one JSON-RPC batch; default 64

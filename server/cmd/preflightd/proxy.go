@@ -149,7 +149,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "sessions open at once (`n`); past it an initialize gets 503")
 	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
-	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
+	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session and one for the stateless requests; past it an initialize, or a stateless request that needs its process started, gets 503")
 	fs.IntVar(&o.maxScopes, "max-scopes", mcpproxy.DefaultMaxScopes, "runs guarded at once (`n`), each with its ledger and saved results; past it a call that starts a run gets an error (503 without a session)")
 	fs.DurationVar(&o.scopeIdle, "scope-idle", 30*time.Minute, "end a run (its ledger, budget and saved results) with no request for this long (`duration`); a session's own run ends with the session")
 	fs.DurationVar(&o.idempotency, "idempotency-window", 5*time.Minute, "how long a completed call answers an identical call instead of running again (`duration`, whole seconds; a tool's idempotencySeconds overrides it); 0 turns it off")
