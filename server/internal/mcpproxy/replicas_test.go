@@ -25,6 +25,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/redisledger"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/sharedstate"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
@@ -36,19 +37,15 @@ import (
 // drive them with go-sdk clients of the 2026-07-28 revision that send a
 // run handle in _meta.
 
-// needPart skips the test without the named program, and fails it under
-// CI=true, where .ci/run installs it.
+// needPart returns the path of program, or stops the test (a skip, a
+// failure under CI=true) when it is not installed.
 func needPart(t *testing.T, program, pkg string) string {
 	t.Helper()
 	path, err := exec.LookPath(program)
-	if err == nil {
-		return path
+	if err != nil {
+		testpart.Missing(t, program+" is not installed (apt-get install "+pkg+")")
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed; CI must install the Debian package %s", program, pkg)
-	}
-	t.Skipf("%s is not installed (apt-get install %s)", program, pkg)
-	return ""
+	return path
 }
 
 // startRedisServer starts a redis-server that keeps what it acknowledges
