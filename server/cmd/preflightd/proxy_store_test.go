@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+)
+
+// startRedis starts a redis-server with a password and extra arguments on
+// a free loopback port, stopped when the test ends, and returns its
+// address.
+func startRedis(t *testing.T, password string, extra ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		testpart.Missing(t, "redis-server is not installed (apt-get install redis-server)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
+		"--requirepass", password, "--logfile", filepath.Join(dir, "redis.log")}, extra...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer within 10 s")
+		}
+	}
+	return addr
+}
+
+// syncBuffer is a log both a proxy and the test use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startStoreProxy runs `preflightd proxy` with args until the test ends,
+// and returns its /mcp URL and its log.
+func startStoreProxy(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...), func(string) string { return "" }, io.Discard, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("proxy: %v", err)
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			log.Write(append(sc.Bytes(), '\n'))
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a + "/mcp", log
+	case <-time.After(30 * time.Second): // a guard against a hang
+		t.Fatalf("the proxy logged no address:\n%s", log)
+	}
+	return "", nil
+}
+
+// TestProxyStore runs two `preflightd proxy --store redis://…` in front of
+// one upstream: a paid read-only call made through one is reused through
+// the other (its result saved in Redis), and the store's password
+// appears in no log line.
+func TestProxyStore(t *testing.T) {
+	const password = "s3cret-pw-7"
+	addr := startRedis(t, password, "--appendonly", "yes")
+	srv, counts := mcptest.NewServer("")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	store := "redis://:" + password + "@" + addr + "/0"
+	a, logA := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+	b, logB := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+
+	ctx := context.Background()
+	var texts []string
+	for _, url := range []string{a, b, a} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "store", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"},
+			Meta: mcp.Meta{"io.agentpreflight/run": "invoices"}})
+		cs.Close()
+		if err != nil || res.IsError {
+			if err == nil {
+				err = fmt.Errorf("%s", res.Content[0].(*mcp.TextContent).Text)
+			}
+			t.Fatalf("market_quote through %s: %v", url, err)
+		}
+		b, _ := json.Marshal(res.Content)
+		texts = append(texts, string(b))
+	}
+	if n := counts.Get(mcptest.Quote); n != 1 || texts[0] != texts[1] || texts[1] != texts[2] {
+		t.Fatalf("%d executions, answers %q: want 1 execution and its answer three times", n, texts)
+	}
+	for _, log := range []*syncBuffer{logA, logB} {
+		text := log.String()
+		if strings.Contains(text, password) {
+			t.Fatalf("the log shows the store's password:\n%s", text)
+		}
+		if !strings.Contains(text, `"msg":"shared store","store":"redis://:xxxxx@`+addr+`/0"`) {
+			t.Fatalf("no shared store line with the URL redacted:\n%s", text)
+		}
+	}
+}
+
+// TestProxyStoreUnsafe: a Redis that keeps no append-only file stops the
+// start with an error naming --store, without the password.
+func TestProxyStoreUnsafe(t *testing.T) {
+	const password = "s3cret-pw-8"
+	addr := startRedis(t, password, "--appendonly", "no")
+	err := run(context.Background(), []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:9/mcp",
+		"--store", "redis://:" + password + "@" + addr}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--store redis://:xxxxx@"+addr+": ") || !strings.Contains(err.Error(), "appendonly") ||
+		strings.Contains(err.Error(), password) {
+		t.Fatalf("error %v: want one naming --store and appendonly, without the password", err)
+	}
+	t.Log(err)
+}
