@@ -52,7 +52,7 @@ type Claim struct {
 
 // CodeRunningElsewhere is the JSON-RPC error code of a repeat answered
 // with [ErrRunningElsewhere].
-const CodeRunningElsewhere = -32001
+const CodeRunningElsewhere = -32010
 
 // claimPoll is how often a repeat looks again at a call running in
 // another process.

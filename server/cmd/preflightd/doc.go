@@ -286,7 +286,7 @@
 // that several proxies behind one load balancer spend one budget per run
 // and run each call once: a call re-issued to another replica while the
 // first runs waits for it (until shortly before its --call-timeout, then
-// the retryable JSON-RPC error -32001 "in flight in another process") and
+// the retryable JSON-RPC error -32010 "in flight in another process") and
 // gets its result, and within the idempotency window any replica answers
 // a repeat with it. A run that ends on one replica (--scope-idle) leaves
 // the store alone: its money and history go on when it starts again

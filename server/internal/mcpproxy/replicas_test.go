@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 	"github.com/agentpreflight/preflight/server/internal/testpart"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 )
@@ -364,7 +366,8 @@ func testReplicas(t *testing.T, url string, spentIn func(principal, run string) 
 		since := time.Now()
 		_, err := callIn(ctx, client(t, c, "alice"), "once", "send", args)
 		waited := time.Since(since)
-		if err == nil || !strings.Contains(err.Error(), "in flight in another process") {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != mcpguard.CodeRunningElsewhere || !strings.Contains(err.Error(), "in flight in another process") {
 			t.Fatalf("replica c: %v, want the retryable error of a call in flight elsewhere", err)
 		}
 		t.Logf("replica c answered after %v: %v", waited.Round(time.Millisecond), err)
