@@ -396,6 +396,41 @@ func testReplicas(t *testing.T, url string, spentIn func(principal, run string) 
 		}
 	})
 
+	t.Run("concurrent repeats", func(t *testing.T) {
+		// 20 identical sends at once, 10 through each replica, each with
+		// its own JSON-RPC id: one execution, one answer.
+		ca, cb := client(t, a, "alice"), client(t, b, "alice")
+		drain()
+		before := up.send.Load()
+		answers := make(chan string, 20)
+		var wg sync.WaitGroup
+		for i := range 20 {
+			cs := ca
+			if i%2 == 1 {
+				cs = cb
+			}
+			wg.Go(func() {
+				text, err := callIn(ctx, cs, "burst", "send", map[string]any{"to": "burst"})
+				if err != nil {
+					text = "error: " + err.Error()
+				}
+				answers <- text
+			})
+		}
+		wg.Wait()
+		close(answers)
+		seen := map[string]int{}
+		for text := range answers {
+			seen[text]++
+		}
+		ran := up.send.Load() - before
+		t.Logf("20 identical calls at once through 2 replicas: %d execution(s), answers %v", ran, seen)
+		want := fmt.Sprintf("sent to burst (execution %d)", before+1)
+		if ran != 1 || len(seen) != 1 || seen[want] != 20 {
+			t.Fatalf("%d executions, answers %v: want 1 execution and %q 20 times", ran, seen, want)
+		}
+	})
+
 	t.Run("principals apart", func(t *testing.T) {
 		alice, bob := client(t, a, "alice"), client(t, b, "bob")
 		aliceB := client(t, b, "alice")
