@@ -294,10 +294,12 @@
 // store must keep what it acknowledged (Redis: appendonly yes,
 // maxmemory-policy noeviction, CONFIG readable; PostgreSQL: fsync and
 // synchronous_commit on); the proxy checks at start and refuses another.
-// Not shared: a principal's window budget (the principals file's
-// budgetUsd with window) is counted per replica, so N replicas may spend
-// up to N times it in a window (each run's own budget is shared); a
-// multi-round trip's continuation is held by the replica that got the
+// A principal's window budget (the principals file's budgetUsd with
+// window) is kept there too, spent by its runs on every replica together;
+// with --store its windows are the multiples of the window's length since
+// the Unix epoch, which every replica agrees on (without, a window starts
+// with its first reservation). Not shared: a multi-round trip's
+// continuation is held by the replica that got the
 // input_required result, so the client's retry must reach that replica
 // (another decides it as a new call); a session (Mcp-Session-Id) lives on
 // the replica that opened it. A bad --store value, or a server that does

@@ -356,6 +356,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		defer shared.Close()
 		logger.Info("shared store", "store", shared.String())
+		policies.shared = shared
 		scopeState = func(principal, run string, g *mcpguard.Options) (func(), error) {
 			sc, err := shared.Scope(principal, run)
 			if err != nil {

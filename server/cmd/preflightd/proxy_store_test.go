@@ -173,3 +173,44 @@ func TestProxyStoreUnsafe(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestProxyStoreWindowBudget: with --store, a principal's budget over a
+// window (the principals file's budgetUsd and window) is spent by its runs
+// on every replica together.
+func TestProxyStoreWindowBudget(t *testing.T) {
+	const password = "s3cret-pw-9"
+	addr := startRedis(t, password, "--appendonly", "yes")
+	srv, counts := mcptest.NewServer("")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	const key = "pf_alice_window"
+	principals := writeFile(t, "principals.json", `{"principals": {"alice": {"keySha256": ["`+sha256Hex(key)+`"],
+  "policy": {"budgetUsd": 0.35, "window": "1h", "operations": [{"name": "`+mcptest.Quote+`", "priceUsd": 0.10, "ttlSeconds": 0}]}}}}`)
+	store := "redis://:" + password + "@" + addr
+	var proxies []string
+	for range 2 {
+		url, _ := startStoreProxy(t, "--upstream", up.URL, "--store", store, "--principals", principals)
+		proxies = append(proxies, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	}
+	ctx := context.Background()
+	// Four quotes at 0.10, each in a run of its own, alternating between
+	// the replicas: 0.35 lets three run.
+	var ran []bool
+	for i, sym := range []string{"A", "B", "C", "D"} {
+		cs, err := connectAs(t, proxies[i%2], key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": sym},
+			Meta: mcp.Meta{"io.agentpreflight/run": "run-" + sym}})
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, withheld := res.Meta["io.agentpreflight/decision"]
+		ran = append(ran, !withheld)
+	}
+	if fmt.Sprint(ran) != "[true true true false]" || counts.Get(mcptest.Quote) != 3 {
+		t.Fatalf("quotes ran %v, %d executions: want the first three (0.30 of the window's 0.35, across both replicas)", ran, counts.Get(mcptest.Quote))
+	}
+}
