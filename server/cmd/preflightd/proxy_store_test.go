@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,42 +16,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/agentpreflight/preflight/server/internal/testpart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 )
-
-// startRedis starts a redis-server with a password and extra arguments on
-// a free loopback port, stopped when the test ends, and returns its
-// address.
-func startRedis(t *testing.T, password string, extra ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		testpart.Missing(t, "redis-server is not installed (apt-get install redis-server)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
-		"--requirepass", password, "--logfile", filepath.Join(dir, "redis.log")}, extra...)
-	cmd := exec.Command(bin, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
-	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer within 10 s")
-		}
-	}
-	return addr
-}
 
 // syncBuffer is a log both a proxy and the test use.
 type syncBuffer struct {
@@ -119,7 +80,7 @@ func startStoreProxy(t *testing.T, args ...string) (string, *syncBuffer) {
 // appears in no log line.
 func TestProxyStore(t *testing.T) {
 	const password = "s3cret-pw-7"
-	addr := startRedis(t, password, "--appendonly", "yes")
+	addr := testpart.StartRedis(t, "--requirepass", password, "--appendonly", "yes")
 	srv, counts := mcptest.NewServer("")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer up.Close()
@@ -164,7 +125,7 @@ func TestProxyStore(t *testing.T) {
 // start with an error naming --store, without the password.
 func TestProxyStoreUnsafe(t *testing.T) {
 	const password = "s3cret-pw-8"
-	addr := startRedis(t, password, "--appendonly", "no")
+	addr := testpart.StartRedis(t, "--requirepass", password, "--appendonly", "no")
 	err := run(context.Background(), []string{"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:9/mcp",
 		"--store", "redis://:" + password + "@" + addr}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--store redis://:xxxxx@"+addr+": ") || !strings.Contains(err.Error(), "appendonly") ||
@@ -179,7 +140,7 @@ func TestProxyStoreUnsafe(t *testing.T) {
 // on every replica together.
 func TestProxyStoreWindowBudget(t *testing.T) {
 	const password = "s3cret-pw-9"
-	addr := startRedis(t, password, "--appendonly", "yes")
+	addr := testpart.StartRedis(t, "--requirepass", password, "--appendonly", "yes")
 	srv, counts := mcptest.NewServer("")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer up.Close()

@@ -5,18 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,116 +30,6 @@ import (
 // sharedstate, in front of one upstream that counts its executions, and
 // drive them with go-sdk clients of the 2026-07-28 revision that send a
 // run handle in _meta.
-
-// needPart returns the path of program, or stops the test (a skip, a
-// failure under CI=true) when it is not installed.
-func needPart(t *testing.T, program, pkg string) string {
-	t.Helper()
-	path, err := exec.LookPath(program)
-	if err != nil {
-		testpart.Missing(t, program+" is not installed (apt-get install "+pkg+")")
-	}
-	return path
-}
-
-// startRedisServer starts a redis-server that keeps what it acknowledges
-// (as redisledger requires) on a free loopback port, stopped when the
-// test ends, and returns its redis:// URL.
-func startRedisServer(t *testing.T) string {
-	t.Helper()
-	bin := needPart(t, "redis-server", "redis-server")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-		"--appendfsync", "always", "--dir", dir, "--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer within 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "redis://" + addr
-}
-
-// startPostgresServer initialises a PostgreSQL cluster in a temporary
-// directory and starts it on a free loopback port (as the postgres user
-// when the test runs as root: PostgreSQL refuses root), stopped when the
-// test ends, and returns its postgres:// URL.
-func startPostgresServer(t *testing.T) string {
-	t.Helper()
-	initdb, err := exec.LookPath("initdb")
-	if err != nil {
-		found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-		if len(found) == 0 {
-			needPart(t, "initdb", "postgresql")
-		}
-		sort.Strings(found)
-		initdb = found[len(found)-1]
-	}
-	dir, err := os.MkdirTemp("", "proxy-replicas-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("running as root and there is no postgres user to run PostgreSQL as: %v", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(initdb, "-D", data, "-U", "preflight", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	pg := exec.Command(filepath.Join(filepath.Dir(initdb), "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB")
-	pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := pg.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(-pg.Process.Pid, syscall.SIGKILL); pg.Wait() })
-	url := fmt.Sprintf("postgres://preflight@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		pool, err := pgxpool.New(context.Background(), url)
-		if err == nil {
-			err = pool.Ping(context.Background())
-			pool.Close()
-		}
-		if err == nil {
-			return url
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres did not answer within 30 s: %v", err)
-		}
-	}
-}
 
 // pgSpent reads what principal's run has spent, from PostgreSQL.
 func pgSpent(t *testing.T, url, principal, run string) (string, int) {
@@ -236,14 +118,14 @@ func redisSpent(t *testing.T, url, principal, run string) (string, int) {
 // budget per run, never run one call twice, answer a re-issued call on
 // either replica with the first result, and keep principals apart.
 func TestReplicasShareOneRedis(t *testing.T) {
-	url := startRedisServer(t)
+	url := "redis://" + testpart.StartRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	testReplicas(t, url, func(principal, run string) (string, int) { return redisSpent(t, url, principal, run) })
 }
 
 // TestReplicasShareOnePostgres is TestReplicasShareOneRedis on
 // PostgreSQL.
 func TestReplicasShareOnePostgres(t *testing.T) {
-	url := startPostgresServer(t)
+	url := testpart.StartPostgres(t)
 	testReplicas(t, url, func(principal, run string) (string, int) { return pgSpent(t, url, principal, run) })
 }
 
