@@ -560,3 +560,24 @@ func TestGuardParallelCallsNeverOverspend(t *testing.T) {
 		t.Errorf("len(History()) = %d, want 10", n)
 	}
 }
+
+// TestGuardSetCatalogWhileCalling: a catalog replaced while calls are
+// decided (a proxy takes in a tool list while a call of the same run
+// starts) is no data race: run it with -race.
+func TestGuardSetCatalogWhileCalling(t *testing.T) {
+	g := newGuard(t, newFakeClock(), nil)
+	c := &counter{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := g.Call(context.Background(), searchReq(fmt.Sprint("q", i), "0"), c.call); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() { g.SetCatalog(preflight.DefaultCatalog()) })
+	}
+	wg.Wait()
+	if c.n() != 8 {
+		t.Fatalf("%d calls ran, want 8", c.n())
+	}
+}

@@ -249,9 +249,28 @@ func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte
 		x.flights[digest] = f
 		x.mu.Unlock()
 
+		// Other processes guarding the scope: one of them may run the
+		// call, or have run it.
+		cl, token := s.g.opts.Claims, ""
+		if cl != nil {
+			tok, res, done, err := s.claim(ctx, cl, digest, name, window)
+			if done || err != nil {
+				x.mu.Lock()
+				delete(x.flights, digest)
+				x.mu.Unlock()
+				f.result, f.err = res, err
+				close(f.ch)
+				return res, err
+			}
+			token = tok
+		}
+
 		res, k, err := s.call(ctx, params, name, args, digest, window, forward)
 		if k == kindSuccess && s.st.readOnly(name) {
 			k = kindOther // reused or run again, as the guard decides
+		}
+		if cl != nil {
+			s.unclaim(cl, digest, token, k, res, window)
 		}
 		var ref string
 		if k == kindSuccess || k == kindContinuing {

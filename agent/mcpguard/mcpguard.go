@@ -51,6 +51,13 @@ type Options struct {
 	// tools.NewSharedResultStore(nil) per middleware (per Server or Client
 	// call; per NewSession for a [Session]): 64 MiB for all its sessions.
 	Results tools.ResultStore
+	// Claims, when set, is exactly-once state shared with the other
+	// processes guarding the same scope on the same LedgerStore (see
+	// [CallClaims]): a repeat of a call another process runs or ran
+	// within its idempotency window is answered from there and never run
+	// twice. Nil means this process alone answers repeats. Only a
+	// [Session] reads it.
+	Claims CallClaims
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
 	// Specs set price, TTL, retry cap, schema and effects per tool name;

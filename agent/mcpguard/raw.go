@@ -94,6 +94,10 @@ func inputRequired(result []byte) bool {
 //     is not run: the repeat gets a withheld result (decision block, no
 //     reason codes) whose message says the outcome is unknown. A failed
 //     call is not repeated from memory: its repeat is decided again.
+//   - With Options.Claims, the same holds across the processes that guard
+//     one scope: a repeat of a call another process runs waits for it
+//     (until shortly before ctx's deadline; then the error
+//     [CodeRunningElsewhere], the call not run) and gets its result.
 func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	return s.CallToolExtra(ctx, params, nil, forward)
 }

@@ -259,7 +259,7 @@
 //	--session-init-timeout DURATION       end a session with no request after its initialize; default 30s
 //	--max-sessions N                      sessions open at once; default 1000
 //	--max-sessions-per-client N           sessions from one IP address (IPv6: its /64); default 100
-//	--max-processes N                     upstream processes with a command upstream; default 32
+//	--max-processes N                     upstream processes with a command upstream (the stateless bridge's too); default 32
 //	--body-timeout DURATION               longest wait for a POST body; default 10s
 //	--allow-origin ORIGIN                 browser origins served (repeat or comma-separate); default none
 //	--max-batch N                         messages in one JSON-RPC batch; default 64
@@ -275,6 +275,36 @@
 //	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
+//	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
+//	                                      (rediss:// for TLS) or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
+//
+// Replicas. With --store, each run's ledger (money, calls, history), the
+// results saved for reuse and the exactly-once claims of its calls live in
+// Redis (agent/redisledger) or PostgreSQL (agent/pgledger and two tables
+// of the proxy's, preflight_proxy_claims and preflight_proxy_results),
+// under a name that is the SHA-256 digest of the principal and the run, so
+// that several proxies behind one load balancer spend one budget per run
+// and run each call once: a call re-issued to another replica while the
+// first runs waits for it (until shortly before its --call-timeout, then
+// the retryable JSON-RPC error -32010 "in flight in another process") and
+// gets its result, and within the idempotency window any replica answers
+// a repeat with it. A run that ends on one replica (--scope-idle) leaves
+// the store alone: its money and history go on when it starts again
+// there or elsewhere, and Redis drops an idle run's keys after 24 h. The
+// store must keep what it acknowledged (Redis: appendonly yes,
+// maxmemory-policy noeviction, CONFIG readable; PostgreSQL: fsync and
+// synchronous_commit on); the proxy checks at start and refuses another.
+// A principal's window budget (the principals file's budgetUsd with
+// window) is kept there too, spent by its runs on every replica together;
+// with --store its windows are the multiples of the window's length since
+// the Unix epoch, which every replica agrees on (without, a window starts
+// with its first reservation). Not shared: a multi-round trip's
+// continuation is held by the replica that got the
+// input_required result, so the client's retry must reach that replica
+// (another decides it as a new call); a session (Mcp-Session-Id) lives on
+// the replica that opened it. A bad --store value, or a server that does
+// not answer, stops the start with an error naming --store; the URL is
+// shown and logged without its password.
 //
 // Without --principals the proxy serves one anonymous principal and
 // refuses to start on a listen address that is not loopback. With it,
@@ -348,5 +378,6 @@
 // guard's own rule (5, 0.50 or 1e3; not NaN, Inf, .5, 0x1p-2 or 1_000),
 // --session-init-timeout and --body-timeout are above 0 and at most 1h,
 // the call bounds are positive, --ttl is whole seconds, --max-scopes is
-// positive and --scope-idle above 0.
+// positive, --scope-idle above 0, and --store a redis://, rediss://,
+// postgres:// or postgresql:// URL with a host.
 package main

@@ -23,6 +23,7 @@ import (
 	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
+	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -37,7 +38,9 @@ budget and call limit per run, named by the client's Preflight-Run header
 or _meta "io.agentpreflight/run" (else the MCP session's own run, else
 the caller's default run). A call repeated within --idempotency-window
 (re-issued after a broken stream, say) gets the first call's answer
-instead of running twice.
+instead of running twice. With --store, proxies behind one load
+balancer keep that state in Redis or PostgreSQL: one budget per run, and
+a call re-issued to another proxy gets the first call's answer.
 
 Bounds, each a flag below: at most --max-sessions sessions at once (503
 past it), --max-sessions-per-client from one remote IP address (429) and,
@@ -78,6 +81,7 @@ type proxyOptions struct {
 	calls        callBounds
 	principals   string // the principals file; empty for one anonymous principal on loopback
 	metricsAddr  string // the Prometheus listener; empty for none
+	store        string // the shared store's URL (--store); empty for state in this process
 
 	strict          bool           // configuration problems are errors, not warnings
 	forwardAuth     bool           // send the client's Authorization upstream
@@ -145,7 +149,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.trustHost, "trust-proxy-host", false, "accept any Host header on a loopback listener (behind a reverse proxy)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcpproxy.DefaultMaxSessions, "sessions open at once (`n`); past it an initialize gets 503")
 	fs.IntVar(&o.perClient, "max-sessions-per-client", mcpproxy.DefaultMaxSessionsPerClient, "sessions open at once from one remote IP address or IPv6 /64 (`n`), never read from a header; past it an initialize gets 429")
-	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session; past it an initialize gets 503")
+	fs.IntVar(&o.maxProcesses, "max-processes", defaultMaxProcesses, "upstream processes alive at once with a command upstream (`n`), one per session and one for the stateless requests; past it an initialize, or a stateless request that needs its process started, gets 503")
 	fs.IntVar(&o.maxScopes, "max-scopes", mcpproxy.DefaultMaxScopes, "runs guarded at once (`n`), each with its ledger and saved results; past it a call that starts a run gets an error (503 without a session)")
 	fs.DurationVar(&o.scopeIdle, "scope-idle", 30*time.Minute, "end a run (its ledger, budget and saved results) with no request for this long (`duration`); a session's own run ends with the session")
 	fs.DurationVar(&o.idempotency, "idempotency-window", 5*time.Minute, "how long a completed call answers an identical call instead of running again (`duration`, whole seconds; a tool's idempotencySeconds overrides it); 0 turns it off")
@@ -157,6 +161,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.strict, "strict", false, "treat configuration problems as errors: a budget no price can bind stops the start; a configured tool the upstream does not list, or an upstream schema the guard cannot use, is logged as an error instead of a warning")
 	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
+	fs.StringVar(&o.store, "store", "", "`URL` of a store that several proxy replicas share: redis://[USER:PASSWORD@]HOST[:PORT][/DB] or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE. Each run's ledger (money, calls, history), results saved for reuse and exactly-once claims live there, so that a run spends one budget and a call runs once whichever replica serves it; empty keeps them in this process")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -225,6 +230,11 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	}
 	if o.upstream != "" {
 		o.maxProcesses = 0
+	}
+	if o.store != "" {
+		if err := checkStoreURL(o.store); err != nil {
+			return o, usagef("proxy: %v", err)
+		}
 	}
 	if o.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
@@ -342,6 +352,24 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 	// each scope would warn again, in its own words.
 	gopts.Logger = slog.New(slog.DiscardHandler)
 	policies := newPrincipalPolicies(file)
+	var scopeState func(principal, run string, g *mcpguard.Options) (func(), error)
+	if o.store != "" {
+		shared, err := sharedstate.Open(ctx, o.store, max(time.Hour, o.ttl))
+		if err != nil {
+			return err
+		}
+		defer shared.Close()
+		logger.Info("shared store", "store", shared.String())
+		policies.shared = shared
+		scopeState = func(principal, run string, g *mcpguard.Options) (func(), error) {
+			sc, err := shared.Scope(principal, run)
+			if err != nil {
+				return nil, err
+			}
+			g.LedgerStore, g.Results, g.Claims = sc.Ledger, sc.Results, sc.Claims
+			return sc.Close, nil
+		}
+	}
 	dial, upstreamURL := mcpproxy.HTTPDialer(o.upstream, nil), o.upstream
 	if len(o.command) > 0 {
 		dial, upstreamURL = mcpproxy.CommandDialer(o.command[0], o.command[1:]...), ""
@@ -352,7 +380,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		InitTimeout: o.initTimeout, BodyTimeout: o.bodyTimeout, MaxBatch: o.maxBatch, AllowOrigins: o.allowOrigins,
 		MaxCallsInFlightPerSession: o.calls.perSession, MaxCallsInFlightPerClient: o.calls.perClient, MaxCallsInFlight: o.calls.total,
 		CallTimeout: o.calls.timeout, MaxResultBytes: o.calls.maxResult, Credentials: creds, OnToolsList: checker.sawList,
-		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ToolAllowed: policies.toolAllowed()})
+		OnCall: observer.onCall, CallMeta: observer.callMeta, ScopeGuard: policies.scopeGuard, ScopeState: scopeState, ToolAllowed: policies.toolAllowed()})
 	defer p.Close()
 	if reg != nil {
 		if err := registerProxyGauges(reg, p); err != nil {
@@ -409,6 +437,20 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// checkStoreURL checks the form of a --store value before anything is
+// dialed. Its error never repeats the value, which may hold a password.
+func checkStoreURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("--store is not a URL with a host; %s", sharedstate.Want)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "postgres", "postgresql":
+		return nil
+	}
+	return fmt.Errorf("--store has the scheme %q; %s", u.Scheme, sharedstate.Want)
+}
 
 // loopbackListen reports whether the listen address addr is on a loopback
 // interface only: localhost or a loopback IP address (an empty host, all

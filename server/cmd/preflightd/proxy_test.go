@@ -208,3 +208,40 @@ func TestBadOperationsFile(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyStoreFlag: a --store value is a redis:// or postgres:// URL;
+// a mistake names the flag and what was expected, and never repeats a
+// password.
+func TestProxyStoreFlag(t *testing.T) {
+	tests := []struct {
+		store string
+		err   string // "" means valid
+	}{
+		{"redis://127.0.0.1:6379/0", ""},
+		{"rediss://user:s3cret-pw@cache.internal:6380", ""},
+		{"postgres://app:s3cret-pw@db.internal/preflight?sslmode=require", ""},
+		{"postgresql://app@db.internal:5433/preflight", ""},
+		{"mysql://app:s3cret-pw@db.internal/x", `--store has the scheme "mysql"; want redis://`},
+		{"127.0.0.1:6379", "--store is not a URL with a host; want redis://"},
+		{"redis:s3cret-pw", "--store is not a URL with a host"},
+		{"redis://u:s3cret-pw@host:port/0", "--store is not a URL with a host"},
+		{"redis:///0", "--store is not a URL with a host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.store, func(t *testing.T) {
+			_, err := parseProxyFlags([]string{"--store", tt.store, "--upstream", "http://127.0.0.1:9/mcp"}, io.Discard)
+			if tt.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("error %v, want one containing %q", err, tt.err)
+			}
+			if strings.Contains(err.Error(), "s3cret-pw") {
+				t.Fatalf("error %q repeats the password", err)
+			}
+		})
+	}
+}

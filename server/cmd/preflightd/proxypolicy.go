@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/auth"
+	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 )
 
 // Per-principal policy: the principals file's "policy" of a principal
@@ -22,7 +24,8 @@ import (
 
 // principalPolicies applies the policies of a principals file.
 type principalPolicies struct {
-	file *auth.File
+	file   *auth.File
+	shared *sharedstate.Store // with --store: the window budgets are kept there, for every replica
 
 	mu      sync.Mutex
 	windows map[string]*windowBudget // by principal, for those with a budgetUsd
@@ -87,23 +90,36 @@ func (pp *principalPolicies) scopeGuard(principal string, o mcpguard.Options) mc
 		w := pp.windows[principal]
 		if w == nil {
 			w = &windowBudget{limit: limit, window: pol.WindowDuration(), held: map[*sharedStore]map[string]*big.Rat{}}
+			if pp.shared != nil {
+				w.remote = pp.shared.Window(principal, w.window, pol.BudgetUSD)
+			}
 			pp.windows[principal] = w
 		}
 		pp.mu.Unlock()
 		// Each run keeps its own ledger (history, its budget and call
-		// limit); its reservations are held in the principal's window
-		// budget too, which all its runs share.
-		o.LedgerStore = &sharedStore{store: agent.NewMemoryLedgerStore(nil), w: w}
+		// limit; in the --store when there is one); its reservations are
+		// held in the principal's window budget too, which all its runs
+		// in this process share.
+		base := o.LedgerStore
+		if base == nil {
+			base = agent.NewMemoryLedgerStore(nil)
+		}
+		o.LedgerStore = &sharedStore{store: base, w: w}
 	}
 	return o
 }
 
 // windowBudget is the money a principal's runs together may spend in a
 // window: the window starts with the first reservation and starts again
-// once it has passed (money held across the turn stays held).
+// once it has passed (money held across the turn stays held). With a
+// shared store (--store) the budget is kept there instead (remote), for
+// the principal's runs on every replica, and the windows are the
+// multiples of its length since the Unix epoch, which every replica
+// agrees on.
 type windowBudget struct {
 	limit  *big.Rat
 	window time.Duration
+	remote *sharedstate.Window // nil without --store
 
 	mu    sync.Mutex
 	start time.Time
@@ -192,6 +208,17 @@ func amountOf(r agent.Reservation) *big.Rat {
 }
 
 func (s *sharedStore) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
+	if s.w.remote != nil {
+		if ok, err := s.w.remote.Reserve(ctx, r.ID, r.AmountUSD); err != nil || !ok {
+			st, serr := s.store.State(ctx)
+			return false, st.Balance, errors.Join(err, serr)
+		}
+		ok, b, err := s.store.Reserve(ctx, r)
+		if err != nil || !ok {
+			s.w.remote.Cancel(ctx, r.ID)
+		}
+		return ok, b, err
+	}
 	if !s.w.reserve(s, r.ID, amountOf(r)) {
 		st, err := s.store.State(ctx)
 		return false, st.Balance, err
@@ -206,6 +233,17 @@ func (s *sharedStore) Reserve(ctx context.Context, r agent.Reservation) (bool, a
 // ReserveOf is Reserve that also reads the fingerprint's history, as the
 // Guard reserves before it decides.
 func (s *sharedStore) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint string) (bool, agent.LedgerState, error) {
+	if s.w.remote != nil {
+		if ok, err := s.w.remote.Reserve(ctx, r.ID, r.AmountUSD); err != nil || !ok {
+			st, serr := s.store.StateOf(ctx, fingerprint)
+			return false, st, errors.Join(err, serr)
+		}
+		ok, st, err := s.store.ReserveOf(ctx, r, fingerprint)
+		if err != nil || !ok {
+			s.w.remote.Cancel(ctx, r.ID)
+		}
+		return ok, st, err
+	}
 	if !s.w.reserve(s, r.ID, amountOf(r)) {
 		st, err := s.store.StateOf(ctx, fingerprint)
 		return false, st, err
@@ -219,11 +257,19 @@ func (s *sharedStore) ReserveOf(ctx context.Context, r agent.Reservation, finger
 
 // Cancel withdraws a reservation the decision did not use: nothing spent.
 func (s *sharedStore) Cancel(ctx context.Context, id string) error {
+	if s.w.remote != nil {
+		return errors.Join(s.w.remote.Cancel(ctx, id), s.store.Cancel(ctx, id))
+	}
 	s.w.end(s, id, nil)
 	return s.store.Cancel(ctx, id)
 }
 
 func (s *sharedStore) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
+	if s.w.remote != nil {
+		werr := s.w.remote.Settle(ctx, id, costUSD)
+		st, err := s.store.Settle(ctx, id, costUSD, record)
+		return st, errors.Join(err, werr)
+	}
 	cost, ok := new(big.Rat).SetString(string(costUSD))
 	if !ok {
 		cost = nil
@@ -233,6 +279,9 @@ func (s *sharedStore) Settle(ctx context.Context, id string, costUSD json.Number
 }
 
 func (s *sharedStore) Release(ctx context.Context, id string) error {
+	if s.w.remote != nil {
+		return errors.Join(s.w.remote.Release(ctx, id), s.store.Release(ctx, id))
+	}
 	s.w.end(s, id, nil)
 	return s.store.Release(ctx, id)
 }

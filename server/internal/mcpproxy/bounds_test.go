@@ -489,3 +489,48 @@ func TestBatchLen(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxProcessesCountsTheBridge: the stateless bridge's process counts
+// against MaxProcesses as a session's does: a stateless request that needs
+// it while the bound is full gets 503, and once it runs an initialize past
+// the bound gets 503.
+func TestMaxProcessesCountsTheBridge(t *testing.T) {
+	bin := toolServer(t)
+	url, p := serveProxy(t, Options{Dial: CommandDialer(bin), MaxProcesses: 2})
+	list := `{` + statelessMeta + `}`
+	var ids []string
+	for range 2 {
+		got, id := rpcPost(t, nil, url, initBody, nil)
+		if got.Status != 200 {
+			t.Fatalf("initialize: %+v", got)
+		}
+		ids = append(ids, id)
+	}
+	status, msgs := statelessPost(t, url, "tools/list", "", list, 3)
+	msg := "upstream process limit reached: 2 upstream processes are running (set by --max-processes); retry later"
+	if status != http.StatusServiceUnavailable || len(msgs) != 1 || fmt.Sprint(msgs[0]["error"]) != fmt.Sprint(map[string]any{"code": -32000.0, "message": msg}) {
+		t.Fatalf("stateless request with 2 sessions' processes running: HTTP %d %v, want 503 and %q", status, msgs, msg)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set(sessionHeader, ids[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	waitFor(t, "the ended session's process slot for the bridge", func() bool {
+		status, _ := statelessPost(t, url, "tools/list", "", list, 4)
+		return status == http.StatusOK
+	})
+	want := answer{503, "5", limitErr("7", msg)}
+	if got, _ := rpcPost(t, fromAddr("127.0.0.2"), url, initBody, nil); !cmp.Equal(want, got) {
+		t.Errorf("initialize with a session's and the bridge's processes running (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if n := countProcesses(t, bin); n != 2 {
+		t.Errorf("%d tool server processes, want 2 (a session's and the bridge's)", n)
+	}
+	p.Close()
+	if n := countProcesses(t, bin); n != 0 {
+		t.Errorf("%d tool server processes after Close, want 0", n)
+	}
+}

@@ -366,8 +366,14 @@ func (br *bridge) close() {
 // the upstream speaks. A failure is a dial error: nothing was sent.
 func (p *Proxy) bridgeDial(ctx context.Context, params json.RawMessage) (*bridgeConn, error) {
 	dialErr := func(err error) error { return &net.OpError{Op: "dial", Net: "stdio", Err: err} }
+	// The bridge's process counts against MaxProcesses as a session's
+	// does, until its connection has ended (read gives the slot back).
+	if !p.takeProc() {
+		return nil, dialErr(p.procLimitError())
+	}
 	conn, err := p.opts.Dial(context.WithValue(p.ctx, maxResultKey{}, p.b.maxResult))
 	if err != nil {
+		p.giveProc()
 		return nil, dialErr(err)
 	}
 	c := &bridgeConn{br: &p.br, conn: conn, done: make(chan struct{}), pending: map[int64]*bridged{}, tokens: map[string]*bridged{},
@@ -610,6 +616,7 @@ func (c *bridgeConn) read(p *Proxy) {
 	}
 	p.log.Warn("mcp proxy: the stateless bridge's upstream connection ended", "err", err)
 	c.conn.Close()
+	p.giveProc()
 	c.mu.Lock()
 	c.err = err
 	close(c.done)

@@ -52,6 +52,14 @@ type Options struct {
 	// (a LedgerStore shared by them spends one budget) or what one
 	// principal may do.
 	ScopeGuard func(principal string, guard mcpguard.Options) mcpguard.Options
+	// ScopeState, when set, is called for a new scope before ScopeGuard:
+	// it puts the scope's state in a store several proxies share into
+	// guard (its LedgerStore, Results and Claims) and returns what to call
+	// when the scope ends in this proxy, which must leave the shared
+	// state to the others. run is the scope's run as scope.go names it:
+	// "run:" and the client's handle, "session:" and a session id, or ""
+	// for the principal's default run.
+	ScopeState func(principal, run string, guard *mcpguard.Options) (end func(), err error)
 	// MaxScopes bounds the scopes (a principal's runs, see scope.go)
 	// guarded at once; a request that needs one more gets a JSON-RPC
 	// error (503 for a stateless request). 0 means DefaultMaxScopes.
@@ -90,9 +98,12 @@ type Options struct {
 	// 429 with Retry-After. 0 means DefaultMaxSessionsPerClient.
 	MaxSessionsPerClient int
 	// MaxProcesses, when above 0, bounds the upstream connections alive
-	// at once, each counted until its Close has returned: for a
-	// [CommandDialer], until its process has exited. An initialize past
-	// it gets 503 with Retry-After. 0 means no bound but MaxSessions.
+	// at once, the sessions' and the stateless bridge's, each counted until
+	// its Close has returned: for a [CommandDialer], until its process has
+	// exited. An initialize past it gets 503 with Retry-After, and so
+	// does a stateless request that needs the bridge's connection started
+	// (a stateless tools/call gets a JSON-RPC error). 0 means no bound but
+	// MaxSessions.
 	MaxProcesses int
 	// AllowOrigins lists the web origins (scheme://host[:port], see
 	// [NormalizeOrigin]) whose browser requests are served. A request
@@ -318,7 +329,7 @@ func (p *Proxy) Close() error {
 	p.scopes = make(map[scopeKey]*scope)
 	p.mu.Unlock()
 	for _, sc := range scopes {
-		sc.guard.Close()
+		sc.close()
 	}
 	return nil
 }
@@ -540,12 +551,40 @@ func (p *Proxy) admit(client string) (int, string) {
 	case len(p.sessions)+p.opening >= p.opts.MaxSessions:
 		return http.StatusServiceUnavailable, fmt.Sprintf("session limit reached: %d sessions are open (set by --max-sessions); retry later", p.opts.MaxSessions)
 	case p.opts.MaxProcesses > 0 && p.procs >= p.opts.MaxProcesses:
-		return http.StatusServiceUnavailable, fmt.Sprintf("upstream process limit reached: %d upstream processes are running (set by --max-processes); retry later", p.opts.MaxProcesses)
+		return http.StatusServiceUnavailable, p.procLimitError().Error()
 	}
 	p.opening++
 	p.perClient[client]++
 	p.procs++
 	return 0, ""
+}
+
+// errProcLimit is wrapped by the error of a bridge dial refused at
+// MaxProcesses.
+var errProcLimit = errors.New("upstream process limit reached")
+
+// procLimitError says that MaxProcesses upstream processes are running.
+func (p *Proxy) procLimitError() error {
+	return fmt.Errorf("%w: %d upstream processes are running (set by --max-processes); retry later", errProcLimit, p.opts.MaxProcesses)
+}
+
+// takeProc reserves room for one more upstream process outside a session
+// (the stateless bridge's), false when MaxProcesses are running.
+func (p *Proxy) takeProc() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.opts.MaxProcesses > 0 && p.procs >= p.opts.MaxProcesses {
+		return false
+	}
+	p.procs++
+	return true
+}
+
+// giveProc gives back what takeProc reserved.
+func (p *Proxy) giveProc() {
+	p.mu.Lock()
+	p.procs--
+	p.mu.Unlock()
 }
 
 // release gives back what admit reserved for a session of client: id ""

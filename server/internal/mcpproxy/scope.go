@@ -54,6 +54,7 @@ type scopeKey struct {
 type scope struct {
 	key    scopeKey
 	guard  *mcpguard.Session
+	end    func()       // ends its shared state here (Options.ScopeState), or nil
 	calls  atomic.Int64 // its stateless requests in flight, bounded as a session's
 	active atomic.Int64 // its requests being served
 	last   atomic.Int64 // when the last one ended, in Unix nanoseconds
@@ -69,6 +70,15 @@ func (sc *scope) idleFor() time.Duration {
 		return 0
 	}
 	return time.Since(time.Unix(0, sc.last.Load()))
+}
+
+// close ends the scope's guard here, and its shared state's work in this
+// proxy (the shared state itself stays, for other proxies).
+func (sc *scope) close() {
+	sc.guard.Close()
+	if sc.end != nil {
+		sc.end()
+	}
 }
 
 // ofSession reports whether the scope is a session's own run.
@@ -147,14 +157,24 @@ func (p *Proxy) scopeFor(key scopeKey) (*scope, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: CodeLimit, Message: fmt.Sprintf("preflight proxy: scope limit reached: %d runs are being guarded (set by --max-scopes); retry later", p.opts.MaxScopes)}
 	}
 	o := p.opts.Guard
+	var end func()
+	if p.opts.ScopeState != nil {
+		var err error
+		if end, err = p.opts.ScopeState(key.principal, key.run, &o); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: the run's shared state could not be opened: " + err.Error()}
+		}
+	}
 	if p.opts.ScopeGuard != nil {
 		o = p.opts.ScopeGuard(key.principal, o)
 	}
 	g, err := mcpguard.NewSession(&o)
 	if err != nil {
+		if end != nil {
+			end()
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "preflight proxy: the guard could not start: " + err.Error()}
 	}
-	sc := &scope{key: key, guard: g}
+	sc := &scope{key: key, guard: g, end: end}
 	sc.last.Store(time.Now().UnixNano())
 	p.scopes[key] = sc
 	p.log.Info("mcp proxy: scope started", scopeAttrs(key)...)
@@ -180,7 +200,7 @@ func (p *Proxy) endScope(key scopeKey, sc *scope, why string) {
 	}
 	delete(p.scopes, key)
 	p.mu.Unlock()
-	sc.guard.Close()
+	sc.close()
 	p.log.Info("mcp proxy: scope ended", append(append(scopeAttrs(key), "reason", why), spentAttrs(sc.guard)...)...)
 }
 

@@ -370,6 +370,8 @@ func (p *Proxy) upstreamFailure(w http.ResponseWriter, ctx context.Context, req 
 		writeRPC(w, http.StatusOK, req.ID, p.b.tooLargeError())
 	case ctx.Err() != nil:
 		// The client went away; nobody reads an answer.
+	case errors.Is(err, errProcLimit):
+		refuse(w, http.StatusServiceUnavailable, rawID(req.ID), codeLimit, strings.TrimPrefix(err.Error(), "dial stdio: "))
 	default:
 		badGateway(w, rawID(req.ID), err)
 	}

@@ -236,3 +236,36 @@ func expectNoProgress(t *testing.T, ch chan float64) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestProxyTypeScriptRuns drives `preflightd proxy` with TypeScript SDK
+// clients that name their runs (proxy_runs.mjs): two runs of one
+// principal keep separate histories, and a run named in _meta from
+// another session is the same run as by header.
+func TestProxyTypeScriptRuns(t *testing.T) {
+	node := needNode(t, "@modelcontextprotocol/sdk")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
+	defer cancel()
+	bin, tools := buildTools(ctx, t)
+	counts := filepath.Join(t.TempDir(), "counts.json")
+	t.Setenv("MCPTEST_COUNTS", counts)
+	ops := filepath.Join(t.TempDir(), "operations.json")
+	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.1,"ttlSeconds":600}]}`), 0o644)
+	// One upstream process over HTTP for every session, so that its
+	// counters are all the executions.
+	up, _ := startServer(ctx, t, tools, "-http", "127.0.0.1:0")
+	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--operations", ops, "--budget-usd", "1", "--upstream", "http://"+up+"/mcp")
+	out, err := exec.CommandContext(ctx, node, "proxy_runs.mjs", "http://"+addr+"/mcp").CombinedOutput()
+	t.Logf("node proxy_runs.mjs:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the TypeScript clients failed: %v\nproxy log:\n%s", err, logs())
+	}
+	got, err := mcptest.ReadCounts(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One execution per run: run A's (its repeat and client C's call by
+	// _meta reuse it) and run B's.
+	if d := cmp.Diff(map[string]int{mcptest.Quote: 2}, got); d != "" {
+		t.Fatalf("executions (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,135 @@
+package testpart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// freePort returns a loopback port nothing listens on.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// StartRedis starts a redis-server (Debian's redis-server package) on a
+// free loopback port with a temporary directory, no snapshots and the
+// config arguments extra ("--appendonly", "yes", ...; "--requirepass"
+// for a password), stops it when the test ends, and returns its address.
+// Without redis-server it calls Missing.
+func StartRedis(t testing.TB, extra ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		Missing(t, "redis-server is not installed (apt-get install redis-server)")
+	}
+	port, dir := freePort(t), t.TempDir()
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
+		"--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log")}, extra...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		// A server with a password answers NOAUTH: it is up.
+		if err := c.Ping(context.Background()).Err(); err == nil || !isDial(err) {
+			return addr
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			t.Fatalf("redis-server did not answer within 10 s:\n%s", b)
+		}
+	}
+}
+
+func isDial(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op)
+}
+
+// StartPostgres initialises a PostgreSQL cluster (Debian's postgresql
+// package, or initdb on PATH) in a temporary directory, starts it on a
+// free loopback port (as the postgres user when the test runs as root,
+// which PostgreSQL refuses), stops it when the test ends, and returns its
+// postgres:// URL (user preflight, trust authentication, database
+// postgres). Without PostgreSQL it calls Missing.
+func StartPostgres(t testing.TB) string {
+	t.Helper()
+	initdb, err := exec.LookPath("initdb")
+	if err != nil {
+		found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+		if len(found) == 0 {
+			Missing(t, "PostgreSQL is not installed (apt-get install postgresql)")
+		}
+		sort.Strings(found)
+		initdb = found[len(found)-1]
+	}
+	dir, err := os.MkdirTemp("", "preflight-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root and there is no postgres user to run PostgreSQL as: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(initdb, "-D", data, "-U", "preflight", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	pg := exec.Command(filepath.Join(filepath.Dir(initdb), "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB")
+	pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-pg.Process.Pid, syscall.SIGKILL); pg.Wait() })
+	url := fmt.Sprintf("postgres://preflight@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err == nil {
+			err = pool.Ping(context.Background())
+			pool.Close()
+		}
+		if err == nil {
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres did not answer within 30 s: %v", err)
+		}
+	}
+}
