@@ -49,8 +49,8 @@
 //
 // The runner does not tell a tool the tool_use id of its call. With
 // [Guard.Observe] among the runner's options the guard reads the ids from
-// the responses, and a withheld retry names the call it repeats by the
-// model's tool_use id; without it (or with a streaming runner, whose
-// responses it does not read) by preflight's own step id. Guard.Call,
+// the responses (JSON, or the streamed events of BetaToolRunnerStreaming),
+// and a withheld retry names the call it repeats by the model's tool_use
+// id; without it by preflight's own step id. Guard.Call,
 // which is given the block, names it by the tool_use id.
 package anthropicguard
