@@ -74,7 +74,7 @@ func Example_wiring() {
 	}
 	client := anthropic.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("example"))
 	params := anthropic.BetaToolRunnerParams{
-		BetaMessageNewParams: anthropic.BetaMessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024,
+		BetaMessageNewParams: anthropic.BetaMessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024,
 			Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("fetch, search, mail"))}},
 		MaxIterations: 20,
 		DisableThread: true, // the scripted endpoint speaks the plain Messages API
@@ -132,7 +132,7 @@ func Example_handWritten() {
 	ctx := context.Background()
 	messages := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("fetch, search, mail"))}
 	for range 20 {
-		msg, err := client.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet4_5, MaxTokens: 1024, Messages: messages})
+		msg, err := client.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 1024, Messages: messages})
 		if err != nil {
 			log.Fatal(err) // the API failed or the context ended: not a tool, not a decision
 		}

@@ -92,7 +92,7 @@ func Example_chat() {
 	guard := exampleGuard()
 	client := openai.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("example"))
 	ctx := context.Background()
-	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT4o, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch, search, mail")}}
+	params := openai.ChatCompletionNewParams{Model: openai.ChatModelGPT5_5, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fetch, search, mail")}}
 	for range 20 {
 		res, err := client.Chat.Completions.New(ctx, params)
 		if err != nil {
@@ -135,7 +135,7 @@ func Example_responses() {
 	ctx := context.Background()
 	input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("fetch, search, mail", responses.EasyInputMessageRoleUser)}
 	for range 20 {
-		res, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: openai.ChatModelGPT4o, Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}})
+		res, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: openai.ChatModelGPT5_5, Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}})
 		if err != nil {
 			log.Fatal(err) // the API failed or the context ended: not a tool, not a decision
 		}
