@@ -38,6 +38,11 @@
 // the status; a failure without one is transient. A failure is never
 // saved for reuse, and a terminal one is not retried.
 //
+// A call whose context ends while its tool runs (the run cancelled, a
+// deadline) is a transient failure whatever the tool returns, counted at
+// its estimate since the tool was started, never reused nor handed to
+// identical calls of the turn waiting on it (they decide again).
+//
 // # Without specs
 //
 // A runner tool is known to the guard by its name and input schema from
