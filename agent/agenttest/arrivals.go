@@ -115,25 +115,26 @@ func (a *Arrivals) Balance(t T) agent.Balance {
 // Expiring returns a context whose deadline passes when expire is
 // called, at a moment the test chooses (while a tool runs, say), instead
 // of after a time a loaded machine may overrun: its Err is then
-// context.DeadlineExceeded, as a deadline's.
+// context.DeadlineExceeded, as a deadline's. Contexts derived from it
+// (context.WithCancel, WithValue and the like, as a framework derives one
+// per call) end before expire returns, as those of a real deadline do,
+// never a moment later; their Err is context.Canceled and their
+// context.Cause context.DeadlineExceeded (only a timer of the context
+// package can end them with DeadlineExceeded itself).
 func Expiring(parent context.Context) (ctx context.Context, expire func()) {
-	e := &expiring{Context: parent, done: make(chan struct{})}
-	return e, func() { e.once.Do(func() { close(e.done) }) }
+	inner, cancel := context.WithCancelCause(parent)
+	e := &expiring{Context: inner}
+	return e, func() { cancel(context.DeadlineExceeded) }
 }
 
-type expiring struct {
-	context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func (e *expiring) Done() <-chan struct{} { return e.done }
+// expiring is a cancelable context of the context package (so that the
+// contexts derived from it are ended with it, not by a goroutine watching
+// it) whose Err says its deadline passed.
+type expiring struct{ context.Context }
 
 func (e *expiring) Err() error {
-	select {
-	case <-e.done:
+	if e.Context.Err() != nil {
 		return context.DeadlineExceeded
-	default:
-		return nil
 	}
+	return nil
 }

@@ -38,6 +38,11 @@
 // the status; a failure without one is transient. A failure is never
 // saved for reuse, and a terminal one is not retried.
 //
+// A call whose context ends while its tool runs (the run cancelled, a
+// deadline) is a transient failure whatever the tool returns, counted at
+// its estimate since the tool was started, never reused nor handed to
+// identical calls of the turn waiting on it (they decide again).
+//
 // # Without specs
 //
 // A runner tool is known to the guard by its name and input schema from
@@ -49,8 +54,8 @@
 //
 // The runner does not tell a tool the tool_use id of its call. With
 // [Guard.Observe] among the runner's options the guard reads the ids from
-// the responses, and a withheld retry names the call it repeats by the
-// model's tool_use id; without it (or with a streaming runner, whose
-// responses it does not read) by preflight's own step id. Guard.Call,
+// the responses (JSON, or the streamed events of BetaToolRunnerStreaming),
+// and a withheld retry names the call it repeats by the model's tool_use
+// id; without it by preflight's own step id. Guard.Call,
 // which is given the block, names it by the tool_use id.
 package anthropicguard

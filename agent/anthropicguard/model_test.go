@@ -2,6 +2,7 @@ package anthropicguard_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,6 +31,7 @@ type scriptedModel struct {
 
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
+		Stream   bool `json:"stream"`
 		Messages []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
@@ -72,9 +74,42 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if calls == nil {
 		content, stop = []map[string]any{{"type": "text", "text": "done"}}, "end_turn"
 	}
+	if req.Stream {
+		m.stream(w, calls)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "scripted",
 		"content": content, "stop_reason": stop, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1}})
+}
+
+// stream answers a streaming request with the same message as server-sent
+// events, as the Messages API streams one: each tool_use block started
+// with an empty input, its input sent as one input_json_delta; the text
+// "done" as one text_delta.
+func (m *scriptedModel) stream(w http.ResponseWriter, calls []agenttest.Call) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(typ string, data map[string]any) {
+		data["type"] = typ
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	event("message_start", map[string]any{"message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": "scripted",
+		"content": []any{}, "usage": map[string]any{"input_tokens": 1, "output_tokens": 0}}})
+	stop := "tool_use"
+	for i, c := range calls {
+		event("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Tool, "input": map[string]any{}}})
+		event("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": c.Args}})
+		event("content_block_stop", map[string]any{"index": i})
+	}
+	if calls == nil {
+		stop = "end_turn"
+		event("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		event("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": "done"}})
+		event("content_block_stop", map[string]any{"index": 0})
+	}
+	event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 1}})
+	event("message_stop", map[string]any{})
 }
 
 // contentText is the text of a tool_result's content: a string, or text

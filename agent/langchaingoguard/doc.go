@@ -44,6 +44,12 @@
 // reuse, and a terminal one is not retried. A tool whose successes look
 // like failures, or whose failures do not, needs a Classify.
 //
+// A call whose context ends while its tool runs (the run cancelled, a
+// deadline) is a transient failure whatever the tool returns, counted at
+// its estimate since the tool was started, and never reused; the executor
+// then ends the run with the context's error. A later identical call runs
+// again.
+//
 // # Without specs
 //
 // A tool no spec names is known by its name from the moment it is

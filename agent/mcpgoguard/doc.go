@@ -50,6 +50,11 @@
 // classified by the error, or by the status its text names on the client
 // side. A failure is never saved for reuse.
 //
+// A call whose context ends while its handler runs (the client cancelled
+// it, a deadline passed) is a transient failure whatever the handler
+// returns, counted at its estimate since the handler was started, never
+// reused nor handed to identical calls waiting on it (they decide again).
+//
 // A result that asks the client for more input (the multi-round trip of
 // the 2026-07-28 revision) is neither a failure nor a charge: the retry
 // that carries the input is decided and charged as the call, once.

@@ -38,6 +38,11 @@
 // a failure without one is transient. A failure is never saved for reuse,
 // and a terminal one is not retried.
 //
+// A call whose context ends while its handler or tool runs (the stream or
+// run cancelled, a deadline) is a transient failure whatever it returns,
+// counted at its estimate since it was started, never reused nor handed to
+// identical calls waiting on it (they decide again).
+//
 // # Without specs
 //
 // A function is known to the guard by its name (a handler from the moment
