@@ -98,7 +98,7 @@ const byCI = ".ci/run"
 const (
 	readmeServer   = "go run ./server/cmd/preflightd"
 	readmeHelp     = "go run ./server/cmd/preflightd -h"
-	readmeTests    = "go test $(go list -m -f '{{.Dir}}/...')"
+	readmeTests    = "go test -timeout 30m $(go list -m -f '{{.Dir}}/...')"
 	readmeGoGet    = "go get github.com/agentpreflight/preflight"
 	readmeNPM      = "(cd server/interop/mcp && npm ci) && (cd server/interop/x402 && npm ci)"
 	readmeLint     = "go install honnef.co/go/tools/cmd/staticcheck@v0.8.2"
