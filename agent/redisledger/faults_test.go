@@ -238,8 +238,8 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 		t.Fatal(err)
 	}
 	spent := new(big.Rat)
-	if h["spent"] != "" {
-		usd, err := fromAtto(h["spent"])
+	if h["s1"] != "" {
+		usd, err := fromLimbs(h["s1"], h["s0"])
 		if err != nil {
 			t.Fatal(err)
 		}

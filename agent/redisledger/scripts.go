@@ -43,68 +43,29 @@ const prelude = `
 -- The call's keys and common arguments (see init).
 local KS, S, L, D, known, seen, fresh
 
-local function trim(s)
-  s = string.gsub(s, '^0+', '')
-  if s == '' then return '0' end
-  return s
-end
+-- Money is a pair of limbs h, l worth h*10^15 + l attodollars, each an
+-- integer below 2^53 (see toLimbs in money.go).
+local B, HMAX = 1e15, 4503599627370496
 
--- Numbers are split into limbs of 14 digits, least significant first:
--- a sum of two limbs and a carry stays far below 2^53.
-local W, B = 14, 1e14
-
-local function limbs(a)
-  local t, i = {}, #a
-  while i > 0 do
-    local j = i - W + 1
-    if j < 1 then j = 1 end
-    t[#t + 1] = tonumber(string.sub(a, j, i))
-    i = j - 1
-  end
-  return t
-end
-
-local function unlimbs(t)
-  local n = #t
-  while n > 1 and t[n] == 0 do n = n - 1 end
-  if n == 0 then return '0' end
-  local parts = {string.format('%d', t[n])}
-  for k = n - 1, 1, -1 do parts[#parts + 1] = string.format('%014d', t[k]) end
-  return table.concat(parts)
-end
-
-local function add(a, b)
-  if b == '0' then return a end
-  if a == '0' then return b end
-  local x, y, r, carry = limbs(a), limbs(b), {}, 0
-  for k = 1, math.max(#x, #y) do
-    local d = (x[k] or 0) + (y[k] or 0) + carry
-    if d >= B then carry = 1; d = d - B else carry = 0 end
-    r[k] = d
-  end
-  if carry > 0 then r[#r + 1] = carry end
-  return unlimbs(r)
+-- add returns a + b; past the ledger's range it fails the script.
+local function add(ah, al, bh, bl)
+  local h, l = ah + bh, al + bl
+  if l >= B then h, l = h + 1, l - B end
+  if h >= HMAX then error('redisledger: a total would pass the ledger\'s range (4.5e12 USD)') end
+  return h, l
 end
 
 -- sub returns a - b, or nil when b > a (the state is inconsistent).
-local function sub(a, b)
-  if b == '0' then return a end
-  local x, y, r, borrow = limbs(a), limbs(b), {}, 0
-  if #y > #x then return nil end
-  for k = 1, #x do
-    local d = x[k] - (y[k] or 0) - borrow
-    if d < 0 then d = d + B; borrow = 1 else borrow = 0 end
-    r[k] = d
-  end
-  if borrow ~= 0 then return nil end
-  return unlimbs(r)
+local function sub(ah, al, bh, bl)
+  local h, l = ah - bh, al - bl
+  if l < 0 then h, l = h - 1, l + B end
+  if h < 0 then return nil end
+  return h, l
 end
 
-local function cmp(a, b)
-  if #a ~= #b then if #a < #b then return -1 end return 1 end
-  if a == b then return 0 end
-  if a < b then return -1 end
-  return 1
+-- le reports whether a <= b.
+local function le(ah, al, bh, bl)
+  return ah < bh or (ah == bh and al <= bl)
 end
 
 local function now_ms()
@@ -150,7 +111,7 @@ local M
 -- open checks the scope against what this worker knows and loads M. It
 -- returns an error reply, or nil.
 local function open(idle_ms)
-  local v = redis.call('HMGET', S, 'epoch', 'ver', 'spent', 'held', 'calls', 'lost', 'seq', 'n', 'retired')
+  local v = redis.call('HMGET', S, 'epoch', 'ver', 's1', 's0', 'calls', 'lost', 'seq', 'n', 'retired', 'h1', 'h0', 'spent')
   if v[6] then
     retire(v[9])
     return redis.error_reply('redisledger: state lost: ' .. v[6])
@@ -162,14 +123,17 @@ local function open(idle_ms)
     if redis.call('EXISTS', L) == 1 or redis.call('EXISTS', D) == 1 then
       return lose('the scope hash is missing and its other keys are not', idle_ms)
     end
-    redis.call('HSET', S, 'epoch', fresh, 'ver', 0, 'spent', '0', 'held', '0', 'calls', 0, 'seq', 0, 'n', 0)
+    redis.call('HSET', S, 'epoch', fresh, 'ver', 0, 's1', 0, 's0', 0, 'h1', 0, 'h0', 0, 'calls', 0, 'seq', 0, 'n', 0)
     redis.call('ZADD', L, '+inf', '!')
     redis.call('ZADD', D, '+inf', '!')
-    M = {epoch = fresh, ver = 0, spent = '0', held = '0', calls = 0, seq = 0, n = 0}
+    M = {epoch = fresh, ver = 0, s1 = 0, s0 = 0, h1 = 0, h0 = 0, calls = 0, seq = 0, n = 0}
     touch(idle_ms)
     return nil
   end
-  M = {epoch = v[1], ver = tonumber(v[2]), spent = v[3], held = v[4], calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
+  if v[12] then
+    return redis.error_reply('redisledger: the scope was written by an older version of redisledger, which kept money as decimal text: finish it with that version')
+  end
+  M = {epoch = v[1], ver = tonumber(v[2]), s1 = tonumber(v[3]), s0 = tonumber(v[4]), h1 = tonumber(v[10]), h0 = tonumber(v[11]), calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
   if known ~= '' and v[1] ~= known then
     if v[9] and string.find(' ' .. v[9] .. ' ', ' ' .. known .. ' ', 1, true) then
       return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
@@ -193,20 +157,34 @@ local changed
 local function save()
   if changed then
     M.ver = M.ver + 1
-    redis.call('HSET', S, 'ver', M.ver, 'spent', M.spent, 'held', M.held, 'calls', M.calls, 'seq', M.seq, 'n', M.n)
+    redis.call('HSET', S, 'ver', M.ver, 's1', M.s1, 's0', M.s0, 'h1', M.h1, 'h0', M.h0, 'calls', M.calls, 'seq', M.seq, 'n', M.n)
   end
 end
 
 local function head(extra)
-  local out = {M.epoch, M.ver, M.spent, M.held, M.calls}
+  local out = {M.epoch, M.ver, M.s1, M.s0, M.h1, M.h0, M.calls}
   if extra then for _, x in ipairs(extra) do out[#out + 1] = x end end
   return out
 end
 
-local function less(a, b, what)
-  local r = sub(a, b)
-  if not r then error('redisledger: state lost: ' .. what .. ' would be negative') end
-  return r
+local function less(ah, al, bh, bl, what)
+  local h, l = sub(ah, al, bh, bl)
+  if not h then error('redisledger: state lost: ' .. what .. ' would be negative') end
+  return h, l
+end
+
+-- unhold takes amount (limbs as text) off the money held.
+local function unhold(ah, al)
+  M.h1, M.h0 = less(M.h1, M.h0, tonumber(ah), tonumber(al), 'the money held')
+end
+
+-- uncharge takes a charge (limbs as text) off the money spent.
+local function uncharge(ah, al)
+  M.s1, M.s0 = less(M.s1, M.s0, tonumber(ah), tonumber(al), 'the money spent')
+end
+
+local function spend(ah, al)
+  M.s1, M.s0 = add(M.s1, M.s0, tonumber(ah), tonumber(al))
 end
 
 -- ended records how reservation id ended, for its retries.
@@ -223,12 +201,12 @@ local function reap(now, keep_ms)
   for _, id in ipairs(ids) do
     local h = redis.call('HGET', S, 'h:' .. id)
     if h then
-      local amount, started = string.match(h, '^(%d+) (%d)$')
-      M.held = less(M.held, amount, 'the money held')
+      local ah, al, started = string.match(h, '^(%d+) (%d+) (%d)$')
+      unhold(ah, al)
       redis.call('HDEL', S, 'h:' .. id)
       if started == '1' then
-        M.spent = add(M.spent, amount)
-        ended(id, 4, amount, '', now)
+        spend(ah, al)
+        ended(id, 4, ah .. ' ' .. al, '', now)
       end
       changed = true
     end
@@ -330,21 +308,21 @@ local function init(keys, args)
 end
 `
 
-// reserveScript: ARGV 4.. id, amount, limit ("" for none), max calls (0
-// for none), lease ms, idle ms, started (0|1), keep ms, fingerprint (""
-// for none). Reply: head, then 1 when held (or already held), 0 when the
+// reserveScript: ARGV 4.. id, amount (two limbs), limit (two limbs, ""
+// for none), max calls (0 for none), lease ms, idle ms, started (0|1),
+// keep ms, fingerprint ("" for none). Reply: head, then 1 when held (or already held), 0 when the
 // limits do not hold, the clock in ms, then the JSON of the entries of the
 // fingerprint, oldest first.
 var reserveScript = newScript("reserve", `
-local id, amount, limit, max_calls, lease, idle = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local id, a1, a0, max_calls, lease, idle = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local bad = open(idle)
 if bad then return bad end
 local now = now_ms()
-reap(now, tonumber(ARGV[11]))
+reap(now, tonumber(ARGV[13]))
 local function reply(ok)
   local out = head({ok, tostring(now)})
-  if ARGV[12] ~= '' then
-    for _, raw in ipairs(entries(redis.call('HGET', S, 'f:' .. ARGV[12]))) do out[#out + 1] = raw end
+  if ARGV[14] ~= '' then
+    for _, raw in ipairs(entries(redis.call('HGET', S, 'f:' .. ARGV[14]))) do out[#out + 1] = raw end
   end
   return out
 end
@@ -356,15 +334,17 @@ if redis.call('HEXISTS', S, 'd:' .. id) == 1 then
   save()
   return redis.error_reply('redisledger: reservation ended: ' .. id)
 end
-if (amount ~= '0' and limit ~= '' and cmp(add(add(M.spent, M.held), amount), limit) > 0)
+local t1, t0 = add(M.s1, M.s0, M.h1, M.h0)
+t1, t0 = add(t1, t0, a1, a0)
+if ((a1 > 0 or a0 > 0) and ARGV[7] ~= '' and not le(t1, t0, tonumber(ARGV[7]), tonumber(ARGV[8])))
   or (max_calls > 0 and M.calls + 1 > max_calls) then
   save()
   touch(idle, now)
   return reply(0)
 end
-M.held = add(M.held, amount)
+M.h1, M.h0 = add(M.h1, M.h0, a1, a0)
 M.calls = M.calls + 1
-redis.call('HSET', S, 'h:' .. id, amount .. ' ' .. ARGV[10])
+redis.call('HSET', S, 'h:' .. id, ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[12])
 redis.call('ZADD', L, now + lease, id)
 changed = true
 save()
@@ -382,19 +362,19 @@ local now = now_ms()
 reap(now, tonumber(ARGV[6]))
 local h = redis.call('HGET', S, 'h:' .. id)
 if h then
-  M.held = less(M.held, string.match(h, '^(%d+)'), 'the money held')
+  unhold(string.match(h, '^(%d+) (%d+)'))
   M.calls = M.calls - 1
   redis.call('HDEL', S, 'h:' .. id)
   redis.call('ZREM', L, id)
-  ended(id, 3, '0', '', now)
+  ended(id, 3, '0 0', '', now)
   changed = true
 else
   local d = redis.call('HGET', S, 'd:' .. id)
-  local c = d and string.match(d, '^4 (%d+)')
-  if c then
-    M.spent = less(M.spent, c, 'the money spent')
+  local c1, c0 = string.match(d or '', '^4 (%d+) (%d+)')
+  if c1 then
+    uncharge(c1, c0)
     M.calls = M.calls - 1
-    ended(id, 3, '0', '', now)
+    ended(id, 3, '0 0', '', now)
     changed = true
   end
 end
@@ -403,42 +383,42 @@ if changed then touch(idle, now) end
 return head()
 `)
 
-// settleScript: ARGV 4.. id, cost, keep ms, entry JSON ("" for none), max
-// entries, idle ms, nonce. Reply: head, then state (0 settled, 1 settled
-// late, 2 repeat of an earlier settlement), late (0|1), cost counted.
+// settleScript: ARGV 4.. id, cost (two limbs), keep ms, entry JSON (""
+// for none), max entries, idle ms, nonce. Reply: head, then state (0
+// settled, 1 settled late, 2 repeat of an earlier settlement), late
+// (0|1), cost counted (two limbs).
 var settleScript = newScript("settle", `
-local id, cost, nonce, idle = ARGV[4], ARGV[5], ARGV[10], tonumber(ARGV[9])
+local id, nonce, idle = ARGV[4], ARGV[11], tonumber(ARGV[10])
 local bad = open(idle)
 if bad then return bad end
 local now = now_ms()
-reap(now, tonumber(ARGV[6]))
+reap(now, tonumber(ARGV[7]))
 local d = redis.call('HGET', S, 'd:' .. id)
 local late = 1
 if d then
-  local st, c, n = string.match(d, '^(%d) (%d+) ?(.*)$')
+  local st, c1, c0, n = string.match(d, '^(%d) (%d+) (%d+) ?(.*)$')
   if st == '0' or st == '1' then
     save()
-    if n == nonce then return head({tonumber(st), tonumber(st), c}) end
-    return head({2, tonumber(st), c})
+    if n == nonce then return head({tonumber(st), tonumber(st), c1, c0}) end
+    return head({2, tonumber(st), c1, c0})
   end
-  if st == '4' then M.spent = less(M.spent, c, 'the money spent') end
+  if st == '4' then uncharge(c1, c0) end
 else
   local h = redis.call('HGET', S, 'h:' .. id)
   if h then
-    local amount = string.match(h, '^(%d+)')
-    M.held = less(M.held, amount, 'the money held')
+    unhold(string.match(h, '^(%d+) (%d+)'))
     redis.call('HDEL', S, 'h:' .. id)
     redis.call('ZREM', L, id)
     late = 0
   end
 end
-M.spent = add(M.spent, cost)
-ended(id, late, cost, nonce, now)
-if ARGV[7] ~= '' then record(ARGV[7], now, tonumber(ARGV[8])) end
+spend(ARGV[5], ARGV[6])
+ended(id, late, ARGV[5] .. ' ' .. ARGV[6], nonce, now)
+if ARGV[8] ~= '' then record(ARGV[8], now, tonumber(ARGV[9])) end
 changed = true
 save()
 touch(idle, now)
-return head({late, late, cost})
+return head({late, late, ARGV[5], ARGV[6]})
 `)
 
 // releaseScript: ARGV 4.. id, idle ms, keep ms. Frees the hold without
@@ -451,17 +431,17 @@ local now = now_ms()
 reap(now, tonumber(ARGV[6]))
 local h = redis.call('HGET', S, 'h:' .. id)
 if h then
-  M.held = less(M.held, string.match(h, '^(%d+)'), 'the money held')
+  unhold(string.match(h, '^(%d+) (%d+)'))
   redis.call('HDEL', S, 'h:' .. id)
   redis.call('ZREM', L, id)
-  ended(id, 3, '0', '', now)
+  ended(id, 3, '0 0', '', now)
   changed = true
 else
   local d = redis.call('HGET', S, 'd:' .. id)
-  local c = d and string.match(d, '^4 (%d+)')
-  if c then
-    M.spent = less(M.spent, c, 'the money spent')
-    ended(id, 3, '0', '', now)
+  local c1, c0 = string.match(d or '', '^4 (%d+) (%d+)')
+  if c1 then
+    uncharge(c1, c0)
+    ended(id, 3, '0 0', '', now)
     changed = true
   end
 end
@@ -528,7 +508,7 @@ for _, raw in ipairs(entries(list)) do out[#out + 1] = raw end
 return out
 `)
 
-// recoverScript: ARGV 1.. the new epoch, spent (attodollars), idle ms.
+// recoverScript: ARGV 1.. the new epoch, spent (two limbs), idle ms.
 // It does not run the prelude's checks: it repairs what they refuse. It
 // fails unless the scope is marked lost; otherwise it gives the scope the
 // new epoch and the spending given, drops every hold and lease, keeps the
@@ -539,7 +519,7 @@ return out
 // marking the scope lost again. Reply: {epoch, ver}.
 var recoverScript = redis.NewScript(`
 local S, L, D = KEYS[1], KEYS[2], KEYS[3]
-local epoch, spent, idle = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local epoch, idle = ARGV[1], tonumber(ARGV[4])
 local why = redis.call('HGET', S, 'lost')
 if not why then
   return redis.error_reply('redisledger: recover: the scope is not marked lost')
@@ -564,8 +544,8 @@ if retired then
   retired = table.concat(all, ' ', math.max(1, #all - 15))
   redis.call('HSET', S, 'retired', retired)
 end
-redis.call('HDEL', S, 'lost')
-redis.call('HSET', S, 'epoch', epoch, 'ver', ver, 'spent', spent, 'held', '0',
+redis.call('HDEL', S, 'lost', 'spent', 'held')
+redis.call('HSET', S, 'epoch', epoch, 'ver', ver, 's1', ARGV[2], 's0', ARGV[3], 'h1', 0, 'h0', 0,
   'calls', v[2] or 0, 'seq', v[3] or 0, 'n', v[4] or 0)
 redis.call('DEL', L)
 redis.call('ZADD', L, '+inf', '!')

@@ -324,7 +324,7 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 	if err != nil {
 		return nil, agent.Balance{}, scriptError(err)
 	}
-	if len(v) < 5 {
+	if len(v) < 7 {
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
 	}
 	epoch, _ := v[0].(string)
@@ -340,8 +340,8 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 	}
 	s.epoch, s.seen = epoch, max(s.seen, ver)
 	s.mu.Unlock()
-	bal, err := balance(v[2:5])
-	return v[5:], bal, err
+	bal, err := balance(v[2:7])
+	return v[7:], bal, err
 }
 
 // scriptError maps the scripts' errors to the agent package's.
@@ -422,19 +422,20 @@ func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
 	return time.UnixMilli(now), h, nil
 }
 
-// balance reads {spent, held, calls} as the scripts return them.
+// balance reads {spent (two limbs), held (two limbs), calls} as the
+// scripts return them.
 func balance(v []any) (agent.Balance, error) {
-	spent, err := fromAtto(fmt.Sprint(v[0]))
+	spent, err := fromLimbs(v[0], v[1])
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	held, err := fromAtto(fmt.Sprint(v[1]))
+	held, err := fromLimbs(v[2], v[3])
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	calls, err := strconv.Atoi(fmt.Sprint(v[2]))
+	calls, err := strconv.Atoi(fmt.Sprint(v[4]))
 	if err != nil {
-		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[2])
+		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[4])
 	}
 	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: calls}, nil
 }
@@ -470,11 +471,24 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	if err != nil {
 		return false, st, err
 	}
-	limit := ""
+	l1, l0 := "", ""
 	if r.LimitUSD != "" {
-		if limit, err = exactAtto(r.LimitUSD); err != nil {
+		limit, err := exactAtto(r.LimitUSD)
+		if err != nil {
 			return false, st, err
 		}
+		if l1, l0, err = toLimbs(limit); err != nil {
+			return false, st, err
+		}
+	}
+	a1, a0, err := toLimbs(amount)
+	if err != nil {
+		if l1 == "" {
+			return false, st, err
+		}
+		// Past the range, the amount is more than any limit: the script
+		// refuses it as over the limit.
+		a1, a0 = strconv.Itoa(maxLimbHi), "0"
 	}
 	if r.ID == "" {
 		return false, st, errors.New("redisledger: reservation without an id")
@@ -495,7 +509,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
+	v, bal, err := s.run(ctx, reserveScript, r.ID, a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -565,7 +579,11 @@ func (s *Store) CheckLease(lease time.Duration) error {
 // agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
 // is refused when the Guard is built.
 func (s *Store) CheckLimit(limitUSD json.Number) error {
-	_, err := exactAtto(limitUSD)
+	limit, err := exactAtto(limitUSD)
+	if err != nil {
+		return err
+	}
+	_, _, err = toLimbs(limit)
 	return err
 }
 
@@ -582,7 +600,11 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
 	defer s.keeper.Drop(id)
-	cost, err := toAtto(costUSD)
+	atto, err := toAtto(costUSD)
+	if err != nil {
+		return agent.Settlement{}, err
+	}
+	c1, c0, err := toLimbs(atto)
 	if err != nil {
 		return agent.Settlement{}, err
 	}
@@ -599,16 +621,16 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
+		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
 		return err
 	})
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	if len(v) < 3 {
+	if len(v) < 4 {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
 	}
-	counted, err := fromAtto(fmt.Sprint(v[2]))
+	counted, err := fromLimbs(v[2], v[3])
 	return agent.Settlement{Duplicate: fmt.Sprint(v[0]) == "2", Late: fmt.Sprint(v[1]) == "1", CostUSD: counted, Balance: bal}, err
 }
 
