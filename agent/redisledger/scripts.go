@@ -9,10 +9,15 @@ import "github.com/redis/go-redis/v9"
 // ("reaping"), so that no reader ever sees an expired hold, without a
 // background process.
 //
-// Money is an integer count of attodollars (10^-18 USD) held as decimal
-// text, added, subtracted and compared digit by digit: Lua's numbers are
-// doubles, exact only up to 2^53, which 18 fraction digits would exceed at
-// 0.009 USD.
+// Money is an integer count of attodollars (10^-18 USD) held as two
+// integer limbs (see toLimbs): Lua's numbers are doubles, exact only up to
+// 2^53, which 18 fraction digits would exceed at 0.009 USD.
+//
+// Each script reads every field of the scope hash it may need in one HMGET
+// (the scope's own fields and those the client named: the hold and end of
+// its reservation, the index lists of its fingerprint and of the eviction
+// classes), keeps its changes in a table, and writes them at its end with
+// one HSET and one HDEL: its cost stays a few Redis commands.
 //
 // KEYS: 1 the scope (hash), 2 leases (sorted set: hold id by lease expiry
 // in ms), 3 ended (sorted set: ended reservation id by end time in ms).
@@ -23,22 +28,26 @@ import "github.com/redis/go-redis/v9"
 //
 //	epoch  id of this incarnation of the scope, chosen by its creator
 //	ver    write counter: +1 on every change of money or history
-//	spent, held (attodollars), calls, seq (last entry number), n (entries)
+//	s1, s0 spent, h1, h0 held (limbs); calls, seq (last entry number),
+//	       n (entries)
+//	t      when the keys' expiry was last extended (ms)
+//	lx     no lease expires before this (ms): reaping looks at the leases
+//	       only from then on
 //	lost   why the scope was found lost; once set, every script fails
 //	retired the epochs the scope had before an operator recovered it
 //	       (Store.Recover), space-separated: a worker that knows one is
 //	       refused without marking the scope lost again
-//	h:<id> a hold: "<amount> <started 0|1>"
-//	d:<id> an ended reservation: "<state> <cost> <nonce>", state 0 settled,
-//	       1 settled late, 3 released, 4 charged at lease expiry (cost is
-//	       the amount charged)
+//	h:<id> a hold: "<amount limbs> <started 0|1>"
+//	d:<id> an ended reservation: "<state> <cost limbs> <nonce>", state 0
+//	       settled, 1 settled late, 3 released, 4 charged at lease
+//	       expiry (cost is the amount charged)
 //	e:<n>  history entry number n (JSON)
 //	f:<fp> the entry numbers of fingerprint fp, oldest first
 //	q0..q3 the entry numbers of each eviction class, oldest first
 //
 // ARGV 1..3 of every script: the epoch the worker knows ("" for none), the
 // highest ver it has seen, the epoch to create the scope with. Every reply
-// starts {epoch, ver, spent, held, calls}.
+// starts {epoch, ver, spent (limbs), held (limbs), calls}.
 const prelude = `
 -- The call's keys and common arguments (see init).
 local KS, S, L, D, known, seen, fresh
@@ -73,14 +82,28 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- M is the scope's money and counters as this script reads and changes
+-- them; P the fields it changed (false: deleted), written by save; C the
+-- fields open read for it (false: absent).
+local M, P, C, changed
+
+-- get reads field f as this script left it.
+local function get(f)
+  local v = P[f]
+  if v == nil then v = C[f] end
+  if v == nil then return redis.call('HGET', S, f) end
+  return v or nil
+end
+
+local function put(f, v) P[f] = v end
+
 -- touch makes the scope's keys expire idle_ms after now, at most every
 -- idle_ms/16 (field t is the last time): they expire between 15/16 of
 -- idle_ms and idle_ms after the last write.
 local function touch(idle_ms, now)
   if idle_ms <= 0 then return end
   if now then
-    local t = tonumber(redis.call('HGET', S, 't') or '0')
-    if now - t < idle_ms / 16 then return end
+    if now - (M.t or 0) < idle_ms / 16 then return end
     redis.call('HSET', S, 't', now)
   end
   for _, k in ipairs(KS) do redis.call('PEXPIRE', k, idle_ms) end
@@ -105,13 +128,19 @@ local function lose(why, idle_ms, retired)
   return redis.error_reply('redisledger: state lost: ' .. why)
 end
 
--- M is the scope's money as this script reads and changes it.
-local M
+-- The scope's own fields, read by open.
+local FIELDS = {'epoch', 'ver', 's1', 's0', 'calls', 'lost', 'seq', 'n', 'retired', 'h1', 'h0', 'spent', 't', 'lx'}
 
--- open checks the scope against what this worker knows and loads M. It
--- returns an error reply, or nil.
-local function open(idle_ms)
-  local v = redis.call('HMGET', S, 'epoch', 'ver', 's1', 's0', 'calls', 'lost', 'seq', 'n', 'retired', 'h1', 'h0', 'spent')
+-- open checks the scope against what this worker knows and loads M; it
+-- reads the fields in extra too, into C. It returns an error reply, or
+-- nil.
+local function open(idle_ms, extra)
+  local fields = FIELDS
+  if extra then
+    fields = {unpack(FIELDS)}
+    for _, f in ipairs(extra) do fields[#fields + 1] = f end
+  end
+  local v = redis.call('HMGET', S, unpack(fields))
   if v[6] then
     retire(v[9])
     return redis.error_reply('redisledger: state lost: ' .. v[6])
@@ -120,20 +149,22 @@ local function open(idle_ms)
     if known ~= '' then
       return lose('the scope ' .. known .. ' vanished (Redis restarted without its data, evicted or expired it)', idle_ms)
     end
-    if redis.call('EXISTS', L) == 1 or redis.call('EXISTS', D) == 1 then
+    if redis.call('EXISTS', L, D) > 0 then
       return lose('the scope hash is missing and its other keys are not', idle_ms)
     end
     redis.call('HSET', S, 'epoch', fresh, 'ver', 0, 's1', 0, 's0', 0, 'h1', 0, 'h0', 0, 'calls', 0, 'seq', 0, 'n', 0)
     redis.call('ZADD', L, '+inf', '!')
     redis.call('ZADD', D, '+inf', '!')
-    M = {epoch = fresh, ver = 0, s1 = 0, s0 = 0, h1 = 0, h0 = 0, calls = 0, seq = 0, n = 0}
+    M = {epoch = fresh, ver = 0, s1 = 0, s0 = 0, h1 = 0, h0 = 0, calls = 0, seq = 0, n = 0, lx = 0}
+    if extra then for _, f in ipairs(extra) do C[f] = false end end
     touch(idle_ms)
     return nil
   end
   if v[12] then
     return redis.error_reply('redisledger: the scope was written by an older version of redisledger, which kept money as decimal text: finish it with that version')
   end
-  M = {epoch = v[1], ver = tonumber(v[2]), s1 = tonumber(v[3]), s0 = tonumber(v[4]), h1 = tonumber(v[10]), h0 = tonumber(v[11]), calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8])}
+  M = {epoch = v[1], ver = tonumber(v[2]), s1 = tonumber(v[3]), s0 = tonumber(v[4]), h1 = tonumber(v[10]), h0 = tonumber(v[11]),
+    calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8]), t = tonumber(v[13]), lx = tonumber(v[14]) or 0}
   if known ~= '' and v[1] ~= known then
     if v[9] and string.find(' ' .. v[9] .. ' ', ' ' .. known .. ' ', 1, true) then
       return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
@@ -149,16 +180,27 @@ local function open(idle_ms)
     if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms, v[9]) end
     return lose('the ended reservations of the scope are missing', idle_ms, v[9])
   end
+  if extra then
+    local k = #FIELDS
+    for i, f in ipairs(extra) do C[f] = v[k + i] or false end
+  end
   return nil
 end
 
-local changed
-
+-- save writes the script's changes: the fields in P and, when the money
+-- or the history changed, M with the next version.
 local function save()
+  local set, del = {}, {}
+  for f, v in pairs(P) do
+    if v then set[#set + 1] = f; set[#set + 1] = v else del[#del + 1] = f end
+  end
   if changed then
     M.ver = M.ver + 1
-    redis.call('HSET', S, 'ver', M.ver, 's1', M.s1, 's0', M.s0, 'h1', M.h1, 'h0', M.h0, 'calls', M.calls, 'seq', M.seq, 'n', M.n)
+    for _, x in ipairs({'ver', M.ver, 's1', M.s1, 's0', M.s0, 'h1', M.h1, 'h0', M.h0, 'calls', M.calls, 'seq', M.seq, 'n', M.n}) do set[#set + 1] = x end
   end
+  if #set > 0 then redis.call('HSET', S, unpack(set)) end
+  if #del > 0 then redis.call('HDEL', S, unpack(del)) end
+  P = {}
 end
 
 local function head(extra)
@@ -189,34 +231,53 @@ end
 
 -- ended records how reservation id ended, for its retries.
 local function ended(id, state, cost, nonce, now)
-  redis.call('HSET', S, 'd:' .. id, state .. ' ' .. cost .. ' ' .. nonce)
+  put('d:' .. id, state .. ' ' .. cost .. ' ' .. nonce)
   redis.call('ZADD', D, now, id)
+end
+
+-- lease notes that a lease runs until until_ms.
+local function lease(until_ms)
+  if until_ms < M.lx then
+    M.lx = until_ms
+    put('lx', until_ms)
+  end
 end
 
 -- reap gives back the holds whose lease expired by now, or charges them
 -- when their call started, and forgets ended ids older than keep_ms (a
--- few per script).
+-- few per script). It reads the leases only when one may have expired
+-- (field lx).
 local function reap(now, keep_ms)
-  local ids = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 64)
-  for _, id in ipairs(ids) do
-    local h = redis.call('HGET', S, 'h:' .. id)
-    if h then
-      local ah, al, started = string.match(h, '^(%d+) (%d+) (%d)$')
-      unhold(ah, al)
-      redis.call('HDEL', S, 'h:' .. id)
-      if started == '1' then
-        spend(ah, al)
-        ended(id, 4, ah .. ' ' .. al, '', now)
+  if now >= M.lx then
+    local ids = redis.call('ZRANGEBYSCORE', L, '-inf', now, 'LIMIT', 0, 64)
+    for _, id in ipairs(ids) do
+      local h = get('h:' .. id)
+      if h then
+        local ah, al, started = string.match(h, '^(%d+) (%d+) (%d)$')
+        unhold(ah, al)
+        put('h:' .. id, false)
+        if started == '1' then
+          spend(ah, al)
+          ended(id, 4, ah .. ' ' .. al, '', now)
+        end
+        changed = true
       end
-      changed = true
     end
-    redis.call('ZREM', L, id)
+    if #ids > 0 then redis.call('ZREM', L, unpack(ids)) end
+    local lx = now
+    if #ids < 64 then
+      local first = redis.call('ZRANGE', L, 0, 0, 'WITHSCORES')
+      lx = 1e15
+      if first[2] and first[2] ~= 'inf' then lx = tonumber(first[2]) end
+    end
+    M.lx = lx
+    put('lx', lx)
   end
   if keep_ms > 0 and M.ver % 8 == 0 then
     local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep_ms, 'LIMIT', 0, 16)
-    for _, id in ipairs(old) do
-      redis.call('HDEL', S, 'd:' .. id)
-      redis.call('ZREM', D, id)
+    if #old > 0 then
+      for _, id in ipairs(old) do put('d:' .. id, false) end
+      redis.call('ZREM', D, unpack(old))
     end
   end
 end
@@ -238,58 +299,29 @@ end
 
 -- drop removes number n from the space-separated list in field.
 local function drop(field, n)
-  local l = redis.call('HGET', S, field) or ''
-  l = string.gsub(' ' .. l .. ' ', ' ' .. n .. ' ', ' ', 1)
-  l = string.gsub(string.gsub(l, '^ +', ''), ' +$', '')
-  if l == '' then redis.call('HDEL', S, field) else redis.call('HSET', S, field, l) end
+  local l = get(field) or ''
+  if string.sub(l, 1, #n + 1) == n .. ' ' then
+    l = string.sub(l, #n + 2)
+  elseif l == n then
+    l = ''
+  else
+    l = string.gsub(' ' .. l .. ' ', ' ' .. n .. ' ', ' ', 1)
+    l = string.gsub(string.gsub(l, '^ +', ''), ' +$', '')
+  end
+  if l == '' then put(field, false) else put(field, l) end
 end
 
 local function push(field, n)
-  local l = redis.call('HGET', S, field)
-  if l then l = l .. ' ' .. n else l = tostring(n) end
-  redis.call('HSET', S, field, l)
+  local l = get(field)
+  if l then l = l .. ' ' .. n else l = n end
+  put(field, l)
 end
 
 local function forget(n, e)
-  redis.call('HDEL', S, 'e:' .. n)
+  put('e:' .. n, false)
   drop('f:' .. e.fp, n)
   drop('q' .. rank(e), n)
   M.n = M.n - 1
-end
-
--- record appends the JSON entry raw, stamped now, under the retention
--- rules of agent.Ledger: drop the entries of its fingerprint it makes
--- redundant, then, while there are more than max, evict the oldest of the
--- least useful class other than itself. It reads only the entries of its
--- fingerprint and one evicted entry.
-local function record(raw, now, max)
-  local e = cjson.decode(raw)
-  e.at = tostring(now)
-  local mine = redis.call('HGET', S, 'f:' .. e.fp)
-  if mine then
-    for n in string.gmatch(mine, '%d+') do
-      local old = cjson.decode(redis.call('HGET', S, 'e:' .. n))
-      if redundant(old, e) then forget(n, old) end
-    end
-  end
-  M.seq = M.seq + 1
-  local n = tostring(M.seq)
-  redis.call('HSET', S, 'e:' .. n, cjson.encode(e))
-  push('f:' .. e.fp, n)
-  push('q' .. rank(e), n)
-  M.n = M.n + 1
-  while M.n > max do
-    local victim
-    for r = 0, 3 do
-      for m in string.gmatch(redis.call('HGET', S, 'q' .. r) or '', '%d+') do
-        if m ~= n then victim = m; break end
-      end
-      if victim then break end
-    end
-    if not victim then break end
-    forget(victim, cjson.decode(redis.call('HGET', S, 'e:' .. victim)))
-  end
-  changed = true
 end
 
 -- entries returns the history entries numbered in the list l.
@@ -300,37 +332,79 @@ local function entries(l)
   return redis.call('HMGET', S, unpack(ns))
 end
 
+-- record appends the JSON entry raw, stamped now, under the retention
+-- rules of agent.Ledger: drop the entries of its fingerprint it makes
+-- redundant, then, while there are more than max, evict the oldest of the
+-- least useful class other than itself. It reads only the entries of its
+-- fingerprint and one evicted entry (the index lists come with open).
+local function record(raw, now, max)
+  local e = cjson.decode(raw)
+  e.at = tostring(now)
+  local mine = get('f:' .. e.fp)
+  if mine then
+    local ns = {}
+    for m in string.gmatch(mine, '%d+') do ns[#ns + 1] = m end
+    for i, old in ipairs(entries(mine)) do
+      if old then
+        old = cjson.decode(old)
+        if redundant(old, e) then forget(ns[i], old) end
+      end
+    end
+  end
+  M.seq = M.seq + 1
+  local n = tostring(M.seq)
+  put('e:' .. n, cjson.encode(e))
+  push('f:' .. e.fp, n)
+  push('q' .. rank(e), n)
+  M.n = M.n + 1
+  while M.n > max do
+    local victim
+    for r = 0, 3 do
+      for m in string.gmatch(get('q' .. r) or '', '%d+') do
+        if m ~= n then victim = m; break end
+      end
+      if victim then break end
+    end
+    if not victim then break end
+    forget(victim, cjson.decode(get('e:' .. victim)))
+  end
+  changed = true
+end
+
 -- init starts a call: its keys and arguments, nothing read or changed.
 local function init(keys, args)
   KS, S, L, D = keys, keys[1], keys[2], keys[3]
   known, seen, fresh = args[1], tonumber(args[2]), args[3]
-  M, changed = {}, false
+  M, P, C, changed = {}, {}, {}, false
 end
 `
 
 // reserveScript: ARGV 4.. id, amount (two limbs), limit (two limbs, ""
 // for none), max calls (0 for none), lease ms, idle ms, started (0|1),
-// keep ms, fingerprint ("" for none). Reply: head, then 1 when held (or already held), 0 when the
-// limits do not hold, the clock in ms, then the JSON of the entries of the
-// fingerprint, oldest first.
+// keep ms, fingerprint ("" for none). Reply: head, then 1 when held (or
+// already held), 0 when the limits do not hold, the clock in ms, then the
+// JSON of the entries of the fingerprint, oldest first.
 var reserveScript = newScript("reserve", `
-local id, a1, a0, max_calls, lease, idle = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-local bad = open(idle)
+local id, a1, a0, max_calls, lease_ms, idle = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local fp = ARGV[14]
+local extra = {'h:' .. id, 'd:' .. id}
+if fp ~= '' then extra[3] = 'f:' .. fp end
+local bad = open(idle, extra)
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[13]))
 local function reply(ok)
   local out = head({ok, tostring(now)})
-  if ARGV[14] ~= '' then
-    for _, raw in ipairs(entries(redis.call('HGET', S, 'f:' .. ARGV[14]))) do out[#out + 1] = raw end
+  if fp ~= '' then
+    for _, raw in ipairs(entries(get('f:' .. fp))) do out[#out + 1] = raw end
   end
   return out
 end
-if redis.call('HEXISTS', S, 'h:' .. id) == 1 then
+if get('h:' .. id) then
   save()
   return reply(1)
 end
-if redis.call('HEXISTS', S, 'd:' .. id) == 1 then
+if get('d:' .. id) then
   save()
   return redis.error_reply('redisledger: reservation ended: ' .. id)
 end
@@ -344,8 +418,9 @@ if ((a1 > 0 or a0 > 0) and ARGV[7] ~= '' and not le(t1, t0, tonumber(ARGV[7]), t
 end
 M.h1, M.h0 = add(M.h1, M.h0, a1, a0)
 M.calls = M.calls + 1
-redis.call('HSET', S, 'h:' .. id, ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[12])
-redis.call('ZADD', L, now + lease, id)
+put('h:' .. id, ARGV[5] .. ' ' .. ARGV[6] .. ' ' .. ARGV[12])
+redis.call('ZADD', L, now + lease_ms, id)
+lease(now + lease_ms)
 changed = true
 save()
 touch(idle, now)
@@ -356,21 +431,20 @@ return reply(1)
 // call; gives back a charge made at lease expiry. Reply: head.
 var cancelScript = newScript("cancel", `
 local id, idle = ARGV[4], tonumber(ARGV[5])
-local bad = open(idle)
+local bad = open(idle, {'h:' .. id, 'd:' .. id})
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[6]))
-local h = redis.call('HGET', S, 'h:' .. id)
+local h = get('h:' .. id)
 if h then
   unhold(string.match(h, '^(%d+) (%d+)'))
   M.calls = M.calls - 1
-  redis.call('HDEL', S, 'h:' .. id)
+  put('h:' .. id, false)
   redis.call('ZREM', L, id)
   ended(id, 3, '0 0', '', now)
   changed = true
 else
-  local d = redis.call('HGET', S, 'd:' .. id)
-  local c1, c0 = string.match(d or '', '^4 (%d+) (%d+)')
+  local c1, c0 = string.match(get('d:' .. id) or '', '^4 (%d+) (%d+)')
   if c1 then
     uncharge(c1, c0)
     M.calls = M.calls - 1
@@ -378,22 +452,27 @@ else
     changed = true
   end
 end
+local wrote = changed
 save()
-if changed then touch(idle, now) end
+if wrote then touch(idle, now) end
 return head()
 `)
 
 // settleScript: ARGV 4.. id, cost (two limbs), keep ms, entry JSON (""
-// for none), max entries, idle ms, nonce. Reply: head, then state (0
-// settled, 1 settled late, 2 repeat of an earlier settlement), late
-// (0|1), cost counted (two limbs).
+// for none), max entries, idle ms, nonce, the entry's fingerprint. Reply:
+// head, then state (0 settled, 1 settled late, 2 repeat of an earlier
+// settlement), late (0|1), cost counted (two limbs).
 var settleScript = newScript("settle", `
 local id, nonce, idle = ARGV[4], ARGV[11], tonumber(ARGV[10])
-local bad = open(idle)
+local extra = {'d:' .. id, 'h:' .. id}
+if ARGV[8] ~= '' then
+  for _, f in ipairs({'f:' .. ARGV[12], 'q0', 'q1', 'q2', 'q3'}) do extra[#extra + 1] = f end
+end
+local bad = open(idle, extra)
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[7]))
-local d = redis.call('HGET', S, 'd:' .. id)
+local d = get('d:' .. id)
 local late = 1
 if d then
   local st, c1, c0, n = string.match(d, '^(%d) (%d+) (%d+) ?(.*)$')
@@ -404,10 +483,10 @@ if d then
   end
   if st == '4' then uncharge(c1, c0) end
 else
-  local h = redis.call('HGET', S, 'h:' .. id)
+  local h = get('h:' .. id)
   if h then
     unhold(string.match(h, '^(%d+) (%d+)'))
-    redis.call('HDEL', S, 'h:' .. id)
+    put('h:' .. id, false)
     redis.call('ZREM', L, id)
     late = 0
   end
@@ -425,28 +504,28 @@ return head({late, late, ARGV[5], ARGV[6]})
 // spending; gives back a charge made at lease expiry. Reply: head.
 var releaseScript = newScript("release", `
 local id, idle = ARGV[4], tonumber(ARGV[5])
-local bad = open(idle)
+local bad = open(idle, {'h:' .. id, 'd:' .. id})
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[6]))
-local h = redis.call('HGET', S, 'h:' .. id)
+local h = get('h:' .. id)
 if h then
   unhold(string.match(h, '^(%d+) (%d+)'))
-  redis.call('HDEL', S, 'h:' .. id)
+  put('h:' .. id, false)
   redis.call('ZREM', L, id)
   ended(id, 3, '0 0', '', now)
   changed = true
 else
-  local d = redis.call('HGET', S, 'd:' .. id)
-  local c1, c0 = string.match(d or '', '^4 (%d+) (%d+)')
+  local c1, c0 = string.match(get('d:' .. id) or '', '^4 (%d+) (%d+)')
   if c1 then
     uncharge(c1, c0)
     ended(id, 3, '0 0', '', now)
     changed = true
   end
 end
+local wrote = changed
 save()
-if changed then touch(idle, now) end
+if wrote then touch(idle, now) end
 return head()
 `)
 
@@ -455,26 +534,31 @@ return head()
 // expiry of the scope's keys. Reply: head, then how many were held.
 var renewScript = newScript("renew", `
 local idle = tonumber(ARGV[5])
-local bad = open(idle)
+local extra = {}
+for i = 7, #ARGV do extra[#extra + 1] = 'h:' .. ARGV[i] end
+local bad = open(idle, extra)
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[6]))
 local until_ms, n = now + tonumber(ARGV[4]), 0
 for i = 7, #ARGV do
-  if redis.call('HEXISTS', S, 'h:' .. ARGV[i]) == 1 then
+  if get('h:' .. ARGV[i]) then
     redis.call('ZADD', L, 'XX', until_ms, ARGV[i])
     n = n + 1
   end
 end
+if n > 0 then lease(until_ms) end
+local wrote = changed
 save()
-if n > 0 or changed then touch(idle, now) end
+if n > 0 or wrote then touch(idle, now) end
 return head({n})
 `)
 
-// appendScript: ARGV 4.. entry JSON, max entries, idle ms. Reply: head.
+// appendScript: ARGV 4.. entry JSON, max entries, idle ms, the entry's
+// fingerprint. Reply: head.
 var appendScript = newScript("append", `
 local idle = tonumber(ARGV[6])
-local bad = open(idle)
+local bad = open(idle, {'f:' .. ARGV[7], 'q0', 'q1', 'q2', 'q3'})
 if bad then return bad end
 local now = now_ms()
 record(ARGV[4], now, tonumber(ARGV[5]))
@@ -487,7 +571,9 @@ return head()
 // fingerprint, none for ""; 0: every entry), keep ms, idle ms. Reply:
 // head, now ms, then the entries' JSON, oldest first.
 var stateScript = newScript("state", `
-local bad = open(tonumber(ARGV[7]))
+local extra = {'q0', 'q1', 'q2', 'q3'}
+if ARGV[5] == '1' then extra = {'f:' .. ARGV[4]} end
+local bad = open(tonumber(ARGV[7]), extra)
 if bad then return bad end
 local now = now_ms()
 reap(now, tonumber(ARGV[6]))
@@ -495,11 +581,11 @@ save()
 local out = head({tostring(now)})
 local list
 if ARGV[5] == '1' then
-  if ARGV[4] ~= '' then list = redis.call('HGET', S, 'f:' .. ARGV[4]) end
+  if ARGV[4] ~= '' then list = get('f:' .. ARGV[4]) end
 else
   local ns = {}
   for r = 0, 3 do
-    for m in string.gmatch(redis.call('HGET', S, 'q' .. r) or '', '%d+') do ns[#ns + 1] = tonumber(m) end
+    for m in string.gmatch(get('q' .. r) or '', '%d+') do ns[#ns + 1] = tonumber(m) end
   end
   table.sort(ns)
   list = table.concat(ns, ' ')

@@ -362,7 +362,7 @@ func scriptError(err error) error {
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle)); err != nil {
+	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle), e.Fingerprint); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -608,9 +608,9 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	entry := ""
+	entry, fp := "", ""
 	if record != nil {
-		entry = encodeEntry(*record)
+		entry, fp = encodeEntry(*record), record.Fingerprint
 	}
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
@@ -621,7 +621,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
+		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce, fp)
 		return err
 	})
 	if err != nil {
