@@ -238,8 +238,8 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 		t.Fatal(err)
 	}
 	spent := new(big.Rat)
-	if h["s1"] != "" {
-		usd, err := fromLimbs(h["s1"], h["s0"])
+	if m := strings.Fields(h["m"]); len(m) > 2 {
+		usd, err := fromLimbs(m[1], m[2])
 		if err != nil {
 			t.Fatal(err)
 		}

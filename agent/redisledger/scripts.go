@@ -27,12 +27,13 @@ import "github.com/redis/go-redis/v9"
 // Fields of the scope hash:
 //
 //	epoch  id of this incarnation of the scope, chosen by its creator
-//	ver    write counter: +1 on every change of money or history
-//	s1, s0 spent, h1, h0 held (limbs); calls, seq (last entry number),
-//	       n (entries)
+//	m      the scope's counters, space-separated (one field: one string
+//	       to parse and to write per script): ver, the write counter (+1
+//	       on every change of money or history); spent and held (two
+//	       limbs each); calls; seq (last entry number); n (entries); lx,
+//	       a time (ms) before which no lease expires: reaping looks at
+//	       the leases only from then on
 //	t      when the keys' expiry was last extended (ms)
-//	lx     no lease expires before this (ms): reaping looks at the leases
-//	       only from then on
 //	lost   why the scope was found lost; once set, every script fails
 //	retired the epochs the scope had before an operator recovered it
 //	       (Store.Recover), space-separated: a worker that knows one is
@@ -129,7 +130,19 @@ local function lose(why, idle_ms, retired)
 end
 
 -- The scope's own fields, read by open.
-local FIELDS = {'epoch', 'ver', 's1', 's0', 'calls', 'lost', 'seq', 'n', 'retired', 'h1', 'h0', 'spent', 't', 'lx'}
+local FIELDS = {'epoch', 'm', 'lost', 'retired', 'spent', 't'}
+
+-- unpackm reads field m.
+local function unpackm(m)
+  local ver, s1, s0, h1, h0, calls, seq, n, lx = string.match(m or '', '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$')
+  if not ver then return nil end
+  return {ver = tonumber(ver), s1 = tonumber(s1), s0 = tonumber(s0), h1 = tonumber(h1), h0 = tonumber(h0),
+    calls = tonumber(calls), seq = tonumber(seq), n = tonumber(n), lx = tonumber(lx)}
+end
+
+local function packm()
+  return string.format('%d %d %d %d %d %d %d %d %d', M.ver, M.s1, M.s0, M.h1, M.h0, M.calls, M.seq, M.n, M.lx)
+end
 
 -- open checks the scope against what this worker knows and loads M; it
 -- reads the fields in extra too, into C. It returns an error reply, or
@@ -141,9 +154,9 @@ local function open(idle_ms, extra)
     for _, f in ipairs(extra) do fields[#fields + 1] = f end
   end
   local v = redis.call('HMGET', S, unpack(fields))
-  if v[6] then
-    retire(v[9])
-    return redis.error_reply('redisledger: state lost: ' .. v[6])
+  if v[3] then
+    retire(v[4])
+    return redis.error_reply('redisledger: state lost: ' .. v[3])
   end
   if not v[1] then
     if known ~= '' then
@@ -152,33 +165,38 @@ local function open(idle_ms, extra)
     if redis.call('EXISTS', L, D) > 0 then
       return lose('the scope hash is missing and its other keys are not', idle_ms)
     end
-    redis.call('HSET', S, 'epoch', fresh, 'ver', 0, 's1', 0, 's0', 0, 'h1', 0, 'h0', 0, 'calls', 0, 'seq', 0, 'n', 0)
+    redis.call('HSET', S, 'epoch', fresh, 'm', '0 0 0 0 0 0 0 0 0')
     redis.call('ZADD', L, '+inf', '!')
     redis.call('ZADD', D, '+inf', '!')
-    M = {epoch = fresh, ver = 0, s1 = 0, s0 = 0, h1 = 0, h0 = 0, calls = 0, seq = 0, n = 0, lx = 0}
+    M = unpackm('0 0 0 0 0 0 0 0 0')
+    M.epoch = fresh
     if extra then for _, f in ipairs(extra) do C[f] = false end end
     touch(idle_ms)
     return nil
   end
-  if v[12] then
+  if v[5] then
     return redis.error_reply('redisledger: the scope was written by an older version of redisledger, which kept money as decimal text: finish it with that version')
   end
-  M = {epoch = v[1], ver = tonumber(v[2]), s1 = tonumber(v[3]), s0 = tonumber(v[4]), h1 = tonumber(v[10]), h0 = tonumber(v[11]),
-    calls = tonumber(v[5]), seq = tonumber(v[7]), n = tonumber(v[8]), t = tonumber(v[13]), lx = tonumber(v[14]) or 0}
+  M = unpackm(v[2])
+  if not M then
+    M = {}
+    return lose('the counters of the scope are missing or damaged', idle_ms, v[4])
+  end
+  M.epoch, M.t = v[1], tonumber(v[6])
   if known ~= '' and v[1] ~= known then
-    if v[9] and string.find(' ' .. v[9] .. ' ', ' ' .. known .. ' ', 1, true) then
+    if v[4] and string.find(' ' .. v[4] .. ' ', ' ' .. known .. ' ', 1, true) then
       return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
     end
-    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle_ms, v[9])
+    return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle_ms, v[4])
   end
   if M.ver < seen then
-    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms, v[9])
+    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle_ms, v[4])
   end
   -- Redis drops (evicts, deletes, expires) whole keys: a sorted set that
   -- exists still has its sentinel.
   if redis.call('EXISTS', L, D) < 2 then
-    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms, v[9]) end
-    return lose('the ended reservations of the scope are missing', idle_ms, v[9])
+    if redis.call('EXISTS', L) == 0 then return lose('the leases of the scope are missing', idle_ms, v[4]) end
+    return lose('the ended reservations of the scope are missing', idle_ms, v[4])
   end
   if extra then
     local k = #FIELDS
@@ -188,15 +206,16 @@ local function open(idle_ms, extra)
 end
 
 -- save writes the script's changes: the fields in P and, when the money
--- or the history changed, M with the next version.
+-- or the history changed, M with the next version (or M alone, when only
+-- lx changed: dirty).
+local dirty
+
 local function save()
+  if changed then M.ver = M.ver + 1 end
+  if changed or dirty then P.m = packm() end
   local set, del = {}, {}
   for f, v in pairs(P) do
     if v then set[#set + 1] = f; set[#set + 1] = v else del[#del + 1] = f end
-  end
-  if changed then
-    M.ver = M.ver + 1
-    for _, x in ipairs({'ver', M.ver, 's1', M.s1, 's0', M.s0, 'h1', M.h1, 'h0', M.h0, 'calls', M.calls, 'seq', M.seq, 'n', M.n}) do set[#set + 1] = x end
   end
   if #set > 0 then redis.call('HSET', S, unpack(set)) end
   if #del > 0 then redis.call('HDEL', S, unpack(del)) end
@@ -239,7 +258,7 @@ end
 local function lease(until_ms)
   if until_ms < M.lx then
     M.lx = until_ms
-    put('lx', until_ms)
+    dirty = true
   end
 end
 
@@ -271,7 +290,7 @@ local function reap(now, keep_ms)
       if first[2] and first[2] ~= 'inf' then lx = tonumber(first[2]) end
     end
     M.lx = lx
-    put('lx', lx)
+    dirty = true
   end
   if keep_ms > 0 and M.ver % 8 == 0 then
     local old = redis.call('ZRANGEBYSCORE', D, '-inf', now - keep_ms, 'LIMIT', 0, 16)
@@ -332,14 +351,13 @@ local function entries(l)
   return redis.call('HMGET', S, unpack(ns))
 end
 
--- record appends the JSON entry raw, stamped now, under the retention
--- rules of agent.Ledger: drop the entries of its fingerprint it makes
--- redundant, then, while there are more than max, evict the oldest of the
--- least useful class other than itself. It reads only the entries of its
--- fingerprint and one evicted entry (the index lists come with open).
-local function record(raw, now, max)
-  local e = cjson.decode(raw)
-  e.at = tostring(now)
+-- record appends the entry e ({fp, o, ref, goal}; raw its JSON without
+-- the time), stamped now, under the retention rules of agent.Ledger: drop
+-- the entries of its fingerprint it makes redundant, then, while there
+-- are more than max, evict the oldest of the least useful class other
+-- than itself. It reads only the entries of its fingerprint and one
+-- evicted entry (the index lists come with open).
+local function record(raw, e, now, max)
   local mine = get('f:' .. e.fp)
   if mine then
     local ns = {}
@@ -353,7 +371,7 @@ local function record(raw, now, max)
   end
   M.seq = M.seq + 1
   local n = tostring(M.seq)
-  put('e:' .. n, cjson.encode(e))
+  put('e:' .. n, string.sub(raw, 1, -2) .. ',"at":"' .. string.format('%d', now) .. '"}')
   push('f:' .. e.fp, n)
   push('q' .. rank(e), n)
   M.n = M.n + 1
@@ -375,7 +393,7 @@ end
 local function init(keys, args)
   KS, S, L, D = keys, keys[1], keys[2], keys[3]
   known, seen, fresh = args[1], tonumber(args[2]), args[3]
-  M, P, C, changed = {}, {}, {}, false
+  M, P, C, changed, dirty = {}, {}, {}, false, false
 end
 `
 
@@ -459,7 +477,8 @@ return head()
 `)
 
 // settleScript: ARGV 4.. id, cost (two limbs), keep ms, entry JSON (""
-// for none), max entries, idle ms, nonce, the entry's fingerprint. Reply:
+// for none), max entries, idle ms, nonce, the entry's fingerprint,
+// outcome, result reference and goal hash (as in its JSON). Reply:
 // head, then state (0 settled, 1 settled late, 2 repeat of an earlier
 // settlement), late (0|1), cost counted (two limbs).
 var settleScript = newScript("settle", `
@@ -493,7 +512,7 @@ else
 end
 spend(ARGV[5], ARGV[6])
 ended(id, late, ARGV[5] .. ' ' .. ARGV[6], nonce, now)
-if ARGV[8] ~= '' then record(ARGV[8], now, tonumber(ARGV[9])) end
+if ARGV[8] ~= '' then record(ARGV[8], {fp = ARGV[12], o = ARGV[13], ref = ARGV[14], goal = ARGV[15]}, now, tonumber(ARGV[9])) end
 changed = true
 save()
 touch(idle, now)
@@ -555,13 +574,13 @@ return head({n})
 `)
 
 // appendScript: ARGV 4.. entry JSON, max entries, idle ms, the entry's
-// fingerprint. Reply: head.
+// fingerprint, outcome, result reference and goal hash. Reply: head.
 var appendScript = newScript("append", `
 local idle = tonumber(ARGV[6])
 local bad = open(idle, {'f:' .. ARGV[7], 'q0', 'q1', 'q2', 'q3'})
 if bad then return bad end
 local now = now_ms()
-record(ARGV[4], now, tonumber(ARGV[5]))
+record(ARGV[4], {fp = ARGV[7], o = ARGV[8], ref = ARGV[9], goal = ARGV[10]}, now, tonumber(ARGV[5]))
 save()
 touch(idle, now)
 return head()
@@ -617,11 +636,12 @@ end
 for i = 1, #drop, 1000 do
   redis.call('HDEL', S, unpack(drop, i, math.min(i + 999, #drop)))
 end
-local v = redis.call('HMGET', S, 'ver', 'calls', 'seq', 'n', 'epoch', 'retired')
-local ver = tonumber(v[1] or '0') + 1
-local retired = v[6]
-if v[5] then
-  if retired then retired = retired .. ' ' .. v[5] else retired = v[5] end
+local v = redis.call('HMGET', S, 'm', 'epoch', 'retired')
+local ver, calls, seq, n = string.match(v[1] or '', '^(%S+) %S+ %S+ %S+ %S+ (%S+) (%S+) (%S+) %S+$')
+ver = tonumber(ver or '0') + 1
+local retired = v[3]
+if v[2] then
+  if retired then retired = retired .. ' ' .. v[2] else retired = v[2] end
 end
 if retired then
   -- the last 16 epochs are enough: older workers were long stopped
@@ -631,8 +651,7 @@ if retired then
   redis.call('HSET', S, 'retired', retired)
 end
 redis.call('HDEL', S, 'lost', 'spent', 'held')
-redis.call('HSET', S, 'epoch', epoch, 'ver', ver, 's1', ARGV[2], 's0', ARGV[3], 'h1', 0, 'h0', 0,
-  'calls', v[2] or 0, 'seq', v[3] or 0, 'n', v[4] or 0)
+redis.call('HSET', S, 'epoch', epoch, 'm', string.format('%d %d %d 0 0 %d %d %d 0', ver, ARGV[2], ARGV[3], calls or 0, seq or 0, n or 0))
 redis.call('DEL', L)
 redis.call('ZADD', L, '+inf', '!')
 redis.call('ZADD', D, '+inf', '!')

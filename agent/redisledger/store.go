@@ -298,9 +298,12 @@ type storedEntry struct {
 	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
 }
 
-func encodeEntry(e agent.Entry) string {
+// encodeEntry is the JSON of e without its time, which the scripts add,
+// and the arguments the scripts read it by: its fingerprint, outcome,
+// result reference and goal hash.
+func encodeEntry(e agent.Entry) []any {
 	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return string(b)
+	return []any{string(b), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -362,7 +365,8 @@ func scriptError(err error) error {
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle), e.Fingerprint); err != nil {
+	enc := encodeEntry(e)
+	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), enc[1], enc[2], enc[3], enc[4]); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -608,9 +612,9 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	entry, fp := "", ""
+	enc := []any{"", "", "", "", ""}
 	if record != nil {
-		entry, fp = encodeEntry(*record), record.Fingerprint
+		enc = encodeEntry(*record)
 	}
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
@@ -621,7 +625,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce, fp)
+		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, enc[1], enc[2], enc[3], enc[4])
 		return err
 	})
 	if err != nil {
