@@ -11,12 +11,11 @@ import (
 )
 
 // MaxFractionDigits is the finest amount the Redis ledger counts: money is
-// held in Redis as an integer number of 10^-18 USD (attodollars), in
-// decimal text of any length, so totals are exact however large they grow.
-// An amount held or spent with more fraction digits (a reservation's
-// amount, a settled cost) is rounded up to the next attodollar, so that
-// spending is never under-counted; a limit (a budget) with more is
-// refused with ErrPrecision.
+// held in Redis as an integer number of 10^-18 USD (attodollars), exactly,
+// below 10^12 USD per amount (ErrRange). An amount held or spent with more
+// fraction digits (a reservation's amount, a settled cost) is rounded up
+// to the next attodollar, so that spending is never under-counted; a
+// limit (a budget) with more is refused with ErrPrecision.
 const MaxFractionDigits = 18
 
 // ErrPrecision is wrapped by the error for a limit (a budget) the Redis
@@ -189,7 +188,12 @@ const maxLimbHi = 1_000_000_000_000_000 // 10^15: one amount is below 10^12 USD
 var limbBase = big.NewInt(1_000_000_000_000_000)
 
 // ErrRange is wrapped by the error for an amount of 10^12 USD or more,
-// which the Redis ledger does not count.
+// which the Redis ledger does not count: a budget (refused when the Guard
+// is built, see [Store.CheckLimit]), a cost to settle, an estimate
+// reserved without a limit, a spending given to [Store.Recover]. An
+// estimate of 10^12 USD or more under a limit is not an error: it is
+// more than the limit and not held. The scripts refuse, rather than
+// round, a total that would reach about 4.5×10^12 USD.
 var ErrRange = errors.New("redisledger: amount beyond the ledger's range")
 
 // toLimbs splits a count of attodollars (decimal text) into its limbs.

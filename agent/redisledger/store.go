@@ -448,7 +448,9 @@ func balance(v []any) (agent.Balance, error) {
 // scope's limits hold, with a lease this process renews until Settle or
 // Release. An amount with more than MaxFractionDigits fraction digits is
 // held rounded up to the next attodollar; a limit with more is refused
-// with an error wrapping ErrPrecision (see [Store.CheckLimit]). A retry of
+// with an error wrapping ErrPrecision (see [Store.CheckLimit]). An amount
+// of 10^12 USD or more is refused with ErrRange without a limit, and not
+// held (more than any limit) with one. A retry of
 // a reservation Redis holds (go-redis retries a command whose connection
 // broke) holds nothing more and returns true.
 //
@@ -578,8 +580,9 @@ func (s *Store) CheckLease(lease time.Duration) error {
 }
 
 // CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
-// budget, has more than MaxFractionDigits fraction digits, and an error
-// when it is not a non-negative decimal: the limits Reserve refuses.
+// budget, has more than MaxFractionDigits fraction digits, one wrapping
+// ErrRange when it is 10^12 USD or more, and an error when it is not a
+// non-negative decimal: the limits Reserve refuses.
 // agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
 // is refused when the Guard is built.
 func (s *Store) CheckLimit(limitUSD json.Number) error {
@@ -594,7 +597,7 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // Settle ends reservation id, counting costUSD as spent and recording
 // record (when non-nil) in one atomic step. A cost with more than
 // MaxFractionDigits fraction digits is counted rounded up to the next
-// attodollar. Settle is idempotent: while Redis is unreachable it retries
+// attodollar; one of 10^12 USD or more is refused with ErrRange. Settle is idempotent: while Redis is unreachable it retries
 // (within ctx and Options.SettleTimeout), keeping the lease renewed, and
 // a copy that Redis had already applied is answered with the first
 // outcome, not reported as a Duplicate; a Settle of an id settled by
