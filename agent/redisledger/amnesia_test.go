@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"os"
@@ -106,6 +107,44 @@ func TestLostPart(t *testing.T) {
 				t.Errorf("a new worker on the scope: %v; want agent.ErrStoreStateLost", err)
 			}
 		})
+	}
+}
+
+// TestDamagedCounters: a scope hash that lost its counters (field m) is
+// lost, for this worker and a new one; a scope written by an older
+// version of the package, which kept money as decimal text, is refused
+// with an error saying so, never read as a fresh budget.
+func TestDamagedCounters(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	c := p.client(t)
+	s := newStore(t, p, "damaged", nil)
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "0.4", LimitUSD: "1", Started: true}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := c.HDel(ctx, s.Keys()[0], "m").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "b", AmountUSD: "0.1", LimitUSD: "1", Started: true}); ok || !errors.Is(err, agent.ErrStoreStateLost) || !strings.Contains(err.Error(), "counters") {
+		t.Errorf("Reserve after the counters were deleted: %v, %v; want agent.ErrStoreStateLost naming the counters", ok, err)
+	}
+	if _, err := newStore(t, p, "damaged", nil).StateOf(ctx, ""); !errors.Is(err, agent.ErrStoreStateLost) {
+		t.Errorf("a new worker on the scope: %v; want agent.ErrStoreStateLost", err)
+	}
+
+	old := newStore(t, p, "old", nil)
+	// The hash an older version left: money as decimal attodollars.
+	if err := c.HSet(ctx, old.Keys()[0], "epoch", "e1", "ver", "7", "spent", "400000000000000000", "held", "0", "calls", "1", "seq", "0", "n", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range old.Keys()[1:] {
+		if err := c.ZAdd(ctx, k, redis.Z{Score: math.Inf(1), Member: "!"}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, st, err := old.ReserveOf(ctx, agent.Reservation{ID: "x", AmountUSD: "0.1", LimitUSD: "1", Started: true}, "")
+	if ok || err == nil || !strings.Contains(err.Error(), "older version") {
+		t.Errorf("Reserve on a scope of an older version: %v, %+v, %v; want refused, saying an older version wrote it", ok, st.Balance, err)
 	}
 }
 

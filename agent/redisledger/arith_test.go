@@ -2,61 +2,76 @@ package redisledger
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// TestLuaArithmetic checks the scripts' decimal-text arithmetic (limbs of
-// 14 digits) against math/big on random and edge values up to 60 digits:
-// carries and borrows across limbs, zeros, and differences that would be
-// negative.
+// TestLuaArithmetic checks the scripts' money arithmetic (two integer
+// limbs, hi×10^15 + lo attodollars) against math/big on random and edge
+// values up to the ledger's range: carries and borrows between the limbs,
+// zeros, differences that would be negative, and sums that would pass the
+// range (refused, never wrapped or rounded).
 func TestLuaArithmetic(t *testing.T) {
 	p := startRedis(t)
 	c := p.client(t)
 	script := redis.NewScript(prelude + `
-local a, b = ARGV[4], ARGV[5]
-return {add(a, b), sub(a, b) or 'neg', tostring(cmp(a, b))}
+local ah, al, bh, bl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local dh, dl = sub(ah, al, bh, bl)
+local diff = 'neg'
+if dh then diff = string.format('%d %d', dh, dl) end
+local ok, sh, sl = pcall(add, ah, al, bh, bl)
+local sum = 'range'
+if ok then sum = string.format('%d %d', sh, sl) end
+return {sum, diff, tostring(le(ah, al, bh, bl))}
 `)
+	const hmax = 4503599627370496 // 2^52: the scripts' bound on hi
 	rng := rand.New(rand.NewPCG(1, 2))
-	digits := func() string {
-		n := 1 + rng.IntN(60)
-		var sb strings.Builder
-		for i := range n {
-			d := byte('0' + rng.IntN(10))
-			if i == 0 && d == '0' && n > 1 {
-				d = '1'
-			}
-			if rng.IntN(4) == 0 {
-				d = '9' // long runs of nines carry across limbs
-			}
-			sb.WriteByte(d)
+	limb := func(bound int64) int64 {
+		switch rng.IntN(4) {
+		case 0:
+			return 0
+		case 1:
+			return bound - 1 - rng.Int64N(3)
 		}
-		return sb.String()
+		return rng.Int64N(bound)
 	}
-	cases := [][2]string{{"0", "0"}, {"99999999999999", "1"}, {"100000000000000", "1"}, {"1", "100000000000000"},
-		{"100000000000000000000000000000", "99999999999999999999999999999"}, {"5", "5"}, {"0", "7"}}
-	for range 300 {
-		cases = append(cases, [2]string{digits(), digits()})
+	base := int64(1_000_000_000_000_000)
+	cases := [][4]int64{{0, 0, 0, 0}, {0, base - 1, 0, 1}, {1, 0, 0, 1}, {0, 1, 1, 0}, {5, 5, 5, 5},
+		{hmax - 1, base - 1, 0, 1}, {hmax - 1, base - 2, 0, 1}, {hmax / 2, 0, hmax / 2, 0}, {hmax/2 - 1, 0, hmax / 2, base - 1}}
+	for range 400 {
+		cases = append(cases, [4]int64{limb(hmax), limb(base), limb(hmax), limb(base)})
+	}
+	value := func(h, l int64) *big.Int {
+		v := new(big.Int).Mul(big.NewInt(h), big.NewInt(base))
+		return v.Add(v, big.NewInt(l))
+	}
+	limbs := func(v *big.Int) string {
+		h, l := new(big.Int).QuoRem(v, big.NewInt(base), new(big.Int))
+		return h.String() + " " + l.String()
 	}
 	for _, tc := range cases {
-		v, err := script.Run(context.Background(), c, []string{"a{x}", "b{x}", "c{x}"}, "", "0", "x", tc[0], tc[1]).StringSlice()
+		v, err := script.Run(context.Background(), c, []string{"a{x}", "b{x}", "c{x}"}, "", "0", "x",
+			fmt.Sprint(tc[0]), fmt.Sprint(tc[1]), fmt.Sprint(tc[2]), fmt.Sprint(tc[3])).StringSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, _ := new(big.Int).SetString(tc[0], 10)
-		y, _ := new(big.Int).SetString(tc[1], 10)
-		wantSum := new(big.Int).Add(x, y).String()
+		x, y := value(tc[0], tc[1]), value(tc[2], tc[3])
+		sum := new(big.Int).Add(x, y)
+		wantSum := "range"
+		if sum.Cmp(value(hmax, 0)) < 0 {
+			wantSum = limbs(sum)
+		}
 		wantDiff := "neg"
 		if d := new(big.Int).Sub(x, y); d.Sign() >= 0 {
-			wantDiff = d.String()
+			wantDiff = limbs(d)
 		}
-		wantCmp := []string{"-1", "0", "1"}[x.Cmp(y)+1]
-		if v[0] != wantSum || v[1] != wantDiff || v[2] != wantCmp {
-			t.Errorf("%s, %s: add %s sub %s cmp %s; want %s, %s, %s", tc[0], tc[1], v[0], v[1], v[2], wantSum, wantDiff, wantCmp)
+		wantLe := fmt.Sprint(x.Cmp(y) <= 0)
+		if v[0] != wantSum || v[1] != wantDiff || v[2] != wantLe {
+			t.Errorf("%v: add %s sub %s le %s; want %s, %s, %s", tc, v[0], v[1], v[2], wantSum, wantDiff, wantLe)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // commandUsec is the time Redis spent running scripts (FCALL, EVALSHA and EVAL,
 // the commands they call included), from INFO commandstats, and the CPU
 // time (user and system) its process used, from INFO cpu, both in µs.
-func commandUsec(b *testing.B, c redis.UniversalClient) (scripts, cpu float64) {
+func commandUsec(b testing.TB, c redis.UniversalClient) (scripts, cpu float64) {
 	info, err := c.Info(context.Background(), "commandstats", "cpu").Result()
 	if err != nil {
 		b.Fatal(err)

@@ -238,8 +238,8 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 		t.Fatal(err)
 	}
 	spent := new(big.Rat)
-	if h["spent"] != "" {
-		usd, err := fromAtto(h["spent"])
+	if m := strings.Fields(h["m"]); len(m) > 2 {
+		usd, err := fromLimbs(m[1], m[2])
 		if err != nil {
 			t.Fatal(err)
 		}

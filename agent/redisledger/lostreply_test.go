@@ -1,6 +1,7 @@
 package redisledger
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"sync/atomic"
@@ -12,17 +13,28 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// slowReplyConn is a connection to a real Redis whose next read, once
-// armed, waits before reading: the command reaches Redis and runs, and
-// its reply arrives after the caller's deadline.
+// slowReplyConn is a connection to a real Redis which, once armed, delays
+// the reply to the next reservation it sends (the first command naming
+// the reserve function): the command reaches Redis and runs, and its
+// reply arrives after the caller's deadline. Only that connection's read
+// waits: a lease renewal sent meanwhile on another connection (the lease
+// keeper renews at once when it starts) is not delayed instead.
 type slowReplyConn struct {
 	net.Conn
 	armed *atomic.Bool
 	delay time.Duration
+	next  atomic.Bool // this connection's next read waits
 }
 
-func (c slowReplyConn) Read(b []byte) (int, error) {
-	if c.armed.CompareAndSwap(true, false) {
+func (c *slowReplyConn) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte("_reserve")) && c.armed.CompareAndSwap(true, false) {
+		c.next.Store(true)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *slowReplyConn) Read(b []byte) (int, error) {
+	if c.next.CompareAndSwap(true, false) {
 		time.Sleep(c.delay)
 	}
 	return c.Conn.Read(b)
@@ -43,7 +55,7 @@ func TestReserveReplyLost(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return slowReplyConn{Conn: conn, armed: &armed, delay: 300 * time.Millisecond}, nil
+			return &slowReplyConn{Conn: conn, armed: &armed, delay: 300 * time.Millisecond}, nil
 		},
 	})
 	t.Cleanup(func() { c.Close() })

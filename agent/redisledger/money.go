@@ -11,12 +11,11 @@ import (
 )
 
 // MaxFractionDigits is the finest amount the Redis ledger counts: money is
-// held in Redis as an integer number of 10^-18 USD (attodollars), in
-// decimal text of any length, so totals are exact however large they grow.
-// An amount held or spent with more fraction digits (a reservation's
-// amount, a settled cost) is rounded up to the next attodollar, so that
-// spending is never under-counted; a limit (a budget) with more is
-// refused with ErrPrecision.
+// held in Redis as an integer number of 10^-18 USD (attodollars), exactly,
+// below 10^12 USD per amount (ErrRange). An amount held or spent with more
+// fraction digits (a reservation's amount, a settled cost) is rounded up
+// to the next attodollar, so that spending is never under-counted; a
+// limit (a budget) with more is refused with ErrPrecision.
 const MaxFractionDigits = 18
 
 // ErrPrecision is wrapped by the error for a limit (a budget) the Redis
@@ -175,4 +174,49 @@ func fromAtto(s string) (json.Number, error) {
 		return json.Number(whole), nil
 	}
 	return json.Number(whole + "." + frac), nil
+}
+
+// Money crosses to Redis and is kept there as two integer limbs, hi and
+// lo, worth hi×10^15 + lo attodollars with 0 ≤ lo < 10^15: each limb, and
+// the sum of two, is an integer below 2^53, exact in Lua's numbers (doubles),
+// so the scripts add and compare amounts with a few arithmetic operations.
+// One amount (an estimate, a cost, a limit) must be below 10^12 USD (hi
+// below 10^15); the scripts refuse a total whose hi would reach 2^52
+// (about 4.5×10^12 USD) rather than lose a digit.
+const maxLimbHi = 1_000_000_000_000_000 // 10^15: one amount is below 10^12 USD
+
+var limbBase = big.NewInt(1_000_000_000_000_000)
+
+// ErrRange is wrapped by the error for an amount of 10^12 USD or more,
+// which the Redis ledger does not count: a budget (refused when the Guard
+// is built, see [Store.CheckLimit]), a cost to settle, an estimate
+// reserved without a limit, a spending given to [Store.Recover]. An
+// estimate of 10^12 USD or more under a limit is not an error: it is
+// more than the limit and not held. The scripts refuse, rather than
+// round, a total that would reach about 4.5×10^12 USD.
+var ErrRange = errors.New("redisledger: amount beyond the ledger's range")
+
+// toLimbs splits a count of attodollars (decimal text) into its limbs.
+func toLimbs(atto string) (hi, lo string, err error) {
+	q, ok := new(big.Int).SetString(atto, 10)
+	if !ok || q.Sign() < 0 {
+		return "", "", fmt.Errorf("redisledger: %q is not a count of attodollars", atto)
+	}
+	h, l := new(big.Int).QuoRem(q, limbBase, new(big.Int))
+	if !h.IsInt64() || h.Int64() >= maxLimbHi {
+		usd, _ := fromAtto(atto)
+		return "", "", fmt.Errorf("redisledger: amount %s USD: the Redis ledger counts amounts below 10^12 USD (%w)", usd, ErrRange)
+	}
+	return h.String(), l.String(), nil
+}
+
+// fromLimbs converts limbs as a script returns them back to decimal USD.
+func fromLimbs(hi, lo any) (json.Number, error) {
+	h, err1 := strconv.ParseInt(fmt.Sprint(hi), 10, 64)
+	l, err2 := strconv.ParseInt(fmt.Sprint(lo), 10, 64)
+	if err1 != nil || err2 != nil || h < 0 || l < 0 || l >= 1_000_000_000_000_000 {
+		return "", fmt.Errorf("redisledger: money %v %v in Redis is not a pair of limbs", hi, lo)
+	}
+	q := new(big.Int).Mul(big.NewInt(h), limbBase)
+	return fromAtto(q.Add(q, big.NewInt(l)).String())
 }

@@ -1,9 +1,13 @@
 package redisledger
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentpreflight/preflight/agent"
 )
 
 // TestToAtto pins the amounts the ledger takes and refuses: JSON number
@@ -47,5 +51,37 @@ func TestToAtto(t *testing.T) {
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("toAtto(%q) = %q, %v; want an error saying %q", tt.in, got, err, tt.err)
 		}
+	}
+}
+
+// TestRange: an amount of 10^12 USD or more is refused with ErrRange
+// (never wrapped into the limbs): as a limit, a cost, an estimate without
+// a limit and a recovered spending; under a limit such an estimate is
+// simply more than the limit.
+func TestRange(t *testing.T) {
+	p := startRedis(t)
+	s := newStore(t, p, "range", nil)
+	ctx := context.Background()
+	if err := s.CheckLimit("1000000000000"); !errors.Is(err, ErrRange) {
+		t.Errorf("CheckLimit(1e12) = %v; want ErrRange", err)
+	}
+	if err := s.CheckLimit("999999999999.999999999999999999"); err != nil {
+		t.Errorf("CheckLimit(1e12 - 1e-18) = %v", err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "1e13"}); ok || !errors.Is(err, ErrRange) {
+		t.Errorf("Reserve(1e13) without a limit = %v, %v; want ErrRange", ok, err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "b", AmountUSD: "1e13", LimitUSD: "999999999999"}); ok || err != nil {
+		t.Errorf("Reserve(1e13) under a limit = %v, %v; want false, nil", ok, err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "c", AmountUSD: "999999999999.999999999999999999", LimitUSD: "999999999999.999999999999999999"}); !ok || err != nil {
+		t.Errorf("Reserve of the largest amount = %v, %v; want true", ok, err)
+	}
+	if _, err := s.Settle(ctx, "c", "1000000000000", nil); !errors.Is(err, ErrRange) {
+		t.Errorf("Settle(1e12) = %v; want ErrRange", err)
+	}
+	set, err := s.Settle(ctx, "c", "999999999999.999999999999999999", nil)
+	if err != nil || set.Balance.SpentUSD != "999999999999.999999999999999999" {
+		t.Errorf("Settle of the largest amount = %+v, %v", set, err)
 	}
 }

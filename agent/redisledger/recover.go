@@ -29,12 +29,16 @@ func (s *Store) Recover(ctx context.Context, spentUSD json.Number) error {
 	if err != nil {
 		return fmt.Errorf("redisledger: recover: %w", err)
 	}
+	s1, s0, err := toLimbs(spent)
+	if err != nil {
+		return fmt.Errorf("redisledger: recover: %w", err)
+	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	epoch := strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:])
-	v, err := recoverScript.Run(ctx, s.c, s.keys, epoch, spent, ms(s.idle)).Slice()
+	v, err := recoverScript.Run(ctx, s.c, s.keys, epoch, s1, s0, ms(s.idle)).Slice()
 	if err != nil {
 		return fmt.Errorf("redisledger: recover: %w", err)
 	}

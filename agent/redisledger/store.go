@@ -298,9 +298,12 @@ type storedEntry struct {
 	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
 }
 
-func encodeEntry(e agent.Entry) string {
+// encodeEntry is the JSON of e without its time, which the scripts add,
+// and the arguments the scripts read it by: its fingerprint, outcome,
+// result reference and goal hash.
+func encodeEntry(e agent.Entry) []any {
 	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return string(b)
+	return []any{string(b), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -324,7 +327,7 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 	if err != nil {
 		return nil, agent.Balance{}, scriptError(err)
 	}
-	if len(v) < 5 {
+	if len(v) < 7 {
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
 	}
 	epoch, _ := v[0].(string)
@@ -340,8 +343,8 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 	}
 	s.epoch, s.seen = epoch, max(s.seen, ver)
 	s.mu.Unlock()
-	bal, err := balance(v[2:5])
-	return v[5:], bal, err
+	bal, err := balance(v[2:7])
+	return v[7:], bal, err
 }
 
 // scriptError maps the scripts' errors to the agent package's.
@@ -362,7 +365,8 @@ func scriptError(err error) error {
 func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if _, _, err := s.run(ctx, appendScript, encodeEntry(e), preflight.MaxHistory, ms(s.idle)); err != nil {
+	enc := encodeEntry(e)
+	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), enc[1], enc[2], enc[3], enc[4]); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -422,19 +426,20 @@ func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
 	return time.UnixMilli(now), h, nil
 }
 
-// balance reads {spent, held, calls} as the scripts return them.
+// balance reads {spent (two limbs), held (two limbs), calls} as the
+// scripts return them.
 func balance(v []any) (agent.Balance, error) {
-	spent, err := fromAtto(fmt.Sprint(v[0]))
+	spent, err := fromLimbs(v[0], v[1])
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	held, err := fromAtto(fmt.Sprint(v[1]))
+	held, err := fromLimbs(v[2], v[3])
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	calls, err := strconv.Atoi(fmt.Sprint(v[2]))
+	calls, err := strconv.Atoi(fmt.Sprint(v[4]))
 	if err != nil {
-		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[2])
+		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[4])
 	}
 	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: calls}, nil
 }
@@ -443,7 +448,9 @@ func balance(v []any) (agent.Balance, error) {
 // scope's limits hold, with a lease this process renews until Settle or
 // Release. An amount with more than MaxFractionDigits fraction digits is
 // held rounded up to the next attodollar; a limit with more is refused
-// with an error wrapping ErrPrecision (see [Store.CheckLimit]). A retry of
+// with an error wrapping ErrPrecision (see [Store.CheckLimit]). An amount
+// of 10^12 USD or more is refused with ErrRange without a limit, and not
+// held (more than any limit) with one. A retry of
 // a reservation Redis holds (go-redis retries a command whose connection
 // broke) holds nothing more and returns true.
 //
@@ -470,11 +477,24 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	if err != nil {
 		return false, st, err
 	}
-	limit := ""
+	l1, l0 := "", ""
 	if r.LimitUSD != "" {
-		if limit, err = exactAtto(r.LimitUSD); err != nil {
+		limit, err := exactAtto(r.LimitUSD)
+		if err != nil {
 			return false, st, err
 		}
+		if l1, l0, err = toLimbs(limit); err != nil {
+			return false, st, err
+		}
+	}
+	a1, a0, err := toLimbs(amount)
+	if err != nil {
+		if l1 == "" {
+			return false, st, err
+		}
+		// Past the range, the amount is more than any limit: the script
+		// refuses it as over the limit.
+		a1, a0 = strconv.Itoa(maxLimbHi), "0"
 	}
 	if r.ID == "" {
 		return false, st, errors.New("redisledger: reservation without an id")
@@ -495,7 +515,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, amount, limit, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
+	v, bal, err := s.run(ctx, reserveScript, r.ID, a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -560,19 +580,24 @@ func (s *Store) CheckLease(lease time.Duration) error {
 }
 
 // CheckLimit returns an error wrapping ErrPrecision when limitUSD, a
-// budget, has more than MaxFractionDigits fraction digits, and an error
-// when it is not a non-negative decimal: the limits Reserve refuses.
+// budget, has more than MaxFractionDigits fraction digits, one wrapping
+// ErrRange when it is 10^12 USD or more, and an error when it is not a
+// non-negative decimal: the limits Reserve refuses.
 // agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
 // is refused when the Guard is built.
 func (s *Store) CheckLimit(limitUSD json.Number) error {
-	_, err := exactAtto(limitUSD)
+	limit, err := exactAtto(limitUSD)
+	if err != nil {
+		return err
+	}
+	_, _, err = toLimbs(limit)
 	return err
 }
 
 // Settle ends reservation id, counting costUSD as spent and recording
 // record (when non-nil) in one atomic step. A cost with more than
 // MaxFractionDigits fraction digits is counted rounded up to the next
-// attodollar. Settle is idempotent: while Redis is unreachable it retries
+// attodollar; one of 10^12 USD or more is refused with ErrRange. Settle is idempotent: while Redis is unreachable it retries
 // (within ctx and Options.SettleTimeout), keeping the lease renewed, and
 // a copy that Redis had already applied is answered with the first
 // outcome, not reported as a Duplicate; a Settle of an id settled by
@@ -582,13 +607,17 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
 	defer s.keeper.Drop(id)
-	cost, err := toAtto(costUSD)
+	atto, err := toAtto(costUSD)
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	entry := ""
+	c1, c0, err := toLimbs(atto)
+	if err != nil {
+		return agent.Settlement{}, err
+	}
+	enc := []any{"", "", "", "", ""}
 	if record != nil {
-		entry = encodeEntry(*record)
+		enc = encodeEntry(*record)
 	}
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
@@ -599,16 +628,16 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, cost, ms(s.keep), entry, preflight.MaxHistory, ms(s.idle), nonce)
+		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, enc[1], enc[2], enc[3], enc[4])
 		return err
 	})
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	if len(v) < 3 {
+	if len(v) < 4 {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
 	}
-	counted, err := fromAtto(fmt.Sprint(v[2]))
+	counted, err := fromLimbs(v[2], v[3])
 	return agent.Settlement{Duplicate: fmt.Sprint(v[0]) == "2", Late: fmt.Sprint(v[1]) == "1", CostUSD: counted, Balance: bal}, err
 }
 

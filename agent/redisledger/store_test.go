@@ -268,6 +268,37 @@ func TestHistoryRetentionMatchesMemory(t *testing.T) {
 	mem := agent.NewMemoryLedgerStore(nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	outcomes := []preflight.Outcome{preflight.OutcomeSuccess, preflight.OutcomeTerminalFailure, preflight.OutcomeTransientFailure}
+	entries := func(st agent.LedgerState) []agent.Entry {
+		var out []agent.Entry
+		for _, e := range st.History {
+			out = append(out, e.Entry)
+		}
+		return out
+	}
+	// compare checks the whole history and, for each fingerprint, the
+	// entries the Guard reads.
+	compare := func(i int) {
+		t.Helper()
+		got, err := s.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := mem.State(ctx)
+		if diff := cmp.Diff(entries(want), entries(got)); diff != "" {
+			t.Fatalf("after %d entries, Redis history differs from the in-memory one (-memory +redis):\n%s", i+1, diff)
+		}
+		for fp := range 12 {
+			fp := strings.Repeat(fmt.Sprintf("%x", fp), 64)
+			got, err := s.StateOf(ctx, fp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := mem.StateOf(ctx, fp)
+			if diff := cmp.Diff(entries(want), entries(got)); diff != "" {
+				t.Fatalf("after %d entries, Redis entries of %.8s… differ from the in-memory ones (-memory +redis):\n%s", i+1, fp, diff)
+			}
+		}
+	}
 	for i := range 600 {
 		e := agent.Entry{
 			ToolCallID:  fmt.Sprintf("c%d", i),
@@ -286,21 +317,13 @@ func TestHistoryRetentionMatchesMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = mem.Append(ctx, e)
+		if i%41 == 0 || i == 599 {
+			compare(i)
+		}
 	}
 	got, err := s.State(ctx)
 	if err != nil {
 		t.Fatal(err)
-	}
-	want, _ := mem.State(ctx)
-	entries := func(st agent.LedgerState) []agent.Entry {
-		var out []agent.Entry
-		for _, e := range st.History {
-			out = append(out, e.Entry)
-		}
-		return out
-	}
-	if diff := cmp.Diff(entries(want), entries(got)); diff != "" {
-		t.Errorf("Redis history differs from the in-memory one (-memory +redis):\n%s", diff)
 	}
 	if len(got.History) != preflight.MaxHistory {
 		t.Errorf("%d entries, want %d", len(got.History), preflight.MaxHistory)
