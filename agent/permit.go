@@ -308,9 +308,10 @@ type Handoff struct {
 	StepID string `json:"stepID,omitempty"`
 	// GoalHash is the task's goal hash, recorded with the outcome.
 	GoalHash string `json:"goalHash,omitempty"`
-	// Fingerprint is the request fingerprint the decision computed,
-	// recorded with the outcome.
-	Fingerprint string `json:"fingerprint"`
+	// Decision is the decision that allowed the call: its request
+	// fingerprint is recorded with the outcome, and the resumed Permit
+	// reports it.
+	Decision *preflight.ToolCallDecision `json:"decision"`
 }
 
 // Handoff describes p for [Guard.Resume] in another process. It leaves p
@@ -321,9 +322,7 @@ func (p *Permit) Handoff() Handoff {
 	if p.req.Task != nil {
 		h.GoalHash = p.req.Task.GoalHash
 	}
-	if p.rep.Decision != nil {
-		h.Fingerprint = p.rep.Decision.RequestFingerprint
-	}
+	h.Decision = p.rep.Decision
 	return h
 }
 
@@ -347,16 +346,16 @@ func (p *Permit) Forget() {
 // fails when h is malformed.
 func (g *Guard) Resume(h Handoff) (*Permit, error) {
 	est, err := parseUSD(h.EstimateUSD)
-	if err != nil || est.Sign() < 0 {
+	if err != nil || est.Sign() < 0 || h.EstimateUSD == "" {
 		return nil, fmt.Errorf("agent: Handoff.EstimateUSD %q must be a non-negative decimal", string(h.EstimateUSD))
 	}
-	if h.ReservationID == "" || h.Fingerprint == "" {
-		return nil, errors.New("agent: a Handoff needs its ReservationID and Fingerprint")
+	if h.ReservationID == "" || h.Decision == nil || h.Decision.RequestFingerprint == "" {
+		return nil, errors.New("agent: a Handoff needs its ReservationID and a Decision with its RequestFingerprint")
 	}
 	req := preflight.ToolCallRequest{StepID: h.StepID}
 	if h.GoalHash != "" {
 		req.Task = &preflight.Task{GoalHash: h.GoalHash}
 	}
-	rep := Report{Decision: &preflight.ToolCallDecision{RequestFingerprint: h.Fingerprint}, EstimateUSD: formatUSD(est), ReservedUSD: formatUSD(est)}
+	rep := Report{Decision: h.Decision, EstimateUSD: formatUSD(est), ReservedUSD: formatUSD(est)}
 	return &Permit{g: g, req: req, rep: rep, estimate: est, id: h.ReservationID}, nil
 }
