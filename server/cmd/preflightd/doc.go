@@ -298,11 +298,12 @@
 // window) is kept there too, spent by its runs on every replica together;
 // with --store its windows are the multiples of the window's length since
 // the Unix epoch, which every replica agrees on (without, a window starts
-// with its first reservation). Not shared: a multi-round trip's
-// continuation is held by the replica that got the
-// input_required result, so the client's retry must reach that replica
-// (another decides it as a new call); a session (Mcp-Session-Id) lives on
-// the replica that opened it. A bad --store value, or a server that does
+// with its first reservation). A multi-round trip is shared as well: a
+// call answered input_required is kept in the store (by a digest of its
+// tool, arguments and requestState) while it awaits, so the client's
+// retry continues it on whichever replica it reaches, decided and charged
+// once. Not shared: a session (Mcp-Session-Id) lives on the replica that
+// opened it. A bad --store value, or a server that does
 // not answer, stops the start with an error naming --store; the URL is
 // shown and logged without its password.
 //

@@ -2,8 +2,10 @@
 // store that several proxy replicas share (preflightd proxy --store): per
 // run, the ledger (history, money, calls: redisledger or pgledger), the
 // results saved for reuse, and the claims that keep a call from running
-// twice (mcpguard.CallClaims). Every replica that opens the same run
-// (principal and run handle) opens the same keys or rows.
+// twice, with the calls awaiting the client's input, which a retry
+// continues on any replica (mcpguard.CallClaims). Every replica that
+// opens the same run (principal and run handle) opens the same keys or
+// rows.
 package sharedstate
 
 import (
