@@ -276,7 +276,9 @@
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
 //	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
-//	                                      (rediss:// for TLS) or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
+//	                                      (rediss:// for TLS), redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&...]
+//	                                      (a Redis Cluster; rediss+cluster:// for TLS)
+//	                                      or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
 //
 // Replicas. With --store, each run's ledger (money, calls, history), the
 // results saved for reuse and the exactly-once claims of its calls live in
@@ -380,5 +382,6 @@
 // --session-init-timeout and --body-timeout are above 0 and at most 1h,
 // the call bounds are positive, --ttl is whole seconds, --max-scopes is
 // positive, --scope-idle above 0, and --store a redis://, rediss://,
-// postgres:// or postgresql:// URL with a host.
+// redis+cluster://, rediss+cluster://, postgres:// or postgresql:// URL
+// with a host.
 package main

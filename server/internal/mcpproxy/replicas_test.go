@@ -105,6 +105,12 @@ func redisSpent(t *testing.T, url, principal, run string) (string, int) {
 	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	defer c.Close()
+	return ledgerSpent(t, c, principal, run)
+}
+
+// ledgerSpent reads what principal's run has spent, through c.
+func ledgerSpent(t *testing.T, c redis.UniversalClient, principal, run string) (string, int) {
+	t.Helper()
 	l, err := redisledger.New(c, sharedstate.ScopeName(principal, "run:"+run), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +129,18 @@ func redisSpent(t *testing.T, url, principal, run string) (string, int) {
 func TestReplicasShareOneRedis(t *testing.T) {
 	url := "redis://" + testpart.StartRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	testReplicas(t, url, func(principal, run string) (string, int) { return redisSpent(t, url, principal, run) })
+}
+
+// TestReplicasShareOneRedisCluster is TestReplicasShareOneRedis on a
+// Redis Cluster of three primaries (--store redis+cluster://…).
+func TestReplicasShareOneRedisCluster(t *testing.T) {
+	addrs := testpart.StartRedisCluster(t, "--appendonly", "yes", "--appendfsync", "always")
+	url := "redis+cluster://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
+	testReplicas(t, url, func(principal, run string) (string, int) {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+		defer c.Close()
+		return ledgerSpent(t, c, principal, run)
+	})
 }
 
 // TestReplicasShareOnePostgres is TestReplicasShareOneRedis on
