@@ -18,8 +18,9 @@ import (
 // be atomic on their own; a store keeps the claims of one scope only, so
 // that two scopes never see each other's digests or results.
 //
-// Options.Claims is read by [Session] only, for tools whose idempotency
-// window is not zero.
+// Options.Claims is read by [Session] only: Claim and Release for tools
+// whose idempotency window is not zero, Park and Take for every call
+// answered "input_required".
 type CallClaims interface {
 	// Claim claims digest for hold, unless a claim or a record of it is
 	// there: then it returns that instead, and claims nothing. A claim
