@@ -334,6 +334,9 @@ func (p *Permit) Forget() {
 		return
 	}
 	p.done = true
+	if r, ok := p.g.store.(leaseRenewer); ok {
+		r.StopLease(p.id) // the process that resumed it renews it
+	}
 	p.g.mu.Lock()
 	p.g.land(p, Completion{}, nil, false)
 	p.g.mu.Unlock()
@@ -342,8 +345,9 @@ func (p *Permit) Forget() {
 // Resume returns a Permit for the call another process allowed and
 // handed off (see [Permit.Handoff]), on a store g shares with it: its End
 // settles the reservation h names and records the outcome, its Release
-// gives the reservation back. Nothing is decided or reserved again. It
-// fails when h is malformed.
+// gives the reservation back. Nothing is decided or reserved again; a
+// store that renews leases renews the reservation's from now on. It fails
+// when h is malformed.
 func (g *Guard) Resume(h Handoff) (*Permit, error) {
 	est, err := parseUSD(h.EstimateUSD)
 	if err != nil || est.Sign() < 0 || h.EstimateUSD == "" {
@@ -355,6 +359,9 @@ func (g *Guard) Resume(h Handoff) (*Permit, error) {
 	req := preflight.ToolCallRequest{StepID: h.StepID}
 	if h.GoalHash != "" {
 		req.Task = &preflight.Task{GoalHash: h.GoalHash}
+	}
+	if r, ok := g.store.(leaseRenewer); ok {
+		r.RenewLease(h.ReservationID, g.lease) // until End or Release
 	}
 	rep := Report{Decision: h.Decision, EstimateUSD: formatUSD(est), ReservedUSD: formatUSD(est)}
 	return &Permit{g: g, req: req, rep: rep, estimate: est, id: h.ReservationID}, nil
