@@ -34,7 +34,10 @@ import (
 // GuardOptions.BudgetUSD so that the budget is refused when the Guard is
 // built. Likewise a store that refuses some reservation leases has a
 // method CheckLease(lease time.Duration) error, which NewGuard calls on a
-// non-zero GuardOptions.Lease.
+// non-zero GuardOptions.Lease. A store that renews the leases of the
+// reservations its process holds has the methods RenewLease(id string,
+// lease time.Duration) and StopLease(id string): [Guard.Resume] starts
+// renewing a reservation another process made, [Permit.Forget] stops.
 type LedgerStore interface {
 	// Append records the outcome of a completed call in the history,
 	// stamped with the store's clock, applying the retention rules of
@@ -115,6 +118,13 @@ type limitChecker interface {
 // reservation leases (see the LedgerStore doc).
 type leaseChecker interface {
 	CheckLease(lease time.Duration) error
+}
+
+// leaseRenewer is the methods of a [LedgerStore] that renews the leases
+// of the reservations its process holds (see the LedgerStore doc).
+type leaseRenewer interface {
+	RenewLease(id string, lease time.Duration)
+	StopLease(id string)
 }
 
 // LedgerState is a snapshot of a [LedgerStore].

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -291,4 +292,77 @@ func (p *Permit) run(ctx context.Context, call CallFunc) (Report, error) {
 	}()
 	res, err := call(ctx)
 	return p.End(res, err)
+}
+
+// Handoff is what another process needs to end a call a [Permit] allowed,
+// when both guard the same scope on a shared [LedgerStore]: the
+// reservation held in the store, the estimate it holds and what End
+// records. It is plain data, to be sent as JSON.
+type Handoff struct {
+	// ReservationID names the call's reservation in the store.
+	ReservationID string `json:"reservationID"`
+	// EstimateUSD is the money the reservation holds, settled when the
+	// call reports no cost.
+	EstimateUSD json.Number `json:"estimateUSD"`
+	// StepID is the default Completion.ToolCallID.
+	StepID string `json:"stepID,omitempty"`
+	// GoalHash is the task's goal hash, recorded with the outcome.
+	GoalHash string `json:"goalHash,omitempty"`
+	// Decision is the decision that allowed the call: its request
+	// fingerprint is recorded with the outcome, and the resumed Permit
+	// reports it.
+	Decision *preflight.ToolCallDecision `json:"decision"`
+}
+
+// Handoff describes p for [Guard.Resume] in another process. It leaves p
+// as it is: the process that hands the call off ends p with
+// [Permit.Forget] once the other one resumed it.
+func (p *Permit) Handoff() Handoff {
+	h := Handoff{ReservationID: p.id, EstimateUSD: formatUSD(p.estimate), StepID: p.req.StepID}
+	if p.req.Task != nil {
+		h.GoalHash = p.req.Task.GoalHash
+	}
+	h.Decision = p.rep.Decision
+	return h
+}
+
+// Forget ends p in this process without touching the store: another
+// process resumed the call ([Guard.Resume]) and settles or releases its
+// reservation. Calls coalesced onto p get ErrNotRun.
+func (p *Permit) Forget() {
+	if p == nil || p.done {
+		return
+	}
+	p.done = true
+	if r, ok := p.g.store.(leaseRenewer); ok {
+		r.StopLease(p.id) // the process that resumed it renews it
+	}
+	p.g.mu.Lock()
+	p.g.land(p, Completion{}, nil, false)
+	p.g.mu.Unlock()
+}
+
+// Resume returns a Permit for the call another process allowed and
+// handed off (see [Permit.Handoff]), on a store g shares with it: its End
+// settles the reservation h names and records the outcome, its Release
+// gives the reservation back. Nothing is decided or reserved again; a
+// store that renews leases renews the reservation's from now on. It fails
+// when h is malformed.
+func (g *Guard) Resume(h Handoff) (*Permit, error) {
+	est, err := parseUSD(h.EstimateUSD)
+	if err != nil || est.Sign() < 0 || h.EstimateUSD == "" {
+		return nil, fmt.Errorf("agent: Handoff.EstimateUSD %q must be a non-negative decimal", string(h.EstimateUSD))
+	}
+	if h.ReservationID == "" || h.Decision == nil || h.Decision.RequestFingerprint == "" {
+		return nil, errors.New("agent: a Handoff needs its ReservationID and a Decision with its RequestFingerprint")
+	}
+	req := preflight.ToolCallRequest{StepID: h.StepID}
+	if h.GoalHash != "" {
+		req.Task = &preflight.Task{GoalHash: h.GoalHash}
+	}
+	if r, ok := g.store.(leaseRenewer); ok {
+		r.RenewLease(h.ReservationID, g.lease) // until End or Release
+	}
+	rep := Report{Decision: h.Decision, EstimateUSD: formatUSD(est), ReservedUSD: formatUSD(est)}
+	return &Permit{g: g, req: req, rep: rep, estimate: est, id: h.ReservationID}, nil
 }

@@ -18,8 +18,9 @@ import (
 // be atomic on their own; a store keeps the claims of one scope only, so
 // that two scopes never see each other's digests or results.
 //
-// Options.Claims is read by [Session] only, for tools whose idempotency
-// window is not zero.
+// Options.Claims is read by [Session] only: Claim and Release for tools
+// whose idempotency window is not zero, Park and Take for every call
+// answered "input_required".
 type CallClaims interface {
 	// Claim claims digest for hold, unless a claim or a record of it is
 	// there: then it returns that instead, and claims nothing. A claim
@@ -32,6 +33,14 @@ type CallClaims interface {
 	// digest is decided again. A claim that is no longer token's (it
 	// lapsed, another process claimed) is left alone.
 	Release(ctx context.Context, digest, token string, result []byte, unknown bool, window time.Duration) error
+	// Park keeps state under key for ttl, replacing what was there: a
+	// call that awaits the client's input (an "input_required" result),
+	// for the process that gets the client's retry.
+	Park(ctx context.Context, key string, state []byte, ttl time.Duration) error
+	// Take removes what Park kept under key and returns it; nil when
+	// there is none (never parked, lapsed, or taken already). Of two
+	// processes taking one key, one gets it.
+	Take(ctx context.Context, key string) ([]byte, error)
 }
 
 // Claim is what [CallClaims.Claim] found.

@@ -19,6 +19,7 @@ type memClaims struct {
 	n      int
 	claims map[string]mcpguard.Claim // by digest; Token set while running
 	until  map[string]time.Time
+	parked map[string][]byte // calls awaiting input, by key (kept until taken, in this example)
 }
 
 func (m *memClaims) Claim(_ context.Context, digest string, hold time.Duration) (mcpguard.Claim, error) {
@@ -48,6 +49,24 @@ func (m *memClaims) Release(_ context.Context, digest, token string, result []by
 	}
 	m.claims[digest], m.until[digest] = mcpguard.Claim{Result: result, Unknown: unknown}, time.Now().Add(window)
 	return nil
+}
+
+func (m *memClaims) Park(_ context.Context, key string, state []byte, _ time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.parked == nil {
+		m.parked = make(map[string][]byte)
+	}
+	m.parked[key] = state
+	return nil
+}
+
+func (m *memClaims) Take(_ context.Context, key string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.parked[key]
+	delete(m.parked, key)
+	return b, nil
 }
 
 // Two guards of one run (two replicas of a proxy) share their call

@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,6 +40,13 @@ import (
 // that result when it had one) continues the same call, forwarded without
 // a second decision, and the call is charged and recorded once, when it
 // ends.
+//
+// With Options.Claims (replicas sharing a store) a call awaiting input is
+// also parked in the claims, under a digest of its tool, arguments and
+// requestState, for as long as it awaits: the replica that gets the
+// client's retry takes it from there and continues the call (the
+// reservation the first replica made is settled by the replica that ends
+// the call), whichever replica relayed the input_required result.
 
 // DefaultIdempotencySeconds is the idempotency window of a tool whose spec
 // and Options.Defaults leave IdempotencySeconds empty: five minutes, as
@@ -99,6 +108,39 @@ type continuation struct {
 	state  string // the requestState of its input_required result, "" for none
 	digest string // of the call's first request, whose repeats get the input_required result while the call awaits
 	timer  *time.Timer
+	claims CallClaims // where it is parked for other processes, under key; nil when not
+	key    string
+}
+
+// parked is a continuation as parked in the shared claims.
+type parked struct {
+	Call   tools.Handoff `json:"call"`
+	Digest string        `json:"digest"`
+}
+
+// continuationKey names in the shared claims the call of name with args
+// awaiting the retry that carries state.
+func continuationKey(name string, args json.RawMessage, state string) string {
+	h := sha256.Sum256([]byte(callOf(name, args) + "\x00" + state))
+	return "cont:" + hex.EncodeToString(h[:])
+}
+
+// unpark takes c out of the shared claims: true when it was there (this
+// process ends the call), false when another process took it (it ends
+// the call; c is forgotten here). An error reading the claims counts as
+// there: c's reservation is this process's to end.
+func (c *continuation) unpark() bool {
+	if c.claims == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := c.claims.Take(ctx, c.key)
+	if err == nil && b == nil {
+		c.run.Forget()
+		return false
+	}
+	return true
 }
 
 func newExactly(results tools.ResultStore) *exactly {
@@ -121,6 +163,12 @@ func (x *exactly) close() {
 	x.mu.Unlock()
 	for _, c := range waiting {
 		c.timer.Stop()
+		if c.claims != nil {
+			// Parked: another process may get the client's retry; the
+			// reservation lasts until its lease.
+			c.run.Forget()
+			continue
+		}
 		c.abandon()
 	}
 	if v, ok := x.replay.(*tools.ResultView); ok {
@@ -133,6 +181,9 @@ func (x *exactly) close() {
 var errAbandoned = errors.New("the client did not retry the call after its input_required result")
 
 func (c *continuation) abandon() {
+	if !c.unpark() {
+		return
+	}
 	c.run.Finish(context.Background(), nil, preflight.OutcomeTransientFailure, errAbandoned)
 }
 
@@ -352,12 +403,18 @@ func (s *Session) repeat(ctx context.Context, c *completedCall, tool string) (js
 func (s *Session) call(ctx context.Context, params json.RawMessage, name string, args json.RawMessage, digest string, window time.Duration,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
 	if isRetry(params) {
-		if c := s.x.take(callOf(name, args), requestState(params)); c != nil {
+		state := requestState(params)
+		if c := s.x.take(callOf(name, args), state); c != nil && c.unpark() {
 			// The call goes on: its first request, sent again, is a new call.
 			s.x.mu.Lock()
 			s.x.remember(c.digest, kindOther, "", 0)
 			s.x.mu.Unlock()
 			return s.run(ctx, c.run, name, args, c.digest, forward)
+		}
+		if r, digest, err := s.resume(ctx, name, args, state); err != nil {
+			return nil, kindOther, err
+		} else if r != nil {
+			return s.run(ctx, r, name, args, digest, forward)
 		}
 	}
 	r, ans, err := s.st.s.Start(ctx, name, args)
@@ -405,7 +462,13 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		return nil, kindOther, err
 	}
 	if inputRequired(b) {
-		if s.x.await(callOf(name, args), &continuation{run: r, state: requestState(b), digest: digest}) {
+		c := &continuation{run: r, state: requestState(b), digest: digest}
+		s.park(ctx, c, name, args)
+		if s.x.await(callOf(name, args), c) {
+			kept = true
+			return b, kindContinuing, nil
+		}
+		if !c.unpark() { // another process got the retry already: it ends the call
 			kept = true
 			return b, kindContinuing, nil
 		}
@@ -494,4 +557,49 @@ func canonical(raw json.RawMessage) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+// park parks c, a call of name with args awaiting input, in the shared
+// claims, if any, for the process that gets the client's retry. When the
+// claims refuse it, the call continues only in this process.
+func (s *Session) park(ctx context.Context, c *continuation, name string, args json.RawMessage) {
+	cl := s.g.opts.Claims
+	if cl == nil {
+		return
+	}
+	b, err := json.Marshal(parked{Call: c.run.Handoff(), Digest: c.digest})
+	if err != nil {
+		return
+	}
+	key := continuationKey(name, args, c.state)
+	if cl.Park(context.WithoutCancel(ctx), key, b, inputWait) == nil {
+		c.claims, c.key = cl, key
+	}
+}
+
+// resume takes from the shared claims, if any, the call of name with
+// args that another process parked awaiting the retry carrying state, and
+// returns it Running here, with the digest of its first request; nil when
+// there is none.
+func (s *Session) resume(ctx context.Context, name string, args json.RawMessage, state string) (*tools.Running, string, error) {
+	cl := s.g.opts.Claims
+	if cl == nil {
+		return nil, "", nil
+	}
+	b, err := cl.Take(ctx, continuationKey(name, args, state))
+	if err != nil {
+		return nil, "", fmt.Errorf("mcpguard: the call was not made: the shared call claims could not be read (%w): %w", agent.ErrStoreUnavailable, err)
+	}
+	if b == nil {
+		return nil, "", nil
+	}
+	var p parked
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, "", fmt.Errorf("mcpguard: the call was not made: a continuation in the shared call claims is malformed: %w", err)
+	}
+	r, err := s.st.s.Resume(p.Call)
+	if err != nil {
+		return nil, "", fmt.Errorf("mcpguard: the call was not made: a continuation in the shared call claims is malformed: %w", err)
+	}
+	return r, p.Digest, nil
 }

@@ -55,8 +55,10 @@ type Options struct {
 	// processes guarding the same scope on the same LedgerStore (see
 	// [CallClaims]): a repeat of a call another process runs or ran
 	// within its idempotency window is answered from there and never run
-	// twice. Nil means this process alone answers repeats. Only a
-	// [Session] reads it.
+	// twice, and a call awaiting the client's input (input_required) is
+	// parked there, so that the client's retry continues it in whichever
+	// process gets it. Nil means this process alone answers repeats and
+	// continues its calls. Only a [Session] reads it.
 	Claims CallClaims
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string

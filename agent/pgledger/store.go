@@ -166,6 +166,22 @@ func createSchema(ctx context.Context, db *pgxpool.Pool) error {
 	})
 }
 
+// RenewLease renews the lease of reservation id, which another process
+// made (see agent.Guard.Resume), from this process until Settle, Release
+// or Cancel of id here, or StopLease; lease 0 means Options.Lease. A
+// reservation no longer held is not renewed.
+func (s *Store) RenewLease(id string, lease time.Duration) {
+	if lease <= 0 {
+		lease = s.lease
+	}
+	s.keeper.Hold(id, lease)
+}
+
+// StopLease stops renewing the lease of reservation id in this process
+// (another process renews it now, see agent.Permit.Forget); the
+// reservation stays held.
+func (s *Store) StopLease(id string) { s.keeper.Drop(id) }
+
 // Close stops renewing the leases of this process's reservations; those
 // still held expire. It does not close the pool.
 func (s *Store) Close() error {

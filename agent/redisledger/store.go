@@ -285,6 +285,22 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// RenewLease renews the lease of reservation id, which another process
+// made (see agent.Guard.Resume), from this process until Settle, Release
+// or Cancel of id here, or StopLease; lease 0 means Options.Lease. A
+// reservation no longer held is not renewed.
+func (s *Store) RenewLease(id string, lease time.Duration) {
+	if lease <= 0 {
+		lease = s.lease
+	}
+	s.keeper.Hold(id, lease)
+}
+
+// StopLease stops renewing the lease of reservation id in this process
+// (another process renews it now, see agent.Permit.Forget); the
+// reservation stays held.
+func (s *Store) StopLease(id string) { s.keeper.Drop(id) }
+
 // Keys returns the Redis keys of the store's scope.
 func (s *Store) Keys() []string { return append([]string(nil), s.keys...) }
 

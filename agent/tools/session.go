@@ -314,3 +314,41 @@ func (s *Session) save(ctx context.Context, b []byte, outcome preflight.Outcome,
 	}
 	return ts.PutTTL(ctx, b, keep)
 }
+
+// Handoff is what another process guarding the same scope needs to end a
+// call [Session.Start] allowed (see agent.Handoff): plain data, to be
+// sent as JSON.
+type Handoff struct {
+	agent.Handoff
+	// FreshnessTTLSeconds is the proposal's, for saving the result.
+	FreshnessTTLSeconds json.Number `json:"freshnessTTLSeconds,omitempty"`
+}
+
+// Handoff describes r for [Session.Resume] in another process; r is left
+// as it is (end it with [Running.Forget] once the other process resumed
+// it).
+func (r *Running) Handoff() Handoff {
+	return Handoff{Handoff: r.p.Handoff(), FreshnessTTLSeconds: r.ttl}
+}
+
+// Forget ends r in this process without touching the ledger's store:
+// another process resumed the call and ends it (see agent.Permit.Forget).
+func (r *Running) Forget() {
+	if r == nil || r.done {
+		return
+	}
+	r.done = true
+	r.p.Forget()
+}
+
+// Resume returns the call another process allowed and handed off
+// ([Running.Handoff]), Running in s: nothing is decided or reserved again;
+// Finish settles and records it in s's ledger, which must share the other
+// process's store. It fails when h is malformed.
+func (s *Session) Resume(h Handoff) (*Running, error) {
+	p, err := s.guard.Resume(h.Handoff)
+	if err != nil {
+		return nil, err
+	}
+	return &Running{s: s, p: p, ttl: h.FreshnessTTLSeconds}, nil
+}

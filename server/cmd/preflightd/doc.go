@@ -276,7 +276,9 @@
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
 //	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
-//	                                      (rediss:// for TLS) or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
+//	                                      (rediss:// for TLS), redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&...]
+//	                                      (a Redis Cluster; rediss+cluster:// for TLS)
+//	                                      or postgres://USER:PASSWORD@HOST[:PORT]/DB; default none
 //
 // Replicas. With --store, each run's ledger (money, calls, history), the
 // results saved for reuse and the exactly-once claims of its calls live in
@@ -298,11 +300,12 @@
 // window) is kept there too, spent by its runs on every replica together;
 // with --store its windows are the multiples of the window's length since
 // the Unix epoch, which every replica agrees on (without, a window starts
-// with its first reservation). Not shared: a multi-round trip's
-// continuation is held by the replica that got the
-// input_required result, so the client's retry must reach that replica
-// (another decides it as a new call); a session (Mcp-Session-Id) lives on
-// the replica that opened it. A bad --store value, or a server that does
+// with its first reservation). A multi-round trip is shared as well: a
+// call answered input_required is kept in the store (by a digest of its
+// tool, arguments and requestState) while it awaits, so the client's
+// retry continues it on whichever replica it reaches, decided and charged
+// once. Not shared: a session (Mcp-Session-Id) lives on the replica that
+// opened it. A bad --store value, or a server that does
 // not answer, stops the start with an error naming --store; the URL is
 // shown and logged without its password.
 //
@@ -379,5 +382,6 @@
 // --session-init-timeout and --body-timeout are above 0 and at most 1h,
 // the call bounds are positive, --ttl is whole seconds, --max-scopes is
 // positive, --scope-idle above 0, and --store a redis://, rediss://,
-// postgres:// or postgresql:// URL with a host.
+// redis+cluster://, rediss+cluster://, postgres:// or postgresql:// URL
+// with a host.
 package main

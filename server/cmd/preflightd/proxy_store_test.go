@@ -88,25 +88,7 @@ func TestProxyStore(t *testing.T) {
 	a, logA := startStoreProxy(t, "--upstream", up.URL, "--store", store)
 	b, logB := startStoreProxy(t, "--upstream", up.URL, "--store", store)
 
-	ctx := context.Background()
-	var texts []string
-	for _, url := range []string{a, b, a} {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "store", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"},
-			Meta: mcp.Meta{"io.agentpreflight/run": "invoices"}})
-		cs.Close()
-		if err != nil || res.IsError {
-			if err == nil {
-				err = fmt.Errorf("%s", res.Content[0].(*mcp.TextContent).Text)
-			}
-			t.Fatalf("market_quote through %s: %v", url, err)
-		}
-		b, _ := json.Marshal(res.Content)
-		texts = append(texts, string(b))
-	}
+	texts := quoteThrough(t, a, b, a)
 	if n := counts.Get(mcptest.Quote); n != 1 || texts[0] != texts[1] || texts[1] != texts[2] {
 		t.Fatalf("%d executions, answers %q: want 1 execution and its answer three times", n, texts)
 	}
@@ -173,5 +155,51 @@ func TestProxyStoreWindowBudget(t *testing.T) {
 	}
 	if fmt.Sprint(ran) != "[true true true false]" || counts.Get(mcptest.Quote) != 3 {
 		t.Fatalf("quotes ran %v, %d executions: want the first three (0.30 of the window's 0.35, across both replicas)", ran, counts.Get(mcptest.Quote))
+	}
+}
+
+// quoteThrough calls market_quote for ACME in the run "invoices" through
+// each proxy of urls in turn, and returns the answers' content.
+func quoteThrough(t *testing.T, urls ...string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var texts []string
+	for _, url := range urls {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "store", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"},
+			Meta: mcp.Meta{"io.agentpreflight/run": "invoices"}})
+		cs.Close()
+		if err != nil || res.IsError {
+			if err == nil {
+				err = fmt.Errorf("%s", res.Content[0].(*mcp.TextContent).Text)
+			}
+			t.Fatalf("market_quote through %s: %v", url, err)
+		}
+		b, _ := json.Marshal(res.Content)
+		texts = append(texts, string(b))
+	}
+	return texts
+}
+
+// TestProxyStoreCluster: two `preflightd proxy --store redis+cluster://…`
+// on a Redis Cluster of three primaries: a paid read-only call made
+// through one is reused through the other.
+func TestProxyStoreCluster(t *testing.T) {
+	addrs := testpart.StartRedisCluster(t, "--appendonly", "yes")
+	srv, counts := mcptest.NewServer("")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	store := "redis+cluster://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
+	a, logA := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+	b, _ := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+	texts := quoteThrough(t, a, b, a)
+	if n := counts.Get(mcptest.Quote); n != 1 || texts[0] != texts[1] || texts[1] != texts[2] {
+		t.Fatalf("%d executions, answers %q: want 1 execution and its answer three times", n, texts)
+	}
+	if !strings.Contains(logA.String(), `"msg":"shared store","store":"redis+cluster://`+addrs[0]) {
+		t.Fatalf("no shared store line naming the cluster:\n%s", logA)
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +105,12 @@ func redisSpent(t *testing.T, url, principal, run string) (string, int) {
 	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	defer c.Close()
+	return ledgerSpent(t, c, principal, run)
+}
+
+// ledgerSpent reads what principal's run has spent, through c.
+func ledgerSpent(t *testing.T, c redis.UniversalClient, principal, run string) (string, int) {
+	t.Helper()
 	l, err := redisledger.New(c, sharedstate.ScopeName(principal, "run:"+run), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +131,18 @@ func TestReplicasShareOneRedis(t *testing.T) {
 	testReplicas(t, url, func(principal, run string) (string, int) { return redisSpent(t, url, principal, run) })
 }
 
+// TestReplicasShareOneRedisCluster is TestReplicasShareOneRedis on a
+// Redis Cluster of three primaries (--store redis+cluster://…).
+func TestReplicasShareOneRedisCluster(t *testing.T) {
+	addrs := testpart.StartRedisCluster(t, "--appendonly", "yes", "--appendfsync", "always")
+	url := "redis+cluster://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
+	testReplicas(t, url, func(principal, run string) (string, int) {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
+		defer c.Close()
+		return ledgerSpent(t, c, principal, run)
+	})
+}
+
 // TestReplicasShareOnePostgres is TestReplicasShareOneRedis on
 // PostgreSQL.
 func TestReplicasShareOnePostgres(t *testing.T) {
@@ -139,7 +160,8 @@ func testReplicas(t *testing.T, url string, spentIn func(principal, run string) 
 	}
 	defer store.Close()
 	up := newScopeUpstream(t)
-	g := mcpguard.Options{BudgetUSD: "1", Specs: []tools.Spec{{Operation: preflight.Operation{Name: "send"}, PriceUSD: "0.07"}}}
+	g := mcpguard.Options{BudgetUSD: "1", Specs: []tools.Spec{{Operation: preflight.Operation{Name: "send"}, PriceUSD: "0.07"},
+		{Operation: preflight.Operation{Name: "approve"}, PriceUSD: "0.25"}}}
 	a, pa := replica(t, up, store, g, 0)
 	b, _ := replica(t, up, store, g, 0)
 	c, _ := replica(t, up, store, g, 3*time.Second) // gives up on a call after 3 s
@@ -313,6 +335,70 @@ func testReplicas(t *testing.T, url string, spentIn func(principal, run string) 
 		}
 	})
 
+	t.Run("input_required across replicas", func(t *testing.T) {
+		// A load balancer that is not sticky: the first tools/call goes
+		// to replica a, the client's retry to b, the next retry to a.
+		var calls atomic.Int64
+		ua, ub := mustURL(t, a), mustURL(t, b)
+		var via []string
+		var viaMu sync.Mutex
+		lb := httptest.NewServer(&httputil.ReverseProxy{FlushInterval: -1, Rewrite: func(r *httputil.ProxyRequest) {
+			i := 0
+			if r.In.Header.Get("Mcp-Method") == "tools/call" {
+				i = int(calls.Add(1)-1) % 2
+				viaMu.Lock()
+				via = append(via, "ab"[i:i+1])
+				viaMu.Unlock()
+			}
+			if i == 0 {
+				r.SetURL(ua)
+			} else {
+				r.SetURL(ub)
+			}
+			r.Out.Host = r.In.Host
+		}})
+		defer lb.Close()
+		var asked atomic.Int64
+		cl := mcp.NewClient(&mcp.Implementation{Name: "mrtr", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked.Add(1)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+			},
+		})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb.URL,
+			HTTPClient: &http.Client{Transport: headers{"X-Test-Principal": "alice"}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		before := up.approves.Load()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"what": "wire"}, Meta: mcp.Meta{RunMetaKey: "mrtr"}})
+		if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "approved wire" {
+			t.Fatalf("approve: %v %+v", err, res)
+		}
+		ran := up.approves.Load() - before
+		viaMu.Lock()
+		route := strings.Join(via, "")
+		viaMu.Unlock()
+		spent, counted := spentIn("alice", "mrtr")
+		t.Logf("a 3-round call routed %s: %d elicitations, %d upstream rounds, %s spent, %d call(s) counted", route, asked.Load(), ran, spent, counted)
+		if route != "aba" || asked.Load() != 2 || ran != 3 || spent != "0.25" || counted != 1 {
+			t.Fatalf("routed %s, %d elicitations, %d upstream rounds, %s spent, %d calls counted; want aba, 2, 3, 0.25 and 1",
+				route, asked.Load(), ran, spent, counted)
+		}
+		// Replica b took the continuation from a: when a's scopes end,
+		// nothing is charged or given back twice.
+		pa.mu.Lock()
+		scopes := maps.Clone(pa.scopes)
+		pa.mu.Unlock()
+		for k, sc := range scopes {
+			pa.endScope(k, sc, "test")
+		}
+		if spent, counted := spentIn("alice", "mrtr"); spent != "0.25" || counted != 1 {
+			t.Fatalf("after replica a's scopes ended: %s spent, %d calls, want 0.25 and 1", spent, counted)
+		}
+	})
+
 	t.Run("principals apart", func(t *testing.T) {
 		alice, bob := client(t, a, "alice"), client(t, b, "bob")
 		aliceB := client(t, b, "alice")
@@ -350,4 +436,14 @@ func testReplicas(t *testing.T, url string, spentIn func(principal, run string) 
 			t.Fatalf("%d executions, want 2 (one per principal)", n)
 		}
 	})
+}
+
+// mustURL parses raw.
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

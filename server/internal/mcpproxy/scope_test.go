@@ -27,11 +27,13 @@ import (
 //   - "lookup" is read-only and answers with its execution number, so
 //     that a result shows which execution made it;
 //   - "confirm" asks for a confirmation (an input_required result to a
-//     2026-07-28 client) before it answers.
+//     2026-07-28 client) before it answers;
+//   - "approve" asks twice, each time with a requestState the retry must
+//     carry back, before it answers.
 type scopeUpstream struct {
-	url                  string
-	send, lookup, asks   atomic.Int64
-	sendStarted, release chan struct{}
+	url                          string
+	send, lookup, asks, approves atomic.Int64
+	sendStarted, release         chan struct{}
 }
 
 func newScopeUpstream(t *testing.T) *scopeUpstream {
@@ -63,6 +65,24 @@ func newScopeUpstream(t *testing.T) *scopeUpstream {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "confirmed " + in.What}}}, nil, nil
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"ok": &mcp.ElicitParams{Message: "Go ahead with " + in.What + "?"}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "approve"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		What string `json:"what"`
+	}) (*mcp.CallToolResult, any, error) {
+		u.approves.Add(1)
+		ask := func(key, state string) *mcp.CallToolResult {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: &mcp.ElicitParams{Message: key + " " + in.What + "?"}},
+				RequestState: state}
+		}
+		switch req.Params.RequestState {
+		case "":
+			return ask("first", "approve:1:"+in.What), nil, nil
+		case "approve:1:" + in.What:
+			return ask("second", "approve:2:"+in.What), nil, nil
+		case "approve:2:" + in.What:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "approved " + in.What}}}, nil, nil
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "unknown requestState"}}}, nil, nil
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(ts.Close)

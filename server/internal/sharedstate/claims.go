@@ -79,6 +79,20 @@ func (r *redisClaims) Release(ctx context.Context, digest, token string, result 
 	return releaseScript.Run(ctx, r.c, []string{r.base + digest}, "r:"+token, v, max(window.Milliseconds(), 1)).Err()
 }
 
+// Park keeps a call awaiting input under "cont:" and key, whose value
+// cannot be read as a claim: continuation keys and call digests differ.
+func (r *redisClaims) Park(ctx context.Context, key string, state []byte, ttl time.Duration) error {
+	return r.c.Set(ctx, r.base+key, state, max(ttl, time.Millisecond)).Err()
+}
+
+func (r *redisClaims) Take(ctx context.Context, key string) ([]byte, error) {
+	b, err := r.c.GetDel(ctx, r.base+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return b, err
+}
+
 // The claims of one scope in PostgreSQL: a row per call digest, state 'r'
 // (running, with its token), 'd' (succeeded, with its result) or 'u'
 // (outcome unknown), until expires.
@@ -145,4 +159,30 @@ WHERE scope = $1 AND digest = $2 AND token = $3 AND state = 'r'`, p.scope, diges
 		_, _ = p.db.Exec(ctx, `DELETE FROM preflight_proxy_claims WHERE scope = $1 AND expires < clock_timestamp() - interval '1 minute'`, p.scope)
 	}
 	return err
+}
+
+// Park keeps a call awaiting input as a row of state 'c' whose digest is
+// key.
+func (p *pgClaims) Park(ctx context.Context, key string, state []byte, ttl time.Duration) error {
+	_, err := p.db.Exec(ctx, `INSERT INTO preflight_proxy_claims AS c (scope, digest, token, state, result, expires)
+VALUES ($1, $2, '', 'c', $3, clock_timestamp() + $4 * interval '1 millisecond')
+ON CONFLICT (scope, digest) DO UPDATE SET token = '', state = 'c', result = EXCLUDED.result, expires = EXCLUDED.expires`,
+		p.scope, key, state, max(ttl.Milliseconds(), 1))
+	return err
+}
+
+func (p *pgClaims) Take(ctx context.Context, key string) ([]byte, error) {
+	var b []byte
+	var fresh bool
+	err := p.db.QueryRow(ctx, `DELETE FROM preflight_proxy_claims WHERE scope = $1 AND digest = $2 AND state = 'c'
+RETURNING result, expires >= clock_timestamp()`, p.scope, key).Scan(&b, &fresh)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !fresh: // lapsed: dropped
+		return nil, nil
+	}
+	return b, nil
 }

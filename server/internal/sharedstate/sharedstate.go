@@ -2,8 +2,10 @@
 // store that several proxy replicas share (preflightd proxy --store): per
 // run, the ledger (history, money, calls: redisledger or pgledger), the
 // results saved for reuse, and the claims that keep a call from running
-// twice (mcpguard.CallClaims). Every replica that opens the same run
-// (principal and run handle) opens the same keys or rows.
+// twice, with the calls awaiting the client's input, which a retry
+// continues on any replica (mcpguard.CallClaims). Every replica that
+// opens the same run (principal and run handle) opens the same keys or
+// rows.
 package sharedstate
 
 import (
@@ -28,8 +30,8 @@ import (
 
 // Store is an open shared store.
 type Store struct {
-	shown string // the URL without its credentials
-	rdb   *redis.Client
+	shown string                // the URL without its credentials
+	rdb   redis.UniversalClient // a client of one server or of a Cluster
 	pool  *pgxpool.Pool
 	ttl   time.Duration
 }
@@ -46,10 +48,13 @@ type Scope struct {
 }
 
 // Want is the sentence that says what a --store value may be.
-const Want = "want redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS) or postgres://[USER:PASSWORD@]HOST[:PORT]/DATABASE[?sslmode=...] (postgresql:// too)"
+const Want = "want redis://[USER:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS), " +
+	"redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&addr=...] for a Redis Cluster (rediss+cluster:// for TLS) or postgres://[USER:PASSWORD@]HOST[:PORT]/DATABASE[?sslmode=...] (postgresql:// too)"
 
-// Open connects to the store named by raw, a redis:// or postgres:// URL,
-// and checks that the server keeps what it acknowledged (see redisledger
+// Open connects to the store named by raw, a redis://, redis+cluster://
+// (a Redis Cluster, reached through the node the URL names and those of
+// its addr parameters; every key of a run is in one hash slot) or
+// postgres:// URL, and checks that the server keeps what it acknowledged (see redisledger
 // and pgledger: "Required configuration"). resultTTL is how long results
 // saved for reuse are kept (at least the longest reuse TTL). An error
 // never contains the URL's password.
@@ -69,13 +74,22 @@ func Open(ctx context.Context, raw string, resultTTL time.Duration) (*Store, err
 	}
 	s := &Store{shown: shown, ttl: resultTTL}
 	switch u.Scheme {
-	case "redis", "rediss":
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			return nil, fmt.Errorf("--store %s: %v; %s", shown, scrub(err), Want)
+	case "redis", "rediss", "redis+cluster", "rediss+cluster":
+		if c, ok := strings.CutSuffix(u.Scheme, "+cluster"); ok {
+			opt, err := redis.ParseClusterURL(c + raw[len(u.Scheme):])
+			if err != nil {
+				return nil, fmt.Errorf("--store %s: %v; %s", shown, scrub(err), Want)
+			}
+			opt.ContextTimeoutEnabled = true
+			s.rdb = redis.NewClusterClient(opt)
+		} else {
+			opt, err := redis.ParseURL(raw)
+			if err != nil {
+				return nil, fmt.Errorf("--store %s: %v; %s", shown, scrub(err), Want)
+			}
+			opt.ContextTimeoutEnabled = true
+			s.rdb = redis.NewClient(opt)
 		}
-		opt.ContextTimeoutEnabled = true
-		s.rdb = redis.NewClient(opt)
 		if err := s.rdb.Ping(ctx).Err(); err != nil {
 			s.rdb.Close()
 			return nil, fmt.Errorf("--store %s: the Redis server does not answer: %v", shown, scrub(err))

@@ -22,6 +22,9 @@ func TestOpenErrors(t *testing.T) {
 		{"redis://u:s3cret-pw@" + closed + "/notanumber", "--store redis://u:xxxxx@" + closed + "/notanumber: "},
 		{"postgres://u:s3cret-pw@" + closed + "/db?connect_timeout=2", "--store postgres://u:xxxxx@" + closed + "/db?connect_timeout=2: "},
 		{"postgres://u:s3cret-pw@" + closed + "/db?sslmode=bogus", "--store postgres://u:xxxxx@"},
+		{"redis+cluster://u:s3cret-pw@" + closed + "?addr=" + closed, "--store redis+cluster://u:xxxxx@" + closed + "?addr=" + closed + ": "},
+		{"redis+cluster://u:s3cret-pw@" + closed + "?bogus=1", "--store redis+cluster://u:xxxxx@" + closed + "?bogus=1: "},
+		{"rediss+cluster://u:s3cret-pw@" + closed, "--store rediss+cluster://u:xxxxx@" + closed + ": "},
 		{"ftp://u:s3cret-pw@host/x", `unknown scheme "ftp"`},
 		{"u:s3cret-pw@host", "--store: the value is not a URL with a host"},
 	}

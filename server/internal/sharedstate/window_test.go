@@ -13,12 +13,16 @@ import (
 // budget, on Redis and on PostgreSQL; another principal's is its own, and
 // a hold made in one window is settled in it.
 func TestWindowShared(t *testing.T) {
-	for _, backend := range []string{"redis", "postgres"} {
+	for _, backend := range []string{"redis", "redis cluster", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			var raw string
-			if backend == "redis" {
+			switch backend {
+			case "redis":
 				raw = "redis://" + testpart.StartRedis(t, "--appendonly", "yes")
-			} else {
+			case "redis cluster":
+				addrs := testpart.StartRedisCluster(t, "--appendonly", "yes")
+				raw = "redis+cluster://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
+			default:
 				raw = testpart.StartPostgres(t)
 			}
 			ctx := context.Background()

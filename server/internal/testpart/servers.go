@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -132,4 +133,45 @@ func StartPostgres(t testing.TB) string {
 			t.Fatalf("postgres did not answer within 30 s: %v", err)
 		}
 	}
+}
+
+// StartRedisCluster starts three redis-servers in cluster mode (with the
+// config arguments extra), joins them into a Redis Cluster of three
+// primaries without replicas (redis-cli --cluster create), waits until
+// every node reports the cluster ok, stops them when the test ends, and
+// returns their addresses. Without redis-server or redis-cli it calls
+// Missing.
+func StartRedisCluster(t testing.TB, extra ...string) []string {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		Missing(t, "redis-cli is not installed (apt-get install redis-server, which brings redis-tools)")
+	}
+	var addrs []string
+	for range 3 {
+		args := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000"}, extra...)
+		addrs = append(addrs, StartRedis(t, args...))
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		for {
+			info, _ := c.ClusterInfo(context.Background()).Result()
+			if strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.Close()
+				t.Fatalf("the Redis Cluster is not ok on %s within 30 s:\n%s", a, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return addrs
 }
