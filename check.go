@@ -37,7 +37,8 @@ var (
 // ill-typed members (invalid_request), and a schema that is too large,
 // malformed or uses keywords outside the subset. A document over
 // 67,108,861 bytes (64 MiB) is refused with limit_exceeded (max_nodes);
-// the server's body limit is far below it.
+// the server's body limit is far below it. A schema compiled before is
+// taken from the cache of compiled schemas (see [SchemaCacheLimits]).
 //
 // CheckJSON(data) and Check of [DecodeCheckRequest](data) give the same
 // result or the same error.
@@ -159,7 +160,7 @@ func (d *decoder) schema(in *checkInput) {
 	sv := in.rawSch
 	if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
 		d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
-	} else if s, serr := compileCheckRequestSchema(sv, "/schema"); serr != nil {
+	} else if s, serr := compileCheckRequestCached(sv, "/schema"); serr != nil {
 		d.issues = append(d.issues, serr.Details...)
 	} else {
 		in.schema = s
