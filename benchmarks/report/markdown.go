@@ -27,25 +27,27 @@ type results struct {
 
 // Short column names and chart colors of the implementations.
 var implShort = map[string]string{
-	benchmarks.ImplPreflight:    "preflight",
-	benchmarks.ImplSanthoshCold: "santhosh cold",
-	benchmarks.ImplGoogleCold:   "google cold",
-	benchmarks.ImplSanthoshWarm: "santhosh precompiled",
-	benchmarks.ImplGoogleWarm:   "google pre-resolved",
-	benchmarks.ImplJCSSHA256:    "JCS + SHA-256",
-	benchmarks.ImplUnmarshal:    "Unmarshal floor",
-	benchmarks.ImplSHA256:       "SHA-256 floor",
+	benchmarks.ImplPreflight:     "preflight cold",
+	benchmarks.ImplPreflightWarm: "preflight warm",
+	benchmarks.ImplSanthoshCold:  "santhosh cold",
+	benchmarks.ImplGoogleCold:    "google cold",
+	benchmarks.ImplSanthoshWarm:  "santhosh precompiled",
+	benchmarks.ImplGoogleWarm:    "google pre-resolved",
+	benchmarks.ImplJCSSHA256:     "JCS + SHA-256",
+	benchmarks.ImplUnmarshal:     "Unmarshal floor",
+	benchmarks.ImplSHA256:        "SHA-256 floor",
 }
 
 var implColor = map[string]string{
-	benchmarks.ImplPreflight:    "#1b9e77",
-	benchmarks.ImplSanthoshCold: "#d95f02",
-	benchmarks.ImplGoogleCold:   "#7570b3",
-	benchmarks.ImplSanthoshWarm: "#f4b183",
-	benchmarks.ImplGoogleWarm:   "#bcb8e0",
-	benchmarks.ImplJCSSHA256:    "#e7298a",
-	benchmarks.ImplUnmarshal:    "#555555",
-	benchmarks.ImplSHA256:       "#bbbbbb",
+	benchmarks.ImplPreflight:     "#1b9e77",
+	benchmarks.ImplPreflightWarm: "#66c2a5",
+	benchmarks.ImplSanthoshCold:  "#d95f02",
+	benchmarks.ImplGoogleCold:    "#7570b3",
+	benchmarks.ImplSanthoshWarm:  "#f4b183",
+	benchmarks.ImplGoogleWarm:    "#bcb8e0",
+	benchmarks.ImplJCSSHA256:     "#e7298a",
+	benchmarks.ImplUnmarshal:     "#555555",
+	benchmarks.ImplSHA256:        "#bbbbbb",
 }
 
 // Targets of the issue.
