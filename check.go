@@ -43,12 +43,21 @@ var (
 // CheckJSON(data) and Check of [DecodeCheckRequest](data) give the same
 // result or the same error.
 func CheckJSON(data []byte) (*CheckResult, error) {
-	root, perr := parseObject(data, checkLimits, strictjson.ParseScratch)
+	var in checkInput
+	var root strictjson.Value
+	var perr *Error
+	if own, hit := withoutCachedSchema(data); hit != nil {
+		// The schema is one the cache holds: the document is parsed with
+		// {} in its place, and the cached tree stands for it.
+		root, perr = parseOwnedObject(own, checkLimits, strictjson.ParseScratch)
+		in.cached = hit
+	} else {
+		root, perr = parseObject(data, checkLimits, strictjson.ParseScratch)
+	}
 	if perr != nil {
 		return nil, perr
 	}
 	defer root.Release() // the result holds no Value of the tree
-	var in checkInput
 	var d decoder
 	d.checkRequest(root, &in, nil)
 	if e := d.err(); e != nil {
@@ -89,10 +98,14 @@ type checkInput struct {
 	query, body strictjson.Value
 	rawSch      strictjson.Value
 	schema      *schema
-	econ        *checkFacts // nil without economics
-	econRoom    checkFacts
-	trees       []strictjson.Value // parsed by Check, released by release
-	treeRoom    [3]strictjson.Value
+	// cached is the cache's entry of the schema, when the cache served it
+	// or took it: its tree stands for rawSch's text, its canonical form
+	// serves requestHash.
+	cached   *cacheEntry
+	econ     *checkFacts // nil without economics
+	econRoom checkFacts
+	trees    []strictjson.Value // parsed by Check, released by release
+	treeRoom [3]strictjson.Value
 }
 
 // header is one request header.
@@ -160,12 +173,40 @@ func (d *decoder) schema(in *checkInput) {
 	sv := in.rawSch
 	if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
 		d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
-	} else if s, serr := compileCheckRequestCached(sv, "/schema"); serr != nil {
+	} else if in.cached != nil {
+		in.rawSch, in.schema = in.cached.tree, in.cached.compiled.(*schema)
+	} else if s, e, serr := compileEntry(schemaCacheNow.Load(), useCheckRequest, sv, checkSchemaBase); serr != nil {
 		d.issues = append(d.issues, serr.Details...)
 	} else {
-		in.schema = s
+		in.schema, in.cached = s.(*schema), e
 	}
 }
+
+// withoutCachedSchema returns a copy of the check-request document data
+// with {} in place of its schema, and the cache's entry of that schema,
+// when the cache holds it; otherwise nil, nil. The copy is the caller's.
+func withoutCachedSchema(data []byte) ([]byte, *cacheEntry) {
+	c := schemaCacheNow.Load()
+	if c == nil || len(data) > maxSubstitutedDoc {
+		return nil, nil
+	}
+	start, end := topMemberSpan(data, `"schema"`)
+	if start < 0 || end-start > MaxSchemaBytes {
+		return nil, nil
+	}
+	hit := c.lookupCheckSchema(data[start:end])
+	if hit == nil {
+		return nil, nil
+	}
+	own := make([]byte, 0, len(data)-(end-start)+2)
+	own = append(append(append(own, data[:start]...), "{}"...), data[end:]...)
+	return own, hit
+}
+
+// maxSubstitutedDoc is the largest document withoutCachedSchema shortens,
+// far below the size at which a document's length decides whether it is
+// refused (max_nodes).
+const maxSubstitutedDoc = 16 << 20
 
 // proposedRequest reads the proposed request v into in.
 func (d *decoder) proposedRequest(v strictjson.Value, path string, in *checkInput) {

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math/bits"
 	"sync"
@@ -84,7 +85,9 @@ type cacheEntry struct {
 	hash     uint64
 	use      schemaUse
 	base     string
-	text     []byte // the schema's text, the cache's own copy
+	text     []byte           // the schema's text, the cache's own copy
+	tree     strictjson.Value // text parsed; compiled points into it
+	canon    []byte           // tree's RFC 8785 form, for requestHash; nil: not worked out
 	compiled payloadSchema
 	cost     int64
 	sameHash *cacheEntry
@@ -103,8 +106,9 @@ func schemaHash(use schemaUse, base, text string) uint64 {
 	return maphash.String(cacheSeed, text) ^ bits.RotateLeft64(maphash.String(cacheSeed, base), 29) ^ uint64(use)
 }
 
-// get returns the schema compiled for use at base from text, or nil.
-func (c *schemaCache) get(h uint64, use schemaUse, base, text string) payloadSchema {
+// get returns the entry of the schema compiled for use at base from
+// text, or nil.
+func (c *schemaCache) get(h uint64, use schemaUse, base, text string) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for e := c.byHash[h]; e != nil; e = e.sameHash {
@@ -113,11 +117,33 @@ func (c *schemaCache) get(h uint64, use schemaUse, base, text string) payloadSch
 				e.unlink()
 				c.pushFront(e)
 			}
-			return e.compiled
+			return e
 		}
 	}
 	return nil
 }
+
+// lookupCheckSchema returns the entry of the check-request schema whose
+// text is text, or nil. It is get for text that is still bytes, without
+// making a string of them.
+func (c *schemaCache) lookupCheckSchema(text []byte) *cacheEntry {
+	h := maphash.Bytes(cacheSeed, text) ^ bits.RotateLeft64(maphash.String(cacheSeed, checkSchemaBase), 29) ^ uint64(useCheckRequest)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.byHash[h]; e != nil; e = e.sameHash {
+		if e.use == useCheckRequest && e.base == checkSchemaBase && string(e.text) == string(text) {
+			if c.head.next != e {
+				e.unlink()
+				c.pushFront(e)
+			}
+			return e
+		}
+	}
+	return nil
+}
+
+// checkSchemaBase is the JSON Pointer of a check request's schema.
+const checkSchemaBase = "/schema"
 
 // put keeps e, unless an equal entry is there already (another goroutine
 // compiled the same schema meanwhile) or e alone is over the limits, and
@@ -190,36 +216,144 @@ const (
 // came from the cache or not. Errors are never cached: a schema that does
 // not compile is compiled again, and reported the same way, each time.
 func compileCached(use schemaUse, v strictjson.Value, base string) (payloadSchema, *Error) {
-	c := schemaCacheNow.Load()
+	s, _, err := compileEntry(schemaCacheNow.Load(), use, v, base)
+	return s, err
+}
+
+// compileEntry is compileCached with cache c (nil: none), also returning
+// the entry that holds the compiled schema, if any.
+func compileEntry(c *schemaCache, use schemaUse, v strictjson.Value, base string) (payloadSchema, *cacheEntry, *Error) {
 	if c == nil {
-		return compileFor(use, v, base)
+		s, err := compileFor(use, v, base)
+		return s, nil, err
 	}
 	text := v.Raw()
 	h := schemaHash(use, base, text)
-	if s := c.get(h, use, base, text); s != nil {
-		return s, nil
+	if e := c.get(h, use, base, text); e != nil {
+		return e.compiled, e, nil
 	}
 	// The cache's entry must not point into v's tree or the caller's
 	// bytes, which may be released or reused: compile from a copy.
 	own := []byte(text)
 	ov, perr := strictjson.Parse(own, strictjson.Limits{MaxDepth: maxCheckDepth})
 	if perr != nil {
-		return compileFor(use, v, base) // cannot happen for a parsed value; never cache it
+		s, err := compileFor(use, v, base) // cannot happen for a parsed value; never cache it
+		return s, nil, err
 	}
 	s, err := compileFor(use, ov, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c.put(&cacheEntry{hash: h, use: use, base: base, text: own, compiled: s,
-		cost: int64(len(text))*cacheCostPerByte + cacheCostFixed})
-	return s, nil
+	e := &cacheEntry{hash: h, use: use, base: base, text: own, tree: ov, compiled: s,
+		cost: int64(len(text))*cacheCostPerByte + cacheCostFixed}
+	if use == useCheckRequest {
+		if canon, cerr := strictjson.AppendCanonical(nil, ov); cerr == nil {
+			e.canon = canon
+			e.cost += int64(len(canon))
+		}
+	}
+	c.put(e)
+	return s, e, nil
 }
 
-// compileCheckRequestCached is compileCheckRequestSchema through the cache.
-func compileCheckRequestCached(v strictjson.Value, base string) (*schema, *Error) {
-	s, err := compileCached(useCheckRequest, v, base)
-	if err != nil {
-		return nil, err
+// topMemberSpan returns the span of the value of the first member of the
+// JSON object in data whose name is spelled exactly key (with its quotes),
+// or -1, -1. It reads JSON's lexical structure only and checks nothing
+// else: a caller uses the span only when its text is one it knows to be a
+// complete JSON value, which a parser of data would read as exactly that
+// value (a JSON value ends where its own text says), or data has an
+// error before it that the parser reports first either way.
+func topMemberSpan(data []byte, key string) (int, int) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return -1, -1
 	}
-	return s.(*schema), nil
+	for i++; ; {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return -1, -1
+		}
+		ks := i
+		if i = stringEnd(data, i); i < 0 {
+			return -1, -1
+		}
+		name := data[ks:i]
+		if i = skipSpace(data, i); i >= len(data) || data[i] != ':' {
+			return -1, -1
+		}
+		vs := skipSpace(data, i+1)
+		if i = valueEnd(data, vs); i < 0 {
+			return -1, -1
+		}
+		if string(name) == key {
+			return vs, i
+		}
+		if i = skipSpace(data, i); i >= len(data) || data[i] != ',' {
+			return -1, -1
+		}
+		i++
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the offset just past the string that starts at
+// data[i] (a quote), or -1.
+func stringEnd(data []byte, i int) int {
+	for i++; ; {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		backslashes := 0
+		for k := i - 1; data[k] == '\\'; k-- {
+			backslashes++
+		}
+		i++
+		if backslashes%2 == 0 {
+			return i
+		}
+	}
+}
+
+// valueEnd returns the offset just past the value that starts at data[i],
+// by its lexical structure, or -1.
+func valueEnd(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			if i = stringEnd(data, i); i < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a scalar
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
 }

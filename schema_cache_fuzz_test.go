@@ -102,3 +102,29 @@ func heapAfterGC() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// FuzzCheckJSONCached feeds arbitrary documents to CheckJSON with and
+// without the cache: a schema met a second time is taken from the cache
+// in place of the document's own text, and the answer must not change,
+// whatever surrounds it.
+func FuzzCheckJSONCached(f *testing.F) {
+	addSeeds(f, "testdata/check/*.json")
+	addSeeds(f, "testdata/bench/check_*.json")
+	f.Add([]byte(`{"schema":{"type":"object"},"schema":{"type":"object"},"request":{"method":"GET","url":"https://a.example/"}}`))
+	f.Add([]byte(`{"request":{"method":"GET","url":"https://a.example/","body":{"schema":{"type":"object"}}},"schema":{"type":"object"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want string
+		withCache(nil, func() {
+			res, err := CheckJSON(data)
+			want = answerBytes(res, err)
+		})
+		withCache(fuzzCache, func() {
+			for round := range 2 {
+				res, err := CheckJSON(data)
+				if got := answerBytes(res, err); got != want {
+					t.Fatalf("round %d: cached answer differs:\nuncached: %s\ncached:   %s", round, want, got)
+				}
+			}
+		})
+	})
+}

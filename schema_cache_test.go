@@ -161,8 +161,8 @@ func TestSchemaCacheCollision(t *testing.T) {
 	c.put(b)
 	c.put(d)
 	for _, e := range []*cacheEntry{a, b, d} {
-		if got := c.get(7, useCheckRequest, "/schema", string(e.text)); got != e.compiled {
-			t.Fatalf("%s: got %p, want %p", e.text, got, e.compiled)
+		if got := c.get(7, useCheckRequest, "/schema", string(e.text)); got == nil || got.compiled != e.compiled {
+			t.Fatalf("%s: got %+v, want its own entry", e.text, got)
 		}
 	}
 	if got := c.get(7, useTool, "/schema", "a"); got != nil {
@@ -239,5 +239,34 @@ func TestSetSchemaCacheLimits(t *testing.T) {
 	}
 	if got := schemaCacheNow.Load(); got == nil || got.limits.Entries != 5 {
 		t.Fatalf("cache in use: %+v", got)
+	}
+}
+
+// TestTopMemberSpan finds a top-level member's value by lexical structure
+// alone, and gives up on anything it cannot read.
+func TestTopMemberSpan(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{`{"schema":{"a":1}}`, `{"a":1}`},
+		{` { "request" : {"schema":2, "x":"\"}"} , "schema" : [1, {"b":"]"}] } `, `[1, {"b":"]"}]`},
+		{`{"a":"\\","schema":true}`, `true`},
+		{`{"a":"\\\"schema\":1","schema":-1.5e3}`, `-1.5e3`},
+		{`{"schema":5}`, `5`},
+		{`{"schema":"x\"y"}`, `"x\"y"`},
+		{`{"sch\u0065ma":{}}`, ``},
+		{`{"a":1}`, ``},
+		{`{"a":{]]}`, ``},
+		{`[{"schema":1}]`, ``},
+		{`{"a" 1,"schema":1}`, ``},
+		{`{"schema":{"a":"unterminated}`, ``},
+		{``, ``},
+	} {
+		s, e := topMemberSpan([]byte(tc.doc), `"schema"`)
+		got := ""
+		if s >= 0 {
+			got = tc.doc[s:e]
+		}
+		if got != tc.want {
+			t.Errorf("%s: found %q, want %q", tc.doc, got, tc.want)
+		}
 	}
 }
