@@ -46,12 +46,23 @@ func CheckJSON(data []byte) (*CheckResult, error) {
 	var in checkInput
 	var root strictjson.Value
 	var perr *Error
-	if own, hit := withoutCachedSchema(data); hit != nil {
+	if own, hit, at := withoutCachedSchema(data); hit != nil {
 		// The schema is one the cache holds: the document is parsed with
-		// {} in its place, and the cached tree stands for it.
+		// {} in its place, and the cached tree stands for it, provided
+		// the parser found the document's schema exactly there. Then the
+		// parse of data would have read the schema's text (a complete
+		// value) from there, and gone on as it did: the texts before and
+		// after are the same. Otherwise data is parsed as it is.
 		root, perr = parseOwnedObject(own, checkLimits, strictjson.ParseScratch)
-		in.cached = hit
-	} else {
+		if perr == nil {
+			if sv, ok := root.Get("schema"); ok && sv.Start() == at && sv.End() == at+2 {
+				in.cached = hit
+			} else {
+				root.Release()
+			}
+		}
+	}
+	if in.cached == nil {
 		root, perr = parseObject(data, checkLimits, strictjson.ParseScratch)
 	}
 	if perr != nil {
@@ -183,24 +194,34 @@ func (d *decoder) schema(in *checkInput) {
 }
 
 // withoutCachedSchema returns a copy of the check-request document data
-// with {} in place of its schema, and the cache's entry of that schema,
-// when the cache holds it; otherwise nil, nil. The copy is the caller's.
-func withoutCachedSchema(data []byte) ([]byte, *cacheEntry) {
+// with {} in place of the text of a schema the cache holds, where that
+// text starts in data, and the cache's entry of it; otherwise nil, nil,
+// -1. The copy is the caller's. The place is found by lexical structure
+// alone: first after the last "schema" in data (the schema is usually the
+// last member but for the economics, so this reads the schema's text
+// only), else as the value of the first top-level member named so. The
+// caller confirms that the parser finds the document's schema there.
+func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
 	c := schemaCacheNow.Load()
 	if c == nil || len(data) > maxSubstitutedDoc {
-		return nil, nil
+		return nil, nil, -1
 	}
-	start, end := topMemberSpan(data, `"schema"`)
-	if start < 0 || end-start > MaxSchemaBytes {
-		return nil, nil
+	start, end := lastMemberSpan(data, `"schema"`)
+	var hit *cacheEntry
+	if start >= 0 && end-start <= MaxSchemaBytes {
+		hit = c.lookupCheckSchema(data[start:end])
 	}
-	hit := c.lookupCheckSchema(data[start:end])
 	if hit == nil {
-		return nil, nil
+		if start, end = topMemberSpan(data, `"schema"`); start < 0 || end-start > MaxSchemaBytes {
+			return nil, nil, -1
+		}
+		if hit = c.lookupCheckSchema(data[start:end]); hit == nil {
+			return nil, nil, -1
+		}
 	}
 	own := make([]byte, 0, len(data)-(end-start)+2)
 	own = append(append(append(own, data[:start]...), "{}"...), data[end:]...)
-	return own, hit
+	return own, hit, start
 }
 
 // maxSubstitutedDoc is the largest document withoutCachedSchema shortens,

@@ -295,6 +295,26 @@ func topMemberSpan(data []byte, key string) (int, int) {
 	}
 }
 
+// lastMemberSpan returns the span of the value that follows the last
+// occurrence of key and a colon in data, by lexical structure, or -1, -1.
+// Nothing says the occurrence is a member name: the caller confirms it.
+func lastMemberSpan(data []byte, key string) (int, int) {
+	p := bytes.LastIndex(data, []byte(key))
+	if p < 0 {
+		return -1, -1
+	}
+	i := skipSpace(data, p+len(key))
+	if i >= len(data) || data[i] != ':' {
+		return -1, -1
+	}
+	vs := skipSpace(data, i+1)
+	ve := valueEnd(data, vs)
+	if ve < 0 || ve == vs {
+		return -1, -1
+	}
+	return vs, ve
+}
+
 func skipSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++

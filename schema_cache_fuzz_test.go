@@ -112,6 +112,8 @@ func FuzzCheckJSONCached(f *testing.F) {
 	addSeeds(f, "testdata/bench/check_*.json")
 	f.Add([]byte(`{"schema":{"type":"object"},"schema":{"type":"object"},"request":{"method":"GET","url":"https://a.example/"}}`))
 	f.Add([]byte(`{"request":{"method":"GET","url":"https://a.example/","body":{"schema":{"type":"object"}}},"schema":{"type":"object"}}`))
+	f.Add([]byte(`{"schema":{"type":"object"},"request":{"method":"POST","url":"https://a.example/","body":{"x":{"schema":{"type":"object"}}}}}`))
+	f.Add([]byte(`{"schema":{"type":"object"},"request":{"method":"POST","url":"https://a.example/","body":{"x":"\"schema\":{\"type\":\"object\"}"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want string
 		withCache(nil, func() {
