@@ -197,16 +197,16 @@ func (d *decoder) schema(in *checkInput) {
 // with {} in place of the text of a schema the cache holds, where that
 // text starts in data, and the cache's entry of it; otherwise nil, nil,
 // -1. The copy is the caller's. The place is found by lexical structure
-// alone: first after the last "schema" in data (the schema is usually the
-// last member but for the economics, so this reads the schema's text
-// only), else as the value of the first top-level member named so. The
+// alone: first after the first "schema" in data (a request's body seldom
+// holds one, so this finds the member without reading the request's
+// structure), else as the value of the first top-level member named so. The
 // caller confirms that the parser finds the document's schema there.
 func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
 	c := schemaCacheNow.Load()
 	if c == nil || len(data) > maxSubstitutedDoc {
 		return nil, nil, -1
 	}
-	start, end := lastMemberSpan(data, `"schema"`)
+	start, end := firstMemberSpan(data, `"schema"`)
 	var hit *cacheEntry
 	if start >= 0 && end-start <= MaxSchemaBytes {
 		hit = c.lookupCheckSchema(data[start:end])

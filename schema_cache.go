@@ -295,11 +295,12 @@ func topMemberSpan(data []byte, key string) (int, int) {
 	}
 }
 
-// lastMemberSpan returns the span of the value that follows the last
+// firstMemberSpan returns the span of the value that follows the first
 // occurrence of key and a colon in data, by lexical structure, or -1, -1.
 // Nothing says the occurrence is a member name: the caller confirms it.
-func lastMemberSpan(data []byte, key string) (int, int) {
-	p := bytes.LastIndex(data, []byte(key))
+// (bytes.Index is vectorized; a scan of the structure before it is not.)
+func firstMemberSpan(data []byte, key string) (int, int) {
+	p := bytes.Index(data, []byte(key))
 	if p < 0 {
 		return -1, -1
 	}
