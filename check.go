@@ -199,17 +199,26 @@ func (d *decoder) schema(in *checkInput) {
 // -1. The copy is the caller's. The place is found by lexical structure
 // alone: first after the first "schema" in data (a request's body seldom
 // holds one, so this finds the member without reading the request's
-// structure), else as the value of the first top-level member named so. The
+// structure), where the text of a recent schema is compared as it stands
+// and any other is looked up once its end is found; else as the value of
+// the first top-level member named so. The
 // caller confirms that the parser finds the document's schema there.
 func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
 	c := schemaCacheNow.Load()
 	if c == nil || len(data) > maxSubstitutedDoc {
 		return nil, nil, -1
 	}
-	start, end := firstMemberSpan(data, `"schema"`)
+	var start, end int
 	var hit *cacheEntry
-	if start >= 0 && end-start <= MaxSchemaBytes {
-		hit = c.lookupCheckSchema(data[start:end])
+	if at := firstMemberStart(data, `"schema"`); at >= 0 {
+		if hit = c.recentCheckSchema(data[at:]); hit != nil {
+			start, end = at, at+len(hit.text)
+		}
+	}
+	if hit == nil {
+		if start, end = firstMemberSpan(data, `"schema"`); start >= 0 && end-start <= MaxSchemaBytes {
+			hit = c.lookupCheckSchema(data[start:end])
+		}
 	}
 	if hit == nil {
 		if start, end = topMemberSpan(data, `"schema"`); start < 0 || end-start > MaxSchemaBytes {

@@ -142,6 +142,31 @@ func (c *schemaCache) lookupCheckSchema(text []byte) *cacheEntry {
 	return nil
 }
 
+// recentCheckSchema returns the entry of one of the few most recently
+// used check-request schemas whose text data starts with, or nil. It
+// needs no scan of data for the text's end: a check-request schema is an
+// object, whose text ends with its closing brace. The caller confirms that
+// the document's schema is there.
+func (c *schemaCache) recentCheckSchema(data []byte) *cacheEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for e := c.head.next; e != &c.head && n < recentChecked; e, n = e.next, n+1 {
+		if e.use == useCheckRequest && e.base == checkSchemaBase && bytes.HasPrefix(data, e.text) {
+			if c.head.next != e {
+				e.unlink()
+				c.pushFront(e)
+			}
+			return e
+		}
+	}
+	return nil
+}
+
+// recentChecked is how many of the most recent entries recentCheckSchema
+// compares.
+const recentChecked = 4
+
 // checkSchemaBase is the JSON Pointer of a check request's schema.
 const checkSchemaBase = "/schema"
 
@@ -300,20 +325,28 @@ func topMemberSpan(data []byte, key string) (int, int) {
 // Nothing says the occurrence is a member name: the caller confirms it.
 // (bytes.Index is vectorized; a scan of the structure before it is not.)
 func firstMemberSpan(data []byte, key string) (int, int) {
-	p := bytes.Index(data, []byte(key))
-	if p < 0 {
+	vs := firstMemberStart(data, key)
+	if vs < 0 {
 		return -1, -1
 	}
-	i := skipSpace(data, p+len(key))
-	if i >= len(data) || data[i] != ':' {
-		return -1, -1
-	}
-	vs := skipSpace(data, i+1)
 	ve := valueEnd(data, vs)
 	if ve < 0 || ve == vs {
 		return -1, -1
 	}
 	return vs, ve
+}
+
+// firstMemberStart is where firstMemberSpan's value starts, or -1.
+func firstMemberStart(data []byte, key string) int {
+	p := bytes.Index(data, []byte(key))
+	if p < 0 {
+		return -1
+	}
+	i := skipSpace(data, p+len(key))
+	if i >= len(data) || data[i] != ':' {
+		return -1
+	}
+	return skipSpace(data, i+1)
 }
 
 func skipSpace(data []byte, i int) int {
