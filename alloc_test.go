@@ -54,10 +54,74 @@ var goBudgets = map[string]float64{
 	"decide_history_100":                9,
 }
 
+// TestAllocationBudgets holds the cold paths to their budgets: the
+// schema cache is off, so every check compiles its schema.
 func TestAllocationBudgets(t *testing.T) {
 	if raceEnabled() {
 		t.Skip("the race detector's instrumentation allocates; run without -race")
 	}
+	withCache(nil, func() { coldAllocationBudgets(t) })
+}
+
+// warmBudgets are the allocations per call of CheckJSON and of Check when
+// the schema is in the cache (a server answering the same tool's calls),
+// as measured when the cache was added, plus one for a scratch tape the
+// collector took. The two paths allocate alike there.
+var warmBudgets = map[string]float64{
+	"check_array_200_invalid":           23,
+	"check_array_200_valid":             8,
+	"check_create_issue_invalid":        14,
+	"check_create_issue_valid":          10,
+	"check_events_200_valid":            8,
+	"check_nested_order_invalid":        13,
+	"check_nested_order_valid":          8,
+	"check_object_40_invalid":           15,
+	"check_object_40_valid":             8,
+	"check_send_email_attachment_valid": 13,
+	"check_send_email_invalid":          14,
+	"check_send_email_valid":            10,
+	"check_web_search_invalid":          12,
+	"check_web_search_valid":            8,
+}
+
+// TestWarmAllocationBudgets holds the warm paths to warmBudgets, with a
+// cache of its own that the first call fills.
+func TestWarmAllocationBudgets(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector's instrumentation allocates; run without -race")
+	}
+	withCache(newSchemaCache(DefaultSchemaCacheLimits), func() {
+		for name, data := range benchFiles(t, "check_*.json") {
+			budget, ok := warmBudgets[name]
+			if !ok {
+				t.Errorf("testdata/bench/%s.json has no warm allocation budget", name)
+				continue
+			}
+			var creq CheckRequest
+			if err := json.Unmarshal(data, &creq); err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range []struct {
+				name string
+				run  func() (*CheckResult, error)
+			}{{"from bytes", func() (*CheckResult, error) { return CheckJSON(data) }},
+				{"built in Go", func() (*CheckResult, error) { return Check(&creq) }}} {
+				if _, err := path.run(); err != nil { // fills the cache
+					t.Fatal(err)
+				}
+				if got := testing.AllocsPerRun(20, func() {
+					if _, err := path.run(); err != nil {
+						t.Fatal(err)
+					}
+				}); got > budget {
+					t.Errorf("%s: %v allocations per warm call %s, budget %v", name, got, path.name, budget)
+				}
+			}
+		}
+	})
+}
+
+func coldAllocationBudgets(t *testing.T) {
 	files := benchFiles(t, "*.json")
 	for name, data := range files {
 		budget, ok := allocBudgets[name]

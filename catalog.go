@@ -244,7 +244,7 @@ func compileOperationSchema(text []byte, base string) (payloadSchema, *Error) {
 		}
 		return nil, pe
 	}
-	return compileFor(useTool, v, base)
+	return compileCached(useTool, v, base)
 }
 
 // Operations returns the catalog's operations in the order they were

@@ -37,17 +37,38 @@ var (
 // ill-typed members (invalid_request), and a schema that is too large,
 // malformed or uses keywords outside the subset. A document over
 // 67,108,861 bytes (64 MiB) is refused with limit_exceeded (max_nodes);
-// the server's body limit is far below it.
+// the server's body limit is far below it. A schema compiled before is
+// taken from the cache of compiled schemas (see [SchemaCacheLimits]).
 //
 // CheckJSON(data) and Check of [DecodeCheckRequest](data) give the same
 // result or the same error.
 func CheckJSON(data []byte) (*CheckResult, error) {
-	root, perr := parseObject(data, checkLimits, strictjson.ParseScratch)
+	var in checkInput
+	var root strictjson.Value
+	var perr *Error
+	if own, hit, at := withoutCachedSchema(data); hit != nil {
+		// The schema is one the cache holds: the document is parsed with
+		// {} in its place, and the cached tree stands for it, provided
+		// the parser found the document's schema exactly there. Then the
+		// parse of data would have read the schema's text (a complete
+		// value) from there, and gone on as it did: the texts before and
+		// after are the same. Otherwise data is parsed as it is.
+		root, perr = parseOwnedObject(own, checkLimits, strictjson.ParseScratch)
+		if perr == nil {
+			if sv, ok := root.Get("schema"); ok && sv.Start() == at && sv.End() == at+2 {
+				in.cached = hit
+			} else {
+				root.Release()
+			}
+		}
+	}
+	if in.cached == nil {
+		root, perr = parseObject(data, checkLimits, strictjson.ParseScratch)
+	}
 	if perr != nil {
 		return nil, perr
 	}
 	defer root.Release() // the result holds no Value of the tree
-	var in checkInput
 	var d decoder
 	d.checkRequest(root, &in, nil)
 	if e := d.err(); e != nil {
@@ -88,10 +109,14 @@ type checkInput struct {
 	query, body strictjson.Value
 	rawSch      strictjson.Value
 	schema      *schema
-	econ        *checkFacts // nil without economics
-	econRoom    checkFacts
-	trees       []strictjson.Value // parsed by Check, released by release
-	treeRoom    [3]strictjson.Value
+	// cached is the cache's entry of the schema, when the cache served it
+	// or took it: its tree stands for rawSch's text, its canonical form
+	// serves requestHash.
+	cached   *cacheEntry
+	econ     *checkFacts // nil without economics
+	econRoom checkFacts
+	trees    []strictjson.Value // parsed by Check, released by release
+	treeRoom [3]strictjson.Value
 }
 
 // header is one request header.
@@ -159,12 +184,59 @@ func (d *decoder) schema(in *checkInput) {
 	sv := in.rawSch
 	if n := sv.End() - sv.Start(); n > MaxSchemaBytes {
 		d.add("/schema", IssueSchemaTooLarge, "expected a schema of at most 32768 bytes, found "+strconv.Itoa(n))
-	} else if s, serr := compileCheckRequestSchema(sv, "/schema"); serr != nil {
+	} else if in.cached != nil {
+		in.rawSch, in.schema = in.cached.tree, in.cached.compiled.(*schema)
+	} else if s, e, serr := compileEntry(schemaCacheNow.Load(), useCheckRequest, sv, checkSchemaBase); serr != nil {
 		d.issues = append(d.issues, serr.Details...)
 	} else {
-		in.schema = s
+		in.schema, in.cached = s.(*schema), e
 	}
 }
+
+// withoutCachedSchema returns a copy of the check-request document data
+// with {} in place of the text of a schema the cache holds, where that
+// text starts in data, and the cache's entry of it; otherwise nil, nil,
+// -1. The copy is the caller's. The place is found by lexical structure
+// alone: first after the first "schema" in data (a request's body seldom
+// holds one, so this finds the member without reading the request's
+// structure), where the text of a recent schema is compared as it stands
+// and any other is looked up once its end is found; else as the value of
+// the first top-level member named so. The
+// caller confirms that the parser finds the document's schema there.
+func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
+	c := schemaCacheNow.Load()
+	if c == nil || len(data) > maxSubstitutedDoc {
+		return nil, nil, -1
+	}
+	var start, end int
+	var hit *cacheEntry
+	if at := firstMemberStart(data, `"schema"`); at >= 0 {
+		if hit = c.recentCheckSchema(data[at:]); hit != nil {
+			start, end = at, at+len(hit.text)
+		}
+	}
+	if hit == nil {
+		if start, end = firstMemberSpan(data, `"schema"`); start >= 0 && end-start <= MaxSchemaBytes {
+			hit = c.lookupCheckSchema(data[start:end])
+		}
+	}
+	if hit == nil {
+		if start, end = topMemberSpan(data, `"schema"`); start < 0 || end-start > MaxSchemaBytes {
+			return nil, nil, -1
+		}
+		if hit = c.lookupCheckSchema(data[start:end]); hit == nil {
+			return nil, nil, -1
+		}
+	}
+	own := make([]byte, 0, len(data)-(end-start)+2)
+	own = append(append(append(own, data[:start]...), "{}"...), data[end:]...)
+	return own, hit, start
+}
+
+// maxSubstitutedDoc is the largest document withoutCachedSchema shortens,
+// far below the size at which a document's length decides whether it is
+// refused (max_nodes).
+const maxSubstitutedDoc = 16 << 20
 
 // proposedRequest reads the proposed request v into in.
 func (d *decoder) proposedRequest(v strictjson.Value, path string, in *checkInput) {

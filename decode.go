@@ -42,7 +42,12 @@ func (d *decoder) err() *Error {
 // parse is strictjson.Parse, or strictjson.ParseScratch for a tree the
 // caller releases before it returns.
 func parseObject(data []byte, lim strictjson.Limits, parse func([]byte, strictjson.Limits) (strictjson.Value, error)) (strictjson.Value, *Error) {
-	root, err := parse(bytes.Clone(data), lim)
+	return parseOwnedObject(bytes.Clone(data), lim, parse)
+}
+
+// parseOwnedObject is parseObject of a copy nobody else holds.
+func parseOwnedObject(own []byte, lim strictjson.Limits, parse func([]byte, strictjson.Limits) (strictjson.Value, error)) (strictjson.Value, *Error) {
+	root, err := parse(own, lim)
 	if err != nil {
 		return strictjson.Value{}, ParseError(err)
 	}

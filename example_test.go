@@ -111,3 +111,28 @@ func ExampleError() {
 	// /tool required
 	// /budget/remainingUsd minimum
 }
+
+// A server that checks untrusted schemas from many callers may want a
+// smaller cache of compiled schemas, or none; answers are the same either
+// way.
+func ExampleSetSchemaCacheLimits() {
+	prev := preflight.SetSchemaCacheLimits(preflight.SchemaCacheLimits{Entries: 256, Bytes: 8 << 20})
+	defer preflight.SetSchemaCacheLimits(prev)
+	doc := []byte(`{"request":{"method":"POST","url":"https://api.example.com/v1/x","body":{"n":0}},` +
+		`"schema":{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}}`)
+	for range 2 { // the second call finds the schema compiled
+		res, err := preflight.CheckJSON(doc)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.Valid, res.Errors[0].Code)
+	}
+	preflight.SetSchemaCacheLimits(preflight.SchemaCacheLimits{}) // off
+	res, _ := preflight.CheckJSON(doc)
+	fmt.Println(res.Valid, res.Errors[0].Code)
+	// Output:
+	// false minimum
+	// false minimum
+	// false minimum
+}

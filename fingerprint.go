@@ -100,7 +100,11 @@ func requestHash(in *checkInput) (string, *Error) {
 		w.raw(`,"url":`)
 		w.str(in.url)
 		w.raw(`},"schema":`)
-		w.value(in.rawSch)
+		if in.cached != nil && in.cached.canon != nil {
+			w.buf = append(w.buf, in.cached.canon...)
+		} else {
+			w.value(in.rawSch)
+		}
 		w.raw("}")
 	})
 }

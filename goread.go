@@ -58,8 +58,15 @@ func readCheckRequest(req *CheckRequest, in *checkInput) *Error {
 			return err
 		}
 	}
-	if in.rawSch, err = in.parse(sch, "/schema", checkSchemaLimits); err != nil {
-		return err
+	if c := schemaCacheNow.Load(); c != nil && len(sch) <= MaxSchemaBytes {
+		if in.cached = c.lookupCheckSchema(sch); in.cached != nil {
+			in.rawSch = in.cached.tree // a text the cache holds parses, within these limits
+		}
+	}
+	if in.cached == nil {
+		if in.rawSch, err = in.parse(sch, "/schema", checkSchemaLimits); err != nil {
+			return err
+		}
 	}
 
 	var d decoder

@@ -13,17 +13,19 @@ func TestImplementationsAgree(t *testing.T) {
 	for _, c := range cases {
 		for _, impl := range CheckImpls {
 			t.Run(c.Name+"/"+impl.Name, func(t *testing.T) {
-				run, err := impl.Prepare(c)
-				if err != nil {
-					t.Fatalf("prepare: %v", err)
-				}
-				valid, err := run()
-				if err != nil {
-					t.Fatalf("run: %v", err)
-				}
-				if impl.Validates && valid != c.WantValid {
-					t.Errorf("valid = %v, want %v", valid, c.WantValid)
-				}
+				impl.Within(func() {
+					run, err := impl.Prepare(c)
+					if err != nil {
+						t.Fatalf("prepare: %v", err)
+					}
+					valid, err := run()
+					if err != nil {
+						t.Fatalf("run: %v", err)
+					}
+					if impl.Validates && valid != c.WantValid {
+						t.Errorf("valid = %v, want %v", valid, c.WantValid)
+					}
+				})
 			})
 		}
 	}
