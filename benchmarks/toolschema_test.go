@@ -57,7 +57,8 @@ func realTools(tb testing.TB) []realTool {
 			tb.Fatalf("%s: %v", f, err)
 		}
 		for _, t := range append(doc.Tools, doc.Result.Tools...) {
-			out = append(out, realTool{name: filepath.Base(f) + "/" + t.Name, schema: t.InputSchema, args: []byte(`{}`)})
+			name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".tools.json") + "/" + t.Name
+			out = append(out, realTool{name: name, schema: t.InputSchema, args: []byte(`{}`)})
 		}
 	}
 	if len(out) < 10 {
