@@ -48,6 +48,15 @@ type Operation struct {
 	// like a schema failure. The built-in browse operation has "url"; nil
 	// means none. Catalog files cannot state it.
 	URLMembers []string
+	// AssertFormat makes "format" in Schema an assertion, for these
+	// formats: date-time, date, time, duration, email, hostname, ipv4,
+	// ipv6, uri, uri-reference, uuid and regex (as JSON Schema 2020-12's
+	// format-assertion vocabulary defines them). A string that is not
+	// of its format then draws a format issue and a block; other formats,
+	// and values that are not strings, stay unchecked. False (the
+	// default) keeps every format an annotation. Catalog files state it
+	// as "assertFormat": true.
+	AssertFormat bool
 }
 
 // ToolAnnotations are the behaviour hints of an MCP tool description
@@ -176,7 +185,11 @@ func newCatalog(ops []Operation, base string, builtins int) (*Catalog, *Error) {
 		}
 		e := catalogEntry{op: op, effects: op.Effects.resolve(op.Annotations)}
 		if op.Schema != nil {
-			s, serr := compileOperationSchema(op.Schema, at+"/schema")
+			compile := compileOperationSchema
+			if op.AssertFormat {
+				compile = compileOperationSchemaAssertingFormat
+			}
+			s, serr := compile(op.Schema, at+"/schema")
 			if serr != nil {
 				issues = append(issues, serr.Details...)
 			} else {

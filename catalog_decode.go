@@ -10,7 +10,7 @@ import (
 
 var (
 	catalogTopMembers   = []string{"$schema", "builtins", "operations"}
-	operationMembers    = []string{"provider", "name", "aliases", "schema", "effects", "annotations"}
+	operationMembers    = []string{"provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat"}
 	annotationsMembers  = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 	effectsFileNames    = effectsNames[1:]
 	maxCatalogFileDepth = maxCheckDepth
@@ -23,12 +23,14 @@ var (
 //	  "provider": "github", "name": "create_issue", "aliases": ["issues.create"],
 //	  "schema": {"type": "object", "required": ["title"], ...},
 //	  "effects": "side_effecting",
-//	  "annotations": {"readOnlyHint": false, "destructiveHint": false}
+//	  "annotations": {"readOnlyHint": false, "destructiveHint": false},
+//	  "assertFormat": false
 //	}]}
 //
 // "effects" is "read_only", "side_effecting" or "destructive" (see
 // [Effects]); absent means from the annotations. "annotations" takes the
-// MCP hint names and an ignored "title". The catalog holds the built-in
+// MCP hint names and an ignored "title". "assertFormat": true makes the
+// schema's format keywords assertions (see [Operation.AssertFormat]). The catalog holds the built-in
 // operations (see [DefaultCatalog]) followed by the file's, unless the file
 // says "builtins": false; a file operation that repeats a built-in name is
 // a duplicate. A top-level "$schema" string (for editors) is ignored. Decoding is strict: malformed JSON and duplicate
@@ -77,7 +79,7 @@ func DecodeCatalog(data []byte) (*Catalog, error) {
 
 func (d *decoder) operation(v strictjson.Value, path string) Operation {
 	var op Operation
-	var f [6]strictjson.Value // operationMembers
+	var f [7]strictjson.Value // operationMembers
 	if !d.fields(v, path, operationMembers, f[:]) {
 		return op
 	}
@@ -134,6 +136,9 @@ func (d *decoder) operation(v strictjson.Value, path string) Operation {
 			hint(4, &a.OpenWorldHint)
 			op.Annotations = a
 		}
+	}
+	if m := f[6]; m.IsValid() {
+		op.AssertFormat = d.boolean(m, memberPath{path, "assertFormat"})
 	}
 	return op
 }

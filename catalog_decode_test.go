@@ -60,7 +60,7 @@ func TestDecodeCatalogErrors(t *testing.T) {
 			{"provider": "a", "name": "", "inputSchema": {}, "aliases": "x", "effects": "readonly",
 			 "annotations": {"readOnlyHint": "yes", "note": 1}}]}`, ErrorInvalidRequest, []Issue{
 			{Path: "/operationz", Code: IssueUnknownField, Message: `unknown member "operationz"; expected one of "$schema", "builtins", "operations"`},
-			{Path: "/operations/0/inputSchema", Code: IssueUnknownField, Message: `unknown member "inputSchema"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations"`},
+			{Path: "/operations/0/inputSchema", Code: IssueUnknownField, Message: `unknown member "inputSchema"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat"`},
 			{Path: "/operations/0/name", Code: IssueMinLength, Message: "expected a non-empty string"},
 			{Path: "/operations/0/aliases", Code: IssueType, Message: "expected an array of operation names, found string"},
 			{Path: "/operations/0/effects", Code: IssueEnum, Message: `expected one of "read_only", "side_effecting", "destructive", found "readonly"`},

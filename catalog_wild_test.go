@@ -42,7 +42,8 @@ func readTools(t *testing.T, file string) []mcpTool {
 
 // TestCatalogFromRealToolSchemas builds a catalog entry from the
 // inputSchema of real MCP tools: this project's own (the server's tools/list
-// answer) and those written down under testdata/catalog. Every tool
+// answer), those written down under testdata/catalog and the tools/list
+// answers of real servers captured under testdata/mcp-tools. Every tool
 // compiles (before the full vocabulary, minItems, anyOf, format and
 // exclusiveMinimum left five unchecked); all go into one catalog that
 // decides a call of each.
@@ -51,6 +52,43 @@ func TestCatalogFromRealToolSchemas(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "catalog", "*.tools.json"))
 	for _, f := range files {
 		sources[strings.TrimSuffix(filepath.Base(f), ".tools.json")] = f
+	}
+	// The tools/list answers of real MCP servers, as captured from npm.
+	captured, _ := filepath.Glob(filepath.Join("testdata", "mcp-tools", "*.tools.json"))
+	for _, f := range captured {
+		sources["npm-"+strings.TrimSuffix(filepath.Base(f), ".tools.json")] = f
+	}
+	if len(captured) < 10 {
+		t.Errorf("%d captured servers under testdata/mcp-tools, want at least 10", len(captured))
+	}
+	// Their outputSchemas (which mcpguard checks results against) compile too.
+	outputs := 0
+	for _, f := range captured {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Tools []struct {
+				Name         string          `json:"name"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, tool := range doc.Tools {
+			if len(tool.OutputSchema) == 0 {
+				continue
+			}
+			outputs++
+			if _, err := NewCatalog(Operation{Provider: "p", Name: "n", Schema: tool.OutputSchema}); err != nil {
+				t.Errorf("%s %s: outputSchema: %v", f, tool.Name, err)
+			}
+		}
+	}
+	if len(captured) >= 10 && outputs < 10 {
+		t.Errorf("%d outputSchemas under testdata/mcp-tools; the test data is missing", outputs)
 	}
 	// Which keywords make a tool's schema fail; absent means it compiles.
 	// Every one compiles in the full vocabulary (format is an annotation).

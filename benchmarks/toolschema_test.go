@@ -1,7 +1,8 @@
 package benchmarks
 
-// Tool schemas as MCP servers list them (the core's testdata/catalog and
-// the reference server's own tools/list), validated by preflight's tool
+// Tool schemas as MCP servers list them (the core's testdata/catalog, the
+// tools/list of real servers captured under testdata/mcp-tools and the
+// reference server's own tools/list), validated by preflight's tool
 // path (a catalog built from the schema, then Decide) and by the two
 // peers. Most of these schemas are outside the twelve-keyword subset of
 // /check-request (draft-07 $schema, anyOf, format, minItems,
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -29,6 +31,8 @@ type realTool struct {
 func realTools(tb testing.TB) []realTool {
 	tb.Helper()
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "catalog", "*.tools.json"))
+	captured, _ := filepath.Glob(filepath.Join("..", "testdata", "mcp-tools", "*.tools.json"))
+	files = append(files, captured...)
 	files = append(files, filepath.Join("..", "server", "testdata", "mcp_tools_list.golden"))
 	sort.Strings(files)
 	var out []realTool
@@ -53,7 +57,8 @@ func realTools(tb testing.TB) []realTool {
 			tb.Fatalf("%s: %v", f, err)
 		}
 		for _, t := range append(doc.Tools, doc.Result.Tools...) {
-			out = append(out, realTool{name: filepath.Base(f) + "/" + t.Name, schema: t.InputSchema, args: []byte(`{}`)})
+			name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".tools.json") + "/" + t.Name
+			out = append(out, realTool{name: name, schema: t.InputSchema, args: []byte(`{}`)})
 		}
 	}
 	if len(out) < 10 {
@@ -153,13 +158,21 @@ func argumentVariants(tb testing.TB, schema []byte) [][]byte {
 }
 
 // TestToolSchemasAgree: on every real tool schema, preflight's tool path
-// and santhosh-tekuri agree on whether each of argumentVariants is valid.
+// and santhosh-tekuri agree on whether each of argumentVariants is valid
+// (format asserted by both in draft-07 schemas, by neither in 2020-12).
 func TestToolSchemasAgree(t *testing.T) {
 	n, valid := 0, 0
 	tools := realTools(t)
 	defer func() { t.Logf("%d tools, %d verdicts compared, %d valid", len(tools), n, valid) }()
 	for _, tool := range tools {
-		c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+		// santhosh-tekuri asserts format in draft-07 and older whatever it
+		// is told: preflight does too there, for this comparison.
+		var d struct {
+			Schema string `json:"$schema"`
+		}
+		json.Unmarshal(tool.schema, &d)
+		assert := strings.Contains(d.Schema, "json-schema.org/draft-0")
+		c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema, AssertFormat: assert})
 		if err != nil {
 			t.Errorf("%s: %v", tool.name, err)
 			continue
@@ -255,4 +268,40 @@ func BenchmarkToolSchemas(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkToolSchemaCold is BenchmarkToolSchemas' cold runs one tool at a
+// time (sub-benchmarks tool=FILE/NAME/IMPL), for a per-tool comparison:
+//
+//	go test -run '^$' -bench 'ToolSchemaCold' -benchtime 300x ./benchmarks
+func BenchmarkToolSchemaCold(b *testing.B) {
+	for _, tool := range realTools(b) {
+		b.Run("tool="+tool.name+"/preflight", func(b *testing.B) {
+			for b.Loop() {
+				c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+				if err != nil {
+					b.Fatal(err)
+				}
+				preflightValid(b, c, tool.args)
+			}
+		})
+		b.Run("tool="+tool.name+"/santhosh", func(b *testing.B) {
+			for b.Loop() {
+				sch, err := santhoshCompile(tool.schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				santhoshValidate(sch, tool.args)
+			}
+		})
+		b.Run("tool="+tool.name+"/google", func(b *testing.B) {
+			for b.Loop() {
+				rs, err := googleResolve(tool.schema)
+				if err != nil {
+					b.Fatal(err)
+				}
+				googleValidate(rs, tool.args)
+			}
+		})
+	}
 }

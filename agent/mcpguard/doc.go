@@ -19,7 +19,12 @@
 // never fetched; another $schema; an ill-formed keyword) leaves the tool
 // taking any object, and Options.Logger gets a warning naming the tool
 // and the reason: give the tool an Options.Specs entry with a usable
-// schema to have its arguments checked. The
+// schema to have its arguments checked. Options.AssertFormat makes
+// "format" an assertion in listed schemas. A tool's outputSchema, when
+// listed, is checked against the structuredContent of each of its results
+// (isError false): a mismatch is a warning (logged, and in
+// CallReport.OutputIssues), never a block, and the result is passed on
+// unchanged; Options.NoOutputCheck turns this off. The
 // annotations are the tool author's claims and are not verified: by
 // default only a tool annotated readOnlyHint is ever reused or coalesced,
 // and one that is not read-only and not marked destructiveHint false is

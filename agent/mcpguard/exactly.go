@@ -483,6 +483,7 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 	}
 	ans, err := r.Finish(ctx, b, outcome, nil)
 	note(ctx, ans)
+	noteOutput(ctx, s.g.checkOutput(s.st, name, b))
 	if err != nil {
 		return b, kindOther, err
 	}

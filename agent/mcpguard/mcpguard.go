@@ -68,6 +68,18 @@ type Options struct {
 	// A spec's Operation.Schema and Annotations, when nil, are taken from
 	// the tool list; its Provider, when empty, is tools.DefaultProvider.
 	Specs []tools.Spec
+	// AssertFormat makes "format" an assertion (see
+	// preflight.Operation.AssertFormat) in the inputSchema of listed
+	// tools, and in their outputSchema. A Spec with a Schema of its own
+	// keeps its Operation.AssertFormat. False: format is an annotation.
+	AssertFormat bool
+	// NoOutputCheck turns off the check of results against their tool's
+	// listed outputSchema. By default the structuredContent of each
+	// result a tool with an outputSchema returns (isError false) is
+	// validated against it, and a mismatch is a warning: logged, and in
+	// CallReport.OutputIssues; the result is passed on as it is, never
+	// blocked.
+	NoOutputCheck bool
 	// Logger receives a warning for each listed tool whose inputSchema
 	// cannot be used (a $ref to another document, an unknown $schema, an
 	// ill-formed keyword), naming the tool and the reason: that tool's
@@ -113,6 +125,9 @@ type session struct {
 	// unchecked maps a listed tool whose inputSchema could not be used to
 	// the reason; its arguments are taken as any object.
 	unchecked map[string]string
+	// outputs holds the compiled outputSchema of each listed tool that
+	// has a usable one (none with Options.NoOutputCheck).
+	outputs map[string]*preflight.Catalog
 }
 
 func newGuard(opts *Options) *guard {
@@ -199,6 +214,7 @@ func (g *guard) sawList(st *session, params *mcp.ListToolsParams, res *mcp.ListT
 		st.s.SetTools(ts)
 		st.unchecked = unchecked
 	}
+	st.outputs = g.outputSchemas(st.tools)
 }
 
 // uncheckedReason is why the listed inputSchema of tool name could not be
@@ -247,6 +263,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 			return nil, preflight.OutcomeTransientFailure, err
 		}
 		fresh = res
+		g.checkOutput(st, name, b) // a warning, logged: the middleware has no CallReport
 		return b, Classify(res, nil), nil
 	})
 	var pe *preflight.Error

@@ -3,6 +3,8 @@ package mcpguard
 import (
 	"context"
 
+	"github.com/agentpreflight/preflight"
+
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/tools"
 )
@@ -28,6 +30,12 @@ type CallReport struct {
 	// inputSchema could not be used (a $ref to another document, an
 	// unknown $schema, …): the call's arguments were taken as any object.
 	SchemaUnchecked string
+	// OutputIssues, when not empty, are where the result's
+	// structuredContent does not match the tool's listed outputSchema
+	// (paths under "/structuredContent"): a warning, never a block; the
+	// result was passed on as the tool returned it. See
+	// Options.NoOutputCheck.
+	OutputIssues []preflight.Issue
 	// Report is the Guard's report: the decision with its reason codes,
 	// and the money reserved and settled when the call ran.
 	Report agent.Report
@@ -58,6 +66,14 @@ func noteRepeat(ctx context.Context) {
 func noteNotEvaluated(ctx context.Context) {
 	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
 		r.NotEvaluated = true
+	}
+}
+
+// noteOutput records in the CallReport of ctx, if any, where the result
+// did not match the tool's outputSchema.
+func noteOutput(ctx context.Context, issues []preflight.Issue) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil && len(issues) > 0 {
+		r.OutputIssues = issues
 	}
 }
 

@@ -15,6 +15,7 @@ func (g *guard) toolsChanged(st *session) {
 	st.listed, st.partial = false, nil
 	clear(st.missing)
 	st.typed = make(map[string]bool)
+	st.outputs = nil
 	if ts, _, err := g.toolset(nil); err == nil {
 		st.s.SetTools(ts)
 		st.unchecked = nil

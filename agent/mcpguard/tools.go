@@ -48,6 +48,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (set *tools.Set, unchecked map[strin
 		if t := byName[s.Operation.Name]; t != nil {
 			if s.Operation.Schema == nil {
 				s.Operation.Schema = g.usableSchema(t, unchecked)
+				s.Operation.AssertFormat = s.Operation.AssertFormat || g.opts.AssertFormat
 			}
 			if s.Operation.Annotations == nil {
 				s.Operation.Annotations = annotations(t)
@@ -61,7 +62,7 @@ func (g *guard) toolset(listed []*mcp.Tool) (set *tools.Set, unchecked map[strin
 		}
 		s := g.opts.Defaults
 		s.Operation = preflight.Operation{Provider: tools.DefaultProvider, Name: t.Name,
-			Schema: g.usableSchema(t, unchecked), Annotations: annotations(t)}
+			Schema: g.usableSchema(t, unchecked), Annotations: annotations(t), AssertFormat: g.opts.AssertFormat}
 		specs = append(specs, s)
 	}
 	set, err = tools.NewSet(g.opts.Defaults, specs...)

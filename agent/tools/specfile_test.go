@@ -99,7 +99,7 @@ func TestDecodeSpecsUnknownMember(t *testing.T) {
 	if !errors.As(err, &pe) || len(pe.Details) != 1 {
 		t.Fatalf("want one issue, got %v", err)
 	}
-	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"`
+	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat", "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"`
 	if d := cmp.Diff(want, pe.Details[0].Message); d != "" {
 		t.Errorf("message (-want +got):\n%s", d)
 	}

@@ -351,7 +351,10 @@
 // settledUsd, upstream (ok, tool_error, rpc_error, failed; empty when
 // not forwarded), upstreamStatus (the HTTP status of a stateless call's
 // upstream answer), upstreamMs, durationMs, stateless and, for an error
-// answer, error. Calls refused at a bound on calls in flight, before
+// answer, error; schemaUnchecked when the tool's inputSchema could not be
+// used (the reason), and outputIssues (how many) with outputIssue (the
+// first) when a result's structuredContent did not match the tool's
+// outputSchema (the result is passed on). Calls refused at a bound on calls in flight, before
 // their run is known, get at most 20 lines a second; the next line that
 // is written says how many were not (refusalsNotLogged). Metrics count
 // every call.

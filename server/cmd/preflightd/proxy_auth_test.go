@@ -565,7 +565,26 @@ func TestProxyConfigWarnings(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil {
 		t.Fatal(err)
 	}
+	// A call of the tool whose schema is not used: its log line says why.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "lookup_order", Arguments: map[string]any{"id": 7}}); err != nil {
+		t.Fatal(err)
+	}
 	cs.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var reason any
+		for _, l := range d.logged("mcp proxy: tools/call") {
+			if l["tool"] == "lookup_order" {
+				reason = l["schemaUnchecked"]
+			}
+		}
+		if r, _ := reason.(string); strings.Contains(r, "https://example.com/order-id.json") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the call line of lookup_order has schemaUnchecked %v, want the reason naming the $ref", reason)
+			break
+		}
+	}
 	want := map[string]string{
 		"budget_unbound":  "proxy: --budget-usd 2 cannot bind: no operation of --operations has a priceUsd above 0",
 		"tool_not_listed": "proxy: --operations configures tool market_qoute, which the upstream does not list",
@@ -583,6 +602,9 @@ func TestProxyConfigWarnings(t *testing.T) {
 			}
 			d.mu.Unlock()
 			if len(got) == 1 && got[0]["level"] == "WARN" && strings.HasPrefix(got[0]["msg"].(string), msg) {
+				if r, _ := got[0]["reason"].(string); code == "schema_unusable" && !strings.Contains(r, "$ref") {
+					t.Errorf("schema_unusable: reason field %q does not name the $ref", r)
+				}
 				break
 			}
 			if time.Now().After(deadline) {

@@ -156,7 +156,7 @@ func TestProxyBudgetFlag(t *testing.T) {
 // start (the proxy and the server read one format alike),
 // naming the file and counting its problems, each listed with its pointer.
 func TestBadOperationsFile(t *testing.T) {
-	const ops = `"provider", "name", "aliases", "schema", "effects", "annotations"`
+	const ops = `"provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat"`
 	tests := []struct {
 		name  string
 		file  string

@@ -97,9 +97,10 @@ func (c *listChecker) sawList(cursor string, result json.RawMessage) {
 			continue
 		}
 		if _, err := preflight.NewCatalog(preflight.Operation{Provider: "mcp", Name: "t", Schema: t.InputSchema}); err != nil {
+			reason := schemaReason(err)
 			c.report("schema "+t.Name, configProblem{"schema_unusable",
-				"the upstream's inputSchema of tool " + t.Name + " cannot be used: its arguments are checked as any JSON object (" + schemaReason(err) + ")"},
-				"tool", t.Name)
+				"the upstream's inputSchema of tool " + t.Name + " cannot be used: its arguments are checked as any JSON object (" + reason + ")"},
+				"tool", t.Name, "reason", reason)
 		}
 	}
 	c.mu.Lock()

@@ -205,6 +205,13 @@ func (o *proxyObserver) record(span trace.Span, r mcpproxy.CallRecord) {
 	if r.Error != "" {
 		attrs = append(attrs, "error", clip(r.Error, 512))
 	}
+	if r.SchemaUnchecked != "" {
+		attrs = append(attrs, "schemaUnchecked", clip(r.SchemaUnchecked, 512))
+	}
+	if len(r.OutputIssues) > 0 {
+		// The first, and how many: a warning, the result was passed on.
+		attrs = append(attrs, "outputIssues", len(r.OutputIssues), "outputIssue", clip(r.OutputIssues[0], 512))
+	}
 	logIt := true
 	if r.Answer == mcpproxy.AnswerRefused && r.Run == "" {
 		// Refused at a bound on calls in flight, before its run was

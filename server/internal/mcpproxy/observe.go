@@ -85,6 +85,14 @@ type CallRecord struct {
 	UpstreamDuration, Duration time.Duration
 	// Error is the JSON-RPC error the client got, "" for a result.
 	Error string
+	// SchemaUnchecked, when not empty, says why the tool's listed
+	// inputSchema could not be used: the call's arguments were taken as
+	// any object (see mcpguard.CallReport.SchemaUnchecked).
+	SchemaUnchecked string
+	// OutputIssues are where the result's structuredContent did not match
+	// the tool's outputSchema, each "path: message"; a warning, the result
+	// was passed on (see mcpguard.CallReport.OutputIssues).
+	OutputIssues []string
 }
 
 // observed is one call being observed.
@@ -150,6 +158,10 @@ func (o *observed) finish(err error) {
 		}
 	}
 	r.ReservedUSD, r.SettledUSD = string(rep.Report.ReservedUSD), string(rep.Report.SettledUSD)
+	r.SchemaUnchecked = rep.SchemaUnchecked
+	for _, is := range rep.OutputIssues {
+		r.OutputIssues = append(r.OutputIssues, is.Path+": "+is.Message)
+	}
 	if r.Answer == "" {
 		switch {
 		case rep.Repeat:
