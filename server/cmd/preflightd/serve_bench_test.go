@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -123,8 +124,19 @@ func benchHandlers() []struct {
 		{"server+framing", rejectAmbiguousFraming(server.New(cfg))},
 		{"full", accessLog(logger, rejectAmbiguousFraming(server.New(cfg)))},
 		{"full+metrics", accessLog(logger, rejectAmbiguousFraming(server.New(mcfg)))},
+		{"full+devnull", accessLog(devNull, rejectAmbiguousFraming(server.New(cfg)))},
 	}
 }
+
+// devNull is a JSON logger that writes each line to /dev/null with a
+// system call, as preflightd writes each access line to its output.
+var devNull = func() *slog.Logger {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		panic(err)
+	}
+	return slog.New(slog.NewJSONHandler(f, nil))
+}()
 
 // BenchmarkServe compares, on the same bodies in one run, the per-request
 // cost of preflightd's handler chain (no network) with the bare floor.
