@@ -84,10 +84,18 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		w.Header().Set("Connection", "close")
 		return nil, tooLarge()
 	}
-	// The limit reader is given the server's own writer, not a wrapper,
-	// so that net/http learns the limit was hit and neither drains the
-	// rest of the body before answering nor keeps the connection.
-	data, err := readAll(http.MaxBytesReader(baseWriter(w), r.Body, MaxBodyBytes), r.ContentLength)
+	var data []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// A declared length is at most MaxBodyBytes here, and net/http
+		// never reads past it; the limit is kept for any other caller.
+		data, err = readAll(r.Body, r.ContentLength)
+	} else {
+		// The limit reader is given the server's own writer, not a wrapper,
+		// so that net/http learns the limit was hit and neither drains the
+		// rest of the body before answering nor keeps the connection.
+		data, err = readAll(http.MaxBytesReader(baseWriter(w), r.Body, MaxBodyBytes), -1)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -113,10 +121,11 @@ func tooLarge() *preflight.Error {
 	}
 }
 
-// readAll reads r to its end as io.ReadAll does, into a buffer sized for a
-// declared length (0 to MaxBodyBytes; -1 when unknown) plus one byte, so a
-// body that is as long as it says is read into one allocation. A body
-// longer or shorter than declared is still read whole.
+// readAll reads r to its end as io.ReadAll does. A declared length (0 to
+// MaxBodyBytes; -1 when unknown) sizes the buffer, plus one byte, so a body
+// that is as long as it says is read into one allocation; a body longer or
+// shorter than declared is still read whole, and one read past
+// MaxBodyBytes fails with a *http.MaxBytesError.
 func readAll(r io.Reader, declared int64) ([]byte, error) {
 	if declared < 0 || declared > MaxBodyBytes {
 		return io.ReadAll(r)
@@ -125,6 +134,9 @@ func readAll(r io.Reader, declared int64) ([]byte, error) {
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if len(b) > MaxBodyBytes {
+			return nil, &http.MaxBytesError{Limit: MaxBodyBytes}
+		}
 		if err != nil {
 			if err == io.EOF {
 				err = nil

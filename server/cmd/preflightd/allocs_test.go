@@ -14,10 +14,10 @@ import (
 // and marshalling the answer, measured on the same body): request id,
 // observation, body buffer, headers, context, access log line.
 var serverAllocBudgets = map[string]float64{
-	"decision/server": 8,
-	"decision/full":   11,
-	"check/server":    8,
-	"check/full":      11,
+	"decision/server": 7,
+	"decision/full":   10,
+	"check/server":    7,
+	"check/full":      10,
 }
 
 func TestServerAllocationBudgets(t *testing.T) {
