@@ -36,6 +36,9 @@ const MaxBodyBytes = 65536
 // isJSONMediaType reports whether a Content-Type value names JSON:
 // application/json or any application/*+json type, parameters allowed.
 func isJSONMediaType(contentType string) bool {
+	if contentType == "application/json" {
+		return true // the usual value, without ParseMediaType's allocations
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false
@@ -76,24 +79,28 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 				": send it uncompressed, with no Content-Encoding (or identity); nothing was evaluated",
 		}
 	}
-	tooLarge := &preflight.Error{
-		Code:    ErrorPayloadTooLarge,
-		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
-	}
 	if r.ContentLength > MaxBodyBytes {
 		// Do not read the body, and do not let the server drain it.
 		w.Header().Set("Connection", "close")
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
-	// The limit reader is given the server's own writer, not a wrapper,
-	// so that net/http learns the limit was hit and neither drains the
-	// rest of the body before answering nor keeps the connection.
-	data, err := io.ReadAll(http.MaxBytesReader(baseWriter(w), r.Body, MaxBodyBytes))
+	var data []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// A declared length is at most MaxBodyBytes here, and net/http
+		// never reads past it; the limit is kept for any other caller.
+		data, err = readAll(r.Body, r.ContentLength)
+	} else {
+		// The limit reader is given the server's own writer, not a wrapper,
+		// so that net/http learns the limit was hit and neither drains the
+		// rest of the body before answering nor keeps the connection.
+		data, err = readAll(http.MaxBytesReader(baseWriter(w), r.Body, MaxBodyBytes), -1)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			w.Header().Set("Connection", "close") // through every wrapper too
-			return nil, tooLarge
+			return nil, tooLarge()
 		}
 		// The network error names socket addresses; the client needs only
 		// to know that its body did not arrive. Every route and /mcp answer
@@ -104,6 +111,42 @@ func readLimited(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Err
 		}
 	}
 	return data, nil
+}
+
+// tooLarge is the error of a body over MaxBodyBytes.
+func tooLarge() *preflight.Error {
+	return &preflight.Error{
+		Code:    ErrorPayloadTooLarge,
+		Message: fmt.Sprintf("the request body is larger than %d bytes", MaxBodyBytes),
+	}
+}
+
+// readAll reads r to its end as io.ReadAll does. A declared length (0 to
+// MaxBodyBytes; -1 when unknown) sizes the buffer, plus one byte, so a body
+// that is as long as it says is read into one allocation; a body longer or
+// shorter than declared is still read whole, and one read past
+// MaxBodyBytes fails with a *http.MaxBytesError.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared < 0 || declared > MaxBodyBytes {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, declared+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if len(b) > MaxBodyBytes {
+			return nil, &http.MaxBytesError{Limit: MaxBodyBytes}
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append grow it
+		}
+	}
 }
 
 // baseWriter returns the writer at the bottom of w's Unwrap chain: the

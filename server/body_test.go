@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,48 @@ func TestIsJSONMediaType(t *testing.T) {
 		if got := isJSONMediaType(ct); got != want {
 			t.Errorf("isJSONMediaType(%q) = %v, want %v", ct, got, want)
 		}
+	}
+}
+
+// TestReadLimitedDeclaredLength: a body read under its declared length
+// (one buffer of that size) is still read whole when it is longer than
+// declared, and still refused past MaxBodyBytes, as a body of unknown
+// length is.
+func TestReadLimitedDeclaredLength(t *testing.T) {
+	tests := []struct {
+		name     string
+		size     int
+		declared int64
+		tooLarge bool
+	}{
+		{"as declared", 300, 300, false},
+		{"empty", 0, 0, false},
+		{"shorter than declared", 100, 300, false},
+		{"longer than declared", 500, 300, false},
+		{"at the limit", MaxBodyBytes, MaxBodyBytes, false},
+		{"past the limit, declared small", MaxBodyBytes + 1, 10, true},
+		{"past the limit, unknown", MaxBodyBytes + 1, -1, true},
+		{"at the limit, unknown", MaxBodyBytes, -1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := strings.Repeat("a", tt.size)
+			r := httptest.NewRequest(http.MethodPost, "/check-request", strings.NewReader(body))
+			r.ContentLength = tt.declared
+			rec := httptest.NewRecorder()
+			data, perr := readLimited(rec, r)
+			if tt.tooLarge {
+				if perr == nil || perr.Code != ErrorPayloadTooLarge || rec.Header().Get("Connection") != "close" {
+					t.Fatalf("got %v (Connection %q), want payload_too_large and Connection: close", perr, rec.Header().Get("Connection"))
+				}
+				return
+			}
+			if perr != nil {
+				t.Fatalf("error %v", perr)
+			}
+			if string(data) != body {
+				t.Errorf("read %d bytes, want the %d sent", len(data), len(body))
+			}
+		})
 	}
 }

@@ -34,12 +34,15 @@ const MaxEvaluationWait = 2 * time.Second
 // the message). Reading the body happens before it, so a slow client never
 // holds a slot; the paywall's calls to the facilitator happen after it.
 type gate struct {
-	slots chan struct{}
-	wait  time.Duration
+	slots   chan struct{}
+	wait    time.Duration
+	release func() // g.leave, made once: a method value made per request is an allocation
 }
 
 func newGate() *gate {
-	return &gate{slots: make(chan struct{}, gateSlotsPerCPU*runtime.GOMAXPROCS(0)), wait: MaxEvaluationWait}
+	g := &gate{slots: make(chan struct{}, gateSlotsPerCPU*runtime.GOMAXPROCS(0)), wait: MaxEvaluationWait}
+	g.release = g.leave
+	return g
 }
 
 // enter takes a slot, waiting at most g.wait (less if ctx ends). It
@@ -48,14 +51,14 @@ func newGate() *gate {
 func (g *gate) enter(ctx context.Context) (release func()) {
 	select {
 	case g.slots <- struct{}{}:
-		return g.leave
+		return g.release
 	default:
 	}
 	t := time.NewTimer(g.wait)
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
-		return g.leave
+		return g.release
 	case <-t.C:
 		return nil
 	case <-ctx.Done():

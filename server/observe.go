@@ -78,8 +78,11 @@ type observer struct {
 
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ob := &observation{requestID: requestID(r.Header.Get(headerRequestID))}
-	w.Header().Set(headerRequestID, ob.requestID)
+	st := &requestState{}
+	ob := &st.ob
+	ob.requestID = requestID(r.Header.Get(headerRequestID))
+	st.idHeader[0] = ob.requestID
+	w.Header()[headerRequestID] = st.idHeader[:] // as Header.Set does, without allocating the slice
 	route := o.routeOf(r.URL.Path)
 	ctx := context.WithValue(r.Context(), observationKey{}, ob)
 	var span trace.Span
@@ -95,7 +98,8 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if o.metrics != nil {
 		o.metrics.inFlight.Inc()
 	}
-	rec := &responseRecorder{ResponseWriter: w}
+	rec := &st.rec
+	rec.ResponseWriter = w
 	defer func() {
 		status := rec.status
 		if status == 0 {
@@ -110,6 +114,14 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	o.next.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// requestState is what the observer keeps for one request, in one
+// allocation.
+type requestState struct {
+	ob       observation
+	rec      responseRecorder
+	idHeader [1]string // the X-Request-Id header's value
 }
 
 // requestAttributes are the server span's attributes known at its start.

@@ -29,7 +29,7 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		}
 		writeErr := rec.err
 		if writeErr == nil && w.Header().Get("Content-Length") != "" {
-			writeErr = http.NewResponseController(w).Flush()
+			writeErr = flush(w)
 		}
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
@@ -83,3 +83,21 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer (flush,
 // deadlines).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// flush flushes w as http.ResponseController's Flush does (FlushError, else
+// Flush, else the writer w unwraps to), without allocating a controller.
+func flush(w http.ResponseWriter) error {
+	for {
+		switch t := w.(type) {
+		case interface{ FlushError() error }:
+			return t.FlushError()
+		case http.Flusher:
+			t.Flush()
+			return nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
+}

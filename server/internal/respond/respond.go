@@ -20,11 +20,19 @@ const (
 	ServerBusy         preflight.ErrorCode = "server_busy"         // 503 with Retry-After: too busy to evaluate or to pay; nothing was charged
 )
 
+// The values of the fixed headers of every answer.
+var (
+	contentTypeJSON = []string{"application/json"}
+	noSniff         = []string{"nosniff"}
+)
+
 // WriteJSON writes body as an application/json answer with status.
 func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
+	// As Header.Set with canonical keys, sharing the fixed values: a
+	// header's value slice is replaced, never written in place.
+	h["Content-Type"] = contentTypeJSON
+	h["X-Content-Type-Options"] = noSniff
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
