@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 )
 
@@ -110,6 +111,27 @@ func (a *Arrivals) Balance(t T) agent.Balance {
 		t.Fatalf("the store cannot be read: %v", err)
 	}
 	return st.Balance
+}
+
+// CancelledOnce checks what a search cancelled while it ran leaves on
+// the store, once no call holds money: the scenario sc ran the search
+// once, g's history holds that call as one transient failure, the
+// search's estimate is spent and nothing is held. What every adapter's
+// cancellation test asserts after the run.
+func (a *Arrivals) CancelledOnce(t T, sc *Scenario, g *agent.Guard) {
+	t.Helper()
+	if !a.Idle(10 * time.Second) {
+		t.Fatalf("the cancelled call still holds its reservation: %+v", a.Balance(t))
+	}
+	h, err := g.Ledger().History(context.Background())
+	if err != nil {
+		t.Fatalf("the history cannot be read: %v", err)
+	}
+	bal := a.Balance(t)
+	if n := sc.Counts()[Search]; n != 1 || len(h) != 1 || h[0].Outcome != preflight.OutcomeTransientFailure ||
+		bal.SpentUSD != SearchPrice || bal.ReservedUSD != "0" {
+		t.Fatalf("searches %d, history %+v, balance %+v; want 1 search, one transient failure, %s spent, nothing held", n, h, bal, SearchPrice)
+	}
 }
 
 // Expiring returns a context whose deadline passes when expire is
