@@ -309,7 +309,8 @@ func TestBinaryConnectionAndPaymentCaps(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		t.Logf("%d connections from %d processes in %v: %v (bound %d)", attackConns, floodHelpers, time.Since(start).Round(time.Millisecond), outcomes, bound)
+		flood := time.Since(start)
+		t.Logf("%d connections from %d processes in %v: %v (bound %d)", attackConns, floodHelpers, flood.Round(time.Millisecond), outcomes, bound)
 
 		// While the attacker holds every socket: a fresh client's /health,
 		// and a paid request that verifies and settles.
@@ -335,8 +336,12 @@ func TestBinaryConnectionAndPaymentCaps(t *testing.T) {
 		if peakFDs > bound+reserve {
 			t.Errorf("peak %d file descriptors, over the bound %d + reserve %d", peakFDs, bound, reserve)
 		}
-		if outcomes["200"] < bound/2 || outcomes["503"]+outcomes["closed without an answer"] == 0 {
-			t.Errorf("outcomes %v: want the bound's worth served and the rest refused", outcomes)
+		// Refusals are certain only when the flood outruns the 5 s idle
+		// timeout under pressure: on a slower machine (the race detector)
+		// the first connections are closed while the last arrive, and their
+		// places serve them. The bound itself is the peak checked above.
+		if outcomes["200"] < bound/2 || flood < 5*time.Second && outcomes["503"]+outcomes["closed without an answer"] == 0 {
+			t.Errorf("outcomes %v in %v: want the bound's worth served and, within the 5 s idle timeout under pressure, the rest refused", outcomes, flood.Round(time.Millisecond))
 		}
 		if fdsAfter > fdsBefore+16 {
 			t.Errorf("%d file descriptors 15 s after the flood (before: %d): idle connections were not closed under pressure", fdsAfter, fdsBefore)

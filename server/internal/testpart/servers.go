@@ -149,7 +149,10 @@ func StartRedisCluster(t testing.TB, extra ...string) []string {
 	}
 	var addrs []string
 	for range 3 {
-		args := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000"}, extra...)
+		// The bus port is chosen free too: by default it is the port plus
+		// 10,000, which may be a client's ephemeral port at that moment.
+		args := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+			"--cluster-port", strconv.Itoa(freePort(t))}, extra...)
 		addrs = append(addrs, StartRedis(t, args...))
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
