@@ -26,8 +26,33 @@ type chatModel struct {
 	next   func() []agenttest.Call
 	result func(id string, b []byte)
 
+	read toolResults
+}
+
+// toolResults hands each tool result a scripted endpoint reads to a
+// model's result function once per call id (a client sends the whole
+// conversation again each turn), and only when there is one. Safe for
+// concurrent use.
+type toolResults struct {
 	mu   sync.Mutex
 	seen map[string]bool
+}
+
+func (r *toolResults) once(result func(id string, b []byte), id string, raw json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[id] {
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[id] = true
+	var s string
+	json.Unmarshal(raw, &s)
+	if result != nil {
+		result(id, []byte(s))
+	}
 }
 
 func (m *chatModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,22 +67,11 @@ func (m *chatModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"unexpected request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	m.mu.Lock()
-	if m.seen == nil {
-		m.seen = map[string]bool{}
-	}
 	for _, msg := range req.Messages {
-		if msg.Role != "tool" || m.seen[msg.ToolCallID] {
-			continue
-		}
-		m.seen[msg.ToolCallID] = true
-		var s string
-		json.Unmarshal(msg.Content, &s)
-		if m.result != nil {
-			m.result(msg.ToolCallID, []byte(s))
+		if msg.Role == "tool" {
+			m.read.once(m.result, msg.ToolCallID, msg.Content)
 		}
 	}
-	m.mu.Unlock()
 	calls := m.next()
 	message := map[string]any{"role": "assistant", "content": "done"}
 	finish := "stop"

@@ -26,8 +26,7 @@ type responsesModel struct {
 	next   func() []agenttest.Call
 	result func(id string, b []byte)
 
-	mu   sync.Mutex
-	seen map[string]bool
+	read toolResults
 }
 
 func (m *responsesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,20 +41,11 @@ func (m *responsesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"unexpected request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	m.mu.Lock()
-	if m.seen == nil {
-		m.seen = map[string]bool{}
-	}
 	for _, it := range req.Input {
-		if it.Type != "function_call_output" || m.seen[it.CallID] {
-			continue
+		if it.Type == "function_call_output" {
+			m.read.once(m.result, it.CallID, it.Output)
 		}
-		m.seen[it.CallID] = true
-		var s string
-		json.Unmarshal(it.Output, &s)
-		m.result(it.CallID, []byte(s))
 	}
-	m.mu.Unlock()
 	var output []map[string]any
 	for _, c := range m.next() {
 		output = append(output, map[string]any{"type": "function_call", "id": "fc_" + c.ID, "call_id": c.ID, "name": c.Tool, "arguments": c.Args, "status": "completed"})
