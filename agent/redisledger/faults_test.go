@@ -238,7 +238,7 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 		t.Fatal(err)
 	}
 	spent := new(big.Rat)
-	if m := strings.Fields(h["m"]); len(m) > 2 {
+	if m := strings.Fields(h["c"]); len(m) > 2 {
 		usd, err := fromLimbs(m[1], m[2])
 		if err != nil {
 			t.Fatal(err)
@@ -247,7 +247,7 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 	}
 	n := 0
 	for k, v := range h {
-		if strings.HasPrefix(k, "d:") && (strings.HasPrefix(v, "0 ") || strings.HasPrefix(v, "1 ")) {
+		if strings.HasPrefix(k, "r:") && (strings.HasPrefix(v, "0 ") || strings.HasPrefix(v, "1 ")) {
 			n++
 		}
 	}
