@@ -2,13 +2,16 @@ package redisledger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,8 +241,11 @@ func rawMoney(t *testing.T, c redis.UniversalClient, s *Store) (*big.Rat, int) {
 		t.Fatal(err)
 	}
 	spent := new(big.Rat)
-	if m := strings.Fields(h["c"]); len(m) > 2 {
-		usd, err := fromLimbs(m[1], m[2])
+	if m := h["c"]; len(m) == 104 {
+		limb := func(i int) string {
+			return strconv.FormatFloat(math.Float64frombits(binary.LittleEndian.Uint64([]byte(m[8*i:]))), 'f', 0, 64)
+		}
+		usd, err := fromLimbs(limb(1), limb(2))
 		if err != nil {
 			t.Fatal(err)
 		}

