@@ -410,7 +410,7 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
 	}
 	epoch, _ := v[0].(string)
-	ver, err := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	ver, err := limbInt(v[1])
 	if err != nil || epoch == "" {
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %v", v[1], v[0])
 	}
@@ -548,11 +548,11 @@ func balance(v []any) (agent.Balance, error) {
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	calls, err := strconv.Atoi(fmt.Sprint(v[4]))
+	calls, err := limbInt(v[4])
 	if err != nil {
 		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[4])
 	}
-	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: calls}, nil
+	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: int(calls)}, nil
 }
 
 // Reserve holds r.AmountUSD and one call, atomically in Redis, if the
@@ -584,21 +584,17 @@ func (s *Store) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint 
 
 func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bool, agent.LedgerState, error) {
 	var st agent.LedgerState
-	amount, err := toAtto(r.AmountUSD)
-	if err != nil {
+	a1, a0, err := limbsOf(r.AmountUSD, false)
+	if err != nil && !errors.Is(err, ErrRange) {
 		return false, st, err
 	}
 	l1, l0 := "", ""
 	if r.LimitUSD != "" {
-		limit, err := exactAtto(r.LimitUSD)
-		if err != nil {
-			return false, st, err
-		}
-		if l1, l0, err = toLimbs(limit); err != nil {
-			return false, st, err
+		var lerr error
+		if l1, l0, lerr = limbsOf(r.LimitUSD, true); lerr != nil {
+			return false, st, lerr
 		}
 	}
-	a1, a0, err := toLimbs(amount)
 	if err != nil {
 		if l1 == "" {
 			return false, st, err
@@ -635,7 +631,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
-	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
+	ok := len(v) > 0 && v[0] == int64(1)
 	if !ok {
 		s.keeper.Drop(r.ID)
 	}
@@ -700,11 +696,7 @@ func (s *Store) CheckLease(lease time.Duration) error {
 // agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
 // is refused when the Guard is built.
 func (s *Store) CheckLimit(limitUSD json.Number) error {
-	limit, err := exactAtto(limitUSD)
-	if err != nil {
-		return err
-	}
-	_, _, err = toLimbs(limit)
+	_, _, err := limbsOf(limitUSD, true)
 	return err
 }
 
@@ -721,11 +713,7 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
 	defer s.keeper.Drop(id)
-	atto, err := toAtto(costUSD)
-	if err != nil {
-		return agent.Settlement{}, err
-	}
-	c1, c0, err := toLimbs(atto)
+	c1, c0, err := limbsOf(costUSD, false)
 	if err != nil {
 		return agent.Settlement{}, err
 	}
@@ -753,7 +741,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
 	}
 	counted, err := fromLimbs(v[2], v[3])
-	return agent.Settlement{Duplicate: fmt.Sprint(v[0]) == "2", Late: fmt.Sprint(v[1]) == "1", CostUSD: counted, Balance: bal}, err
+	return agent.Settlement{Duplicate: v[0] == int64(2), Late: v[1] == int64(1), CostUSD: counted, Balance: bal}, err
 }
 
 // Release frees reservation id without spending.
