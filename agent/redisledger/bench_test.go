@@ -3,6 +3,7 @@ package redisledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,5 +229,61 @@ func BenchmarkFloor(b *testing.B) {
 			b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
 			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
 		})
+	}
+}
+
+// BenchmarkFunctions is the time Redis spends in each function of a call
+// that runs (a reservation that reads a fingerprint's history, and a
+// settlement that records an entry and, the history being full, evicts
+// one), from SLOWLOG with a threshold of 0: the median µs of each, the
+// network and the AOF's write left out. (SLOWLOG times each command
+// called from Lua too; the functions' own times include them.)
+func BenchmarkFunctions(b *testing.B) {
+	p := startRedis(b)
+	c := p.client(b)
+	ctx := context.Background()
+	s := newStoreOn(b, c, "functions")
+	for i := range preflight.MaxHistory {
+		e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+		if err := s.Append(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, kv := range [][2]string{{"slowlog-max-len", "1000000"}, {"slowlog-log-slower-than", "0"}} {
+		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c.SlowLogReset(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		id, fp := "f"+strconv.Itoa(i), fmt.Sprintf("%064x", 1000+i)
+		if ok, _, err := s.ReserveOf(ctx, agent.Reservation{ID: id, AmountUSD: "0.01", LimitUSD: "1000000000", Started: true}, fp); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		e := agent.Entry{ToolCallID: id, Fingerprint: fp, Outcome: preflight.OutcomeSuccess, GoalHash: "g"}
+		if _, err := s.Settle(ctx, id, "0.005", &e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	logs, err := c.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _, names := library()
+	for _, sc := range []*script{reserveScript, settleScript} {
+		var us []float64
+		for _, l := range logs {
+			if len(l.Args) > 1 && strings.EqualFold(l.Args[0], "fcall") && l.Args[1] == names[sc] {
+				us = append(us, float64(l.Duration.Microseconds()))
+			}
+		}
+		if len(us) == 0 {
+			b.Fatalf("no FCALL of %s in SLOWLOG", names[sc])
+		}
+		slices.Sort(us)
+		b.ReportMetric(us[len(us)/2], sc.name+"-µs")
 	}
 }
