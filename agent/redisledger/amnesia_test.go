@@ -76,14 +76,15 @@ func TestUnsafeServerRefused(t *testing.T) {
 	})
 }
 
-// TestLostPart deletes each key of a scope in turn. The next call of a
-// worker that had used the scope fails with agent.ErrStoreStateLost, and
-// so does every call after it, of that worker and of a new one: the scope
-// is marked lost, never restarted from zero.
+// TestLostPart deletes each key of a scope in turn (a scope is one hash
+// now; the sorted sets of layout 1 are gone). The next call of a worker
+// that had used the scope fails with agent.ErrStoreStateLost, and so does
+// every call after it, of that worker and of a new one: the scope is
+// marked lost, never restarted from zero.
 func TestLostPart(t *testing.T) {
 	p := startRedis(t)
 	ctx := context.Background()
-	for i, name := range []string{"scope hash", "leases", "ended reservations"} {
+	for i, name := range []string{"scope hash"} {
 		t.Run(name, func(t *testing.T) {
 			scope := "part-" + strconv.Itoa(i)
 			s := newStore(t, p, scope, nil)
@@ -110,10 +111,11 @@ func TestLostPart(t *testing.T) {
 	}
 }
 
-// TestDamagedCounters: a scope hash that lost its counters (field m) is
+// TestDamagedCounters: a scope hash that lost its counters (field c) is
 // lost, for this worker and a new one; a scope written by an older
-// version of the package, which kept money as decimal text, is refused
-// with an error saying so, never read as a fresh budget.
+// version of the package (money as decimal text, or layout 1: a hash and
+// two sorted sets) is refused with an error saying so, never read as a
+// fresh budget, and one of layout 1 whose hash vanished is lost.
 func TestDamagedCounters(t *testing.T) {
 	p := startRedis(t)
 	ctx := context.Background()
@@ -122,7 +124,7 @@ func TestDamagedCounters(t *testing.T) {
 	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "a", AmountUSD: "0.4", LimitUSD: "1", Started: true}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if err := c.HDel(ctx, s.Keys()[0], "m").Err(); err != nil {
+	if err := c.HDel(ctx, s.Keys()[0], "c").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "b", AmountUSD: "0.1", LimitUSD: "1", Started: true}); ok || !errors.Is(err, agent.ErrStoreStateLost) || !strings.Contains(err.Error(), "counters") {
@@ -137,7 +139,7 @@ func TestDamagedCounters(t *testing.T) {
 	if err := c.HSet(ctx, old.Keys()[0], "epoch", "e1", "ver", "7", "spent", "400000000000000000", "held", "0", "calls", "1", "seq", "0", "n", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range old.Keys()[1:] {
+	for _, k := range old.keys[1:] {
 		if err := c.ZAdd(ctx, k, redis.Z{Score: math.Inf(1), Member: "!"}).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -145,6 +147,28 @@ func TestDamagedCounters(t *testing.T) {
 	ok, st, err := old.ReserveOf(ctx, agent.Reservation{ID: "x", AmountUSD: "0.1", LimitUSD: "1", Started: true}, "")
 	if ok || err == nil || !strings.Contains(err.Error(), "older version") {
 		t.Errorf("Reserve on a scope of an older version: %v, %+v, %v; want refused, saying an older version wrote it", ok, st.Balance, err)
+	}
+
+	// Layout 1: counters in field m, leases and ended ids in two sorted
+	// sets beside the hash.
+	l1 := newStore(t, p, "layout1", nil)
+	if err := c.HSet(ctx, l1.keys[0], "epoch", "e1", "m", "7 0 400000000000000 0 0 1 0 0 0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range l1.keys[1:] {
+		if err := c.ZAdd(ctx, k, redis.Z{Score: math.Inf(1), Member: "!"}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, st, err = l1.ReserveOf(ctx, agent.Reservation{ID: "x", AmountUSD: "0.1", LimitUSD: "1", Started: true}, "")
+	if ok || err == nil || !strings.Contains(err.Error(), "older version") || !strings.Contains(err.Error(), "layout 1") {
+		t.Errorf("Reserve on a scope of layout 1: %v, %+v, %v; want refused, saying layout 1 wrote it", ok, st.Balance, err)
+	}
+	if err := c.Del(ctx, l1.keys[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newStore(t, p, "layout1", nil).StateOf(ctx, ""); !errors.Is(err, agent.ErrStoreStateLost) {
+		t.Errorf("a scope of layout 1 without its hash: %v; want agent.ErrStoreStateLost", err)
 	}
 }
 

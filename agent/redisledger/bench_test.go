@@ -3,6 +3,7 @@ package redisledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,25 +184,64 @@ func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
 	return s
 }
 
-// BenchmarkFloor is the least any store of this design can cost Redis
-// per call that runs: two round trips of a script that does nothing
-// ("return 1"), then two of a script that only defines the store's Lua
-// helpers (the prelude, run anew by every script), with 16 goroutines.
-// redis-cpu-µs/call minus script-µs/call is Redis's cost of the round
-// trips themselves (reading, parsing, replying, the event loop).
+// BenchmarkFloor is the least a store of this design can cost Redis per
+// call that runs, with 16 goroutines: two round trips of a script that
+// does nothing ("return 1"); two of a script that only defines the
+// store's Lua helpers (the prelude, which a script runs anew each time
+// and a library of functions once); and "commands", the Redis commands
+// of a call that runs and nothing else (a reservation's HMGET, TIME and
+// HSET; a settlement's HMGET, TIME, HGET of an evicted entry's bucket
+// and HSET, with fields of the sizes the store writes), so that
+// redis-cpu-µs/call of the store minus that of "commands" is what its
+// Lua logic costs. redis-cpu-µs/call minus script-µs/call is Redis's
+// cost of the round trips themselves (reading, parsing, replying, the
+// event loop, the AOF).
 func BenchmarkFloor(b *testing.B) {
 	p := startRedis(b)
+	keys := []string{"preflight:{floor}:s", "preflight:{floor}:l", "preflight:{floor}:d"}
+	same := func(sc *redis.Script) func(context.Context, redis.UniversalClient, int64) error {
+		return func(ctx context.Context, c redis.UniversalClient, _ int64) error {
+			for range 2 {
+				if err := sc.Run(ctx, c, keys, "", 0, "e", 0, 0).Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	reserve := redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 'epoch', 'c', 'lost', 'r:' .. ARGV[1], 'H3', 'f:17')
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'c', ARGV[2], 'r:' .. ARGV[1], 'h 10000000000 0 1 1764230000000', 'H3', ARGV[1])
+return {v[1] or 'e', 1, 0, 0, 0, 0, 1, 1, t[1], ''}`)
+	settle := redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 'epoch', 'c', 'lost', 'r:' .. ARGV[1], 'H3', 'f:17', 'q0', 'q1', 'q2', 'q3')
+local t = redis.call('TIME')
+local w = redis.call('HGET', KEYS[1], 'f:9')
+redis.call('HSET', KEYS[1], 'c', ARGV[2], 'r:' .. ARGV[1], '0 5000000000000 0 1764230000000 0123456789abcdef', 'H3', '',
+  'x:' .. ARGV[1], '1764230000000 ' .. ARGV[1], 'f:17', ARGV[3], 'q1', ARGV[4], 'f:9', '')
+return {v[1] or 'e', 1, 0, 0, 0, 0, 1, 0, 0, 5000000000000, 0}`)
+	counters := strings.Repeat("c", 104)
+	line := "1" + strings.Repeat("e", 220)
+	queue := strings.TrimSpace(strings.Repeat("517 ", 100))
+	commands := func(ctx context.Context, c redis.UniversalClient, i int64) error {
+		id := "b" + strconv.FormatInt(i, 10)
+		if err := reserve.Run(ctx, c, keys[:1], id, counters).Err(); err != nil {
+			return err
+		}
+		return settle.Run(ctx, c, keys[:1], id, counters, line, queue).Err()
+	}
 	for _, s := range []struct {
-		name   string
-		script *redis.Script
+		name string
+		call func(context.Context, redis.UniversalClient, int64) error
 	}{
-		{"empty", redis.NewScript(`return 1`)},
-		{"prelude", redis.NewScript(prelude + `return 1`)},
+		{"empty", same(redis.NewScript(`return 1`))},
+		{"prelude", same(redis.NewScript(prelude + `return 1`))},
+		{"commands", commands},
 	} {
 		b.Run(s.name, func(b *testing.B) {
 			c := p.client(b)
-			keys := []string{"preflight:{floor}:s", "preflight:{floor}:l", "preflight:{floor}:d"}
-			if err := s.script.Run(context.Background(), c, keys, "", 0, "e", 0, 0).Err(); err != nil {
+			if err := s.call(context.Background(), c, 0); err != nil {
 				b.Fatal(err)
 			}
 			usec0, cpu0 := commandUsec(b, c)
@@ -212,12 +252,14 @@ func BenchmarkFloor(b *testing.B) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						for range 2 {
-							if err := s.script.Run(context.Background(), c, keys, "", 0, "e", 0, 0).Err(); err != nil {
-								b.Error(err)
-								return
-							}
+					for {
+						i := next.Add(1)
+						if i > int64(b.N) {
+							return
+						}
+						if err := s.call(context.Background(), c, i); err != nil {
+							b.Error(err)
+							return
 						}
 					}
 				}()
@@ -228,5 +270,61 @@ func BenchmarkFloor(b *testing.B) {
 			b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
 			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
 		})
+	}
+}
+
+// BenchmarkFunctions is the time Redis spends in each function of a call
+// that runs (a reservation that reads a fingerprint's history, and a
+// settlement that records an entry and, the history being full, evicts
+// one), from SLOWLOG with a threshold of 0: the median µs of each, the
+// network and the AOF's write left out. (SLOWLOG times each command
+// called from Lua too; the functions' own times include them.)
+func BenchmarkFunctions(b *testing.B) {
+	p := startRedis(b)
+	c := p.client(b)
+	ctx := context.Background()
+	s := newStoreOn(b, c, "functions")
+	for i := range preflight.MaxHistory {
+		e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+		if err := s.Append(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, kv := range [][2]string{{"slowlog-max-len", "1000000"}, {"slowlog-log-slower-than", "0"}} {
+		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c.SlowLogReset(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		id, fp := "f"+strconv.Itoa(i), fmt.Sprintf("%064x", 1000+i)
+		if ok, _, err := s.ReserveOf(ctx, agent.Reservation{ID: id, AmountUSD: "0.01", LimitUSD: "1000000000", Started: true}, fp); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+		e := agent.Entry{ToolCallID: id, Fingerprint: fp, Outcome: preflight.OutcomeSuccess, GoalHash: "g"}
+		if _, err := s.Settle(ctx, id, "0.005", &e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	logs, err := c.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _, names := library()
+	for _, sc := range []*script{reserveScript, settleScript} {
+		var us []float64
+		for _, l := range logs {
+			if len(l.Args) > 1 && strings.EqualFold(l.Args[0], "fcall") && l.Args[1] == names[sc] {
+				us = append(us, float64(l.Duration.Microseconds()))
+			}
+		}
+		if len(us) == 0 {
+			b.Fatalf("no FCALL of %s in SLOWLOG", names[sc])
+		}
+		slices.Sort(us)
+		b.ReportMetric(us[len(us)/2], sc.name+"-µs")
 	}
 }

@@ -60,3 +60,37 @@ func zeroMantissa(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	return s != "" && strings.Trim(s, "0.") == ""
 }
+
+// FuzzLimbs: limbsOf, whose plain decimals skip big numbers, gives the
+// limbs (or the refusal) of the general path (toAtto or exactAtto, then
+// toLimbs), and fromLimbs turns them back into fromAtto's text.
+func FuzzLimbs(f *testing.F) {
+	for _, s := range []string{"0", "1", "0.5", "0.01", "999999999999.999999999999999999", "999999999999.9999999999999999991", "1000000000000", "12.345678901234567890", "0.0000000000000000001", "01", "1.", ".5", "-1", "1e3", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, exact := range []bool{false, true} {
+			hi, lo, err := limbsOf(json.Number(s), exact)
+			conv := toAtto
+			if exact {
+				conv = exactAtto
+			}
+			var whi, wlo, atto string
+			atto, werr := conv(json.Number(s))
+			if werr == nil {
+				whi, wlo, werr = toLimbs(atto)
+			}
+			if (err == nil) != (werr == nil) || hi != whi || lo != wlo {
+				t.Fatalf("limbsOf(%q, %v) = %q %q %v; the general path: %q %q %v", s, exact, hi, lo, err, whi, wlo, werr)
+			}
+			if err != nil {
+				continue
+			}
+			got, err := fromLimbs(hi, lo)
+			want, werr := fromAtto(atto)
+			if err != nil || werr != nil || got != want {
+				t.Fatalf("fromLimbs(%q, %q) = %q, %v; fromAtto(%q) = %q, %v", hi, lo, got, err, atto, want, werr)
+			}
+		}
+	})
+}

@@ -20,7 +20,7 @@ func (s *Store) newKeeper() *leases.Keeper {
 		args := make([]any, 0, len(ids)+3)
 		args = append(args, ms(lease), ms(s.idle), ms(s.keep))
 		for _, id := range ids {
-			args = append(args, id)
+			args = append(args, token(id))
 		}
 		_, _, err := s.run(ctx, renewScript, args...)
 		return err

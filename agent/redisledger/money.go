@@ -210,13 +210,96 @@ func toLimbs(atto string) (hi, lo string, err error) {
 	return h.String(), l.String(), nil
 }
 
+// limbsOf converts amount n to its limbs: rounded up to the next
+// attodollar past MaxFractionDigits fraction digits, or, with exact,
+// refused then (ErrPrecision). Plain decimals of at most 12 integer
+// digits (every amount the Guard passes) take a path without big
+// numbers; the rest go through toAtto or exactAtto and toLimbs.
+func limbsOf(n json.Number, exact bool) (hi, lo string, err error) {
+	if h, l, ok := plainLimbs(string(n), exact); ok {
+		return strconv.FormatInt(h, 10), strconv.FormatInt(l, 10), nil
+	}
+	var atto string
+	if exact {
+		atto, err = exactAtto(n)
+	} else {
+		atto, err = toAtto(n)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return toLimbs(atto)
+}
+
+// plainLimbs is limbsOf for text of digits, optionally a point and 1 to
+// 40 digits, with 1 to 12 integer digits and no leading zero; ok is false
+// for any other text, and for an inexact amount with exact.
+func plainLimbs(s string, exact bool) (hi, lo int64, ok bool) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || len(whole) > 12 || len(whole) > 1 && whole[0] == '0' || dot && frac == "" || len(frac) > 40 {
+		return 0, 0, false
+	}
+	var w, f int64
+	for i := 0; i < len(whole); i++ {
+		c := whole[i]
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		w = w*10 + int64(c-'0')
+	}
+	up := false
+	for i := 0; i < len(frac); i++ {
+		c := frac[i]
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		if i < MaxFractionDigits {
+			f = f*10 + int64(c-'0')
+		} else if c != '0' {
+			up = true
+		}
+	}
+	for i := len(frac); i < MaxFractionDigits; i++ {
+		f *= 10
+	}
+	const perUSD = 1_000_000_000_000_000_000
+	if up {
+		if exact {
+			return 0, 0, false
+		}
+		if f++; f == perUSD {
+			f, w = 0, w+1
+		}
+	}
+	if w >= 1_000_000_000_000 {
+		return 0, 0, false
+	}
+	return w*1000 + f/maxLimbHi, f % maxLimbHi, true
+}
+
+// limbInt reads one limb as a script returns it (an integer reply).
+func limbInt(v any) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case string:
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return strconv.ParseInt(fmt.Sprint(v), 10, 64)
+}
+
 // fromLimbs converts limbs as a script returns them back to decimal USD.
 func fromLimbs(hi, lo any) (json.Number, error) {
-	h, err1 := strconv.ParseInt(fmt.Sprint(hi), 10, 64)
-	l, err2 := strconv.ParseInt(fmt.Sprint(lo), 10, 64)
-	if err1 != nil || err2 != nil || h < 0 || l < 0 || l >= 1_000_000_000_000_000 {
+	h, err1 := limbInt(hi)
+	l, err2 := limbInt(lo)
+	if err1 != nil || err2 != nil || h < 0 || l < 0 || l >= maxLimbHi || h >= 1<<53 {
 		return "", fmt.Errorf("redisledger: money %v %v in Redis is not a pair of limbs", hi, lo)
 	}
-	q := new(big.Int).Mul(big.NewInt(h), limbBase)
-	return fromAtto(q.Add(q, big.NewInt(l)).String())
+	whole, f := strconv.FormatInt(h/1000, 10), (h%1000)*maxLimbHi+l
+	if f == 0 {
+		return json.Number(whole), nil
+	}
+	frac := strconv.FormatInt(f, 10)
+	frac = strings.Repeat("0", MaxFractionDigits-len(frac)) + strings.TrimRight(frac, "0")
+	return json.Number(whole + "." + frac), nil
 }

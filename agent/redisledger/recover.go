@@ -15,9 +15,9 @@ import (
 // from again. spentUSD is what the operator established the scope has
 // spent (from the providers' records, say): the scope's spending is set
 // to it, every hold and lease is dropped (a call still running when its
-// worker was stopped must be counted in spentUSD), and a missing part of
-// the scope is recreated empty; the call count, the history and the ended
-// ids that survived are kept.
+// worker was stopped must be counted in spentUSD); the call count, the
+// history and the ended ids that survived are kept (none, when the
+// scope's hash vanished: the scope restarts from spentUSD).
 //
 // Stop every worker of the scope first. The scope gets a new epoch: a
 // worker that had used it before Recover fails closed on every call from

@@ -17,17 +17,16 @@
 //
 // # State loss
 //
-// A scope is three keys: a hash with its money, holds, ended reservation
-// ids and history, and two sorted sets (lease expiries, ended ids by
-// age), each carrying a sentinel member from the scope's creation. The
-// hash carries the scope's epoch (an id chosen by the worker that created
-// it) and a version counted up by every write. Every worker carries the
-// epoch and the highest version it has seen into every script, which
-// fails with an error wrapping agent.ErrStoreStateLost (itself wrapping
-// agent.ErrStoreUnavailable: the Guard fails closed) when the hash is
-// gone, has another epoch, has a lower version (a restart from an older
-// snapshot or an AOF that missed writes), or a sorted set lost its
-// sentinel. The script then marks the scope lost, so every worker,
+// A scope is one hash with its money, holds and their leases, ended
+// reservation ids and history: Redis drops keys whole, so a scope is
+// there whole or not at all. The hash carries the scope's epoch (an id
+// chosen by the worker that created it) and a version counted up by
+// every write. Every worker carries the epoch and the highest version it
+// has seen into every script, which fails with an error wrapping
+// agent.ErrStoreStateLost (itself wrapping agent.ErrStoreUnavailable: the
+// Guard fails closed) when the hash is gone, has another epoch, or has a
+// lower version (a restart from an older snapshot or an AOF that missed
+// writes). The script then marks the scope lost, so every worker,
 // including one that never saw it, fails closed too, until the keys
 // expire (Options.IdleTTL) or an operator, with every worker stopped,
 // reconciles the scope's spending and clears the mark ([Store.Recover]).
@@ -77,6 +76,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,10 +171,12 @@ var ErrUnsafeServer = errors.New("redisledger: the Redis configuration can lose 
 // New returns the store of scope on c, a single Redis, a Cluster or a
 // failover client, built with ContextTimeoutEnabled (New refuses a
 // *redis.Client or *redis.ClusterClient without it: go-redis would
-// otherwise ignore every deadline). Its keys are Prefix + ":{" + scope +
-// "}:" + s, l and d: the scope is the hash tag, so every key of a scope
-// lives in one Cluster slot and every script runs on one node. scope must
-// be 1 to 200 bytes without '{' or '}'. opts may be nil.
+// otherwise ignore every deadline). Its key is Prefix + ":{" + scope +
+// "}:s", a hash (the scope is the hash tag: the keys ":l" and ":d" of
+// the same scope in an older version of this package live in the same
+// Cluster slot, and a scope that version wrote is refused, see
+// [Store.Keys]). scope must be 1 to 200 bytes without '{' or '}'. opts
+// may be nil.
 //
 // Unless Options.AllowUnsafeServer, New reads the server's configuration
 // (CONFIG GET, on every primary of a Cluster) and refuses, with an error
@@ -301,8 +303,68 @@ func (s *Store) RenewLease(id string, lease time.Duration) {
 // reservation stays held.
 func (s *Store) StopLease(id string) { s.keeper.Drop(id) }
 
-// Keys returns the Redis keys of the store's scope.
-func (s *Store) Keys() []string { return append([]string(nil), s.keys...) }
+// Keys returns the Redis keys of the store's scope: one hash. (Versions
+// before layout 2 kept a scope in three keys, this hash and the sorted
+// sets Prefix + ":{" + scope + "}:l" and ":d"; a scope they wrote is
+// refused with an error saying so: finish it with that version, or
+// delete its keys once its money is settled.)
+func (s *Store) Keys() []string { return append([]string(nil), s.keys[:1]...) }
+
+// token is how the scripts name reservation id: the id itself when it is
+// 1 to 200 bytes of [A-Za-z0-9._:-], else "~" and its hex (so that a
+// token never holds a space, and two ids never share one).
+func token(id string) string {
+	if len(id) > 0 && len(id) <= 200 {
+		safe := true
+		for i := 0; i < len(id) && safe; i++ {
+			c := id[i]
+			safe = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-'
+		}
+		if safe {
+			return id
+		}
+	}
+	return "~" + hex.EncodeToString([]byte(id))
+}
+
+// fnv32 is the 32-bit FNV-1a hash of s.
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// shards are the lease shard numbers as text.
+var shards = func() (s [16]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+// shard is the lease shard (field H<n> of the scope) of token tk.
+func shard(tk string) string { return shards[fnv32(tk)%16] }
+
+// historyBuckets is how many buckets (fields f:<b>) hold the history:
+// enough that two fingerprints of a full history rarely share one.
+const historyBuckets = 1024
+
+// bucket is the history bucket of fingerprint fp.
+func bucket(fp string) string {
+	return strconv.FormatUint(uint64(fnv32(fp)%historyBuckets), 10)
+}
+
+// readBucket is the bucket to read for the entries of fp: none ("") for
+// the empty fingerprint, which matches no entry.
+func readBucket(fp string) string {
+	if fp == "" {
+		return ""
+	}
+	return bucket(fp)
+}
 
 // storedEntry is a history entry as the scripts keep it.
 type storedEntry struct {
@@ -312,6 +374,7 @@ type storedEntry struct {
 	Ref  string `json:"ref"`
 	Goal string `json:"goal"`
 	At   string `json:"at,omitempty"` // ms since the epoch, Redis's clock
+	N    int64  `json:"n,omitempty"`  // the entry's number in the scope
 }
 
 // encodeEntry is the JSON of e without its time, which the scripts add,
@@ -347,7 +410,7 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
 	}
 	epoch, _ := v[0].(string)
-	ver, err := strconv.ParseInt(fmt.Sprint(v[1]), 10, 64)
+	ver, err := limbInt(v[1])
 	if err != nil || epoch == "" {
 		return nil, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %v", v[1], v[0])
 	}
@@ -382,7 +445,7 @@ func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	enc := encodeEntry(e)
-	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), enc[1], enc[2], enc[3], enc[4]); err != nil {
+	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), bucket(e.Fingerprint), enc[1], enc[2], enc[3], enc[4]); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -390,24 +453,22 @@ func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 
 // State returns the scope's history, Redis's clock and the balance.
 func (s *Store) State(ctx context.Context) (agent.LedgerState, error) {
-	return s.state(ctx, "", false)
+	return s.state(ctx, "*", "")
 }
 
 // StateOf returns the scope's balance, Redis's clock and the history
 // entries of fingerprint, read through the scope's index of entries by
 // fingerprint: its cost does not grow with the rest of the history.
 func (s *Store) StateOf(ctx context.Context, fingerprint string) (agent.LedgerState, error) {
-	return s.state(ctx, fingerprint, true)
+	return s.state(ctx, readBucket(fingerprint), fingerprint)
 }
 
-func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerState, error) {
+// state reads the balance and the entries of bucket b ("*": every
+// entry), keeping those of fingerprint fp (every one for "*").
+func (s *Store) state(ctx context.Context, b, fp string) (agent.LedgerState, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	flag := "0"
-	if one {
-		flag = "1"
-	}
-	v, bal, err := s.run(ctx, stateScript, fp, flag, ms(s.keep), ms(s.idle))
+	v, bal, err := s.run(ctx, stateScript, b, ms(s.keep), ms(s.idle))
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
@@ -415,31 +476,65 @@ func (s *Store) state(ctx context.Context, fp string, one bool) (agent.LedgerSta
 		return agent.LedgerState{}, errors.New("redisledger: state: no clock from the script")
 	}
 	st := agent.LedgerState{Balance: bal}
-	if st.Now, st.History, err = entriesOf(v[0], v[1:]); err != nil {
+	if st.Now, st.History, err = entriesOf(v[0], v[1:], fp, b == "*"); err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
 	return st, nil
 }
 
-// entriesOf reads the clock and the history entries a script returned.
-func entriesOf(clock any, raws []any) (time.Time, []agent.StoredEntry, error) {
-	now, err := strconv.ParseInt(fmt.Sprint(clock), 10, 64)
+// entriesOf reads the clock and the history entries a script returned:
+// buckets, each of lines holding an eviction class (one digit) and an
+// entry's JSON. It keeps the entries of fingerprint fp (a bucket may hold
+// other fingerprints' too), or, with all, every entry, in the order they
+// were recorded.
+func entriesOf(clock any, buckets []any, fp string, all bool) (time.Time, []agent.StoredEntry, error) {
+	c, _ := clock.(string)
+	now, err := strconv.ParseInt(c, 10, 64)
 	if err != nil {
 		return time.Time{}, nil, fmt.Errorf("clock %v", clock)
 	}
-	h := make([]agent.StoredEntry, 0, len(raws))
-	for _, raw := range raws {
-		var e storedEntry
-		str, _ := raw.(string)
-		if err := json.Unmarshal([]byte(str), &e); err != nil {
-			return time.Time{}, nil, fmt.Errorf("%w: history entry %q: %v", agent.ErrStoreStateLost, str, err)
+	var h []agent.StoredEntry
+	var ns []int64
+	for _, b := range buckets {
+		str, _ := b.(string)
+		for len(str) > 0 {
+			line, rest, _ := strings.Cut(str, "\n")
+			str = rest
+			var e storedEntry
+			if len(line) < 2 || json.Unmarshal([]byte(line[1:]), &e) != nil {
+				return time.Time{}, nil, fmt.Errorf("%w: history entry %q is damaged", agent.ErrStoreStateLost, line)
+			}
+			if !all && e.FP != fp {
+				continue
+			}
+			at, _ := strconv.ParseInt(e.At, 10, 64)
+			h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
+				ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
+			}})
+			ns = append(ns, e.N)
 		}
-		at, _ := strconv.ParseInt(e.At, 10, 64)
-		h = append(h, agent.StoredEntry{At: time.UnixMilli(at), Entry: agent.Entry{
-			ToolCallID: e.ID, Fingerprint: e.FP, Outcome: preflight.Outcome(e.O), ResultReference: e.Ref, GoalHash: e.Goal,
-		}})
+	}
+	if all {
+		sort.Sort(byNumber{h, ns})
+	}
+	if h == nil {
+		h = []agent.StoredEntry{}
 	}
 	return time.UnixMilli(now), h, nil
+}
+
+// byNumber sorts entries by their numbers in the scope: the order they
+// were recorded.
+type byNumber struct {
+	h  []agent.StoredEntry
+	ns []int64
+}
+
+func (b byNumber) Len() int           { return len(b.h) }
+func (b byNumber) Less(i, j int) bool { return b.ns[i] < b.ns[j] }
+func (b byNumber) Swap(i, j int) {
+	b.h[i], b.h[j] = b.h[j], b.h[i]
+	b.ns[i], b.ns[j] = b.ns[j], b.ns[i]
 }
 
 // balance reads {spent (two limbs), held (two limbs), calls} as the
@@ -453,11 +548,11 @@ func balance(v []any) (agent.Balance, error) {
 	if err != nil {
 		return agent.Balance{}, err
 	}
-	calls, err := strconv.Atoi(fmt.Sprint(v[4]))
+	calls, err := limbInt(v[4])
 	if err != nil {
 		return agent.Balance{}, fmt.Errorf("redisledger: call count %v in Redis", v[4])
 	}
-	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: calls}, nil
+	return agent.Balance{SpentUSD: spent, ReservedUSD: held, Calls: int(calls)}, nil
 }
 
 // Reserve holds r.AmountUSD and one call, atomically in Redis, if the
@@ -489,21 +584,17 @@ func (s *Store) ReserveOf(ctx context.Context, r agent.Reservation, fingerprint 
 
 func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bool, agent.LedgerState, error) {
 	var st agent.LedgerState
-	amount, err := toAtto(r.AmountUSD)
-	if err != nil {
+	a1, a0, err := limbsOf(r.AmountUSD, false)
+	if err != nil && !errors.Is(err, ErrRange) {
 		return false, st, err
 	}
 	l1, l0 := "", ""
 	if r.LimitUSD != "" {
-		limit, err := exactAtto(r.LimitUSD)
-		if err != nil {
-			return false, st, err
-		}
-		if l1, l0, err = toLimbs(limit); err != nil {
-			return false, st, err
+		var lerr error
+		if l1, l0, lerr = limbsOf(r.LimitUSD, true); lerr != nil {
+			return false, st, lerr
 		}
 	}
-	a1, a0, err := toLimbs(amount)
 	if err != nil {
 		if l1 == "" {
 			return false, st, err
@@ -531,7 +622,8 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// Registered before the script runs, so that the renewer covers the
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
-	v, bal, err := s.run(ctx, reserveScript, r.ID, a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), fp)
+	tk := token(r.ID)
+	v, bal, err := s.run(ctx, reserveScript, tk, shard(tk), a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), readBucket(fp))
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -539,7 +631,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
-	ok := len(v) > 0 && fmt.Sprint(v[0]) == "1"
+	ok := len(v) > 0 && v[0] == int64(1)
 	if !ok {
 		s.keeper.Drop(r.ID)
 	}
@@ -547,7 +639,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	if len(v) < 2 {
 		return ok, st, errors.New("redisledger: reserve: no clock from the script")
 	}
-	if st.Now, st.History, err = entriesOf(v[1], v[2:]); err != nil {
+	if st.Now, st.History, err = entriesOf(v[1], v[2:], fp, false); err != nil {
 		return ok, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	return ok, st, nil
@@ -559,7 +651,8 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, cancelScript, id, ms(s.idle), ms(s.keep))
+		tk := token(id)
+		_, _, err := s.run(ctx, cancelScript, tk, shard(tk), ms(s.idle), ms(s.keep))
 		return err
 	})
 	s.keeper.Drop(id)
@@ -580,7 +673,8 @@ const lostReleaseTimeout = time.Second
 func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
-	_, _, _ = s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
+	tk := token(id)
+	_, _, _ = s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -602,11 +696,7 @@ func (s *Store) CheckLease(lease time.Duration) error {
 // agent.NewGuard calls it on GuardOptions.BudgetUSD, so that such a budget
 // is refused when the Guard is built.
 func (s *Store) CheckLimit(limitUSD json.Number) error {
-	limit, err := exactAtto(limitUSD)
-	if err != nil {
-		return err
-	}
-	_, _, err = toLimbs(limit)
+	_, _, err := limbsOf(limitUSD, true)
 	return err
 }
 
@@ -623,18 +713,15 @@ func (s *Store) CheckLimit(limitUSD json.Number) error {
 // whatever it returns.
 func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, record *agent.Entry) (agent.Settlement, error) {
 	defer s.keeper.Drop(id)
-	atto, err := toAtto(costUSD)
+	c1, c0, err := limbsOf(costUSD, false)
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	c1, c0, err := toLimbs(atto)
-	if err != nil {
-		return agent.Settlement{}, err
-	}
-	enc := []any{"", "", "", "", ""}
+	enc, b := []any{"", "", "", "", ""}, ""
 	if record != nil {
-		enc = encodeEntry(*record)
+		enc, b = encodeEntry(*record), bucket(record.Fingerprint)
 	}
+	tk := token(id)
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	nonce := hex.EncodeToString(raw[:])
@@ -644,7 +731,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, id, c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, enc[1], enc[2], enc[3], enc[4])
+		v, bal, err = s.run(ctx, settleScript, tk, shard(tk), c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, b, enc[1], enc[2], enc[3], enc[4])
 		return err
 	})
 	if err != nil {
@@ -654,7 +741,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
 	}
 	counted, err := fromLimbs(v[2], v[3])
-	return agent.Settlement{Duplicate: fmt.Sprint(v[0]) == "2", Late: fmt.Sprint(v[1]) == "1", CostUSD: counted, Balance: bal}, err
+	return agent.Settlement{Duplicate: v[0] == int64(2), Late: v[1] == int64(1), CostUSD: counted, Balance: bal}, err
 }
 
 // Release frees reservation id without spending.
@@ -662,7 +749,8 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	err := retry(ctx, func() error {
-		_, _, err := s.run(ctx, releaseScript, id, ms(s.idle), ms(s.keep))
+		tk := token(id)
+		_, _, err := s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
 		return err
 	})
 	s.keeper.Drop(id) // on failure the lease expires

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -370,5 +371,65 @@ func TestScopeValidation(t *testing.T) {
 	}
 	if _, err := New(nil, "ok", &Options{Prefix: "{p}"}); !errors.Is(err, ErrScope) {
 		t.Errorf("prefix with a brace: %v", err)
+	}
+}
+
+// TestSettledRetention: an ended reservation is remembered for
+// Options.SettledRetention (a repeated Settle is a Duplicate, a Reserve of
+// its id refused), then forgotten, its record and its place in the queue
+// of ended ids deleted, a few at a time by the calls that follow.
+func TestSettledRetention(t *testing.T) {
+	p := startRedis(t)
+	ctx := context.Background()
+	s := newStore(t, p, "retention", &Options{SettledRetention: 2 * time.Second})
+	c := p.client(t)
+	fields := func(prefix string) map[string]bool {
+		t.Helper()
+		h, err := c.HGetAll(ctx, s.Keys()[0]).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for k, v := range h {
+			if strings.HasPrefix(k, "r:"+prefix) {
+				got[k] = true
+			}
+			if _, tk, _ := strings.Cut(v, " "); strings.HasPrefix(k, "x:") && strings.HasPrefix(tk, prefix) {
+				got[k] = true
+			}
+		}
+		return got
+	}
+	for i := range 40 {
+		spendOnce(t, s, "a"+strconv.Itoa(i))
+	}
+	if n := len(fields("a")); n != 80 {
+		t.Fatalf("%d fields for 40 ended reservations, want 80 (a record and a queue entry each)", n)
+	}
+	if set, err := s.Settle(ctx, "a0", "0.1", nil); err != nil || !set.Duplicate {
+		t.Errorf("a repeated Settle within the retention: %+v, %v; want Duplicate", set, err)
+	}
+	time.Sleep(2200 * time.Millisecond)
+	start := time.Now()
+	for i := range 40 {
+		spendOnce(t, s, "b"+strconv.Itoa(i))
+	}
+	if time.Since(start) > 1500*time.Millisecond {
+		t.Skip("the machine is too slow for this test's timing: 40 calls took", time.Since(start))
+	}
+	if left := fields("a"); len(left) != 0 {
+		t.Errorf("%d fields of reservations ended past the retention are left: %v", len(left), left)
+	}
+	if n := len(fields("b")); n != 80 {
+		t.Errorf("%d fields for the 40 reservations within the retention, want 80", n)
+	}
+	if set, err := s.Settle(ctx, "b0", "0.1", nil); err != nil || !set.Duplicate {
+		t.Errorf("a repeated Settle within the retention: %+v, %v; want Duplicate", set, err)
+	}
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "a0", AmountUSD: "0.1", LimitUSD: "100", Started: true}); !ok || err != nil {
+		t.Errorf("Reserve of an id forgotten after the retention: %v, %v; want held", ok, err)
+	}
+	if st, err := s.State(ctx); err != nil || st.Balance.SpentUSD != "8" {
+		t.Errorf("State: %+v, %v; want 8 spent (80 settlements of 0.1, the repeats not counted)", st.Balance, err)
 	}
 }
