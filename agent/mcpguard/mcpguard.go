@@ -60,6 +60,10 @@ type Options struct {
 	// process gets it. Nil means this process alone answers repeats and
 	// continues its calls. Only a [Session] reads it.
 	Claims CallClaims
+	// Approvals configures the asking of a person's approval for the
+	// tools whose spec has an Approval (see "Approvals" in approval.go).
+	// Only a Session reads it.
+	Approvals Approvals
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
 	// Specs set price, TTL, retry cap, schema and effects per tool name;
