@@ -247,6 +247,8 @@ func runName(k scopeKey) string {
 // request forwarded upstream; params as they came when there are none or
 // they cannot be read as an object.
 func (p *Proxy) withMeta(ctx context.Context, params json.RawMessage) json.RawMessage {
+	// An approved call goes upstream without the guard's own members.
+	params = mcpguard.UpstreamParams(ctx, params)
 	if p.opts.CallMeta == nil {
 		return params
 	}
