@@ -10,12 +10,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/identity"
+	"github.com/agentpreflight/preflight/server/internal/sharedstate"
+	"github.com/agentpreflight/preflight/server/internal/testpart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -253,5 +256,60 @@ func TestProxyApprovalLegacy(t *testing.T) {
 	res, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"to": "dave"}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "elicitation capability") || up.send.Load() != 1 {
 		t.Fatalf("a client that cannot be asked: %v %+v, %d executions", err, res, up.send.Load())
+	}
+}
+
+// TestReplicasApprovalRedis: two replicas on one Redis with one approval
+// key: a call asked on replica a and accepted on b runs once and is
+// charged once in the shared ledger; the same approval replayed on a is
+// refused there (its nonce was taken on b). Replicas with keys of their
+// own refuse each other's approvals.
+func TestReplicasApprovalRedis(t *testing.T) {
+	url := "redis://" + testpart.StartRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+	ctx := context.Background()
+	store, err := sharedstate.Open(ctx, url, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	up := newScopeUpstream(t)
+	g := approvalGuard()
+	g.LedgerStore = nil // the shared store's
+	g.Defaults.IdempotencySeconds = "0"
+	g.Approvals.Key = []byte(strings.Repeat("s", 32))
+	a, _ := replica(t, up, store, g, 0)
+	b, _ := replica(t, up, store, g, 0)
+	accept := func(url, state string) map[string]json.RawMessage {
+		return rawCall(t, url, "alice", 2, `{"name":"send","arguments":{"to":"bob"},"requestState":"`+state+
+			`","inputResponses":{"`+mcpguard.ApprovalInputKey+`":{"action":"accept","content":{"approve":true}}}}`)
+	}
+	approval := func(res map[string]json.RawMessage) string {
+		var meta map[string]mcpguard.Withheld
+		json.Unmarshal(res["_meta"], &meta)
+		return meta[mcpguard.MetaKey].Approval
+	}
+	first := rawCall(t, a, "alice", 1, `{"name":"send","arguments":{"to":"bob"}}`)
+	var state string
+	json.Unmarshal(first["requestState"], &state)
+	if spent, calls := redisSpent(t, url, "alice", "r1"); state == "" || spent != "0" || calls != 0 || up.send.Load() != 0 {
+		t.Fatalf("asked on a: state %q, %s spent, %d calls, %d executions", state, spent, calls, up.send.Load())
+	}
+	if res := accept(b, state); string(res["isError"]) == "true" || up.send.Load() != 1 {
+		t.Fatalf("accepted on b: %v, %d executions", res, up.send.Load())
+	}
+	if res := accept(a, state); approval(res) != "used" || up.send.Load() != 1 {
+		t.Fatalf("replayed on a: %v, %d executions; want refused as used", res, up.send.Load())
+	}
+	if spent, calls := redisSpent(t, url, "alice", "r1"); spent != "0.25" || calls != 1 {
+		t.Fatalf("shared ledger: %s spent, %d calls; want 0.25 and 1", spent, calls)
+	}
+
+	// A replica with a key of its own (as without --approval-key).
+	g.Approvals.Key = nil
+	c, _ := replica(t, up, store, g, 0)
+	first = rawCall(t, a, "alice", 3, `{"name":"send","arguments":{"to":"bob"}}`)
+	json.Unmarshal(first["requestState"], &state)
+	if res := accept(c, state); approval(res) != "invalid" || up.send.Load() != 1 {
+		t.Fatalf("a's approval on a replica with another key: %v, %d executions; want refused as invalid", res, up.send.Load())
 	}
 }
