@@ -248,7 +248,8 @@
 //
 //	--listen ADDR                         default 127.0.0.1:8090; port 0 picks a free port
 //	--upstream URL                        the upstream Streamable HTTP server (or a command after --)
-//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap, idempotencySeconds
+//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap, idempotencySeconds, approval
+//	--approval-key FILE                   key (at least 32 bytes) sealing the requestState of calls awaiting approval; default random per process
 //	--budget-usd DOLLARS                  each run's budget, a non-negative JSON number; empty: none
 //	--max-calls N                         tool calls per run; 0 (default): no limit
 //	--ttl DURATION                        reuse window of a read-only tool's result, whole seconds; default 5m, 0 disables
