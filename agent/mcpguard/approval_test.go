@@ -13,6 +13,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,7 +28,7 @@ type approvalSession struct {
 	sent  []string
 }
 
-func newApprovalSession(t *testing.T, window string, a Approvals) *approvalSession {
+func newApprovalSession(t testing.TB, window string, a Approvals) *approvalSession {
 	t.Helper()
 	yes := true
 	store := agent.NewMemoryLedgerStore(nil)
@@ -48,7 +49,7 @@ func newApprovalSession(t *testing.T, window string, a Approvals) *approvalSessi
 }
 
 // call sends params and returns the result as a map, and the report.
-func (as *approvalSession) call(t *testing.T, ctx context.Context, params string) (map[string]json.RawMessage, CallReport) {
+func (as *approvalSession) call(t testing.TB, ctx context.Context, params string) (map[string]json.RawMessage, CallReport) {
 	t.Helper()
 	var rep CallReport
 	res, err := as.CallTool(WithCallReport(ctx, &rep), json.RawMessage(params), func(ctx context.Context) (json.RawMessage, error) {
@@ -288,4 +289,49 @@ func TestApprovalKeyTooShort(t *testing.T) {
 	if _, err := NewSession(&Options{Approvals: Approvals{Key: []byte("short")}}); err == nil {
 		t.Fatal("a 5-byte approval key was accepted")
 	}
+}
+
+// FuzzApprovalState sends the retry of an approval with an arbitrary
+// requestState and answer. Whatever they are, nothing runs unless the
+// state is the one the guard issued and the answer approves, that state
+// runs its call at most once, and every answer not run is a result, never
+// an error.
+func FuzzApprovalState(f *testing.F) {
+	as := newApprovalSession(f, "0", Approvals{Key: []byte(strings.Repeat("f", 32)), Principal: "p", Run: "r"})
+	var issued string
+	m, _ := as.call(f, context.Background(), `{"name":"rm","arguments":{"x":1}}`)
+	json.Unmarshal(m["requestState"], &issued)
+	f.Add(issued, accept)
+	f.Add(issued, `{"action":"decline"}`)
+	f.Add(issued[:len(issued)-1], accept)
+	f.Add(approvalPrefix+"e30.AAAA", accept)
+	f.Add("pfa1.", `null`)
+	f.Fuzz(func(t *testing.T, state, answer string) {
+		sb, _ := json.Marshal(state)
+		params := `{"name":"rm","arguments":{"x":1},"requestState":` + string(sb) + `,"inputResponses":{"` + ApprovalInputKey + `":` + answer + `}}`
+		if !json.Valid([]byte(params)) {
+			return
+		}
+		before := as.runs
+		res, err := as.CallTool(context.Background(), json.RawMessage(params), func(ctx context.Context) (json.RawMessage, error) {
+			as.runs++
+			return json.RawMessage(`{"content":[]}`), nil
+		})
+		if err != nil {
+			var je *jsonrpc.Error
+			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && as.runs == before {
+				return // params two readers could read apart: refused, not run
+			}
+			t.Fatalf("CallTool: %v", err)
+		}
+		if !json.Valid(res) {
+			t.Fatalf("answer %q is not JSON", res)
+		}
+		if as.runs != before && state != issued {
+			t.Fatalf("state %q ran the call", state)
+		}
+		if as.runs > 1 {
+			t.Fatalf("the issued state ran its call %d times", as.runs)
+		}
+	})
 }
