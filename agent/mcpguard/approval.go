@@ -42,7 +42,9 @@ import (
 // call is then decided as any call (the budget and the call limit still
 // hold) and, when allowed, forwarded once, without the guard's
 // requestState and inputResponses (see [UpstreamParams]). Nothing is
-// reserved or recorded while a call awaits its approval.
+// reserved or recorded while a call awaits its approval. A request whose
+// _meta client capabilities leave out elicitation is not asked: its call
+// is not run.
 //
 // A client of an earlier protocol generation cannot retry an
 // input_required result: for it the caller passes a function that sends
@@ -252,6 +254,11 @@ func (s *Session) ask(ctx context.Context, params json.RawMessage, name string, 
 		noteApproval(ctx, "approved")
 		return s.decide(ctx, params, name, args, digest, forward)
 	}
+	if !canElicit(params) {
+		noteApproval(ctx, "unavailable")
+		return s.notApproved(name, "unavailable", "not run: "+name+" needs a person's approval, and the client did not declare the elicitation capability (in _meta "+
+			mcp.MetaKeyClientCapabilities+"), so it cannot be asked")
+	}
 	a := &s.g.opts.Approvals
 	nonce := rand.Text()
 	wait := a.wait()
@@ -278,6 +285,24 @@ func (s *Session) ask(ctx context.Context, params json.RawMessage, name string, 
 	noteApproval(ctx, "asked")
 	b, err = json.Marshal(m)
 	return b, kindOther, err
+}
+
+// canElicit reports whether a 2026-07-28 request's client may be sent an
+// elicitation: its params._meta client capabilities, when it sends them,
+// include elicitation. A request without them is taken to allow it.
+func canElicit(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(params, &p)
+	raw, ok := p.Meta[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return true
+	}
+	var caps map[string]json.RawMessage
+	json.Unmarshal(raw, &caps)
+	e, ok := caps["elicitation"]
+	return ok && string(e) != "null"
 }
 
 // approved answers the retry of a call that needed approval: state is the

@@ -242,6 +242,17 @@ func TestApprovalReplayedWithoutWindow(t *testing.T) {
 	}
 }
 
+func TestApprovalClientWithoutElicitation(t *testing.T) {
+	as := newApprovalSession(t, "0", Approvals{})
+	m, rep := as.call(t, context.Background(), `{"name":"rm","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`)
+	if as.runs != 0 || rep.Approval != "unavailable" || string(m["isError"]) != "true" || m["resultType"] != nil {
+		t.Fatalf("a client that cannot elicit: %v (report %q), %d runs; want not run, unavailable", m, rep.Approval, as.runs)
+	}
+	if _, rep := as.call(t, context.Background(), `{"name":"rm","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`); rep.Approval != "asked" {
+		t.Fatalf("a client that can elicit: report %q, want asked", rep.Approval)
+	}
+}
+
 func TestApprovalNotAskedForSafeTool(t *testing.T) {
 	as := newApprovalSession(t, "0", Approvals{})
 	m, rep := as.call(t, context.Background(), `{"name":"ls","arguments":{}}`)
