@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,10 +18,12 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 	"github.com/agentpreflight/preflight/server/internal/testpart"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -312,4 +317,98 @@ func TestReplicasApprovalRedis(t *testing.T) {
 	if res := accept(c, state); approval(res) != "invalid" || up.send.Load() != 1 {
 		t.Fatalf("a's approval on a replica with another key: %v, %d executions; want refused as invalid", res, up.send.Load())
 	}
+}
+
+// TestProxyApprovalBridge: a 2026-07-28 go-sdk client through the proxy
+// in front of upstreams without a URL, where the approved call goes
+// through the stateless bridge: a stdio process of the test tools, and an
+// upstream of the initialize handshake only (which fails the test if it
+// gets a request carrying the stateless revision's members). The
+// approved create_ticket runs once, the declined one never.
+func TestProxyApprovalBridge(t *testing.T) {
+	bin := toolServer(t)
+	for _, up := range []struct {
+		name string
+		make func(t *testing.T) (Dialer, func() map[string]int)
+	}{
+		{"stdio process", func(t *testing.T) (Dialer, func() map[string]int) {
+			countsFile := filepath.Join(t.TempDir(), "counts.json")
+			t.Setenv("MCPTEST_COUNTS", countsFile)
+			return CommandDialer(bin), func() map[string]int {
+				c, _ := mcptest.ReadCounts(countsFile)
+				return c
+			}
+		}},
+		{"initialize-only upstream", func(t *testing.T) (Dialer, func() map[string]int) {
+			srv, counts := mcptest.NewServer("")
+			return legacyOnly(t, srv, true), counts.Snapshot
+		}},
+	} {
+		t.Run(up.name, func(t *testing.T) {
+			inner, counts := up.make(t)
+			var sentMu sync.Mutex
+			var sent []string // the tools/call params the upstream got
+			dial := func(ctx context.Context) (mcp.Connection, error) {
+				c, err := inner(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return &recordingConn{Connection: c, record: func(params string) {
+					sentMu.Lock()
+					sent = append(sent, params)
+					sentMu.Unlock()
+				}}, nil
+			}
+			g := mcpguard.Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: mcptest.Ticket},
+				Approval: tools.Approval{When: tools.ApprovalAlways}}}}
+			p := New(Options{Dial: dial, Guard: g})
+			px := httptest.NewServer(p)
+			defer func() { p.Close(); px.Close() }()
+			answer := "accept"
+			asked := 0
+			c := mcp.NewClient(&mcp.Implementation{Name: "bridge-approver", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: answer, Content: map[string]any{"approve": answer == "accept"}}, nil
+				},
+			})
+			ctx := context.Background()
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: px.URL}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Ticket, Arguments: map[string]any{"title": "disk full"}})
+			if err != nil || strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "not run") {
+				t.Fatalf("approved ticket: %v %+v", err, res)
+			}
+			answer = "decline"
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Ticket, Arguments: map[string]any{"title": "cpu hot"}})
+			if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "not approved") {
+				t.Fatalf("declined ticket: %v %+v", err, res)
+			}
+			if n := counts()[mcptest.Ticket]; n != 1 || asked != 2 {
+				t.Fatalf("%d ticket executions, %d asked; want 1 and 2", n, asked)
+			}
+			sentMu.Lock()
+			defer sentMu.Unlock()
+			if len(sent) != 1 || strings.Contains(sent[0], "requestState") || strings.Contains(sent[0], "inputResponses") {
+				t.Fatalf("tools/call sent upstream: %q; want one, without the proxy's requestState and inputResponses", sent)
+			}
+		})
+	}
+}
+
+// recordingConn hands the params of each tools/call written to the
+// upstream to record.
+type recordingConn struct {
+	mcp.Connection
+	record func(params string)
+}
+
+func (r *recordingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+		r.record(string(req.Params))
+	}
+	return r.Connection.Write(ctx, msg)
 }
