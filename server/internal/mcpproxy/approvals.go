@@ -2,9 +2,9 @@ package mcpproxy
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,8 +16,9 @@ import (
 // the proxy sends the client an elicitation/create request of its own
 // (on the session's stream, as the server's requests go) and the call
 // waits for the answer, within the call timeout, nothing reserved. The
-// proxy's requests carry string ids "preflight-approval-N", and the
-// client's responses to them are taken here, never forwarded upstream.
+// proxy's requests carry string ids "preflight-approval-" and a random
+// token, which no server's id is expected to share, and the client's
+// responses to them are taken here, never forwarded upstream.
 
 // approvalIDPrefix starts the id of each elicitation/create the proxy
 // sends a client.
@@ -62,7 +63,7 @@ func (s *session) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	if err != nil {
 		return nil, err
 	}
-	key := approvalIDPrefix + strconv.FormatUint(s.asked.Add(1), 10)
+	key := approvalIDPrefix + rand.Text()
 	id, _ := jsonrpc.MakeID(key)
 	ch := make(chan *jsonrpc.Response, 1)
 	s.mu.Lock()
