@@ -144,7 +144,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	var o proxyOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&o.upstream, "upstream", "", "`URL` of the upstream Streamable HTTP MCP server (or give a command after --)")
-	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds and retryCap")
+	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds, retryCap, idempotencySeconds and approval")
 	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each run may spend on priced tools; empty means no budget")
 	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each run may make (`n`); 0 means no limit")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
