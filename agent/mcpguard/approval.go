@@ -29,8 +29,9 @@ import (
 // that shows the call: the tool, its arguments, the estimated cost and
 // why it asks (also as JSON in the elicitation's _meta under
 // [ApprovalMetaKey]). Its requestState is sealed by the guard: an
-// HMAC-SHA256 (Approvals.Key) over the call's fingerprint (the SHA-256 of
-// the tool name and the arguments with keys sorted), a digest of the
+// HMAC-SHA256 (Approvals.Key) over the call's fingerprint (preflight's
+// requestFingerprint of the call: its provider, operation and arguments,
+// keys sorted and numbers canonical), a digest of the
 // principal and run (Approvals.Principal and Run), an expiry
 // (Approvals.Wait) and a single-use nonce.
 //
@@ -104,11 +105,20 @@ type approvalState struct {
 	Nonce string `json:"n"` // single use
 }
 
-// callFingerprint is the SHA-256, hex, of the tool name and the arguments
-// with keys sorted and numbers as written.
-func callFingerprint(name string, args json.RawMessage) string {
+// fingerprint returns the requestFingerprint preflight gives the call of
+// name with args (of its provider, operation and arguments, keys sorted
+// and numbers canonical; see the spec's fingerprints), or, when preflight
+// cannot evaluate the arguments, the SHA-256 of the tool name and the
+// arguments with keys sorted.
+func (s *Session) fingerprint(name string, args json.RawMessage) string {
+	set := s.st.s.Tools()
+	req := set.Proposal(name, args)
+	req.RunID, req.StepID, req.Budget.RemainingUSD = "approval", "approval", "0" // not part of the fingerprint
+	if d, err := set.Catalog().Decide(&req); err == nil && d.RequestFingerprint != "" {
+		return d.RequestFingerprint
+	}
 	h := sha256.Sum256([]byte(callOf(name, args)))
-	return hex.EncodeToString(h[:])
+	return "call:" + hex.EncodeToString(h[:])
 }
 
 func (a *Approvals) scope() string {
@@ -269,7 +279,7 @@ func (s *Session) ask(ctx context.Context, params json.RawMessage, name string, 
 		}
 		return nil, kindOther, err
 	}
-	state := a.seal(approvalState{Call: callFingerprint(name, args), Scope: a.scope(), Exp: time.Now().Add(wait).Unix(), Nonce: nonce})
+	state := a.seal(approvalState{Call: s.fingerprint(name, args), Scope: a.scope(), Exp: time.Now().Add(wait).Unix(), Nonce: nonce})
 	res := mcp.CallToolResult{InputRequests: mcp.InputRequestMap{ApprovalInputKey: elicitation(name, args, c)}, RequestState: state}
 	b, err := json.Marshal(&res)
 	if err != nil {
@@ -312,7 +322,7 @@ func (s *Session) approved(ctx context.Context, params json.RawMessage, name str
 	a := &s.g.opts.Approvals
 	st, ok := a.open(state)
 	switch {
-	case !ok || st.Call != callFingerprint(name, args) || st.Scope != a.scope():
+	case !ok || st.Call != s.fingerprint(name, args) || st.Scope != a.scope():
 		noteApproval(ctx, "invalid")
 		return s.notApproved(name, "invalid", "not run: the requestState of this call is not an approval the guard gave for this call, principal and run "+
 			"(it was altered, or belongs to another call); call the tool again to be asked anew")

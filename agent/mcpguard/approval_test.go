@@ -99,7 +99,7 @@ func (as *approvalSession) ask(t *testing.T, args string) string {
 	}
 	e := ir[ApprovalInputKey]
 	if e.Method != "elicitation/create" || !strings.Contains(e.Params.Message, "Tool: rm") ||
-		!strings.Contains(e.Params.Message, "Arguments: "+args) || !strings.Contains(e.Params.Message, "Estimated cost: $0.25") ||
+		!strings.Contains(e.Params.Message, "Arguments: "+canonical(json.RawMessage(args))) || !strings.Contains(e.Params.Message, "Estimated cost: $0.25") ||
 		!strings.Contains(e.Params.Message, "destructive") {
 		t.Fatalf("the elicitation does not show the call: %+v", e)
 	}
@@ -192,24 +192,24 @@ func TestApprovalRefusals(t *testing.T) {
 		{"forged", func(t *testing.T, as *approvalSession) string {
 			as.ask(t, `{"p":1}`)
 			other := Approvals{Key: []byte(strings.Repeat("x", 32)), Principal: "alice", Run: "r1"}
-			return retry(`{"p":1}`, other.seal(approvalState{Call: callFingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: other.scope(),
+			return retry(`{"p":1}`, other.seal(approvalState{Call: as.fingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: other.scope(),
 				Exp: time.Now().Add(time.Minute).Unix(), Nonce: "n"}), accept)
 		}, "invalid"},
 		{"another principal", func(t *testing.T, as *approvalSession) string {
 			as.ask(t, `{"p":1}`)
 			other := Approvals{Key: key, Principal: "mallory", Run: "r1"}
-			return retry(`{"p":1}`, other.seal(approvalState{Call: callFingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: other.scope(),
+			return retry(`{"p":1}`, other.seal(approvalState{Call: as.fingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: other.scope(),
 				Exp: time.Now().Add(time.Minute).Unix(), Nonce: "n"}), accept)
 		}, "invalid"},
 		{"expired", func(t *testing.T, as *approvalSession) string {
 			as.ask(t, `{"p":1}`)
 			a := as.g.opts.Approvals
-			return retry(`{"p":1}`, a.seal(approvalState{Call: callFingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: a.scope(),
+			return retry(`{"p":1}`, a.seal(approvalState{Call: as.fingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: a.scope(),
 				Exp: time.Now().Add(-time.Second).Unix(), Nonce: "n"}), accept)
 		}, "expired"},
 		{"never issued", func(t *testing.T, as *approvalSession) string {
 			a := as.g.opts.Approvals
-			return retry(`{"p":1}`, a.seal(approvalState{Call: callFingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: a.scope(),
+			return retry(`{"p":1}`, a.seal(approvalState{Call: as.fingerprint("rm", json.RawMessage(`{"p":1}`)), Scope: a.scope(),
 				Exp: time.Now().Add(time.Minute).Unix(), Nonce: "n"}), accept)
 		}, "used"},
 	} {
@@ -345,4 +345,19 @@ func FuzzApprovalState(f *testing.F) {
 			t.Fatalf("the issued state ran its call %d times", as.runs)
 		}
 	})
+}
+
+// TestApprovalBoundToFingerprint: the requestState names the call by
+// preflight's requestFingerprint, so the retry may order the arguments'
+// keys otherwise (the same call), while other values are another call.
+func TestApprovalBoundToFingerprint(t *testing.T) {
+	as := newApprovalSession(t, "0", Approvals{})
+	state := as.ask(t, `{"b":1,"a":"x"}`)
+	st, ok := as.g.opts.Approvals.open(state)
+	if !ok || len(st.Call) != 64 || st.Call != as.fingerprint("rm", json.RawMessage(`{"a":"x","b":1}`)) {
+		t.Fatalf("sealed %+v (%v), want preflight's fingerprint of the call", st, ok)
+	}
+	if m, _ := as.call(t, context.Background(), retry(`{"a":"x","b":1}`, state, accept)); as.runs != 1 || string(m["isError"]) == "true" {
+		t.Fatalf("retry with the keys reordered: %v, %d runs; want run once", m, as.runs)
+	}
 }
