@@ -75,3 +75,32 @@ func TestProxyApprovalTypeScriptClient(t *testing.T) {
 		t.Errorf("approvals per call (-want +got):\n%s", d)
 	}
 }
+
+// TestProxyApprovalTypeScriptMRTR drives `preflightd proxy` with the
+// 2026-07-28 multi-round trip over the TypeScript SDK's transport
+// (approval_mrtr.mjs): asked, tampered, declined, accepted, replayed. The
+// ticket tool ran once: for the accept.
+func TestProxyApprovalTypeScriptMRTR(t *testing.T) {
+	node := needNode(t, "@modelcontextprotocol/sdk")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
+	defer cancel()
+	bin, tools := buildTools(ctx, t)
+	dir := t.TempDir()
+	counts := filepath.Join(dir, "counts.json")
+	t.Setenv("MCPTEST_COUNTS", counts)
+	ops := filepath.Join(dir, "operations.json")
+	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"create_ticket","approval":"always"}]}`), 0o644)
+	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--operations", ops, "--", tools)
+	out, err := exec.CommandContext(ctx, node, "approval_mrtr.mjs", "http://"+addr+"/mcp").CombinedOutput()
+	t.Logf("node approval_mrtr.mjs:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the TypeScript client failed: %v\nproxy log:\n%s", err, logs())
+	}
+	got, err := mcptest.ReadCounts(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]int{mcptest.Ticket: 1}, got); d != "" {
+		t.Fatalf("executions (-want +got):\n%s", d)
+	}
+}
