@@ -361,3 +361,37 @@ func TestApprovalBoundToFingerprint(t *testing.T) {
 		t.Fatalf("retry with the keys reordered: %v, %d runs; want run once", m, as.runs)
 	}
 }
+
+// TestApprovalMiddlewareNeverRunsUnapproved: the Server middleware cannot
+// ask a person, so a call that needs approval is not run there (rather
+// than run unapproved); other calls run.
+func TestApprovalMiddlewareNeverRunsUnapproved(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mw", Version: "1"}, nil)
+	runs := 0
+	for _, name := range []string{"rm", "ls"} {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				runs++
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			})
+	}
+	srv.AddReceivingMiddleware(Server(&Options{Specs: []tools.Spec{
+		{Operation: preflight.Operation{Name: "rm"}, Approval: tools.Approval{When: tools.ApprovalAlways}}}}))
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "rm", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || runs != 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "needs a person's approval") {
+		t.Fatalf("rm through the Server middleware: %v %+v, %d runs; want not run", err, res, runs)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ls", Arguments: map[string]any{}}); err != nil || res.IsError || runs != 1 {
+		t.Fatalf("ls: %v %+v, %d runs; want run", err, res, runs)
+	}
+}
