@@ -59,14 +59,24 @@ type Consent struct {
 // gives theirs). It is the one place of this rule: the MCP guard, the
 // proxy and the adapters all ask it.
 func (t *Set) Consent(name string, args json.RawMessage) Consent {
-	s, known := t.Spec(name)
-	cost := t.Proposal(name, args).Tool.EstimatedExternalCostUSD
+	s, known := t.byName[name]
+	if !known {
+		s = &t.fallback
+	}
+	cost := s.PriceUSD // as Proposal prices the call
+	if cost == "" {
+		cost = "0"
+	}
 	c := Consent{EstimatedCostUSD: cost}
 	switch s.Approval.When {
 	case ApprovalAlways:
 		c.Needed, c.Reason = true, "every call of "+name+" needs approval"
 	case ApprovalDestructive:
-		e, ok := t.catalog.EffectsOf(s.Operation.Provider, name)
+		provider := s.Operation.Provider
+		if !known {
+			provider = t.provider
+		}
+		e, ok := t.catalog.EffectsOf(provider, name)
 		switch {
 		case !known || !ok:
 			c.Needed, c.Reason = true, name+" needs approval when it may be destructive, and its effects are unknown"

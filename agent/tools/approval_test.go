@@ -130,3 +130,23 @@ func TestConsent(t *testing.T) {
 		t.Errorf("estimated cost of a free tool %q, want 0", c.EstimatedCostUSD)
 	}
 }
+
+// BenchmarkConsent is the cost Set.Consent adds to every guarded call: of
+// a tool without an approval policy, and of one whose policy compares the
+// price.
+func BenchmarkConsent(b *testing.B) {
+	set, err := NewSet(Spec{}, Spec{Operation: preflight.Operation{Provider: "mcp", Name: "plain"}, PriceUSD: "0.25"},
+		Spec{Operation: preflight.Operation{Provider: "mcp", Name: "dear"}, PriceUSD: "0.25", Approval: Approval{When: ApprovalAboveUSD, AboveUSD: "0.10"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"q":"x"}`)
+	for _, name := range []string{"plain", "dear"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				set.Consent(name, args)
+			}
+		})
+	}
+}
