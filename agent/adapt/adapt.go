@@ -203,6 +203,9 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 	if classify == nil {
 		classify = DefaultClassify
 	}
+	if w := unapproved(s, tool, args); w != nil {
+		return tools.Answer{How: tools.HowWithheld, Message: w.Error}, w, nil
+	}
 	p, ans, err := s.Start(ctx, tool, args)
 	if p != nil {
 		defer p.Release() // after Finish a no-op; on a panic in run it frees the reservation
@@ -307,6 +310,9 @@ func CallValue[T any](ctx context.Context, s *tools.Session, classify func(tool 
 // finish it; otherwise the answer is the reused or coalesced result, or w
 // the result for the model. An error is a context done.
 func Start(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) (p *tools.Running, ans tools.Answer, w *Withheld, err error) {
+	if w := unapproved(s, tool, args); w != nil {
+		return nil, tools.Answer{How: tools.HowWithheld, Message: w.Error}, w, nil
+	}
 	p, ans, err = s.Start(ctx, tool, args)
 	var pe *preflight.Error
 	switch {
@@ -353,6 +359,25 @@ type Decision struct {
 	MatchedCallID string `json:"matchedCallId,omitempty"`
 	// Issues are the problems found in the call's arguments.
 	Issues []preflight.Issue `json:"issues"`
+	// Approval is "unavailable" for a call whose tool needs a person's
+	// approval (tools.Spec.Approval), which the adapters do not ask: the
+	// call is not run rather than run unapproved. Decision is then empty.
+	Approval string `json:"approval,omitempty"`
+}
+
+// unapproved returns the result of a call of tool with args that needs a
+// person's approval (see tools.Set.Consent), which no adapter asks yet;
+// nil when the call needs none.
+func unapproved(s *tools.Session, tool string, args json.RawMessage) *Withheld {
+	c := s.Tools().Consent(tool, args)
+	if !c.Needed {
+		return nil
+	}
+	w := &Withheld{Error: "not run: " + tool + " needs a person's approval (" + c.Reason + "), which this adapter cannot ask; " +
+		"it is not run unapproved: remove its approval policy or guard it where approvals are asked (an MCP guard's Session, preflightd proxy) instead",
+		Preflight: Decision{Tool: tool, Approval: "unavailable"}}
+	w.fill()
+	return w
 }
 
 // Withhold is the result for the model of a call of tool that ans says

@@ -362,3 +362,32 @@ func TestCallCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestUnapprovedNotRun: a call whose tool needs a person's approval is not
+// run by Call nor let run by Start (the adapters do not ask); a call of
+// another tool runs.
+func TestUnapprovedNotRun(t *testing.T) {
+	s, classify, err := NewSession(&Options{Specs: []tools.Spec{
+		{Operation: preflight.Operation{Name: "rm"}, Approval: tools.Approval{When: tools.ApprovalAlways}},
+		{Operation: preflight.Operation{Name: "ls"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	runs := 0
+	run := func(context.Context) ([]byte, error) { runs++; return []byte(`{}`), nil }
+	ans, w, err := Call(ctx, s, classify, "rm", json.RawMessage(`{}`), run)
+	if err != nil || w == nil || runs != 0 || ans.How != tools.HowWithheld || w.Preflight.Approval != "unavailable" ||
+		!strings.Contains(w.Error, "needs a person's approval") {
+		t.Fatalf("Call rm: %+v %+v %v, %d runs; want withheld, not run", ans, w, err, runs)
+	}
+	if p, _, w, err := Start(ctx, s, "rm", json.RawMessage(`{}`)); p != nil || w == nil || err != nil {
+		t.Fatalf("Start rm: %v %+v %v; want withheld", p, w, err)
+	}
+	if _, w, err := Call(ctx, s, classify, "ls", json.RawMessage(`{}`), run); w != nil || err != nil || runs != 1 {
+		t.Fatalf("Call ls: %+v %v, %d runs; want run", w, err, runs)
+	}
+	if b, _ := s.Guard().SpentUSD(ctx); b != "0" {
+		t.Errorf("spent %s", b)
+	}
+}

@@ -47,6 +47,13 @@
 // read-only, gets its result after it succeeded, or a withheld result when
 // its outcome is unknown ([ErrOutcomeUnknown]).
 //
+// A tool whose spec has an Approval (a tool-spec file's "approval":
+// "always", "destructive" or {"aboveUsd": …}) runs only after a person
+// approved the exact call: a [Session] answers it with an input_required
+// result carrying an elicitation and a requestState it seals and checks
+// (see [Approvals]), or, for a client of an earlier protocol generation,
+// asks through [WithElicit]. Nothing is reserved while a call waits.
+//
 // Any other call that is not run is answered with a normal tool result,
 // never a Go or JSON-RPC error: isError true, one text block for the model ("not run:
 // …; … instead"), and the decision (verdict, reason codes, matched call)

@@ -85,6 +85,7 @@ type exactly struct {
 	flights  map[string]*callFlight    // digest → call in flight
 	done     map[string]*completedCall // digest → completed call, within its window
 	awaiting map[string]*continuation  // tool and arguments → call awaiting the client's retry
+	pending  map[string]time.Time      // approval nonce → its expiry (without shared claims)
 }
 
 // callFlight is a call in flight that repeats wait for.
@@ -145,7 +146,7 @@ func (c *continuation) unpark() bool {
 
 func newExactly(results tools.ResultStore) *exactly {
 	x := &exactly{flights: make(map[string]*callFlight), done: make(map[string]*completedCall),
-		awaiting: make(map[string]*continuation)}
+		awaiting: make(map[string]*continuation), pending: make(map[string]time.Time)}
 	switch st := results.(type) {
 	case *tools.SharedResultStore:
 		x.replay = st.View()
@@ -404,6 +405,9 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, name string,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
 	if isRetry(params) {
 		state := requestState(params)
+		if isApprovalState(state) {
+			return s.approved(ctx, params, name, args, state, digest, forward)
+		}
 		if c := s.x.take(callOf(name, args), state); c != nil && c.unpark() {
 			// The call goes on: its first request, sent again, is a new call.
 			s.x.mu.Lock()
@@ -417,6 +421,15 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, name string,
 			return s.run(ctx, r, name, args, digest, forward)
 		}
 	}
+	if c := s.st.s.Tools().Consent(name, args); c.Needed {
+		return s.ask(ctx, params, name, args, c, digest, forward)
+	}
+	return s.decide(ctx, params, name, args, digest, forward)
+}
+
+// decide decides a call and forwards it when allowed.
+func (s *Session) decide(ctx context.Context, params json.RawMessage, name string, args json.RawMessage, digest string,
+	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
 	r, ans, err := s.st.s.Start(ctx, name, args)
 	note(ctx, ans)
 	noteUnchecked(ctx, s.st.uncheckedReason(name))

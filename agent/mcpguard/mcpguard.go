@@ -60,6 +60,11 @@ type Options struct {
 	// process gets it. Nil means this process alone answers repeats and
 	// continues its calls. Only a [Session] reads it.
 	Claims CallClaims
+	// Approvals configures the asking of a person's approval for the
+	// tools whose spec has an Approval (see "Approvals" in approval.go).
+	// Only a Session asks: the Server and Client middleware never run a
+	// call that needs approval (its result says so).
+	Approvals Approvals
 	// RunID names the run in every proposal. Empty means "session".
 	RunID string
 	// Specs set price, TTL, retry cap, schema and effects per tool name;
@@ -252,6 +257,13 @@ func (st *session) structured(tool string) bool {
 // call guards one tools/call: name and raw arguments, run forwarding it.
 // It returns the result to answer with, or run's error.
 func (g *guard) call(ctx context.Context, st *session, name string, args json.RawMessage, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	if c := st.s.Tools().Consent(name, args); c.Needed {
+		// Only a Session asks a person (see Approvals): here the call is
+		// not run rather than run unapproved.
+		w := Withheld{Tool: name, ReasonCodes: []preflight.ReasonCode{}, Approval: "unavailable",
+			Message: "not run: " + name + " needs a person's approval (" + c.Reason + "), which the Server and Client middleware cannot ask; guard the calls with an mcpguard.Session (as preflightd proxy does) to have it asked"}
+		return w.result(st.structured(name)), nil
+	}
 	var fresh *mcp.CallToolResult
 	ans, err := st.s.Call(ctx, name, args, func(ctx context.Context) ([]byte, preflight.Outcome, error) {
 		res, err := run(ctx)

@@ -3,6 +3,7 @@ package mcpguard
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +24,9 @@ type Session struct {
 // NewSession returns the guard of one MCP session. opts may be nil.
 func NewSession(opts *Options) (*Session, error) {
 	g := newGuard(opts)
+	if k := g.opts.Approvals.Key; len(k) > 0 && len(k) < MinApprovalKeyBytes {
+		return nil, fmt.Errorf("mcpguard: the approval key has %d bytes; it needs at least %d", len(k), MinApprovalKeyBytes)
+	}
 	st, err := g.newSession()
 	if err != nil {
 		return nil, err

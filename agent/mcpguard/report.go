@@ -36,6 +36,11 @@ type CallReport struct {
 	// result was passed on as the tool returned it. See
 	// Options.NoOutputCheck.
 	OutputIssues []preflight.Issue
+	// Approval, for a call that needs a person's approval (see
+	// Approvals), is "asked" (answered with input_required, or asked
+	// of a client of an earlier generation), "approved", or why it was not
+	// run: "declined", "invalid", "expired", "used" or "unavailable".
+	Approval string
 	// Report is the Guard's report: the decision with its reason codes,
 	// and the money reserved and settled when the call ran.
 	Report agent.Report
@@ -52,6 +57,14 @@ func WithCallReport(ctx context.Context, r *CallReport) context.Context {
 func note(ctx context.Context, ans tools.Answer) {
 	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
 		r.How, r.Report, r.Decided = ans.How, ans.Report, ans.Report.Decision != nil
+	}
+}
+
+// noteApproval notes in the CallReport of ctx, if any, what became of
+// the call's approval.
+func noteApproval(ctx context.Context, what string) {
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
+		r.Approval = what
 	}
 }
 

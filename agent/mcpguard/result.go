@@ -32,6 +32,13 @@ type Withheld struct {
 	ReasonCodes   []preflight.ReasonCode `json:"reasonCodes"`
 	MatchedCallID string                 `json:"matchedCallId,omitempty"`
 	Issues        []preflight.Issue      `json:"issues"`
+	// Approval, for a call not run for want of a person's approval (see
+	// Approvals), says why: "declined" (the answer was not an accept with
+	// approve true), "invalid" (a requestState the guard did not give for
+	// this call, principal and run), "expired", "used" (the approval ran
+	// its call already) or "unavailable" (it could not be asked). The
+	// call was not decided: Decision is empty.
+	Approval string `json:"approval,omitempty"`
 	// Message is the text block of the result.
 	Message string `json:"message"`
 }

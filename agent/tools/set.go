@@ -30,6 +30,11 @@ type Spec struct {
 	// the MCP guard). Empty means the runtime's default; 0 turns it off.
 	// Session itself does not read it.
 	IdempotencySeconds json.Number
+	// Approval is when a call of the tool needs a person's consent before
+	// it runs (see [Set.Consent]); the zero value never asks. Session
+	// itself does not read it: a runtime that can ask a person does (the
+	// MCP guard asks through the client).
+	Approval Approval
 }
 
 // Set is a tool set: it resolves a tool name and raw JSON arguments into a
@@ -97,6 +102,9 @@ func specNumberIssues(at string, s Spec) []preflight.Issue {
 		if _, code, msg := specNumber(m.name, json.RawMessage(m.n)); msg != "" {
 			issues = append(issues, preflight.Issue{Path: at + m.name, Code: code, Message: msg})
 		}
+	}
+	if is := approvalIssue(at+"approval", s.Approval); is != nil {
+		issues = append(issues, *is)
 	}
 	return issues
 }

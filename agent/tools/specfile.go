@@ -13,7 +13,7 @@ import (
 
 // specMembers are the members a tool-spec file adds to an operation of a
 // catalog file.
-var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"}
+var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds", "approval"}
 
 // DecodeSpecs reads a tool-spec file: a catalog file (see
 // [preflight.DecodeCatalog]) whose operations may also carry
@@ -25,7 +25,14 @@ var specMembers = []string{"priceUsd", "ttlSeconds", "retryCap", "idempotencySec
 //	              (default: the caller's);
 //	"idempotencySeconds": how long a completed call answers an identical
 //	              call with its result instead of running again, an
-//	              integer 0..1000000000 (default: the caller's; 0 off).
+//	              integer 0..1000000000 (default: the caller's; 0 off);
+//	"approval":   when a call needs a person's consent before it runs:
+//	              "always", "destructive" (when the tool's effects, or its
+//	              MCP annotations, say destructive) or {"aboveUsd": AMOUNT}
+//	              (when the call's estimated cost, its priceUsd, is above
+//	              AMOUNT, a non-negative decimal written as a JSON number or
+//	              a string holding one); absent never asks (see
+//	              [Set.Consent]).
 //
 // It returns the file's operations as specs, in file order (the built-in
 // operations are not included). Decoding is as strict as DecodeCatalog's,
@@ -121,6 +128,14 @@ func readSpecMembers(data []byte) ([]Spec, []byte, []preflight.Issue, map[string
 				continue
 			}
 			delete(op, name)
+			if name == "approval" {
+				a, is := decodeApproval(at+name, raw)
+				if is != nil {
+					issues = append(issues, *is)
+				}
+				specs[i].Approval = a
+				continue
+			}
 			n, code, msg := specNumber(name, raw)
 			if msg != "" {
 				issues = append(issues, preflight.Issue{Path: at + name, Code: code, Message: msg})

@@ -99,7 +99,7 @@ func TestDecodeSpecsUnknownMember(t *testing.T) {
 	if !errors.As(err, &pe) || len(pe.Details) != 1 {
 		t.Fatalf("want one issue, got %v", err)
 	}
-	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat", "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds"`
+	want := `unknown member "ttl"; expected one of "provider", "name", "aliases", "schema", "effects", "annotations", "assertFormat", "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds", "approval"`
 	if d := cmp.Diff(want, pe.Details[0].Message); d != "" {
 		t.Errorf("message (-want +got):\n%s", d)
 	}
@@ -121,11 +121,34 @@ func FuzzDecodeSpecs(f *testing.F) {
 	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"q","priceUsd":0.05,"ttlSeconds":60,"retryCap":2}]}`))
 	f.Add([]byte(`{"operations":[{"provider":"p","name":"a","priceUsd":-1}]}`))
 	f.Add([]byte(`{"operations":[]}`))
+	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"rm","approval":"destructive","effects":"destructive"}]}`))
+	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"buy","priceUsd":2,"approval":{"aboveUsd":"1.5"}}]}`))
+	f.Add([]byte(`{"operations":[{"provider":"mcp","name":"x","approval":{"aboveUsd":1e400}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		specs, err := DecodeSpecs(data)
-		if err == nil {
-			if _, err := NewSet(Spec{}, specs...); err != nil {
-				t.Fatalf("decoded specs do not build: %v", err)
+		if err != nil {
+			var pe *preflight.Error
+			if !errors.As(err, &pe) || pe.Message == "" {
+				t.Fatalf("not a *preflight.Error with a message: %v", err)
+			}
+			for _, is := range pe.Details {
+				if is.Code == "" || is.Message == "" {
+					t.Fatalf("an issue without its code or message: %+v", is)
+				}
+			}
+			return
+		}
+		set, err := NewSet(Spec{}, specs...)
+		if err != nil {
+			t.Fatalf("decoded specs do not build: %v", err)
+		}
+		for _, s := range specs {
+			c := set.Consent(s.Operation.Name, nil)
+			if (s.Approval.When == ApprovalAlways) != (c.Needed && s.Approval.When == ApprovalAlways) || (c.Needed && c.Reason == "") {
+				t.Fatalf("consent of %s under %+v: %+v", s.Operation.Name, s.Approval, c)
+			}
+			if s.Approval.When == ApprovalNever && c.Needed {
+				t.Fatalf("%s asks without an approval policy", s.Operation.Name)
 			}
 		}
 	})

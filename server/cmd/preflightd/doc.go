@@ -248,7 +248,8 @@
 //
 //	--listen ADDR                         default 127.0.0.1:8090; port 0 picks a free port
 //	--upstream URL                        the upstream Streamable HTTP server (or a command after --)
-//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap, idempotencySeconds
+//	--operations FILE                     catalog file whose operations may also carry priceUsd, ttlSeconds, retryCap, idempotencySeconds, approval
+//	--approval-key FILE                   key (at least 32 bytes) sealing the requestState of calls awaiting approval; default random per process
 //	--budget-usd DOLLARS                  each run's budget, a non-negative JSON number; empty: none
 //	--max-calls N                         tool calls per run; 0 (default): no limit
 //	--ttl DURATION                        reuse window of a read-only tool's result, whole seconds; default 5m, 0 disables
@@ -347,14 +348,16 @@
 // through either generation, gets one log line "mcp proxy: tools/call"
 // with requestId, principal, run (default, or a digest of the run handle
 // or session), tool, answer (ran, reused, coalesced, withheld, repeat,
-// not_evaluated, refused, error), verdict, reasonCodes, reservedUsd,
+// not_evaluated, refused, approval, error), verdict, reasonCodes, reservedUsd,
 // settledUsd, upstream (ok, tool_error, rpc_error, failed; empty when
 // not forwarded), upstreamStatus (the HTTP status of a stateless call's
 // upstream answer), upstreamMs, durationMs, stateless and, for an error
 // answer, error; schemaUnchecked when the tool's inputSchema could not be
 // used (the reason), and outputIssues (how many) with outputIssue (the
 // first) when a result's structuredContent did not match the tool's
-// outputSchema (the result is passed on). Calls refused at a bound on calls in flight, before
+// outputSchema (the result is passed on); approval (asked, approved,
+// declined, invalid, expired, used, unavailable) for a call of a tool
+// that needs a person's approval. Calls refused at a bound on calls in flight, before
 // their run is known, get at most 20 lines a second; the next line that
 // is written says how many were not (refusalsNotLogged). Metrics count
 // every call.

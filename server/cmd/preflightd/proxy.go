@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +84,7 @@ type proxyOptions struct {
 	principals   string // the principals file; empty for one anonymous principal on loopback
 	metricsAddr  string // the Prometheus listener; empty for none
 	store        string // the shared store's URL (--store); empty for state in this process
+	approvalKey  string // the file of the key that seals approvals (--approval-key); empty for a random key per process
 
 	strict          bool           // configuration problems are errors, not warnings
 	forwardAuth     bool           // send the client's Authorization upstream
@@ -141,7 +144,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	var o proxyOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8090", "listen `address`; port 0 picks a free port")
 	fs.StringVar(&o.upstream, "upstream", "", "`URL` of the upstream Streamable HTTP MCP server (or give a command after --)")
-	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds and retryCap")
+	fs.StringVar(&o.operations, "operations", "", "tool-spec `file`: a catalog file (a regular file of at most 4 MiB) whose operations may carry priceUsd, ttlSeconds, retryCap, idempotencySeconds and approval")
 	fs.StringVar(&o.budgetUSD, "budget-usd", "", "`dollars` each run may spend on priced tools; empty means no budget")
 	fs.IntVar(&o.maxCalls, "max-calls", 0, "tool calls each run may make (`n`); 0 means no limit")
 	fs.DurationVar(&o.ttl, "ttl", 5*time.Minute, "how long a result of a read-only tool is reused (`duration`, whole seconds); 0 disables reuse")
@@ -162,6 +165,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.BoolVar(&o.forwardAuth, "upstream-forward-authorization", false, "send the client's Authorization header to the --upstream server (off: the client's credentials stay at the proxy)")
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	fs.StringVar(&o.store, "store", "", "`URL` of a store that several proxy replicas share: redis://[USER:PASSWORD@]HOST[:PORT][/DB], redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&addr=...] (a Redis Cluster) or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE. Each run's ledger (money, calls, history), results saved for reuse and exactly-once claims live there, so that a run spends one budget and a call runs once whichever replica serves it; empty keeps them in this process")
+	fs.StringVar(&o.approvalKey, "approval-key", "", "`file` holding the key (at least 32 bytes; surrounding whitespace is trimmed) that seals the requestState of calls awaiting a person's approval (a tool-spec file's \"approval\"), HMAC-SHA256; empty means a random key per process, so replicas sharing --store need one file")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -279,7 +283,39 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 		}
 		g.Specs = specs
 	}
+	if o.approvalKey != "" {
+		key, err := readApprovalKey(o.approvalKey)
+		if err != nil {
+			return g, err
+		}
+		g.Approvals.Key = key
+	}
 	return g, nil
+}
+
+// maxApprovalKeyFile bounds the --approval-key file.
+const maxApprovalKeyFile = 4096
+
+// readApprovalKey reads the --approval-key file: its bytes, surrounding
+// whitespace trimmed, at least mcpguard.MinApprovalKeyBytes of them.
+func readApprovalKey(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: --approval-key: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxApprovalKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("proxy: --approval-key: %w", err)
+	}
+	if len(b) > maxApprovalKeyFile {
+		return nil, fmt.Errorf("proxy: --approval-key %s is larger than %d bytes; want a key file such as the output of: head -c 32 /dev/urandom | base64", file, maxApprovalKeyFile)
+	}
+	key := bytes.TrimSpace(b)
+	if len(key) < mcpguard.MinApprovalKeyBytes {
+		return nil, fmt.Errorf("proxy: --approval-key %s holds %d bytes; want at least %d, such as the output of: head -c 32 /dev/urandom | base64", file, len(key), mcpguard.MinApprovalKeyBytes)
+	}
+	return key, nil
 }
 
 // runProxy runs the proxy subcommand until ctx is done.

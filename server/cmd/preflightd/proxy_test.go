@@ -167,7 +167,7 @@ func TestBadOperationsFile(t *testing.T) {
 		// does (and leaves them to it).
 		{"unknown member next to a bad price", `{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap","ttl":60}]}`,
 			"2 problems (invalid_request):\n" +
-				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + `, "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds" (unknown_field)` + "\n" +
+				`  /operations/0/ttl: unknown member "ttl"; expected one of ` + ops + `, "priceUsd", "ttlSeconds", "retryCap", "idempotencySeconds", "approval" (unknown_field)` + "\n" +
 				`  /operations/0/priceUsd: expected a number, found "cheap" (type)`, ""},
 		{"string price", `{"operations":[{"provider":"mcp","name":"quote","priceUsd":"cheap"}]}`,
 			"1 problem (invalid_request):\n" +

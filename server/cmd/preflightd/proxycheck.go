@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/tools"
 )
 
 // configProblem is a setting of the proxy that is legal but does not do
@@ -33,6 +34,15 @@ func startProblems(o proxyOptions, g mcpguard.Options) []configProblem {
 		if !priced {
 			out = append(out, configProblem{"budget_unbound",
 				"--budget-usd " + o.budgetUSD + " cannot bind: no operation of --operations has a priceUsd above 0, so every call costs 0; price the tools that cost money"})
+		}
+	}
+	if o.store != "" && o.approvalKey == "" {
+		for _, s := range g.Specs {
+			if s.Approval.When != tools.ApprovalNever {
+				out = append(out, configProblem{"approval_key_per_process",
+					"--store is shared by replicas but no --approval-key is given: an approval asked by one replica is refused by the others; give every replica the same --approval-key FILE"})
+				break
+			}
 		}
 	}
 	return out

@@ -50,6 +50,7 @@ const (
 	AnswerRepeat       = "repeat"        // answered by the exactly-once memory
 	AnswerNotEvaluated = "not_evaluated" // arguments that could not be evaluated
 	AnswerRefused      = "refused"       // a bound of the proxy's, or a policy, refused it
+	AnswerApproval     = "approval"      // not run (yet): a person's approval was asked, or was not given (see CallRecord.Approval)
 	AnswerError        = "error"         // no answer but an error (cancelled, timeout, guard failure)
 )
 
@@ -93,6 +94,11 @@ type CallRecord struct {
 	// the tool's outputSchema, each "path: message"; a warning, the result
 	// was passed on (see mcpguard.CallReport.OutputIssues).
 	OutputIssues []string
+	// Approval, for a call of a tool that needs a person's approval, is
+	// what became of it (see mcpguard.CallReport.Approval): "asked",
+	// "approved", "declined", "invalid", "expired", "used" or
+	// "unavailable"; "" for other calls.
+	Approval string
 }
 
 // observed is one call being observed.
@@ -159,6 +165,7 @@ func (o *observed) finish(err error) {
 	}
 	r.ReservedUSD, r.SettledUSD = string(rep.Report.ReservedUSD), string(rep.Report.SettledUSD)
 	r.SchemaUnchecked = rep.SchemaUnchecked
+	r.Approval = rep.Approval
 	for _, is := range rep.OutputIssues {
 		r.OutputIssues = append(r.OutputIssues, is.Path+": "+is.Message)
 	}
@@ -168,6 +175,8 @@ func (o *observed) finish(err error) {
 			r.Answer = AnswerRepeat
 		case rep.NotEvaluated:
 			r.Answer = AnswerNotEvaluated
+		case rep.Approval != "" && rep.Approval != "approved" && r.Upstream == "":
+			r.Answer = AnswerApproval
 		case r.Upstream != "":
 			r.Answer = AnswerRan
 		case rep.Decided && rep.How == tools.HowReused:
@@ -247,6 +256,8 @@ func runName(k scopeKey) string {
 // request forwarded upstream; params as they came when there are none or
 // they cannot be read as an object.
 func (p *Proxy) withMeta(ctx context.Context, params json.RawMessage) json.RawMessage {
+	// An approved call goes upstream without the guard's own members.
+	params = mcpguard.UpstreamParams(ctx, params)
 	if p.opts.CallMeta == nil {
 		return params
 	}

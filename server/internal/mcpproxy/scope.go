@@ -157,6 +157,8 @@ func (p *Proxy) scopeFor(key scopeKey) (*scope, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: CodeLimit, Message: fmt.Sprintf("preflight proxy: scope limit reached: %d runs are being guarded (set by --max-scopes); retry later", p.opts.MaxScopes)}
 	}
 	o := p.opts.Guard
+	// An approval's requestState is valid for its principal and run only.
+	o.Approvals.Principal, o.Approvals.Run = key.principal, key.run
 	var end func()
 	if p.opts.ScopeState != nil {
 		var err error

@@ -52,6 +52,11 @@ type session struct {
 	upErr  error                    // why the upstream connection failed, if it did
 	used   map[scopeKey]bool        // the scopes its requests named
 
+	version   string                            // the protocol version the session negotiated
+	elicits   bool                              // the client declared the elicitation capability
+	approvals map[string]chan *jsonrpc.Response // the proxy's own elicitation/create requests awaiting the client's answer, by id
+	asked     atomic.Uint64                     // the last of them
+
 	held     sync.Mutex
 	heldMsgs []jsonrpc.Message // the server's messages the client could not take yet, in order
 	retrying bool              // a retryHeld goroutine runs
@@ -79,7 +84,7 @@ type outgoing struct {
 func newSession(ctx context.Context, cancel context.CancelFunc, down *mcp.StreamableServerTransport, dc, up mcp.Connection, log *slog.Logger) *session {
 	s := &session{ctx: ctx, cancel: cancel, down: down, dc: dc, up: up, log: log, b: defaultBounds(), peer: &clientCalls{},
 		out: make(map[jsonrpc.ID]*outgoing), in: make(map[jsonrpc.ID]*outgoing), toolCs: make(map[jsonrpc.ID]toolCall),
-		used: make(map[scopeKey]bool)}
+		used: make(map[scopeKey]bool), approvals: make(map[string]chan *jsonrpc.Response)}
 	s.last.Store(time.Now().UnixNano())
 	return s
 }
@@ -164,6 +169,7 @@ func (s *session) fromClient() {
 				s.clientCancelled(m.Params)
 				continue
 			case m.IsCall() && m.Method == "initialize":
+				s.sawInitialize(m.Params)
 				werr = s.forward(m)()
 			case m.IsCall():
 				// Bounded, and timed, as tools/call: a request the server
@@ -186,6 +192,9 @@ func (s *session) fromClient() {
 				werr = s.up.Write(s.ctx, m)
 			}
 		default:
+			if r, ok := msg.(*jsonrpc.Response); ok && s.approvalAnswer(r) {
+				continue
+			}
 			// A response to a request of the server: the server's id
 			// space, passed through.
 			werr = s.up.Write(s.ctx, msg)
@@ -426,6 +435,9 @@ func (s *session) initialized(result json.RawMessage) {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	json.Unmarshal(result, &r)
+	s.mu.Lock()
+	s.version = r.ProtocolVersion
+	s.mu.Unlock()
 	if u, ok := s.up.(interface{ initialized(string) }); ok && r.ProtocolVersion != "" {
 		u.initialized(r.ProtocolVersion)
 	}
@@ -554,7 +566,13 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
 		s.listTools(tctx, sc)
 	}
-	result, err := sc.guard.CallTool(tctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
+	gctx := tctx
+	if s.legacy() {
+		// A client of an earlier generation never retries an
+		// input_required result: the guard asks it for approvals itself.
+		gctx = mcpguard.WithElicit(tctx, s.elicit)
+	}
+	result, err := sc.guard.CallTool(gctx, req.Params, func(ctx context.Context) (json.RawMessage, error) {
 		since := time.Now()
 		resp, err := s.roundTrip(ctx, "tools/call", s.p.withMeta(ctx, req.Params), req.Extra)
 		ob.upstream(resp, 0, since)
