@@ -193,7 +193,7 @@ func (p *Permit) Release() {
 	}
 	p.done = true
 	// An error leaves the hold to its lease.
-	ctx, cancel := context.WithTimeout(context.Background(), p.g.timeout)
+	ctx, cancel := p.g.bound(context.Background(), p.g.timeout)
 	_ = p.g.store.Release(ctx, p.id)
 	cancel()
 	p.g.mu.Lock()
