@@ -30,13 +30,18 @@ var proxyCases = []string{"run/h0", "run/h100", "reuse/h0", "reuse/h100"}
 // in microseconds, for a call that runs and for a reuse.
 const targetProxyAddedP50 = 100.0
 
-// proxyCase is one case as measured, latencies in microseconds.
+// proxyCase is one case as measured, latencies in microseconds: direct,
+// through a bare HTTP relay (httputil.ReverseProxy) and through the
+// proxy; Added is proxied minus direct, Hop relayed minus direct (the
+// floor of a proxy that forwards over HTTP).
 type proxyCase struct {
 	Name                 string // such as "run/h100"
 	Calls                int    // each way
 	DirectP50, DirectP90 float64
+	RelayP50, RelayP90   float64
 	ProxyP50, ProxyP90   float64
 	AddedP50, AddedP90   float64
+	HopP50, HopP90       float64
 }
 
 // proxyResult is the proxy comparison of a run.
@@ -86,56 +91,86 @@ func runProxy(ctx context.Context, o Options, goBin string) (*proxyResult, error
 //
 //	BenchmarkToolCall/run/h0-2  1000  2232487 ns/op  529.7 added-p50-µs  2159 added-p90-µs ...
 //
-// and fails unless every case is there with every metric.
+// (a line another goroutine logged may come between the name and the
+// figures), and fails unless every case is there with every metric.
 func parseProxyBench(out []byte) ([]proxyCase, error) {
 	byName := map[string]proxyCase{}
+	pending := "" // a case whose figures are on a later line
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) < 4 || !strings.HasPrefix(f[0], proxyBench+"/") {
+		if len(f) == 0 {
 			continue
 		}
-		name := strings.TrimPrefix(f[0], proxyBench+"/")
-		if i := strings.LastIndexByte(name, '-'); i > 0 { // the GOMAXPROCS suffix
-			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i]
-			}
-		}
-		calls, err := strconv.Atoi(f[1])
-		if err != nil {
-			continue
-		}
-		c := proxyCase{Name: name, Calls: calls}
-		metrics := map[string]*float64{
-			"direct-p50-µs": &c.DirectP50, "direct-p90-µs": &c.DirectP90,
-			"proxy-p50-µs": &c.ProxyP50, "proxy-p90-µs": &c.ProxyP90,
-			"added-p50-µs": &c.AddedP50, "added-p90-µs": &c.AddedP90,
-		}
-		seen := 0
-		for i := 2; i+1 < len(f); i += 2 {
-			if dst, ok := metrics[f[i+1]]; ok {
-				v, err := strconv.ParseFloat(f[i], 64)
-				if err != nil {
-					return nil, fmt.Errorf("report: proxy benchmark %s: %s is not a number: %q", name, f[i+1], f[i])
+		var name string
+		switch {
+		case strings.HasPrefix(f[0], proxyBench+"/"):
+			name = strings.TrimPrefix(f[0], proxyBench+"/")
+			if i := strings.LastIndexByte(name, '-'); i > 0 { // the GOMAXPROCS suffix
+				if _, err := strconv.Atoi(name[i+1:]); err == nil {
+					name = name[:i]
 				}
-				*dst = v
-				seen++
 			}
+			f = f[1:]
+			if len(f) == 0 || !isCount(f[0]) {
+				pending = name
+				continue
+			}
+		case pending != "" && isCount(f[0]):
+			name = pending
+		default:
+			continue
 		}
-		if seen != len(metrics) {
-			return nil, fmt.Errorf("report: proxy benchmark %s: %d of its %d metrics in %q", name, seen, len(metrics), sc.Text())
+		pending = ""
+		c, err := proxyFigures(name, f, sc.Text())
+		if err != nil {
+			return nil, err
 		}
 		byName[name] = c
 	}
-	out2 := make([]proxyCase, 0, len(proxyCases))
+	cases := make([]proxyCase, 0, len(proxyCases))
 	for _, n := range proxyCases {
 		c, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("report: the proxy benchmark did not report case %s:\n%s", n, tail(out, 3000))
 		}
-		out2 = append(out2, c)
+		cases = append(cases, c)
 	}
-	return out2, nil
+	return cases, nil
+}
+
+func isCount(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// proxyFigures reads the figures of case name: the iteration count, then
+// value and unit pairs.
+func proxyFigures(name string, f []string, line string) (proxyCase, error) {
+	calls, _ := strconv.Atoi(f[0])
+	c := proxyCase{Name: name, Calls: calls}
+	metrics := map[string]*float64{
+		"direct-p50-µs": &c.DirectP50, "direct-p90-µs": &c.DirectP90,
+		"relay-p50-µs": &c.RelayP50, "relay-p90-µs": &c.RelayP90,
+		"proxy-p50-µs": &c.ProxyP50, "proxy-p90-µs": &c.ProxyP90,
+		"added-p50-µs": &c.AddedP50, "added-p90-µs": &c.AddedP90,
+		"hop-p50-µs": &c.HopP50, "hop-p90-µs": &c.HopP90,
+	}
+	seen := 0
+	for i := 1; i+1 < len(f); i += 2 {
+		if dst, ok := metrics[f[i+1]]; ok {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return c, fmt.Errorf("report: proxy benchmark %s: %s is not a number: %q", name, f[i+1], f[i])
+			}
+			*dst = v
+			seen++
+		}
+	}
+	if seen != len(metrics) {
+		return c, fmt.Errorf("report: proxy benchmark %s: %d of its %d metrics in %q", name, seen, len(metrics), line)
+	}
+	return c, nil
 }
 
 // proxyTargets writes the Targets rows of the proxy: its added latency at
@@ -175,12 +210,13 @@ func (r *results) proxySection(p func(string, ...any)) {
 	p("the same MCP Go SDK client calls `market_quote` (a fast read-only tool of `agent/mcpguard/mcptest`) over Streamable HTTP, directly on the upstream server and through the proxy, one call each way per iteration, which one goes first alternating, so both see the same load. ")
 	p("A call that runs has a new symbol each time (the proxy decides, forwards, saves and records it); a reuse repeats one symbol (the proxy answers with the saved result, the direct call runs upstream). ")
 	p("h0: no other call in the proxy session's history (a fresh session for each call that runs, its tools listed beforehand); h100: 100 entries, the most a session keeps. ")
-	p("Added latency is the proxied percentile minus the direct one. Client, proxy and upstream share the process and the machine's %d CPUs.\n\n", r.machine.Cores)
-	p("| case | calls each way | direct p50 | proxied p50 | added p50 (target ≤ %.0f µs) | direct p90 | proxied p90 | added p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
+	p("A third call each iteration goes through a bare HTTP relay (`httputil.ReverseProxy`, flushing at once) in front of the same upstream: the cost of one more HTTP hop with no MCP in it, the floor of any proxy that forwards a call over HTTP (a reuse is not forwarded). ")
+	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process and the machine's %d CPUs.\n\n", r.machine.Cores)
+	p("| case | calls each way | direct p50 | relayed p50 | proxied p50 | hop p50 | added p50 (target ≤ %.0f µs) | direct p90 | relayed p90 | proxied p90 | hop p90 | added p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
 	for _, c := range r.proxy.Cases {
-		p("| %s | %d | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs |\n", c.Name, c.Calls,
-			fmtMicros(c.DirectP50), fmtMicros(c.ProxyP50), fmtMicros(c.AddedP50), mark(c.AddedP50 <= targetProxyAddedP50),
-			fmtMicros(c.DirectP90), fmtMicros(c.ProxyP90), fmtMicros(c.AddedP90))
+		p("| %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Calls,
+			fmtMicros(c.DirectP50), fmtMicros(c.RelayP50), fmtMicros(c.ProxyP50), fmtMicros(c.HopP50), fmtMicros(c.AddedP50), mark(c.AddedP50 <= targetProxyAddedP50),
+			fmtMicros(c.DirectP90), fmtMicros(c.RelayP90), fmtMicros(c.ProxyP90), fmtMicros(c.HopP90), fmtMicros(c.AddedP90))
 	}
 	p("\n")
 }

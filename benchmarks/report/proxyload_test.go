@@ -13,10 +13,11 @@ import (
 
 const proxyBenchOutput = `goos: linux
 pkg: github.com/agentpreflight/preflight/server/internal/mcpproxy
-BenchmarkToolCall/run/h0-2         	    1000	   2232487 ns/op	       529.7 added-p50-µs	      2159 added-p90-µs	       351.7 direct-p50-µs	      1407 direct-p90-µs	       881.4 proxy-p50-µs	      3565 proxy-p90-µs
-BenchmarkToolCall/run/h100-2       	    1000	   3234973 ns/op	       835.6 added-p50-µs	      3803 added-p90-µs	       261.8 direct-p50-µs	      1931 direct-p90-µs	      1097 proxy-p50-µs	      5734 proxy-p90-µs
-BenchmarkToolCall/reuse/h0-2       	    1000	   1423733 ns/op	        20.61 added-p50-µs	      -263.3 added-p90-µs	       264.1 direct-p50-µs	      1682 direct-p90-µs	       284.7 proxy-p50-µs	      1418 proxy-p90-µs
-BenchmarkToolCall/reuse/h100-2     	    1000	   1701104 ns/op	         7.732 added-p50-µs	        41.73 added-p90-µs	       292.3 direct-p50-µs	      1721 direct-p90-µs	       300.1 proxy-p50-µs	      1763 proxy-p90-µs
+BenchmarkToolCall/run/h0-2         	     300	   4597255 ns/op	       592.6 added-p50-µs	      1378 added-p90-µs	       352.7 direct-p50-µs	      2086 direct-p90-µs	       151.8 hop-p50-µs	        38.92 hop-p90-µs	       945.3 proxy-p50-µs	      3465 proxy-p90-µs	       504.5 relay-p50-µs	      2125 relay-p90-µs
+BenchmarkToolCall/run/h100-2       	     300	   2371038 ns/op	       483.2 added-p50-µs	      1959 added-p90-µs	       199.6 direct-p50-µs	       850.7 direct-p90-µs	       177.5 hop-p50-µs	       989.8 hop-p90-µs	       682.8 proxy-p50-µs	      2810 proxy-p90-µs	       377.1 relay-p50-µs	      1841 relay-p90-µs
+BenchmarkToolCall/reuse/h0-2       	2026/11/27 08:13:59 a log line of another goroutine
+     300	   1783827 ns/op	        10.60 added-p50-µs	        14.16 added-p90-µs	       233.0 direct-p50-µs	      1023 direct-p90-µs	       147.5 hop-p50-µs	       829.4 hop-p90-µs	       243.6 proxy-p50-µs	      1037 proxy-p90-µs	       380.6 relay-p50-µs	      1852 relay-p90-µs
+BenchmarkToolCall/reuse/h100-2     	     300	   5246937 ns/op	        -5.678 added-p50-µs	       -43.48 added-p90-µs	       267.4 direct-p50-µs	      1172 direct-p90-µs	       133.1 hop-p50-µs	      1352 hop-p90-µs	       261.8 proxy-p50-µs	      1128 proxy-p90-µs	       400.5 relay-p50-µs	      2524 relay-p90-µs
 PASS
 `
 
@@ -26,10 +27,10 @@ func TestParseProxyBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []proxyCase{
-		{"run/h0", 1000, 351.7, 1407, 881.4, 3565, 529.7, 2159},
-		{"run/h100", 1000, 261.8, 1931, 1097, 5734, 835.6, 3803},
-		{"reuse/h0", 1000, 264.1, 1682, 284.7, 1418, 20.61, -263.3},
-		{"reuse/h100", 1000, 292.3, 1721, 300.1, 1763, 7.732, 41.73},
+		{"run/h0", 300, 352.7, 2086, 504.5, 2125, 945.3, 3465, 592.6, 1378, 151.8, 38.92},
+		{"run/h100", 300, 199.6, 850.7, 377.1, 1841, 682.8, 2810, 483.2, 1959, 177.5, 989.8},
+		{"reuse/h0", 300, 233.0, 1023, 380.6, 1852, 243.6, 1037, 10.60, 14.16, 147.5, 829.4},
+		{"reuse/h100", 300, 267.4, 1172, 400.5, 2524, 261.8, 1128, -5.678, -43.48, 133.1, 1352},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -37,7 +38,7 @@ func TestParseProxyBench(t *testing.T) {
 	for _, bad := range []struct{ name, out string }{
 		{"a case missing", strings.Replace(proxyBenchOutput, "reuse/h0-2", "other/h0-2", 1)},
 		{"a metric missing", strings.Replace(proxyBenchOutput, "added-p90-µs", "other-µs", 1)},
-		{"a metric not a number", strings.Replace(proxyBenchOutput, "529.7 added", "x added", 1)},
+		{"a metric not a number", strings.Replace(proxyBenchOutput, "592.6 added", "x added", 1)},
 	} {
 		if _, err := parseProxyBench([]byte(bad.out)); err == nil {
 			t.Errorf("%s: no error", bad.name)
@@ -64,10 +65,10 @@ func TestProxyTargetsAndSection(t *testing.T) {
 	r.proxySection(p)
 	got := b.String()
 	for _, want := range []string{
-		"to a call that runs, against the same call made directly | 530 µs (run/h0), 836 µs (run/h100) | **FAIL** |",
-		"to a reuse, against the same call made directly | 20.6 µs (reuse/h0), 7.7 µs (reuse/h100) | **pass** |",
+		"to a call that runs, against the same call made directly | 593 µs (run/h0), 483 µs (run/h100) | **FAIL** |",
+		"to a reuse, against the same call made directly | 10.6 µs (reuse/h0), -5.7 µs (reuse/h100) | **pass** |",
 		"## Proxy",
-		"| reuse/h0 | 1000 | 264 µs | 285 µs | 20.6 µs ✅ | 1682 µs | 1418 µs | -263 µs |",
+		"| reuse/h0 | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs ✅ | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)

@@ -3,9 +3,13 @@ package mcpproxy
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -26,11 +30,17 @@ import (
 // each call that runs, its tools listed beforehand) and with 100 (h100,
 // the most a session keeps).
 //
-// Besides ns/op (both calls) it reports, in microseconds, the p50 and
-// p90 of the direct and the proxied latencies and the proxy's added
-// latency, the difference of those percentiles (added-p50-µs,
-// added-p90-µs). Upstream, proxy and client share the process and the
-// machine's cores; the proxy logs nothing (its session lines go to a
+// A third call each iteration goes through a bare HTTP relay
+// (httputil.ReverseProxy, flushing at once) in front of the same
+// upstream: the cost of one more HTTP hop with no MCP in it, the floor
+// of any proxy that forwards over HTTP.
+//
+// Besides ns/op (all three calls) it reports, in microseconds, the p50
+// and p90 of the direct, relayed and proxied latencies, the proxy's
+// added latency, the difference of the proxied and direct percentiles
+// (added-p50-µs, added-p90-µs), and the relay's (hop-p50-µs,
+// hop-p90-µs). Upstream, relay, proxy and client share the process and
+// the machine's cores; the proxy logs nothing (its session lines go to a
 // discarding logger).
 func BenchmarkToolCall(b *testing.B) {
 	up, counts := httpUpstream(b)
@@ -40,6 +50,15 @@ func BenchmarkToolCall(b *testing.B) {
 	ts := httptest.NewServer(mux)
 	b.Cleanup(func() { p.Close(); ts.Close() })
 	proxied := ts.URL + "/mcp"
+	target, err := url.Parse(up)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1                    // SSE: every write at once
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a closed session's stream ends with an error
+	relay := httptest.NewServer(rp)
+	b.Cleanup(relay.Close)
 
 	for _, reuse := range []bool{false, true} {
 		for _, history := range []int{0, 100} {
@@ -48,19 +67,19 @@ func BenchmarkToolCall(b *testing.B) {
 				name = fmt.Sprintf("reuse/h%d", history)
 			}
 			b.Run(name, func(b *testing.B) {
-				benchLatency(b, up, proxied, counts, reuse, history)
+				benchLatency(b, up, relay.URL, proxied, counts, reuse, history)
 			})
 		}
 	}
 }
 
 // benchLatency is one case of BenchmarkToolCall.
-func benchLatency(b *testing.B, direct, proxied string, counts *mcptest.Counters, reuse bool, history int) {
+func benchLatency(b *testing.B, direct, relayed, proxied string, counts *mcptest.Counters, reuse bool, history int) {
 	ctx := context.Background()
 	fresh := !reuse && history == 0 // a new session for each call
-	var dcs, pcs *mcp.ClientSession
+	var dcs, rcs, pcs *mcp.ClientSession
 	open := func() {
-		dcs, pcs = benchSession(b, direct), benchSession(b, proxied)
+		dcs, rcs, pcs = benchSession(b, direct), benchSession(b, relayed), benchSession(b, proxied)
 		// Tools listed beforehand: the proxy needs the list before the
 		// first call, and learns it from this one.
 		if _, err := pcs.ListTools(ctx, nil); err != nil {
@@ -73,9 +92,10 @@ func benchLatency(b *testing.B, direct, proxied string, counts *mcptest.Counters
 			benchQuote(b, pcs, "SAME") // runs; the timed calls reuse it
 		}
 	}
-	closeBoth := func() { dcs.Close(); pcs.Close() }
+	closeAll := func() { dcs.Close(); rcs.Close(); pcs.Close() }
 	open()
 	directLat := make([]time.Duration, 0, b.N)
+	relayedLat := make([]time.Duration, 0, b.N)
 	proxiedLat := make([]time.Duration, 0, b.N)
 	ran := 0 // upstream runs besides the timed calls'
 	before := counts.Snapshot()[mcptest.Quote]
@@ -83,7 +103,7 @@ func benchLatency(b *testing.B, direct, proxied string, counts *mcptest.Counters
 	for i := 0; i < b.N; i++ {
 		if fresh && i > 0 {
 			b.StopTimer()
-			closeBoth()
+			closeAll()
 			n := counts.Snapshot()[mcptest.Quote]
 			open()
 			ran += counts.Snapshot()[mcptest.Quote] - n
@@ -93,32 +113,39 @@ func benchLatency(b *testing.B, direct, proxied string, counts *mcptest.Counters
 		if reuse {
 			sym = "SAME"
 		}
-		if i%2 == 0 {
-			directLat = append(directLat, benchQuote(b, dcs, sym))
-			proxiedLat = append(proxiedLat, benchQuote(b, pcs, sym))
-		} else {
-			proxiedLat = append(proxiedLat, benchQuote(b, pcs, sym))
-			directLat = append(directLat, benchQuote(b, dcs, sym))
+		// Each of the three goes first, second and third in turn.
+		for k := range 3 {
+			switch (i + k) % 3 {
+			case 0:
+				directLat = append(directLat, benchQuote(b, dcs, sym))
+			case 1:
+				relayedLat = append(relayedLat, benchQuote(b, rcs, sym))
+			case 2:
+				proxiedLat = append(proxiedLat, benchQuote(b, pcs, sym))
+			}
 		}
 	}
 	b.StopTimer()
-	closeBoth()
-	// Every direct call runs upstream; a proxied one only when it is not
-	// a reuse.
-	want := b.N
+	closeAll()
+	// Every direct and relayed call runs upstream; a proxied one only
+	// when it is not a reuse.
+	want := 2 * b.N
 	if !reuse {
-		want = 2 * b.N
+		want = 3 * b.N
 	}
 	if got := counts.Snapshot()[mcptest.Quote] - before - ran; got != want {
 		b.Fatalf("%d calls ran upstream, want %d", got, want)
 	}
 	slices.Sort(directLat)
+	slices.Sort(relayedLat)
 	slices.Sort(proxiedLat)
 	for _, q := range []int{50, 90} {
-		d, p := percentile(directLat, q), percentile(proxiedLat, q)
+		d, r, p := percentile(directLat, q), percentile(relayedLat, q), percentile(proxiedLat, q)
 		b.ReportMetric(µs(d), fmt.Sprintf("direct-p%d-µs", q))
+		b.ReportMetric(µs(r), fmt.Sprintf("relay-p%d-µs", q))
 		b.ReportMetric(µs(p), fmt.Sprintf("proxy-p%d-µs", q))
 		b.ReportMetric(µs(p-d), fmt.Sprintf("added-p%d-µs", q))
+		b.ReportMetric(µs(r-d), fmt.Sprintf("hop-p%d-µs", q))
 	}
 }
 
