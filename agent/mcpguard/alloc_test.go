@@ -15,7 +15,7 @@ import (
 // also reads the result to classify its outcome (the MCP Go SDK's
 // decoder) and saves it; a reuse reads the saved result.
 var callToolAllocBudgets = map[string]float64{
-	"run/h100":   95,
+	"run/h100":   88,
 	"reuse/h100": 65,
 }
 
