@@ -23,7 +23,7 @@ import (
 // a reuse adds the proxy's server side and the guard, and saves the
 // upstream's side.
 var proxyAllocBudgets = map[string]float64{
-	"run/h100":   420,
+	"run/h100":   410,
 	"reuse/h100": 115,
 }
 
