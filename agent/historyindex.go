@@ -12,8 +12,8 @@ import (
 // decision reads (the entries of one fingerprint), what recording drops
 // (older entries of the same fingerprint) and what eviction picks (the
 // oldest entry of the least useful class) cost the entries concerned, not
-// the whole history. It holds at most preflight.MaxHistory entries, in
-// slots allocated once.
+// the whole history. It holds at most preflight.MaxHistory entries; the
+// slots of removed entries are used again.
 type historyIndex struct {
 	slots []histSlot
 	free  []int32
@@ -94,9 +94,6 @@ func (h *historyIndex) unlink(l *histList, i int32, k int) {
 
 // add records e at time at, as the newest entry, and returns its slot.
 func (h *historyIndex) add(e Entry, at time.Time) int32 {
-	if h.slots == nil {
-		h.slots = make([]histSlot, 0, preflight.MaxHistory+1)
-	}
 	var i int32
 	if n := len(h.free); n > 0 {
 		i, h.free = h.free[n-1], h.free[:n-1]
