@@ -263,7 +263,9 @@ func (s *session) send(ctx context.Context, o *outgoing, req *jsonrpc.Request) e
 func (s *session) await(ctx context.Context, o *outgoing) {
 	select {
 	case m := <-o.resp:
-		o.cancel(nil)
+		// Not at once: the response's stream ends right after it (see
+		// roundTrip).
+		time.AfterFunc(streamEndGrace, func() { o.cancel(nil) })
 		if m.Error == nil {
 			switch o.method {
 			case "initialize":
