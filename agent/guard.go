@@ -229,6 +229,10 @@ type Guard struct {
 
 	maxCalls int
 	coalesce bool
+	// inProcess is true when the money and the history are both in
+	// in-process stores, which never wait on I/O: no store deadline is
+	// set for them (see bound).
+	inProcess bool
 
 	mu      ctxLock            // Begin's decide-and-reserve step; see lock.go
 	flights map[string]*Flight // read-only calls in flight, by fingerprint
@@ -257,6 +261,9 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	}
 	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight),
 		timeout: defaultStoreTimeout, settleFor: defaultSettleTimeout}
+	_, memMoney := store.(*memoryLedgerStore)
+	_, memHistory := ledger.store.(*memoryLedgerStore)
+	g.inProcess = memMoney && memHistory
 	if opts != nil {
 		g.lease = opts.Lease
 		if opts.StoreTimeout > 0 {
@@ -284,6 +291,19 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	return g, nil
 }
 
+// bound returns ctx with the deadline d for a call of the Guard's stores
+// (GuardOptions.StoreTimeout, SettleTimeout), unless both are in-process
+// stores, which never wait on I/O: then ctx as it is (a deadline per call
+// would cost a timer and two allocations for nothing).
+func (g *Guard) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if g.inProcess {
+		return ctx, noCancel
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func noCancel() {}
+
 // checkBudget parses usd as a budget the Guard's store can keep.
 func (g *Guard) checkBudget(usd json.Number) (decimal.Dec, error) {
 	b, err := parseUSD(usd)
@@ -305,7 +325,7 @@ func (g *Guard) Ledger() *Ledger { return g.ledger }
 // exact decimal text; with a store shared by processes, what all Guards on
 // the store spent. The error is the store's, when it cannot be read.
 func (g *Guard) SpentUSD(ctx context.Context) (json.Number, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := g.bound(ctx, g.timeout)
 	defer cancel()
 	st, err := g.store.StateOf(ctx, "")
 	if err != nil {

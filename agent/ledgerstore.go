@@ -203,8 +203,7 @@ type memoryLedgerStore struct {
 	now func() time.Time
 
 	mu      sync.Mutex
-	entries []Entry     // oldest recorded first
-	at      []time.Time // completion time of entries[i]
+	history historyIndex
 	spent   decimal.Dec
 	held    decimal.Dec
 	calls   int
@@ -230,25 +229,15 @@ func NewMemoryLedgerStore(now func() time.Time) LedgerStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &memoryLedgerStore{now: now, holds: make(map[string]decimal.Dec), ended: make(map[string]ended)}
+	return &memoryLedgerStore{now: now, history: newHistoryIndex(), holds: make(map[string]decimal.Dec), ended: make(map[string]ended)}
 }
 
 func (m *memoryLedgerStore) Append(_ context.Context, e Entry) error {
 	at := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.append(e, at)
+	m.history.record(e, at)
 	return nil
-}
-
-// append records e at time at. The caller holds m.mu.
-func (m *memoryLedgerStore) append(e Entry, at time.Time) {
-	m.dropRedundant(e)
-	m.entries = append(m.entries, e)
-	m.at = append(m.at, at)
-	for len(m.entries) > preflight.MaxHistory {
-		m.remove(m.victim())
-	}
 }
 
 func (m *memoryLedgerStore) State(context.Context) (LedgerState, error) {
@@ -269,14 +258,7 @@ func (m *memoryLedgerStore) state(fp *string) LedgerState {
 
 // stateLocked is state; the caller holds m.mu.
 func (m *memoryLedgerStore) stateLocked(fp *string) LedgerState {
-	now := m.now()
-	h := make([]StoredEntry, 0, len(m.entries))
-	for i, e := range m.entries {
-		if fp == nil || e.Fingerprint == *fp {
-			h = append(h, StoredEntry{Entry: e, At: m.at[i]})
-		}
-	}
-	return LedgerState{History: h, Now: now, Balance: m.balance()}
+	return LedgerState{History: m.history.entries(fp), Now: m.now(), Balance: m.balance()}
 }
 
 // balance returns the balance. The caller holds m.mu.
@@ -366,7 +348,7 @@ func (m *memoryLedgerStore) Settle(_ context.Context, id string, costUSD json.Nu
 	m.spent = decimal.Add(m.spent, cost)
 	m.end(id, ended{settled: true, late: !held, cost: cost})
 	if record != nil {
-		m.append(*record, at)
+		m.history.record(*record, at)
 	}
 	return Settlement{Late: !held, CostUSD: formatUSD(cost), Balance: m.balance()}, nil
 }
@@ -394,16 +376,6 @@ func (m *memoryLedgerStore) end(id string, e ended) {
 	}
 }
 
-// dropRedundant removes the entries that e makes useless to Decide (see
-// "Retention" on [Ledger]). The caller holds m.mu.
-func (m *memoryLedgerStore) dropRedundant(e Entry) {
-	for i := len(m.entries) - 1; i >= 0; i-- {
-		if redundant(m.entries[i], e) {
-			m.remove(i)
-		}
-	}
-}
-
 // redundant reports whether recording newer makes older useless to
 // Decide, under the retention rules of [Ledger]. Other stores mirror it.
 func redundant(older, newer Entry) bool {
@@ -419,18 +391,6 @@ func redundant(older, newer Entry) bool {
 	return false
 }
 
-// victim picks the entry to evict: the oldest of the least useful class,
-// never the newest entry. The caller holds m.mu and len(m.entries) > 1.
-func (m *memoryLedgerStore) victim() int {
-	best := 0
-	for i := 1; i < len(m.entries)-1; i++ {
-		if evictionRank(m.entries[i]) < evictionRank(m.entries[best]) {
-			best = i
-		}
-	}
-	return best
-}
-
 // evictionRank orders entries from the first to be evicted (0) to the
 // last (3).
 func evictionRank(e Entry) int {
@@ -444,9 +404,4 @@ func evictionRank(e Entry) int {
 	default:
 		return 3
 	}
-}
-
-func (m *memoryLedgerStore) remove(i int) {
-	m.entries = append(m.entries[:i], m.entries[i+1:]...)
-	m.at = append(m.at[:i], m.at[i+1:]...)
 }

@@ -86,7 +86,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// malformed request without touching the store.
 	pre := req
 	g.fill(&pre, LedgerState{})
-	first, err := g.catalog.Load().Decide(&pre)
+	preCatalog := g.catalog.Load()
+	first, err := preCatalog.Decide(&pre)
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -120,7 +121,15 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		}
 		req.Budget.ReservedUSD = callerReserved
 		g.fill(&req, st)
-		dec, err := catalog.Decide(&req)
+		// Decide is a function of the request: filled the same as the
+		// first time (no history of this call, the same money), the
+		// request decides the same, and is not decided twice. That is
+		// the first call of each kind under a Guard that does not own
+		// the money, with nothing in flight.
+		dec := first
+		if len(req.History) != 0 || req.Budget != pre.Budget || catalog != preCatalog {
+			dec, err = catalog.Decide(&req)
+		}
 		if err != nil {
 			withdraw()
 			return nil, Report{}, err
@@ -193,7 +202,7 @@ func (p *Permit) Release() {
 	}
 	p.done = true
 	// An error leaves the hold to its lease.
-	ctx, cancel := context.WithTimeout(context.Background(), p.g.timeout)
+	ctx, cancel := p.g.bound(context.Background(), p.g.timeout)
 	_ = p.g.store.Release(ctx, p.id)
 	cancel()
 	p.g.mu.Lock()

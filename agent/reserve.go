@@ -64,7 +64,7 @@ func (g *Guard) reserveOf(ctx context.Context, fp string, estimate decimal.Dec) 
 	if b := g.budget.Load(); b != nil {
 		r.LimitUSD = formatUSD(*b)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	ctx, cancel := g.bound(ctx, g.timeout)
 	defer cancel()
 	ok, st, err = g.store.ReserveOf(ctx, r, fp)
 	if err == nil && g.ledger.store != g.store {
@@ -88,7 +88,7 @@ func (g *Guard) reserveOf(ctx context.Context, fp string, estimate decimal.Dec) 
 // cancel withdraws reservation id, made before a decision not to run. An
 // error leaves the hold to its lease.
 func (g *Guard) cancel(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	ctx, cancel := g.bound(context.Background(), g.timeout)
 	defer cancel()
 	_ = g.store.Cancel(ctx, id)
 }
@@ -108,7 +108,7 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 			record = nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.settleFor)
+	ctx, cancel := g.bound(context.Background(), g.settleFor)
 	defer cancel()
 	s, err := g.store.Settle(ctx, p.id, formatUSD(cost), record)
 	if err != nil {

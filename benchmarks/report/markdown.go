@@ -20,6 +20,7 @@ type results struct {
 	check, decide *table // nil when the run left the family out
 	benchstatText []string
 	profiles      []profile
+	proxy         *proxyResult // nil when not measured (see proxyload.go)
 	load          []loadResult
 	checkChart    string
 	decideChart   string
@@ -255,6 +256,7 @@ func (r *results) markdown() ([]byte, error) {
 	if !o.SkipLoad {
 		r.loadSection(p)
 	}
+	r.proxySection(p)
 	if len(r.profiles) > 0 {
 		r.profileSection(p)
 	}
@@ -304,6 +306,7 @@ func (r *results) targets(p func(string, ...any)) {
 		p("| Server `%s` (%s) req/s at least %.1f× the bare handler | %s | %s |\n",
 			l.Target.Route, l.Target.CorpusFile, targetServerRatio, fmtRatio(l.Ratio), verdict(l.Ratio > 0, l.Ratio >= targetServerRatio))
 	}
+	r.proxyTargets(p)
 	p("\nNo result is cached: the library and the server keep only compiled schemas between calls, and a cached schema gives the same answer, byte for byte, as one compiled afresh.\n\n")
 }
 

@@ -64,6 +64,13 @@ type Options struct {
 	// which goes first. Zero means 3 (1 when Quick).
 	LoadRounds int
 
+	// SkipProxy leaves out the proxy comparison (proxyload.go), which
+	// Cases also filters by its case names (such as "run/h100").
+	SkipProxy bool
+	// ProxyCalls is how many calls the proxy comparison makes each way
+	// in each case. Zero means 2000 (100 when Quick).
+	ProxyCalls int
+
 	// Log receives progress lines. Nil means discard.
 	Log io.Writer
 }
@@ -116,6 +123,12 @@ func (o Options) withDefaults() (Options, error) {
 		o.LoadRounds = 3
 		if o.Quick {
 			o.LoadRounds = 1
+		}
+	}
+	if o.ProxyCalls <= 0 {
+		o.ProxyCalls = 2000
+		if o.Quick {
+			o.ProxyCalls = 100
 		}
 	}
 	if o.Log == nil {

@@ -103,6 +103,11 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	if !o.SkipProxy {
+		if r.proxy, err = runProxy(ctx, o, goBin); err != nil {
+			return err
+		}
+	}
 	r.machine.LoadEnd = machinepkg.LoadAverage()
 
 	if r.check != nil {

@@ -33,6 +33,8 @@ func main() {
 	flag.IntVar(&o.LoadClients, "load-clients", 0, "concurrent keep-alive clients of the load generator (default 8)")
 	flag.DurationVar(&o.LoadDuration, "load-duration", 0, "measured time per server per round (default 2s, 200ms with -quick)")
 	flag.IntVar(&o.LoadRounds, "load-rounds", 0, "load rounds (default 3, 1 with -quick)")
+	flag.BoolVar(&o.SkipProxy, "noproxy", false, "leave out the proxy comparison (server/internal/mcpproxy BenchmarkToolCall)")
+	flag.IntVar(&o.ProxyCalls, "proxy-calls", 0, "calls each way per case of the proxy comparison (default 2000, 100 with -quick)")
 	flag.StringVar(&o.Out, "out", "", "Markdown output (default BENCHMARKS.md at the repository root)")
 	flag.StringVar(&o.ResultsDir, "results", "", "directory for raw output, benchstat tables and charts (default benchmarks/results)")
 	flag.Parse()

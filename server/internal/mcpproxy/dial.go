@@ -23,7 +23,8 @@ import (
 )
 
 // HTTPDialer connects to a Streamable HTTP MCP server at url. client nil
-// means http.DefaultClient.
+// means a client of the proxy's own, with http.DefaultTransport's
+// settings but for the idle connections it keeps (see upstreamTransport).
 //
 // A response larger than the proxy's MaxResultBytes is not read whole: an
 // application/json one is replaced by a JSON-RPC error for its request; in
@@ -37,7 +38,7 @@ import (
 // any request (list-changed notifications, say) reach the client too.
 func HTTPDialer(url string, client *http.Client) Dialer {
 	if client == nil {
-		client = http.DefaultClient
+		client = &http.Client{Transport: upstreamTransport}
 	}
 	return func(ctx context.Context) (mcp.Connection, error) {
 		max := maxResult(ctx)
@@ -58,6 +59,21 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 		return c, nil
 	}
 }
+
+// upstreamTransport carries the requests to an upstream over HTTP when
+// no client is given: http.DefaultTransport's settings, but keeping idle
+// as many connections to a host as calls may be in flight
+// (DefaultMaxCallsInFlight), where DefaultTransport keeps 2. With 2, as
+// soon as more than two requests to the upstream overlap (the sessions'
+// calls, their notifications) the connections returned past the second
+// are closed and the next requests open new ones: a TCP connect, and
+// for https a TLS handshake, added to a call's latency.
+var upstreamTransport http.RoundTripper = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = max(t.MaxIdleConns, DefaultMaxCallsInFlight)
+	t.MaxIdleConnsPerHost = DefaultMaxCallsInFlight
+	return t
+}()
 
 // httpConn is an upstream Streamable HTTP connection that also reads the
 // standalone stream.

@@ -232,7 +232,7 @@ func New(opts Options) *Proxy {
 	p := &Proxy{opts: opts, log: opts.Logger, origins: origins, ctx: ctx, stop: stop,
 		sessions: make(map[string]*entry), perClient: make(map[string]int), b: newBounds(&opts),
 		scopes: make(map[scopeKey]*scope)}
-	p.hc = &http.Client{Transport: capBody{base: http.DefaultTransport, max: p.b.maxResult}}
+	p.hc = &http.Client{Transport: capBody{base: upstreamTransport, max: p.b.maxResult}}
 	go p.reap()
 	return p
 }

@@ -272,7 +272,9 @@ func (s *session) send(ctx context.Context, o *outgoing, req *jsonrpc.Request) e
 func (s *session) await(ctx context.Context, o *outgoing) {
 	select {
 	case m := <-o.resp:
-		o.cancel(nil)
+		// Not at once: the response's stream ends right after it (see
+		// roundTrip).
+		time.AfterFunc(streamEndGrace, func() { o.cancel(nil) })
 		if m.Error == nil {
 			switch o.method {
 			case "initialize":
@@ -513,6 +515,10 @@ func (s *session) cancelUpstream(id jsonrpc.ID, reason string) {
 	})
 }
 
+// streamEndGrace is how long the stream of an upstream request whose
+// response came may take to end before the proxy ends it (see roundTrip).
+const streamEndGrace = time.Second
+
 // recancelAfter is when a cancellation is sent upstream again.
 const recancelAfter = time.Second
 
@@ -612,8 +618,13 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 // out), the server is told with notifications/cancelled, the upstream
 // request is ended, and a late response is dropped.
 func (s *session) roundTrip(ctx context.Context, method string, params json.RawMessage, extra any) (*jsonrpc.Response, error) {
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	// The upstream request ends with ctx, but not as soon as its response
+	// came: its stream is ended by the server right after, and a request
+	// ended before that end is read takes its connection with it (the
+	// next request would dial a new one). It is left streamEndGrace to
+	// end.
+	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	o := &outgoing{up: s.nextID(), method: method, resp: make(chan *jsonrpc.Response, 1), cancel: cancel}
 	cs := &callState{id: o.up, cancel: cancel, max: s.b.maxResult}
 	wctx = context.WithValue(wctx, callKey{}, cs)
@@ -623,13 +634,19 @@ func (s *session) roundTrip(ctx context.Context, method string, params json.RawM
 	// Over HTTP, Write returns when the response starts, which a server
 	// may delay until its result: ending wctx ends it too.
 	if err := s.up.Write(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil && wctx.Err() == nil {
+		stop()
+		cancel(nil)
 		s.forget(o)
 		return nil, err
 	}
 	select {
 	case r := <-o.resp:
+		if stop() {
+			time.AfterFunc(streamEndGrace, func() { cancel(nil) })
+		}
 		return r, nil
 	case <-wctx.Done():
+		stop()
 	}
 	// The server may have the request: tell it.
 	if s.forget(o) {

@@ -1,0 +1,77 @@
+package mcpguard_test
+
+import (
+	"runtime/debug"
+	"testing"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// callToolAllocBudgets bound the allocations of one guarded tools/call, as
+// a proxy makes it (Session.CallTool with 100 entries of other calls in
+// the session's history), besides the two decisions of the library that
+// every call asks for (agent.Guard.Begin decides once to learn the
+// call's fingerprint, then on its history and money). A call that runs
+// also reads the result to classify its outcome (the MCP Go SDK's
+// decoder) and saves it; a reuse reads the saved result.
+var callToolAllocBudgets = map[string]float64{
+	"run/h100":   88,
+	"reuse/h100": 65,
+}
+
+func TestCallToolAllocationBudgets(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector's instrumentation allocates; run without -race")
+	}
+	// The library's share: a decision on the proposal the session makes.
+	req := preflight.ToolCallRequest{
+		RunID: "session", StepID: "call-1",
+		Tool: preflight.ToolCall{Provider: "mcp", Operation: "quote", Request: quoteParams("X")[len(`{"name":"quote","arguments":`) : len(quoteParams("X"))-1],
+			EstimatedExternalCostUSD: "0"},
+		Budget:              preflight.Budget{RemainingUSD: "1000000"},
+		Task:                &preflight.Task{GoalHash: "session"},
+		Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
+		FreshnessTTLSeconds: "300",
+	}
+	library := 2 * testing.AllocsPerRun(50, func() {
+		if _, err := preflight.Decide(&req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, c := range []struct {
+		name  string
+		reuse bool
+	}{{"run/h100", false}, {"reuse/h100", true}} {
+		s := benchSession(t, 100)
+		same := quoteParams("SAME")
+		benchCall(t, s, same)
+		i := 0
+		all := testing.AllocsPerRun(200, func() {
+			params := same
+			if !c.reuse {
+				i++
+				params = quoteParams("N" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676%26)))
+			}
+			benchCall(t, s, params)
+		})
+		if got, budget := all-library, callToolAllocBudgets[c.name]; got > budget {
+			t.Errorf("%s: a guarded call allocates %v times besides the library's %v; budget %v", c.name, got, library, budget)
+		} else {
+			t.Logf("%s: %v allocations besides the library's %v (budget %v)", c.name, got, library, budget)
+		}
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}

@@ -1,0 +1,230 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The proxy comparison is the benchmark BenchmarkToolCall of
+// server/internal/mcpproxy, run in the server module (the package is
+// internal to it): one MCP Go SDK client calls a fast read-only tool of an
+// in-process upstream directly and through the proxy, alternately, and the
+// benchmark reports the percentiles of both and their differences.
+
+// proxyBench is the benchmark and package the comparison runs.
+const (
+	proxyBench   = "BenchmarkToolCall"
+	proxyPackage = "./internal/mcpproxy"
+)
+
+// proxyCases are the benchmark's cases, in the order shown.
+var proxyCases = []string{"run/h0", "run/h100", "reuse/h0", "reuse/h100"}
+
+// targetProxyAddedP50 is the target of the proxy's added latency at p50,
+// in microseconds, for a call that runs and for a reuse.
+const targetProxyAddedP50 = 100.0
+
+// proxyCase is one case as measured, latencies in microseconds: direct,
+// through a bare HTTP relay (httputil.ReverseProxy) and through the
+// proxy; Added is proxied minus direct, Hop relayed minus direct (the
+// floor of a proxy that forwards over HTTP).
+type proxyCase struct {
+	Name                 string // such as "run/h100"
+	Calls                int    // each way
+	DirectP50, DirectP90 float64
+	RelayP50, RelayP90   float64
+	ProxyP50, ProxyP90   float64
+	AddedP50, AddedP90   float64
+	HopP50, HopP90       float64
+}
+
+// proxyResult is the proxy comparison of a run.
+type proxyResult struct {
+	Cases []proxyCase
+}
+
+// wantProxyCase reports whether the run's Cases filter keeps the proxy
+// case name (no filter keeps every case).
+func wantProxyCase(o Options, name string) bool {
+	return o.Cases == "" || regexp.MustCompile(o.Cases).MatchString(name)
+}
+
+// runProxy runs the proxy benchmark; nil when the Cases filter keeps none
+// of its cases.
+func runProxy(ctx context.Context, o Options, goBin string) (*proxyResult, error) {
+	keep := 0
+	for _, c := range proxyCases {
+		if wantProxyCase(o, c) {
+			keep++
+		}
+	}
+	if keep == 0 {
+		return nil, nil
+	}
+	serverDir := filepath.Join(filepath.Dir(o.ModuleDir), "server")
+	logf(o, "proxy comparison: %s, %d calls each way per case", proxyBench, o.ProxyCalls)
+	out, err := command(ctx, serverDir, goBin, "test", "-run", "^$", "-bench", "^"+proxyBench+"$",
+		"-benchtime", strconv.Itoa(o.ProxyCalls)+"x", "-count", "1", proxyPackage)
+	if err != nil {
+		return nil, err
+	}
+	cases, err := parseProxyBench(out)
+	if err != nil {
+		return nil, err
+	}
+	r := &proxyResult{}
+	for _, c := range cases {
+		if wantProxyCase(o, c.Name) {
+			r.Cases = append(r.Cases, c)
+		}
+	}
+	return r, nil
+}
+
+// parseProxyBench reads the benchmark's result lines, such as
+//
+//	BenchmarkToolCall/run/h0-2  1000  2232487 ns/op  529.7 added-p50-µs  2159 added-p90-µs ...
+//
+// (a line another goroutine logged may come between the name and the
+// figures), and fails unless every case is there with every metric.
+func parseProxyBench(out []byte) ([]proxyCase, error) {
+	byName := map[string]proxyCase{}
+	pending := "" // a case whose figures are on a later line
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		var name string
+		switch {
+		case strings.HasPrefix(f[0], proxyBench+"/"):
+			name = strings.TrimPrefix(f[0], proxyBench+"/")
+			if i := strings.LastIndexByte(name, '-'); i > 0 { // the GOMAXPROCS suffix
+				if _, err := strconv.Atoi(name[i+1:]); err == nil {
+					name = name[:i]
+				}
+			}
+			f = f[1:]
+			if len(f) == 0 || !isCount(f[0]) {
+				pending = name
+				continue
+			}
+		case pending != "" && isCount(f[0]):
+			name = pending
+		default:
+			continue
+		}
+		pending = ""
+		c, err := proxyFigures(name, f, sc.Text())
+		if err != nil {
+			return nil, err
+		}
+		byName[name] = c
+	}
+	cases := make([]proxyCase, 0, len(proxyCases))
+	for _, n := range proxyCases {
+		c, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("report: the proxy benchmark did not report case %s:\n%s", n, tail(out, 3000))
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+func isCount(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// proxyFigures reads the figures of case name: the iteration count, then
+// value and unit pairs.
+func proxyFigures(name string, f []string, line string) (proxyCase, error) {
+	calls, _ := strconv.Atoi(f[0])
+	c := proxyCase{Name: name, Calls: calls}
+	metrics := map[string]*float64{
+		"direct-p50-µs": &c.DirectP50, "direct-p90-µs": &c.DirectP90,
+		"relay-p50-µs": &c.RelayP50, "relay-p90-µs": &c.RelayP90,
+		"proxy-p50-µs": &c.ProxyP50, "proxy-p90-µs": &c.ProxyP90,
+		"added-p50-µs": &c.AddedP50, "added-p90-µs": &c.AddedP90,
+		"hop-p50-µs": &c.HopP50, "hop-p90-µs": &c.HopP90,
+	}
+	seen := 0
+	for i := 1; i+1 < len(f); i += 2 {
+		if dst, ok := metrics[f[i+1]]; ok {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return c, fmt.Errorf("report: proxy benchmark %s: %s is not a number: %q", name, f[i+1], f[i])
+			}
+			*dst = v
+			seen++
+		}
+	}
+	if seen != len(metrics) {
+		return c, fmt.Errorf("report: proxy benchmark %s: %d of its %d metrics in %q", name, seen, len(metrics), line)
+	}
+	return c, nil
+}
+
+// proxyTargets writes the Targets rows of the proxy: its added latency at
+// p50 for a call that runs and for a reuse, the worse of the histories.
+func (r *results) proxyTargets(p func(string, ...any)) {
+	for _, kind := range []string{"run", "reuse"} {
+		what := map[string]string{"run": "a call that runs", "reuse": "a reuse"}[kind]
+		var cells []string
+		worst, n := 0.0, 0
+		if r.proxy != nil {
+			for _, c := range r.proxy.Cases {
+				if strings.HasPrefix(c.Name, kind+"/") {
+					cells = append(cells, fmt.Sprintf("%s µs (%s)", fmtMicros(c.AddedP50), c.Name))
+					if n == 0 || c.AddedP50 > worst {
+						worst = c.AddedP50
+					}
+					n++
+				}
+			}
+		}
+		measured := "–"
+		if n > 0 {
+			measured = strings.Join(cells, ", ")
+		}
+		p("| `preflightd proxy` adds at most %.0f µs at p50 to %s, against the same call made directly | %s | %s |\n",
+			targetProxyAddedP50, what, measured, verdict(n > 0, worst <= targetProxyAddedP50))
+	}
+}
+
+// proxySection writes the proxy comparison.
+func (r *results) proxySection(p func(string, ...any)) {
+	if r.proxy == nil || len(r.proxy.Cases) == 0 {
+		return
+	}
+	p("## Proxy\n\n")
+	p("`%s` in `server/internal/mcpproxy`, run once with `go test -bench` in the server module: ", proxyBench)
+	p("the same MCP Go SDK client calls `market_quote` (a fast read-only tool of `agent/mcpguard/mcptest`) over Streamable HTTP, directly on the upstream server and through the proxy, one call each way per iteration, which one goes first alternating, so both see the same load. ")
+	p("A call that runs has a new symbol each time (the proxy decides, forwards, saves and records it); a reuse repeats one symbol (the proxy answers with the saved result, the direct call runs upstream). ")
+	p("h0: no other call in the proxy session's history (a fresh session for each call that runs, its tools listed beforehand); h100: 100 entries, the most a session keeps. ")
+	p("A third call each iteration goes through a bare HTTP relay (`httputil.ReverseProxy`, flushing at once) in front of the same upstream: the cost of one more HTTP hop with no MCP in it, the floor of any proxy that forwards a call over HTTP (a reuse is not forwarded). ")
+	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process and the machine's %d CPUs.\n\n", r.machine.Cores)
+	p("| case | calls each way | direct p50 | relayed p50 | proxied p50 | hop p50 | added p50 (target ≤ %.0f µs) | direct p90 | relayed p90 | proxied p90 | hop p90 | added p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
+	for _, c := range r.proxy.Cases {
+		p("| %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Calls,
+			fmtMicros(c.DirectP50), fmtMicros(c.RelayP50), fmtMicros(c.ProxyP50), fmtMicros(c.HopP50), fmtMicros(c.AddedP50), mark(c.AddedP50 <= targetProxyAddedP50),
+			fmtMicros(c.DirectP90), fmtMicros(c.RelayP90), fmtMicros(c.ProxyP90), fmtMicros(c.HopP90), fmtMicros(c.AddedP90))
+	}
+	p("\n")
+}
+
+// fmtMicros writes a latency in microseconds: no fraction from 100 up.
+func fmtMicros(v float64) string {
+	if v >= 100 || v <= -100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const proxyBenchOutput = `goos: linux
+pkg: github.com/agentpreflight/preflight/server/internal/mcpproxy
+BenchmarkToolCall/run/h0-2         	     300	   4597255 ns/op	       592.6 added-p50-µs	      1378 added-p90-µs	       352.7 direct-p50-µs	      2086 direct-p90-µs	       151.8 hop-p50-µs	        38.92 hop-p90-µs	       945.3 proxy-p50-µs	      3465 proxy-p90-µs	       504.5 relay-p50-µs	      2125 relay-p90-µs
+BenchmarkToolCall/run/h100-2       	     300	   2371038 ns/op	       483.2 added-p50-µs	      1959 added-p90-µs	       199.6 direct-p50-µs	       850.7 direct-p90-µs	       177.5 hop-p50-µs	       989.8 hop-p90-µs	       682.8 proxy-p50-µs	      2810 proxy-p90-µs	       377.1 relay-p50-µs	      1841 relay-p90-µs
+BenchmarkToolCall/reuse/h0-2       	2026/11/27 08:13:59 a log line of another goroutine
+     300	   1783827 ns/op	        10.60 added-p50-µs	        14.16 added-p90-µs	       233.0 direct-p50-µs	      1023 direct-p90-µs	       147.5 hop-p50-µs	       829.4 hop-p90-µs	       243.6 proxy-p50-µs	      1037 proxy-p90-µs	       380.6 relay-p50-µs	      1852 relay-p90-µs
+BenchmarkToolCall/reuse/h100-2     	     300	   5246937 ns/op	        -5.678 added-p50-µs	       -43.48 added-p90-µs	       267.4 direct-p50-µs	      1172 direct-p90-µs	       133.1 hop-p50-µs	      1352 hop-p90-µs	       261.8 proxy-p50-µs	      1128 proxy-p90-µs	       400.5 relay-p50-µs	      2524 relay-p90-µs
+PASS
+`
+
+func TestParseProxyBench(t *testing.T) {
+	got, err := parseProxyBench([]byte(proxyBenchOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []proxyCase{
+		{"run/h0", 300, 352.7, 2086, 504.5, 2125, 945.3, 3465, 592.6, 1378, 151.8, 38.92},
+		{"run/h100", 300, 199.6, 850.7, 377.1, 1841, 682.8, 2810, 483.2, 1959, 177.5, 989.8},
+		{"reuse/h0", 300, 233.0, 1023, 380.6, 1852, 243.6, 1037, 10.60, 14.16, 147.5, 829.4},
+		{"reuse/h100", 300, 267.4, 1172, 400.5, 2524, 261.8, 1128, -5.678, -43.48, 133.1, 1352},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []struct{ name, out string }{
+		{"a case missing", strings.Replace(proxyBenchOutput, "reuse/h0-2", "other/h0-2", 1)},
+		{"a metric missing", strings.Replace(proxyBenchOutput, "added-p90-µs", "other-µs", 1)},
+		{"a metric not a number", strings.Replace(proxyBenchOutput, "592.6 added", "x added", 1)},
+	} {
+		if _, err := parseProxyBench([]byte(bad.out)); err == nil {
+			t.Errorf("%s: no error", bad.name)
+		}
+	}
+}
+
+func TestProxyTargetsAndSection(t *testing.T) {
+	cases, err := parseProxyBench([]byte(proxyBenchOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	r := &results{machine: machine{Cores: 2}}
+	r.proxyTargets(p)
+	r.proxySection(p)
+	if got := b.String(); strings.Count(got, "| not measured |") != 2 || strings.Contains(got, "## Proxy") {
+		t.Errorf("without a proxy result: %s", got)
+	}
+	b.Reset()
+	r.proxy = &proxyResult{Cases: cases}
+	r.proxyTargets(p)
+	r.proxySection(p)
+	got := b.String()
+	for _, want := range []string{
+		"to a call that runs, against the same call made directly | 593 µs (run/h0), 483 µs (run/h100) | **FAIL** |",
+		"to a reuse, against the same call made directly | 10.6 µs (reuse/h0), -5.7 µs (reuse/h100) | **pass** |",
+		"## Proxy",
+		"| reuse/h0 | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs ✅ | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestProxyRun runs the proxy benchmark briefly, so that the harness and
+// the benchmark it reads cannot drift apart.
+func TestProxyRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the proxy benchmark")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	o, err := Options{ModuleDir: "..", ProxyCalls: 20}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runProxy(context.Background(), o, goBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cases) != len(proxyCases) {
+		t.Fatalf("%d cases, want %d", len(res.Cases), len(proxyCases))
+	}
+	for _, c := range res.Cases {
+		if c.Calls != 20 || c.DirectP50 <= 0 || c.ProxyP50 <= 0 || c.DirectP90 < c.DirectP50 || c.ProxyP90 < c.ProxyP50 {
+			t.Errorf("%+v", c)
+		}
+	}
+	o.Cases = "web_search_valid|history_000"
+	if res, err := runProxy(context.Background(), o, goBin); err != nil || res != nil {
+		t.Errorf("with a filter that keeps no proxy case: %+v, %v", res, err)
+	}
+}

@@ -1,0 +1,100 @@
+package mcpproxy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime/debug"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// proxyAllocBudgets bound the allocations the proxy adds to one tools/call
+// (through the proxy, less the same call made directly to the upstream by
+// the same client; every part in this process, so the upstream's and the
+// client's allocations cancel out), with 100 entries of other calls in
+// the session's history. A call that runs adds the proxy's server side
+// (reading the client's request, writing its answer), its client side
+// to the upstream and the guard (mcpguard's budget is the guard's alone);
+// a reuse adds the proxy's server side and the guard, and saves the
+// upstream's side.
+var proxyAllocBudgets = map[string]float64{
+	"run/h100":   410,
+	"reuse/h100": 115,
+}
+
+func TestProxyAllocationBudgets(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector's instrumentation allocates; run without -race")
+	}
+	up, _ := httpUpstream(t)
+	p := New(Options{Dial: HTTPDialer(up, nil), Logger: slog.New(slog.DiscardHandler)})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() { p.Close(); ts.Close() })
+	ctx := context.Background()
+	connect := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "allocs", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	quote := func(cs *mcp.ClientSession, sym string) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": sym}})
+		if err != nil || res.IsError {
+			t.Fatalf("quote %s: %v %+v", sym, err, res)
+		}
+	}
+	direct, proxied := connect(up), connect(ts.URL+"/mcp")
+	if _, err := proxied.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		quote(proxied, fmt.Sprint("H", i))
+	}
+	quote(proxied, "SAME")
+	for _, c := range []struct {
+		name  string
+		reuse bool
+	}{{"run/h100", false}, {"reuse/h100", true}} {
+		measure := func(cs *mcp.ClientSession, prefix string) float64 {
+			i := 0
+			return testing.AllocsPerRun(200, func() {
+				sym := "SAME"
+				if !c.reuse {
+					i++
+					sym = fmt.Sprintf("%s%05d", prefix, i)
+				}
+				quote(cs, sym)
+			})
+		}
+		d, pr := measure(direct, "D"), measure(proxied, "P")
+		if got, budget := pr-d, proxyAllocBudgets[c.name]; got > budget {
+			t.Errorf("%s: the proxy adds %v allocations to a call (%v through it, %v direct); budget %v", c.name, got, pr, d, budget)
+		} else {
+			t.Logf("%s: the proxy adds %v allocations to a call (%v through it, %v direct; budget %v)", c.name, got, pr, d, budget)
+		}
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
