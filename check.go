@@ -575,13 +575,25 @@ func isSensitiveLower(lower string) bool {
 	if sensitiveHeaders[lower] {
 		return true
 	}
-	for _, w := range sensitiveWords {
-		if strings.Contains(lower, w) {
-			return true
+	// strings.Contains for each word, in one pass: at each byte, only the
+	// words that start with it are compared.
+	for i := 0; i < len(lower); i++ {
+		for _, w := range sensitiveByFirst[lower[i]] {
+			if strings.HasPrefix(lower[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// sensitiveByFirst lists sensitiveWords by their first byte.
+var sensitiveByFirst = func() (t [256][]string) {
+	for _, w := range sensitiveWords {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // requestWarnings lists the warnings about the proposed request itself:
 // its headers, method and body.

@@ -269,6 +269,9 @@ func compileEntry(c *schemaCache, use schemaUse, v strictjson.Value, base string
 	if err != nil {
 		return nil, nil, err
 	}
+	if root, ok := s.(*schema); ok && root.kind == objectSchema {
+		root.shared = true // before put publishes it
+	}
 	e := &cacheEntry{hash: h, use: use, base: base, text: own, tree: ov, compiled: s,
 		cost: int64(len(text))*cacheCostPerByte + cacheCostFixed}
 	if use == useCheckRequest {

@@ -208,10 +208,13 @@ func (w *validator) enumConst(s *schema, v strictjson.Value, f *frame) {
 	}
 	if s.enum.IsValid() && !s.enumContains(v) && w.errs.room() {
 		var buf [256]byte
-		b := append(buf[:0], "expected one of "...)
-		b = appendEchoJSON(b, s.enum)
-		b = append(b, ", found "...)
-		w.failBytes(f, IssueEnum, appendEchoJSON(b, v))
+		if m := s.enumMessage(w.root.shared); m != nil {
+			w.failParts(f, IssueEnum, *m, appendEchoJSON(buf[:0], v))
+		} else {
+			b := append(buf[:0], "expected one of "...)
+			b = append(appendEchoJSON(b, s.enum), ", found "...)
+			w.failBytes(f, IssueEnum, appendEchoJSON(b, v))
+		}
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && w.errs.room() {
 		var buf [256]byte
@@ -220,6 +223,21 @@ func (w *validator) enumConst(s *schema, v strictjson.Value, f *frame) {
 		b = append(b, ", found "...)
 		w.failBytes(f, IssueConst, appendEchoJSON(b, v))
 	}
+}
+
+// enumMessage returns "expected one of E, found ", E being s's enum as
+// failure messages echo it, as kept in s; when s has not kept it yet,
+// it keeps it first if keep is set (s is part of a schema in the cache,
+// which meets many bodies), and otherwise returns nil.
+func (s *schema) enumMessage(keep bool) *string {
+	if m := s.enumEcho.Load(); m != nil || !keep {
+		return m
+	}
+	var buf [256]byte
+	b := append(buf[:0], "expected one of "...)
+	m := string(append(appendEchoJSON(b, s.enum), ", found "...))
+	s.enumEcho.Store(&m) // another failure may store the same text meanwhile
+	return &m
 }
 
 // bounds applies minimum and maximum to the number text n.
