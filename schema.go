@@ -157,9 +157,12 @@ type schema struct {
 	// requiredElsewhere: a required name is not among the properties.
 	requiredElsewhere bool
 	// shared: this is the root of a schema kept in the cache of compiled
-	// schemas, so that what a validation works out for messages (enumEcho)
-	// is worth keeping for the next.
-	shared    bool
+	// schemas, so that what a validation works out (enumEcho, the
+	// patterns' warm matchers) is worth keeping for the next.
+	shared bool
+	// patterns is the number of distinct patterns of the document (root
+	// only).
+	patterns  int32
 	minLength int32 // code points; clamped to maxLengthClamp
 	maxLength int32
 

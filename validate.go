@@ -282,7 +282,14 @@ func (w *validator) str(s *schema, text string, f *frame) {
 	if s.pattern == nil || w.over != nil {
 		return
 	}
-	matched, spent, ok := s.pattern.MatchBudget(w.state(s.patternIndex), text, max(w.work, 0))
+	var matched, ok bool
+	var spent int
+	if w.root.shared {
+		// The same answer and count as MatchBudget, from a kept matcher.
+		matched, spent, ok = s.pattern.MatchBudgetShared(w.state(s.patternIndex), text, max(w.work, 0))
+	} else {
+		matched, spent, ok = s.pattern.MatchBudget(w.state(s.patternIndex), text, max(w.work, 0))
+	}
 	w.work -= spent
 	if !ok {
 		w.exhausted(w.keywordPointer(s, "pattern"))
