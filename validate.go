@@ -3,6 +3,7 @@ package preflight
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
@@ -49,6 +50,9 @@ type validator struct {
 	items  [2]itemNames
 	depth  int
 	itemAt int
+
+	// texts holds the text of the walk's issues (see issue).
+	texts strings.Builder
 }
 
 // itemNames is what object learnt from the member names of an item of an
@@ -124,8 +128,8 @@ func (w *validator) fail(f *frame, code IssueCode, msg string) { w.failParts(f, 
 func (w *validator) failBytes(f *frame, code IssueCode, msg []byte) { w.failParts(f, code, "", msg) }
 
 // failParts records a failure whose message is text followed by more. The
-// path and the message share one string, so a failure costs one
-// allocation for its text.
+// texts of a walk's failures share the walk's buffer (see issue), so that
+// a few failures cost one allocation for their text.
 func (w *validator) failParts(f *frame, code IssueCode, text string, more []byte) {
 	if w.errs.issues == nil {
 		w.errs.issues = make([]Issue, 0, 4) // most invalid bodies have a few failures
@@ -134,14 +138,29 @@ func (w *validator) failParts(f *frame, code IssueCode, text string, more []byte
 }
 
 // issue builds the Issue of a failure at f whose message is text followed
-// by more; its path and message share one string.
+// by more; its path and message are written one after the other into
+// w.texts, and are substrings of it. (A strings.Builder only ever appends:
+// what its String returned stays as it was.)
 func (w *validator) issue(f *frame, code IssueCode, text string, more []byte) Issue {
 	var buf [384]byte
 	b := appendFramePointer(buf[:0], w.base, f)
 	n := len(b)
-	all := string(append(append(b, text...), more...))
+	b = append(append(b, text...), more...)
+	if w.texts.Cap()-w.texts.Len() < len(b) {
+		// A new buffer when this one is full; the old one stays with the
+		// issues that point into it.
+		w.texts = strings.Builder{}
+		w.texts.Grow(max(2*len(b), issueTextRoom))
+	}
+	start := w.texts.Len()
+	w.texts.Write(b)
+	all := w.texts.String()[start:]
 	return Issue{Path: all[:n], Code: code, Message: all[n:]}
 }
+
+// issueTextRoom is the least size of a buffer failures' texts share: two
+// or three typical failures.
+const issueTextRoom = 256
 
 // walk applies s to v, found at f: type first, then the keywords of v's
 // kind. For containers the children come before enum and const; for
