@@ -54,13 +54,9 @@ func benchstat(goBin, moduleDir, rawPath string, args ...string) ([]byte, error)
 	return out, nil
 }
 
-// summarize runs benchstat on one family (Check or Decide), columns by
-// implementation and rows by case, and parses its CSV.
-func summarize(goBin, moduleDir, rawPath, family string) (*table, error) {
-	return summarizeBy(goBin, moduleDir, rawPath, family, "/case")
-}
-
-// summarizeBy is summarize with rows by the sub-benchmark key row.
+// summarizeBy runs benchstat on one family (Check, Decide, ToolSchemas),
+// columns by implementation and rows by the sub-benchmark key row (/case,
+// /args), and parses its CSV.
 func summarizeBy(goBin, moduleDir, rawPath, family, row string) (*table, error) {
 	out, err := benchstat(goBin, moduleDir, rawPath,
 		"-format", "csv", "-filter", ".name:"+family, "-col", "/impl", "-row", row)
