@@ -46,7 +46,7 @@ func TestQuickRun(t *testing.T) {
 		"POST /check-request",
 		"bare net/http + Unmarshal",
 		"### Check: ns per byte against SHA-256",
-		"### Check warm: CPU time per call",
+		"### Check: CPU time per call",
 		"## Tool schemas: arguments against real MCP tool schemas",
 		"| empty |",
 		"| typed |",
