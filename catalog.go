@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -318,6 +319,46 @@ func (c *Catalog) DecideJSON(data []byte) (*ToolCallDecision, error) {
 	return c.orDefault().decide(&req, &in)
 }
 
+// CheckArguments checks args, the arguments of a call of the operation
+// that provider and operation (a name or an alias) name, against that
+// operation's rules: its schema, compiled when c was built, and its URL
+// members. It is the check of [Decide]'s invalid_payload rule alone,
+// without the rest of a decision (no fingerprint, history or budget), for
+// a guard that validates each call's arguments before it decides or
+// sends it. Issues point into args: "" is args itself, "/to/0" the first
+// item of its member "to"; they are nil when args are valid.
+//
+// args must be one JSON object within Decide's limits: otherwise the
+// *Error is invalid_json (not JSON), invalid_request (not an object) or
+// limit_exceeded (too deep or too many values). An operation c does not
+// have is invalid_request, with an unknown_operation detail saying what
+// c has. A schema that needs more work on args than one call may use is
+// limit_exceeded (max_work), as in Decide.
+func (c *Catalog) CheckArguments(provider, operation string, args []byte) ([]Issue, error) {
+	c = c.orDefault()
+	op := c.lookup(provider, operation)
+	if op == nil {
+		is := c.unknownIssues(&ToolCall{Provider: provider, Operation: operation})[0]
+		is.Path = ""
+		return nil, &Error{Code: ErrorInvalidRequest, Message: is.Message, Details: []Issue{is}}
+	}
+	// A copy, so that no issue can hold the caller's bytes.
+	root, err := strictjson.ParseScratch(bytes.Clone(args), toolCallLimits)
+	if err != nil {
+		return nil, ParseError(err)
+	}
+	defer root.Release() // the issues hold no Value of the tree
+	if root.Kind() != strictjson.Object {
+		return nil, &Error{Code: ErrorInvalidRequest, Message: "the arguments must be a JSON object",
+			Details: []Issue{{Path: "", Code: IssueType, Message: "expected the arguments as an object, found " + kindName(root)}}}
+	}
+	issues, lerr := op.payloadIssues(root, "")
+	if lerr != nil {
+		return nil, lerr
+	}
+	return issues, nil
+}
+
 func (c *Catalog) orDefault() *Catalog {
 	if c == nil {
 		return defaultCatalog
@@ -332,19 +373,20 @@ func (c *Catalog) lookup(provider, operation string) *catalogEntry {
 	return nil
 }
 
-// payloadIssues checks a payload against the operation's rules. It
-// returns a limit_exceeded error, and no issues, when the schema needs
-// more work on the payload than one call may use.
-func (e *catalogEntry) payloadIssues(payload strictjson.Value) ([]Issue, *Error) {
+// payloadIssues checks a payload, found at JSON Pointer path, against
+// the operation's rules. It returns a limit_exceeded error, and no
+// issues, when the schema needs more work on the payload than one call
+// may use.
+func (e *catalogEntry) payloadIssues(payload strictjson.Value, path string) ([]Issue, *Error) {
 	errs := issueList{max: maxCheckErrors}
 	// A call through the interface would make errs escape (one allocation
 	// per decision); the concrete calls keep it on the stack.
 	var err *Error
 	switch s := e.schema.(type) {
 	case *schema:
-		err = s.validate(payload, "/tool/request", &errs)
+		err = s.validate(payload, path, &errs)
 	case *fullDoc:
-		err = s.validate(payload, "/tool/request", &errs)
+		err = s.validate(payload, path, &errs)
 	}
 	if err != nil {
 		return nil, err
@@ -352,7 +394,7 @@ func (e *catalogEntry) payloadIssues(payload strictjson.Value) ([]Issue, *Error)
 	for _, m := range e.op.URLMembers {
 		if u, ok := payload.Get(m); ok && u.Kind() == strictjson.String {
 			if msg := checkAbsoluteURL(u.Str()); msg != "" {
-				errs.add(Issue{Path: child("/tool/request", m), Code: IssueAbsoluteURL, Message: msg})
+				errs.add(Issue{Path: child(path, m), Code: IssueAbsoluteURL, Message: msg})
 			}
 		}
 	}

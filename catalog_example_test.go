@@ -90,3 +90,49 @@ func ExampleDecodeCatalog() {
 	// invalid_request: the request breaks an input rule (/operations/0/effects: expected one of "read_only", "side_effecting", "destructive", found "side_efecting")
 	// get_issue effects: read_only
 }
+
+// A guard checks each call's arguments against the tool's schema before
+// it sends the call. The catalog compiled the schema once; each check
+// parses the arguments and validates them.
+func ExampleCatalog_CheckArguments() {
+	catalog, err := preflight.NewCatalog(preflight.Operation{
+		Provider: "mail",
+		Name:     "send_email",
+		Schema: json.RawMessage(`{
+			"$schema": "http://json-schema.org/draft-07/schema#",
+			"type": "object",
+			"required": ["to", "subject"],
+			"properties": {
+				"to": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[^@\\s]+@[^@\\s]+$"}},
+				"subject": {"type": "string", "maxLength": 200}
+			},
+			"additionalProperties": false
+		}`),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, args := range []string{
+		`{"to":["ops@example.com"],"subject":"weekly usage"}`,
+		`{"to":["ops(at)example.com"],"cc":[]}`,
+		`["ops@example.com"]`,
+	} {
+		issues, err := catalog.CheckArguments("mail", "send_email", []byte(args))
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Println(len(issues), "issues")
+		for _, is := range issues {
+			fmt.Printf("  %q %s: %s\n", is.Path, is.Code, is.Message)
+		}
+	}
+	// Output:
+	// 0 issues
+	// 3 issues
+	//   "/subject" required: missing required property "subject"
+	//   "/to/0" pattern: expected a value matching pattern "^[^@\\s]+@[^@\\s]+$", found "ops(at)example.com"
+	//   "/cc" additionalProperties: property "cc" is not allowed
+	// error: invalid_request: the arguments must be a JSON object (expected the arguments as an object, found array)
+}

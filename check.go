@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"encoding/json"
@@ -43,10 +44,20 @@ var (
 // CheckJSON(data) and Check of [DecodeCheckRequest](data) give the same
 // result or the same error.
 func CheckJSON(data []byte) (*CheckResult, error) {
-	var in checkInput
+	// The input and the copy of the document are the call's alone: the
+	// result and any error are built of their own strings (FuzzCheckJSON
+	// and the golden tests run with released copies overwritten), so both
+	// go back to their pools when the call returns.
+	in := checkInputs.Get().(*checkInput)
+	doc := docCopies.Get().(*docCopy)
+	defer func() {
+		*in = checkInput{}
+		checkInputs.Put(in)
+		doc.release()
+	}()
 	var root strictjson.Value
 	var perr *Error
-	if own, hit, at := withoutCachedSchema(data); hit != nil {
+	if own, hit, at := withoutCachedSchema(doc, data); hit != nil {
 		// The schema is one the cache holds: the document is parsed with
 		// {} in its place, and the cached tree stands for it, provided
 		// the parser found the document's schema exactly there. Then the
@@ -63,19 +74,57 @@ func CheckJSON(data []byte) (*CheckResult, error) {
 		}
 	}
 	if in.cached == nil {
-		root, perr = parseObject(data, checkLimits, strictjson.ParseScratch)
+		root, perr = parseOwnedObject(doc.copy(data), checkLimits, strictjson.ParseScratch)
 	}
 	if perr != nil {
 		return nil, perr
 	}
 	defer root.Release() // the result holds no Value of the tree
 	var d decoder
-	d.checkRequest(root, &in, nil)
+	d.checkRequest(root, in, nil)
 	if e := d.err(); e != nil {
 		return nil, e
 	}
 	return in.check()
 }
+
+// checkInputs recycles CheckJSON's inputs.
+var checkInputs = sync.Pool{New: func() any { return new(checkInput) }}
+
+// docCopy is a buffer for CheckJSON's copy of a document, recycled with
+// docCopies.
+type docCopy struct{ buf []byte }
+
+var docCopies = sync.Pool{New: func() any { return new(docCopy) }}
+
+// copy returns a copy of data in c's buffer.
+func (c *docCopy) copy(data []byte) []byte {
+	c.buf = append(c.buf[:0], data...)
+	return c.buf
+}
+
+// maxPooledDoc is the largest copy kept for the next call.
+const maxPooledDoc = 64 << 10
+
+// release gives c back to docCopies, overwritten first in tests (see
+// scribbleReleased), unless it grew past maxPooledDoc.
+func (c *docCopy) release() {
+	if scribbleReleased {
+		for i := range c.buf {
+			c.buf[i] = 'x'
+		}
+	}
+	if cap(c.buf) > maxPooledDoc {
+		return
+	}
+	c.buf = c.buf[:0]
+	docCopies.Put(c)
+}
+
+// scribbleReleased makes released document copies be overwritten, so
+// that a result still pointing into one shows: the package's tests set
+// it.
+var scribbleReleased = false
 
 // DecodeCheckRequest reads the body of POST /check-request into a
 // CheckRequest, applying every input rule CheckJSON applies and reporting
@@ -193,17 +242,17 @@ func (d *decoder) schema(in *checkInput) {
 	}
 }
 
-// withoutCachedSchema returns a copy of the check-request document data
-// with {} in place of the text of a schema the cache holds, where that
-// text starts in data, and the cache's entry of it; otherwise nil, nil,
-// -1. The copy is the caller's. The place is found by lexical structure
+// withoutCachedSchema returns a copy of the check-request document data,
+// in doc, with {} in place of the text of a schema the cache holds, where
+// that text starts in data, and the cache's entry of it; otherwise nil,
+// nil, -1. The place is found by lexical structure
 // alone: first after the first "schema" in data (a request's body seldom
 // holds one, so this finds the member without reading the request's
 // structure), where the text of a recent schema is compared as it stands
 // and any other is looked up once its end is found; else as the value of
 // the first top-level member named so. The
 // caller confirms that the parser finds the document's schema there.
-func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
+func withoutCachedSchema(doc *docCopy, data []byte) ([]byte, *cacheEntry, int) {
 	c := schemaCacheNow.Load()
 	if c == nil || len(data) > maxSubstitutedDoc {
 		return nil, nil, -1
@@ -228,9 +277,8 @@ func withoutCachedSchema(data []byte) ([]byte, *cacheEntry, int) {
 			return nil, nil, -1
 		}
 	}
-	own := make([]byte, 0, len(data)-(end-start)+2)
-	own = append(append(append(own, data[:start]...), "{}"...), data[end:]...)
-	return own, hit, start
+	doc.buf = append(append(append(doc.buf[:0], data[:start]...), "{}"...), data[end:]...)
+	return doc.buf, hit, start
 }
 
 // maxSubstitutedDoc is the largest document withoutCachedSchema shortens,
@@ -575,13 +623,25 @@ func isSensitiveLower(lower string) bool {
 	if sensitiveHeaders[lower] {
 		return true
 	}
-	for _, w := range sensitiveWords {
-		if strings.Contains(lower, w) {
-			return true
+	// strings.Contains for each word, in one pass: at each byte, only the
+	// words that start with it are compared.
+	for i := 0; i < len(lower); i++ {
+		for _, w := range sensitiveByFirst[lower[i]] {
+			if strings.HasPrefix(lower[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// sensitiveByFirst lists sensitiveWords by their first byte.
+var sensitiveByFirst = func() (t [256][]string) {
+	for _, w := range sensitiveWords {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // requestWarnings lists the warnings about the proposed request itself:
 // its headers, method and body.

@@ -101,7 +101,7 @@ func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDeci
 		return out, nil
 	}
 	// Rule 2.
-	issues, lerr := op.payloadIssues(in.payload)
+	issues, lerr := op.payloadIssues(in.payload, "/tool/request")
 	if lerr != nil {
 		return nil, lerr
 	}

@@ -245,7 +245,7 @@ func (d *decoder) amountText(s string, at memberPath, max string) (decimal.Dec, 
 	}
 	// Text of at most maxFractionDigits bytes without an exponent cannot
 	// have more fraction digits than that.
-	if (len(s) > maxFractionDigits || strings.ContainsAny(s, "eE")) && decimal.FractionDigits(s) > maxFractionDigits {
+	if (len(s) > maxFractionDigits || strings.IndexByte(s, 'e') >= 0 || strings.IndexByte(s, 'E') >= 0) && decimal.FractionDigits(s) > maxFractionDigits {
 		d.add(at.String(), IssuePrecision, "expected at most 400 digits after the decimal point")
 		return decimal.Dec{}, false
 	}

@@ -1,11 +1,13 @@
 package preflight
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/strictjson"
 )
@@ -24,7 +26,22 @@ type canonicalWriter struct {
 func (w *canonicalWriter) raw(s string) { w.buf = append(w.buf, s...) }
 
 func (w *canonicalWriter) str(s string) {
+	if plainASCII(s) {
+		w.buf = append(append(append(w.buf, '"'), s...), '"') // its own RFC 8785 form
+		return
+	}
 	w.buf, _ = strictjson.AppendCanonicalString(w.buf, s) // parsed and decoded strings are valid UTF-8
+}
+
+// plainASCII reports whether s is printable ASCII without '"' or '\\',
+// which RFC 8785 writes as it is.
+func plainASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // value appends v in canonical form. Numbers are canonical as IEEE-754
@@ -120,10 +137,19 @@ func rawLen(v strictjson.Value) int {
 // writeHeaders writes the members of the headers object h with the ASCII
 // letters of their names in lower case, sorted. HTTP header names are
 // case-insensitive in ASCII only (they are tokens), and ASCII case is the
-// same in every language, so the hash is reproducible anywhere. The names
-// are lowered into one buffer that becomes a single string, so that a
-// request's headers cost one allocation, not one per name.
+// same in every language, so the hash is reproducible anywhere. A few
+// names of plain ASCII (the common case) are lowered, sorted and written
+// from a buffer on the stack; otherwise they are lowered into one buffer
+// that becomes a single string, so that a request's headers cost one
+// allocation, not one per name.
 func writeHeaders(w *canonicalWriter, headers []header) {
+	if !writePlainHeaders(w, headers) {
+		writeAnyHeaders(w, headers)
+	}
+}
+
+// writeAnyHeaders is writeHeaders for any headers.
+func writeAnyHeaders(w *canonicalWriter, headers []header) {
 	type lowHeader struct {
 		name, value string
 		at, end     int // the lowered name is lowered[at:end]
@@ -150,6 +176,48 @@ func writeHeaders(w *canonicalWriter, headers []header) {
 		w.raw(":")
 		w.str(hd.value)
 	}
+}
+
+// writePlainHeaders is writeHeaders for at most eight headers whose names
+// are plain ASCII and at most 256 bytes together, written from the stack;
+// it reports false, having written nothing, for any others. For such
+// names byte order is RFC 8785's order (UTF-16 code units).
+func writePlainHeaders(w *canonicalWriter, headers []header) bool {
+	var buf [256]byte
+	var ends [8]uint16
+	var order [8]uint8
+	if len(headers) > len(ends) {
+		return false
+	}
+	lowered := buf[:0]
+	for i, h := range headers {
+		if !plainASCII(h.name) || len(lowered)+len(h.name) > len(buf) {
+			return false
+		}
+		lowered = appendFoldASCII(lowered, h.name)
+		ends[i], order[i] = uint16(len(lowered)), uint8(i)
+	}
+	name := func(i uint8) []byte {
+		start := uint16(0)
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return lowered[start:ends[i]]
+	}
+	n := len(headers)
+	for i := 1; i < n; i++ { // insertion sort: a request has a few headers
+		for j := i; j > 0 && bytes.Compare(name(order[j-1]), name(order[j])) > 0; j-- {
+			order[j-1], order[j] = order[j], order[j-1]
+		}
+	}
+	for k, i := range order[:n] {
+		if k > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = append(append(append(w.buf, '"'), name(i)...), '"', ':')
+		w.str(headers[i].value)
+	}
+	return true
 }
 
 // appendFoldASCII appends s to dst with its ASCII letters in lower case and

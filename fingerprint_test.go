@@ -2,6 +2,8 @@ package preflight
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight/strictjson"
@@ -152,5 +154,40 @@ func TestHeaderNamesFoldASCIIOnly(t *testing.T) {
 	}
 	if _, err := hash(`{"K-x":"1","k-x":"2"}`); err == nil {
 		t.Errorf("K-x and k-x are one header name, accepted twice")
+	}
+}
+
+// TestWritePlainHeaders: the stack path of writeHeaders writes what the
+// general one writes, for every set of headers it takes, and declines the
+// rest.
+func TestWritePlainHeaders(t *testing.T) {
+	r := rand.New(rand.NewPCG(38, 1))
+	pieces := []string{"Content-Type", "content-type-x", "Accept", "X-API-Key", "a", "A", "B", "b-", "ä", "é-Name", "Zz", "x\"y", "~", "0", "\x7f"}
+	taken := 0
+	for range 5000 {
+		var hs []header
+		seen := map[string]bool{}
+		for range r.IntN(11) {
+			name := pieces[r.IntN(len(pieces))] + strings.Repeat("k", r.IntN(3)*r.IntN(60))
+			if low := strings.ToLower(name); !seen[low] { // the decoder refuses names equal but for case
+				seen[low] = true
+				hs = append(hs, header{name, pieces[r.IntN(len(pieces))]})
+			}
+		}
+		var plain, general canonicalWriter
+		writeAnyHeaders(&general, hs)
+		if !writePlainHeaders(&plain, hs) {
+			if len(plain.buf) != 0 {
+				t.Fatalf("%q: declined, having written %q", hs, plain.buf)
+			}
+			continue
+		}
+		taken++
+		if string(plain.buf) != string(general.buf) {
+			t.Fatalf("%q: stack path wrote %s, general path %s", hs, plain.buf, general.buf)
+		}
+	}
+	if taken < 1000 {
+		t.Errorf("the stack path took %d header sets; the test misses it", taken)
 	}
 }

@@ -153,6 +153,9 @@ type fullDoc struct {
 	root     *fullSchema
 	patterns int // distinct patterns, for the validator's matcher states
 	nodes    map[string]*fullSchema
+	// shared: the document is kept in the cache of compiled schemas, so
+	// its patterns keep warm matchers (pattern.Pattern.MatchBudgetShared).
+	shared bool
 }
 
 // pendingRef is a $ref or $dynamicRef to resolve once the document is

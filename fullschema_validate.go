@@ -488,7 +488,14 @@ func (w *fullValidator) match(re *pattern.Pattern, index int, text string, s *fu
 	if w.over != nil {
 		return false, false
 	}
-	m, spent, ok := re.MatchBudget(&w.states[index], text, max(w.work, 0))
+	var m, ok bool
+	var spent int
+	if w.doc.shared {
+		// The same answer and count as MatchBudget, from a kept matcher.
+		m, spent, ok = re.MatchBudgetShared(&w.states[index], text, max(w.work, 0))
+	} else {
+		m, spent, ok = re.MatchBudget(&w.states[index], text, max(w.work, 0))
+	}
 	w.work -= spent
 	if !ok {
 		w.exhausted(w.schemaPointer(s, keyword))

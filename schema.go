@@ -16,6 +16,7 @@ package preflight
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/internal/pattern"
@@ -155,8 +156,15 @@ type schema struct {
 	enumKinds uint8   // bit 1<<Kind for each kind of value in enum
 	// requiredElsewhere: a required name is not among the properties.
 	requiredElsewhere bool
-	minLength         int32 // code points; clamped to maxLengthClamp
-	maxLength         int32
+	// shared: this is the root of a schema kept in the cache of compiled
+	// schemas, so that what a validation works out (enumEcho, the
+	// patterns' warm matchers) is worth keeping for the next.
+	shared bool
+	// patterns is the number of distinct patterns of the document (root
+	// only).
+	patterns  int32
+	minLength int32 // code points; clamped to maxLengthClamp
+	maxLength int32
 
 	typeValue strictjson.Value // the type keyword's value, for messages
 	required  []string         // unique property names; nil: none
@@ -164,9 +172,13 @@ type schema struct {
 	items     *schema
 	enum      strictjson.Value // the enum array; nil: no enum
 	enumStrs  []string         // the strings of enum, sorted when there are more than schemaLinearScan
-	constant  strictjson.Value // valid when has&hasConst
-	bounds    *schemaBounds    // nil when none of minimum, maximum, minLength, maxLength is present
-	pattern   *pattern.Pattern
+	// enumEcho is the start of enum's failure message, "expected one of
+	// [...], found ", written by the first failure and reused by the
+	// next (a compiled schema kept in the cache meets many bodies).
+	enumEcho atomic.Pointer[string]
+	constant strictjson.Value // valid when has&hasConst
+	bounds   *schemaBounds    // nil when none of minimum, maximum, minLength, maxLength is present
+	pattern  *pattern.Pattern
 	// patternIndex numbers pattern among the document's distinct
 	// patterns: a validation finds its matcher state by it (validator.state).
 	patternIndex int32

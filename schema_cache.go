@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentpreflight/preflight/internal/pattern"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -25,7 +26,10 @@ import (
 // dropped. Bytes counts, for each schema, its text and an estimate of its
 // compiled form and parsed tree (about 12 bytes per byte of text for the
 // schemas agents send; see [DefaultSchemaCacheLimits] for what the default
-// holds).
+// holds), plus 8 KiB for each distinct pattern: a kept schema's patterns
+// keep the matching steps they have worked out, up to that much, so that
+// the next body's strings are matched by table lookups (the work a match
+// is counted, and so every answer, stays what a fresh schema gives).
 type SchemaCacheLimits struct {
 	// Entries is the most schemas kept. Zero or less turns the cache off.
 	Entries int
@@ -269,8 +273,19 @@ func compileEntry(c *schemaCache, use schemaUse, v strictjson.Value, base string
 	if err != nil {
 		return nil, nil, err
 	}
+	// Marked before put publishes it. A kept schema's patterns keep warm
+	// matchers, counted at their bound.
+	var patterns int
+	switch root := s.(type) {
+	case *schema:
+		if root.kind == objectSchema {
+			root.shared, patterns = true, int(root.patterns)
+		}
+	case *fullDoc:
+		root.shared, patterns = true, root.patterns
+	}
 	e := &cacheEntry{hash: h, use: use, base: base, text: own, tree: ov, compiled: s,
-		cost: int64(len(text))*cacheCostPerByte + cacheCostFixed}
+		cost: int64(len(text))*cacheCostPerByte + cacheCostFixed + int64(patterns)*pattern.WarmBytes}
 	if use == useCheckRequest {
 		if canon, cerr := strictjson.AppendCanonical(nil, ov); cerr == nil {
 			e.canon = canon

@@ -43,6 +43,7 @@ func (c *schemaCompiler) compile(v strictjson.Value) (*schema, *Error) {
 	if len(c.issues) > 0 {
 		return nil, issuesError(c.issues)
 	}
+	s.patterns = int32(c.patterns.len())
 	return s, nil
 }
 

@@ -37,6 +37,14 @@ func (ps *patternSet) find(src string) (compiledPattern, bool) {
 	return compiledPattern{}, false
 }
 
+// len is the number of patterns in the set.
+func (ps *patternSet) len() int {
+	if ps.bySource != nil {
+		return len(ps.bySource)
+	}
+	return ps.n
+}
+
 // add adds p, numbering it: the patterns of a document are numbered 0, 1,
 // … in the order they are added.
 func (ps *patternSet) add(p compiledPattern) compiledPattern {

@@ -3,6 +3,7 @@ package preflight
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/internal/clip"
@@ -49,6 +50,9 @@ type validator struct {
 	items  [2]itemNames
 	depth  int
 	itemAt int
+
+	// texts holds the text of the walk's issues (see issue).
+	texts strings.Builder
 }
 
 // itemNames is what object learnt from the member names of an item of an
@@ -124,8 +128,8 @@ func (w *validator) fail(f *frame, code IssueCode, msg string) { w.failParts(f, 
 func (w *validator) failBytes(f *frame, code IssueCode, msg []byte) { w.failParts(f, code, "", msg) }
 
 // failParts records a failure whose message is text followed by more. The
-// path and the message share one string, so a failure costs one
-// allocation for its text.
+// texts of a walk's failures share the walk's buffer (see issue), so that
+// a few failures cost one allocation for their text.
 func (w *validator) failParts(f *frame, code IssueCode, text string, more []byte) {
 	if w.errs.issues == nil {
 		w.errs.issues = make([]Issue, 0, 4) // most invalid bodies have a few failures
@@ -134,14 +138,29 @@ func (w *validator) failParts(f *frame, code IssueCode, text string, more []byte
 }
 
 // issue builds the Issue of a failure at f whose message is text followed
-// by more; its path and message share one string.
+// by more; its path and message are written one after the other into
+// w.texts, and are substrings of it. (A strings.Builder only ever appends:
+// what its String returned stays as it was.)
 func (w *validator) issue(f *frame, code IssueCode, text string, more []byte) Issue {
 	var buf [384]byte
 	b := appendFramePointer(buf[:0], w.base, f)
 	n := len(b)
-	all := string(append(append(b, text...), more...))
+	b = append(append(b, text...), more...)
+	if w.texts.Cap()-w.texts.Len() < len(b) {
+		// A new buffer when this one is full; the old one stays with the
+		// issues that point into it.
+		w.texts = strings.Builder{}
+		w.texts.Grow(max(2*len(b), issueTextRoom))
+	}
+	start := w.texts.Len()
+	w.texts.Write(b)
+	all := w.texts.String()[start:]
 	return Issue{Path: all[:n], Code: code, Message: all[n:]}
 }
+
+// issueTextRoom is the least size of a buffer failures' texts share: two
+// or three typical failures.
+const issueTextRoom = 256
 
 // walk applies s to v, found at f: type first, then the keywords of v's
 // kind. For containers the children come before enum and const; for
@@ -208,10 +227,13 @@ func (w *validator) enumConst(s *schema, v strictjson.Value, f *frame) {
 	}
 	if s.enum.IsValid() && !s.enumContains(v) && w.errs.room() {
 		var buf [256]byte
-		b := append(buf[:0], "expected one of "...)
-		b = appendEchoJSON(b, s.enum)
-		b = append(b, ", found "...)
-		w.failBytes(f, IssueEnum, appendEchoJSON(b, v))
+		if m := s.enumMessage(w.root.shared); m != nil {
+			w.failParts(f, IssueEnum, *m, appendEchoJSON(buf[:0], v))
+		} else {
+			b := append(buf[:0], "expected one of "...)
+			b = append(appendEchoJSON(b, s.enum), ", found "...)
+			w.failBytes(f, IssueEnum, appendEchoJSON(b, v))
+		}
 	}
 	if s.has&hasConst != 0 && !schemaEqual(s.constant, v) && w.errs.room() {
 		var buf [256]byte
@@ -220,6 +242,21 @@ func (w *validator) enumConst(s *schema, v strictjson.Value, f *frame) {
 		b = append(b, ", found "...)
 		w.failBytes(f, IssueConst, appendEchoJSON(b, v))
 	}
+}
+
+// enumMessage returns "expected one of E, found ", E being s's enum as
+// failure messages echo it, as kept in s; when s has not kept it yet,
+// it keeps it first if keep is set (s is part of a schema in the cache,
+// which meets many bodies), and otherwise returns nil.
+func (s *schema) enumMessage(keep bool) *string {
+	if m := s.enumEcho.Load(); m != nil || !keep {
+		return m
+	}
+	var buf [256]byte
+	b := append(buf[:0], "expected one of "...)
+	m := string(append(appendEchoJSON(b, s.enum), ", found "...))
+	s.enumEcho.Store(&m) // another failure may store the same text meanwhile
+	return &m
 }
 
 // bounds applies minimum and maximum to the number text n.
@@ -264,7 +301,14 @@ func (w *validator) str(s *schema, text string, f *frame) {
 	if s.pattern == nil || w.over != nil {
 		return
 	}
-	matched, spent, ok := s.pattern.MatchBudget(w.state(s.patternIndex), text, max(w.work, 0))
+	var matched, ok bool
+	var spent int
+	if w.root.shared {
+		// The same answer and count as MatchBudget, from a kept matcher.
+		matched, spent, ok = s.pattern.MatchBudgetShared(w.state(s.patternIndex), text, max(w.work, 0))
+	} else {
+		matched, spent, ok = s.pattern.MatchBudget(w.state(s.patternIndex), text, max(w.work, 0))
+	}
 	w.work -= spent
 	if !ok {
 		w.exhausted(w.keywordPointer(s, "pattern"))

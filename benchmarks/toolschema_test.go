@@ -26,6 +26,7 @@ type realTool struct {
 	name   string
 	schema []byte
 	args   []byte // arguments: {} (a tool with required members rejects it)
+	typed  []byte // every listed property a value of its declared type
 }
 
 func realTools(tb testing.TB) []realTool {
@@ -58,7 +59,7 @@ func realTools(tb testing.TB) []realTool {
 		}
 		for _, t := range append(doc.Tools, doc.Result.Tools...) {
 			name := filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".tools.json") + "/" + t.Name
-			out = append(out, realTool{name: name, schema: t.InputSchema, args: []byte(`{}`)})
+			out = append(out, realTool{name: name, schema: t.InputSchema, args: []byte(`{}`), typed: argumentVariants(tb, t.InputSchema)[1]})
 		}
 	}
 	if len(out) < 10 {
@@ -197,77 +198,132 @@ func TestToolSchemasAgree(t *testing.T) {
 	}
 }
 
-// BenchmarkToolSchemas validates {} against every real tool schema once
-// per iteration: cold is compile plus validate (a catalog or compiler
-// made for the call), warm reuses what was compiled.
+// BenchmarkToolSchemas validates arguments against every real tool
+// schema once per iteration, bytes in to verdict out on every side: each
+// implementation parses the arguments' bytes inside the loop. Rows are
+// args=empty ({}, which most tools refuse for a missing required member)
+// and args=typed (every listed property given a value of its declared
+// type, which most accept); columns are impl=:
+//
+//   - preflight_cold: a catalog built from the schema, with preflight's
+//     cache of compiled schemas off, then Catalog.CheckArguments;
+//   - santhosh_cold, google_cold: compile (resolve) the schema, then
+//     parse and validate;
+//   - preflight_warm: Catalog.CheckArguments on a catalog built before
+//     the loop (parse the arguments, validate them, build the issues);
+//   - preflight_warm_decide: Catalog.Decide of a whole tool call with those
+//     arguments (also the request's fingerprint, a SHA-256 over its
+//     canonical form, the history and budget rules and the decision);
+//   - santhosh_warm, google_warm: a schema compiled before the loop,
+//     parse and validate.
 func BenchmarkToolSchemas(b *testing.B) {
 	tools := realTools(b)
-	b.Run("preflight_cold", func(b *testing.B) {
-		for b.Loop() {
-			for _, tool := range tools {
-				c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
-				if err != nil {
+	for _, set := range []struct {
+		name string
+		args func(realTool) []byte
+	}{{"empty", func(t realTool) []byte { return t.args }}, {"typed", func(t realTool) []byte { return t.typed }}} {
+		args := make([][]byte, len(tools))
+		for i, tool := range tools {
+			args[i] = set.args(tool)
+		}
+		b.Run("args="+set.name, func(b *testing.B) {
+			b.Run("impl=preflight_cold", func(b *testing.B) {
+				prev := preflight.SetSchemaCacheLimits(preflight.SchemaCacheLimits{})
+				defer preflight.SetSchemaCacheLimits(prev)
+				measureTools(b, func() {
+					for i, tool := range tools {
+						c, err := preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := c.CheckArguments("p", "t", args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+			b.Run("impl=santhosh_cold", func(b *testing.B) {
+				measureTools(b, func() {
+					for i, tool := range tools {
+						sch, err := santhoshCompile(tool.schema)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := santhoshValidate(sch, args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+			b.Run("impl=google_cold", func(b *testing.B) {
+				measureTools(b, func() {
+					for i, tool := range tools {
+						rs, err := googleResolve(tool.schema)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if _, err := googleValidate(rs, args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+			cats := make([]*preflight.Catalog, len(tools))
+			for i, tool := range tools {
+				var err error
+				if cats[i], err = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema}); err != nil {
 					b.Fatal(err)
 				}
-				preflightValid(b, c, tool.args)
 			}
-		}
-	})
-	b.Run("santhosh_cold", func(b *testing.B) {
-		for b.Loop() {
-			for _, tool := range tools {
-				sch, err := santhoshCompile(tool.schema)
-				if err != nil {
-					b.Fatal(err)
+			b.Run("impl=preflight_warm", func(b *testing.B) {
+				measureTools(b, func() {
+					for i := range tools {
+						if _, err := cats[i].CheckArguments("p", "t", args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+			b.Run("impl=preflight_warm_decide", func(b *testing.B) {
+				measureTools(b, func() {
+					for i := range tools {
+						preflightValid(b, cats[i], args[i])
+					}
+				})
+			})
+			b.Run("impl=santhosh_warm", func(b *testing.B) {
+				schs := make([]*santhosh.Schema, len(tools))
+				for i, tool := range tools {
+					schs[i], _ = santhoshCompile(tool.schema)
 				}
-				santhoshValidate(sch, tool.args)
-			}
-		}
-	})
-	b.Run("google_cold", func(b *testing.B) {
-		for b.Loop() {
-			for _, tool := range tools {
-				rs, err := googleResolve(tool.schema)
-				if err != nil {
-					b.Fatal(err)
+				measureTools(b, func() {
+					for i := range tools {
+						if _, err := santhoshValidate(schs[i], args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+			b.Run("impl=google_warm", func(b *testing.B) {
+				rss := make([]*googleschema.Resolved, len(tools))
+				for i, tool := range tools {
+					rss[i], _ = googleResolve(tool.schema)
 				}
-				googleValidate(rs, tool.args)
-			}
-		}
-	})
-	cats := make([]*preflight.Catalog, len(tools))
-	for i, tool := range tools {
-		cats[i], _ = preflight.NewCatalog(preflight.Operation{Provider: "p", Name: "t", Schema: tool.schema})
+				measureTools(b, func() {
+					for i := range tools {
+						if _, err := googleValidate(rss[i], args[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+		})
 	}
-	b.Run("preflight_warm_decide", func(b *testing.B) {
-		for b.Loop() {
-			for i, tool := range tools {
-				preflightValid(b, cats[i], tool.args)
-			}
-		}
-	})
-	b.Run("santhosh_warm", func(b *testing.B) {
-		schs := make([]*santhosh.Schema, len(tools))
-		for i, tool := range tools {
-			schs[i], _ = santhoshCompile(tool.schema)
-		}
-		for b.Loop() {
-			for i, tool := range tools {
-				santhoshValidate(schs[i], tool.args)
-			}
-		}
-	})
-	b.Run("google_warm", func(b *testing.B) {
-		rss := make([]*googleschema.Resolved, len(tools))
-		for i, tool := range tools {
-			rss[i], _ = googleResolve(tool.schema)
-		}
-		for b.Loop() {
-			for i, tool := range tools {
-				googleValidate(rss[i], tool.args)
-			}
-		}
-	})
+}
+
+// measureTools is measure for a loop over every tool.
+func measureTools(b *testing.B, all func()) {
+	measure(b, func() (bool, error) { all(); return true, nil })
 }
 
 // BenchmarkToolSchemaCold is BenchmarkToolSchemas' cold runs one tool at a

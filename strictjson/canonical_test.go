@@ -425,7 +425,13 @@ func TestVerbatimMark(t *testing.T) {
 		{`{"b":1,"a":2}`, false},                   // members out of order
 		{`{"a": 1}`, false},                        // white space
 		{`[1,2 ]`, false},                          // white space before the close
-		{`["a\n"]`, false},                         // an escape
+		{`["a\n"]`, true},                          // an escape RFC 8785 writes alike
+		{`["\"\\\b\f\n\r\t\u0000\u001f"]`, true},   // every escape RFC 8785 writes
+		{`{"a\tb":1,"b":"\u0007"}`, true},          // in a name too
+		{`["a\/b"]`, false},                        // an escape of a character written as is
+		{`["\u001F"]`, false},                      // upper-case hex
+		{`["\u000a"]`, false},                      // a control character with a short escape
+		{`["\u0041"]`, false},                      // a character written as is
 		{`["\u00e9"]`, false},                      // an escape of a character written as is
 		{`["é",{"A":1,"a":2,"é":3}]`, true},        // UTF-8 as is, members in code-unit order
 		{`{"\uffff":1,"😀":2}`, false},              // escapes

@@ -153,6 +153,9 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil || !bytes.Equal(c1, c3) {
 			t.Fatalf("not idempotent:\nfirst  %q\nsecond %q (%v)", c1, c3, err)
 		}
+		if s, ok := unmarkedString(v2); ok {
+			t.Fatalf("canonical output %q has string %q not marked canonical as written", c1, s.Raw())
+		}
 		tv2 := toTree(v2)
 		walkValues(&tv2, func(x *tree) {
 			for i := 1; i < len(x.Members); i++ {
@@ -162,4 +165,25 @@ func FuzzCanonical(f *testing.F) {
 			}
 		})
 	})
+}
+
+// unmarkedString returns a string of v, a value or member name, that the
+// parser did not mark canonical as written.
+func unmarkedString(v Value) (Value, bool) {
+	switch v.Kind() {
+	case String:
+		return v, v.n().meta&flagVerbatim == 0
+	case Array, Object:
+		for it := v.Iter(); it.Next(); {
+			if v.Kind() == Object {
+				if name := (Value{it.d, it.keyNode()}); name.n().meta&flagVerbatim == 0 {
+					return name, true
+				}
+			}
+			if s, ok := unmarkedString(it.Value()); ok {
+				return s, true
+			}
+		}
+	}
+	return Value{}, false
 }

@@ -700,19 +700,44 @@ func (p *parser) str() *Error {
 }
 
 // escaped finishes str for a string with escapes, the first of them at i:
-// it decodes the string into p.esc.
+// it decodes the string into p.esc. A string whose escapes are all the
+// ones RFC 8785 writes (\", \\, \b, \f, \n, \r, \t, and \u00xx in lower
+// case for the other control characters) is canonical as written, and
+// marked so.
 func (p *parser) escaped(open, i int) *Error {
-	s := p.src
+	s, data := p.src, p.data
 	b := append(p.buf[:0], s[open+1:i]...)
 	defer func() { p.buf = b[:0] }()
+	canonical := true
 	for i < len(s) {
+		// The plain run up to the next quote, backslash, control
+		// character or non-ASCII byte, eight bytes at a time as in str.
+		j := i
+		for j+8 <= len(data) {
+			if m := stopBytes(binary.LittleEndian.Uint64(data[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				goto stop
+			}
+			j += 8
+		}
+		j += plainTail(data[j:]) // fewer than eight bytes are left
+	stop:
+		b = append(b, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '"':
 			p.pos = i + 1
 			p.esc = append(p.esc, string(b))
-			p.bent++ // canonical form writes the characters, not the escapes
-			p.emit(String, flagEscape|uint32(len(p.esc)-1)<<countShift, open, p.pos)
+			flags := flagEscape | uint32(len(p.esc)-1)<<countShift
+			if canonical {
+				flags |= flagVerbatim
+			} else {
+				p.bent++ // canonical form writes the characters, not these escapes
+			}
+			p.emit(String, flags, open, p.pos)
 			return nil
 		case c == '\\':
 			if i+1 >= len(s) {
@@ -720,9 +745,13 @@ func (p *parser) escaped(open, i int) *Error {
 				return p.fail(ErrSyntax, "expected an escape character, found end of input")
 			}
 			switch e := s[i+1]; e {
-			case '"', '\\', '/':
+			case '"', '\\':
 				b = append(b, e)
 				i += 2
+			case '/':
+				b = append(b, e)
+				i += 2
+				canonical = false
 			case 'b':
 				b = append(b, '\b')
 				i += 2
@@ -743,6 +772,9 @@ func (p *parser) escaped(open, i int) *Error {
 				if !ok {
 					p.pos = i
 					return p.fail(ErrSyntax, "expected four hex digits after \\u")
+				}
+				if canonical && !canonicalUEscape(s[i+2:i+6], r) {
+					canonical = false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -766,10 +798,7 @@ func (p *parser) escaped(open, i int) *Error {
 		case c < 0x20:
 			p.pos = i
 			return p.fail(ErrSyntax, "expected an escaped control character in a string, found "+p.found())
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
+		default: // not ASCII
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				p.pos = i
@@ -781,6 +810,17 @@ func (p *parser) escaped(open, i int) *Error {
 	}
 	p.pos = i
 	return p.fail(ErrSyntax, "expected '\"' to close a string, found end of input")
+}
+
+// canonicalUEscape reports whether hex, the four digits of a \u escape
+// of r, is how RFC 8785 writes r: a control character without a short
+// escape, in lower-case hex.
+func canonicalUEscape(hex string, r rune) bool {
+	switch r {
+	case '\b', '\t', '\n', '\f', '\r':
+		return false
+	}
+	return r < 0x20 && hex[0] == '0' && hex[1] == '0' && hex[2] == hexDigits[r>>4] && hex[3] == hexDigits[r&0xF]
 }
 
 // Masks for examining eight bytes of a string at once.

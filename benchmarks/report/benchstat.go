@@ -14,6 +14,11 @@ import (
 type metrics struct {
 	NsPerOp, BytesPerOp, AllocsPerOp float64
 	HasNs, HasBytes, HasAllocs       bool
+	// CPUNsPerOp is the process's CPU time per call (cpu-ns/op), and
+	// NsPerByte the wall time per byte of the request (ns/B), where the
+	// benchmark reports them.
+	CPUNsPerOp, NsPerByte float64
+	HasCPU, HasNsPerByte  bool
 	// CI is benchstat's confidence interval of sec/op as it printed it,
 	// such as "3%" or "∞".
 	CI string
@@ -49,11 +54,12 @@ func benchstat(goBin, moduleDir, rawPath string, args ...string) ([]byte, error)
 	return out, nil
 }
 
-// summarize runs benchstat on one family (Check or Decide), columns by
-// implementation and rows by case, and parses its CSV.
-func summarize(goBin, moduleDir, rawPath, family string) (*table, error) {
+// summarizeBy runs benchstat on one family (Check, Decide, ToolSchemas),
+// columns by implementation and rows by the sub-benchmark key row (/case,
+// /args), and parses its CSV.
+func summarizeBy(goBin, moduleDir, rawPath, family, row string) (*table, error) {
 	out, err := benchstat(goBin, moduleDir, rawPath,
-		"-format", "csv", "-filter", ".name:"+family, "-col", "/impl", "-row", "/case")
+		"-format", "csv", "-filter", ".name:"+family, "-col", "/impl", "-row", row)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +139,10 @@ func parseBenchstatCSV(data []byte) (*table, error) {
 				m.BytesPerOp, m.HasBytes = v, true
 			case "allocs/op":
 				m.AllocsPerOp, m.HasAllocs = v, true
+			case "cpu-sec/op":
+				m.CPUNsPerOp, m.HasCPU = v*1e9, true
+			case "sec/B":
+				m.NsPerByte, m.HasNsPerByte = v*1e9, true
 			}
 		}
 	}

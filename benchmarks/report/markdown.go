@@ -18,6 +18,7 @@ type results struct {
 	opts          Options
 	machine       machine
 	check, decide *table // nil when the run left the family out
+	tools         *table // BenchmarkToolSchemas by args and impl; nil when left out
 	benchstatText []string
 	profiles      []profile
 	proxy         *proxyResult // nil when not measured (see proxyload.go)
@@ -253,6 +254,9 @@ func (r *results) markdown() ([]byte, error) {
 	if r.decide != nil {
 		r.decideSection(p)
 	}
+	if r.tools != nil {
+		r.toolSection(p)
+	}
 	if !o.SkipLoad {
 		r.loadSection(p)
 	}
@@ -299,6 +303,7 @@ func (r *results) targets(p func(string, ...any)) {
 	} else {
 		p("| `Decide` targets | – | not measured |\n")
 	}
+	r.toolTargets(p)
 	if len(r.load) == 0 {
 		p("| Server req/s at least %.1f× a bare net/http + Unmarshal handler | – | not measured |\n", targetServerRatio)
 	}
@@ -359,6 +364,8 @@ func (r *results) checkSection(p func(string, ...any)) {
 	p("| **geomean** | **%s** | **%s** | **%s** | **%s** | **%s** | **%s** | **%s** | **%s** |\n\n", fmtRatio(cold.Geomean), fmtRatio(google.Geomean), fmtRatio(jcs.Geomean), fmtRatio(floor.Geomean),
 		fmtRatio(warmS.Geomean), fmtRatio(warmG.Geomean), fmtRatio(sha.Geomean), fmtRatio(shaWarm.Geomean))
 	p("The SHA-256 columns are time ÷ the time of SHA-256 over the same request bytes: ns per byte ÷ SHA-256's ns per byte, the physical floor (requestHash hashes the request's canonical bytes).\n\n")
+	r.checkPerByte(p)
+	r.checkWarmCPU(p)
 
 	p("### Check: allocations per call\n\n")
 	implTable(p, t, names, func(mm *metrics) (string, bool) {

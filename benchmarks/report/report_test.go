@@ -45,6 +45,11 @@ func TestQuickRun(t *testing.T) {
 		"POST /v0.2/preflight/tool-call",
 		"POST /check-request",
 		"bare net/http + Unmarshal",
+		"### Check: ns per byte against SHA-256",
+		"### Check: CPU time per call",
+		"## Tool schemas: arguments against real MCP tool schemas",
+		"| empty |",
+		"| typed |",
 		"## Profiles",
 		"## benchstat output",
 	} {
@@ -52,11 +57,11 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
 		}
 	}
-	// Four Check targets (cold, two warm, floor), Decide on history_000
-	// and three server routes have verdicts; Decide on history_100 is
-	// outside the subset.
-	if n := strings.Count(string(md), "| **pass** |") + strings.Count(string(md), "| **FAIL** |"); n != 8 {
-		t.Errorf("targets with a verdict = %d, want 8:\n%s", n, md)
+	// Four Check targets (cold, two warm, floor), Decide on history_000,
+	// the tool schemas' two rows and three server routes have verdicts;
+	// Decide on history_100 is outside the subset.
+	if n := strings.Count(string(md), "| **pass** |") + strings.Count(string(md), "| **FAIL** |"); n != 10 {
+		t.Errorf("targets with a verdict = %d, want 10:\n%s", n, md)
 	}
 	for _, f := range []string{"results/raw.txt", "results/benchstat.txt", "results/check.svg", "results/decide.svg",
 		"profiles/check_web_search_valid.cpu.pprof", "profiles/check_web_search_valid.mem.pprof",

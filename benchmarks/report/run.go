@@ -47,9 +47,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
-	pattern := "^Benchmark(Check|Decide)$"
+	pattern := "^Benchmark(Check|Decide|ToolSchemas)$"
 	if o.Cases != "" {
-		pattern += "/^case=(" + o.Cases + ")$"
+		pattern += "/^(case=(" + o.Cases + ")|args=.*)$" // the tool schemas' rows are not cases
 	}
 	var raw bytes.Buffer
 	for pass := 1; pass <= o.Count; pass++ {
@@ -76,14 +76,15 @@ func Run(ctx context.Context, o Options) error {
 	for _, fam := range []struct {
 		name string
 		dst  **table
-	}{{"Check", &r.check}, {"Decide", &r.decide}} {
+		row  string
+	}{{"Check", &r.check, "/case"}, {"Decide", &r.decide, "/case"}, {"ToolSchemas", &r.tools, "/args"}} {
 		if !bytes.Contains(raw.Bytes(), []byte("Benchmark"+fam.name+"/")) {
 			continue
 		}
-		if *fam.dst, err = summarize(goBin, o.ModuleDir, rawPath, fam.name); err != nil {
+		if *fam.dst, err = summarizeBy(goBin, o.ModuleDir, rawPath, fam.name, fam.row); err != nil {
 			return err
 		}
-		text, err := benchstat(goBin, o.ModuleDir, rawPath, "-filter", ".name:"+fam.name, "-col", "/impl", "-row", "/case")
+		text, err := benchstat(goBin, o.ModuleDir, rawPath, "-filter", ".name:"+fam.name, "-col", "/impl", "-row", fam.row)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The lazy DFA. A state is the set of program counters the NFA can be at
@@ -103,6 +104,28 @@ type dfa struct {
 	// stops at budget.
 	work, budget int
 	clears       int // cache clears during this search
+}
+
+// bytes estimates the memory d holds: the struct with its own arrays,
+// and whatever its tables grew into beyond them.
+func (d *dfa) bytes() int {
+	n := int(unsafe.Sizeof(*d)) + len(d.accels)*256 + len(d.other)*48
+	if cap(d.trans) > len(d.trans0) {
+		n += cap(d.trans) * 4
+	}
+	if cap(d.states) > len(d.states0) {
+		n += cap(d.states) * int(unsafe.Sizeof(dstate{}))
+	}
+	if cap(d.kernels) > len(d.kernels0) {
+		n += cap(d.kernels) * 4
+	}
+	if cap(d.index) > len(d.index0) {
+		n += cap(d.index) * 4
+	}
+	if cap(d.bounds) > len(d.bounds0) {
+		n += cap(d.bounds) * 4
+	}
+	return n
 }
 
 // dfaScratch is the working memory of building states, pooled across

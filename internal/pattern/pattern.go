@@ -54,6 +54,13 @@ type Pattern struct {
 
 	mu  sync.Mutex // guards own
 	own State      // MatchString's matcher, kept warm across calls
+
+	// warm is the DFA MatchBudgetShared runs pikeSearch on in place of the
+	// Pike VM proper, kept across calls; warmMu guards it and warmOff,
+	// set once it outgrew warmMaxBytes and was dropped for good.
+	warmMu  sync.Mutex
+	warm    *dfa
+	warmOff bool
 }
 
 // opcode is an instruction's operation.
@@ -320,6 +327,26 @@ type State struct {
 // meaningless, when the search stopped because it would have spent more
 // than budget. The work is a function of p, st's history and s alone.
 func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, work int, ok bool) {
+	return p.matchBudget(st, s, budget, false)
+}
+
+// MatchBudgetShared is MatchBudget for a pattern that matches text after
+// text across many States (a pattern of a compiled schema that is kept
+// and validated against again and again): it answers, and counts work,
+// exactly as MatchBudget does with st, but the texts MatchBudget runs on
+// the Pike VM proper run on a DFA that p keeps across calls and that
+// counts work as the Pike VM does (pikeSearch), so that a step taken
+// before costs a table lookup. The kept DFA is bounded by WarmBytes; one
+// that outgrows it is dropped and p goes back to the Pike VM. A call
+// that finds it in use by another goroutine runs the Pike VM.
+func (p *Pattern) MatchBudgetShared(st *State, s string, budget int) (matched bool, work int, ok bool) {
+	return p.matchBudget(st, s, budget, true)
+}
+
+// WarmBytes bounds the memory MatchBudgetShared keeps in a pattern.
+const WarmBytes = 8 << 10
+
+func (p *Pattern) matchBudget(st *State, s string, budget int, shared bool) (matched bool, work int, ok bool) {
 	if f := p.fixed; f != nil {
 		// The DFA's count: one unit per byte of s, charged up front.
 		if len(s) > budget {
@@ -340,14 +367,14 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 		if d := st.dfa; d != nil { // most calls: straight to the DFA
 			matched, work, ok = d.match(s[n:], budget-n)
 		} else {
-			matched, work, ok = pp.rest.matchFirst(st, s[n:], budget-n)
+			matched, work, ok = pp.rest.matchFirst(st, s[n:], budget-n, shared)
 		}
 		return matched, work + n, ok
 	}
 	if d := st.dfa; d != nil {
 		return d.match(s, budget)
 	}
-	return p.matchFirst(st, s, budget)
+	return p.matchFirst(st, s, budget, shared)
 }
 
 // matchFirst is MatchBudget for a State that has no DFA yet: the Pike VM
@@ -360,11 +387,20 @@ func (p *Pattern) MatchBudget(st *State, s string, budget int) (matched bool, wo
 // When the phase ends, that DFA is emptied and goes on as the State's
 // DFA, which counts as a new one does: the work of a text is the same
 // whichever way the phase ran it.
-func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, work int, ok bool) {
+//
+// With shared set, the Pike VM proper's texts run on p's warm DFA when
+// it is free (see MatchBudgetShared), which answers and counts alike.
+func (p *Pattern) matchFirst(st *State, s string, budget int, shared bool) (matched bool, work int, ok bool) {
 	if len(s) <= pikeMaxText && st.pikeWork < pikePromote {
 		if st.pikeTexts < pikeAlone {
 			st.pikeTexts++
-			matched, work, ok = p.pikeBudget(s, budget)
+			var warm bool
+			if shared {
+				matched, work, ok, warm = p.warmSearch(s, budget)
+			}
+			if !warm {
+				matched, work, ok = p.pikeBudget(s, budget)
+			}
 		} else {
 			if st.pike == nil {
 				st.pike = newDFA(p)
@@ -381,6 +417,30 @@ func (p *Pattern) matchFirst(st *State, s string, budget int) (matched bool, wor
 		st.dfa = newDFA(p)
 	}
 	return st.dfa.match(s, budget)
+}
+
+// warmSearch runs pikeSearch for s on p's warm DFA, making it if need be,
+// and reports whether it ran: not when another goroutine holds the DFA or
+// p gave it up. A DFA that has grown past WarmBytes is dropped, and p
+// keeps none from then on.
+func (p *Pattern) warmSearch(s string, budget int) (matched bool, work int, ok, ran bool) {
+	if !p.warmMu.TryLock() {
+		return false, 0, false, false
+	}
+	defer p.warmMu.Unlock()
+	if p.warmOff {
+		return false, 0, false, false
+	}
+	d := p.warm
+	if d == nil {
+		d = newDFA(p)
+		p.warm = d
+	}
+	matched, work, ok = d.pikeSearch(s, budget)
+	if d.bytes() > WarmBytes {
+		p.warm, p.warmOff = nil, true
+	}
+	return matched, work, ok, true
 }
 
 // pikeMatch reports whether s contains a match of p, running the program
