@@ -3,6 +3,7 @@ package genkitguard
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
@@ -32,6 +33,10 @@ type Guard struct {
 	opts      Options
 	derived   adapt.Derived // the tools' specs taken from their definitions
 	ids       adapt.CallIDs // the tool request refs calls ran as
+	approvals adapt.Approvals
+
+	mu      sync.Mutex
+	tickets map[string]string // approvals asked, by tool request ref
 }
 
 var _ ai.Middleware = (*Guard)(nil)
@@ -47,7 +52,7 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: o}, nil
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: o, tickets: map[string]string{}}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -76,7 +81,14 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+	cctx, asked, w := g.approval(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), p.Request, args)
+	switch {
+	case asked != nil:
+		return nil, ai.NewToolInterruptError(asked)
+	case w != nil:
+		return &ai.MultipartToolResponse{Output: w.Map()}, nil
+	}
+	res, w, err := adapt.CallValue(cctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
 		res, err := next(ctx, p)
 		if ok, _ := ai.IsToolInterruptError(err); ok {
 			return nil, adapt.Pause(err) // neither a failure nor a charge
@@ -90,6 +102,46 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 		return &ai.MultipartToolResponse{Output: w.Map()}, nil
 	}
 	return res, err
+}
+
+// ApprovalKey is the member of the resumed metadata of a restarted call
+// (ai.WithResumedMetadata) that carries a person's answer to the guard's
+// approval interrupt: true runs the call once, anything else nothing.
+const ApprovalKey = "approve"
+
+// approval asks, with a Genkit tool interrupt, a person to approve a call
+// that needs it (tools.Spec.Approval), or takes the answer a restarted
+// call carries. It returns the interrupt's metadata (the approval asked),
+// or w, the call's result when it is not run, or the context to decide it
+// under.
+func (g *Guard) approval(ctx context.Context, req *ai.ToolRequest, args json.RawMessage) (context.Context, map[string]any, *adapt.Withheld) {
+	if !g.s.Tools().Consent(req.Name, args).Needed {
+		return ctx, nil, nil
+	}
+	if !ai.IsToolResumed(ctx) {
+		ap, w := g.approvals.Ask(g.s, req.Name, args)
+		if w != nil {
+			return ctx, nil, w
+		}
+		g.mu.Lock()
+		g.tickets[req.Ref] = ap.Ticket
+		g.mu.Unlock()
+		b, _ := json.Marshal(ap) // strings and valid JSON: cannot fail
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		m["message"] = ap.Message()
+		return ctx, m, nil
+	}
+	g.mu.Lock()
+	ticket := g.tickets[req.Ref]
+	delete(g.tickets, req.Ref)
+	g.mu.Unlock()
+	if t, ok := ai.ResumedValue[string](ctx, "ticket"); ok && t != "" {
+		ticket = t
+	}
+	yes, _ := ai.ResumedValue[bool](ctx, ApprovalKey)
+	actx, _, w := g.approvals.Answer(ctx, g.s, ticket, req.Name, args, yes)
+	return actx, nil, w
 }
 
 // classifyResponse classifies a call by its response's Output as JSON.
