@@ -377,7 +377,7 @@ func unapproved(ctx context.Context, s *tools.Session, tool string, args json.Ra
 		return nil
 	}
 	w := &Withheld{Error: "not run: " + tool + " needs a person's approval (" + c.Reason + "), which this adapter cannot ask; " +
-		"it is not run unapproved: remove its approval policy or guard it where approvals are asked (an MCP guard's Session, preflightd proxy) instead",
+		"it is not run unapproved: remove its approval policy or guard it where approvals are asked (the ADK, Genkit and eino adapters, an MCP guard's Session, preflightd proxy) instead",
 		Preflight: Decision{Tool: tool, Approval: "unavailable"}}
 	w.fill()
 	return w
