@@ -3,17 +3,21 @@ package adkguard_test
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/adkguard"
 	"github.com/agentpreflight/preflight/agent/agenttest"
+	"github.com/agentpreflight/preflight/agent/tools"
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/tool"
+	"google.golang.org/adk/v2/tool/functiontool"
 	"google.golang.org/adk/v2/tool/toolconfirmation"
 	"google.golang.org/genai"
 )
@@ -177,5 +181,39 @@ func TestApprovals(t *testing.T) {
 				t.Fatalf("history %+v, %v; want the one approved email", h, err)
 			}
 		})
+	}
+}
+
+// TestStreamingApproval: a streaming function tool that needs approval
+// (ADK runs it without tool callbacks; the plugin's model hook guards it)
+// is not run and not asked: ADK re-dispatches a confirmed call with the
+// agent's own tools, not the ones the model hook wrapped, so that a
+// confirmation asked from the wrapper would let the resumed call run
+// unguarded. It stays withheld, approval "unavailable".
+func TestStreamingApproval(t *testing.T) {
+	sc := agenttest.NewScenario()
+	specs := agenttest.ScenarioSpecs()
+	specs[0].Approval = tools.Approval{When: tools.ApprovalAlways} // web_search
+	store := agenttest.NewArrivals()
+	g, err := adkguard.New(&adkguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: specs, LedgerStore: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search, err := functiontool.NewStreaming(functiontool.Config{Name: agenttest.Search, Description: "Search (billed)."},
+		func(_ adkagent.Context, in agenttest.SearchArgs) iter.Seq2[string, error] {
+			return func(yield func(string, error) bool) {
+				sc.SearchRun(in.Q)
+				yield("hits for "+in.Q, nil)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := llmagent.Config{Name: "assistant", Tools: []tool.Tool{search},
+		Model: &nextLLM{next: turns([]agenttest.Call{{ID: "a", Tool: agenttest.Search, Args: `{"q":"alpha"}`}})}}
+	rs := responses(run(t, cfg, []*plugin.Plugin{g.Plugin()}, genai.NewContentFromText("go", genai.RoleUser)))
+	if n, bal := sc.Counts()[agenttest.Search], store.Balance(t); n != 0 || bal.SpentUSD != "0" || bal.ReservedUSD != "0" || len(rs) != 1 ||
+		!strings.Contains(rs[0].Response["result"].(string), `"approval":"unavailable"`) {
+		t.Fatalf("searches %d, balance %+v, responses %v; want nothing run or held, approval unavailable", n, bal, rs)
 	}
 }

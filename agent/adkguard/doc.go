@@ -77,6 +77,11 @@
 // runs once; declined, answered again, or re-dispatched with other
 // arguments, it runs nothing and spends nothing. The tool itself never
 // runs before the answer, whatever ADK does with the confirmation.
+// Streaming function tools are not asked (ADK runs them without tool
+// callbacks and re-dispatches a confirmed call with the agent's own
+// tools, not the ones the model hook wrapped, so the resumed call would
+// run unguarded): a streaming call that needs approval is not run
+// (approval "unavailable").
 //
 // # Other callbacks and streaming tools
 //
