@@ -91,11 +91,12 @@ type Approvals struct {
 
 	mu      sync.Mutex
 	pending map[string]pendingApproval // by ticket
+	byKey   map[string]string          // tickets by the framework's call id (AskFor)
 }
 
 type pendingApproval struct {
-	tool, fingerprint string
-	until             time.Time
+	tool, fingerprint, key string
+	until                  time.Time
 }
 
 // Ask returns the approval a call of tool with args needs before it runs,
@@ -104,6 +105,14 @@ type pendingApproval struct {
 // answer it returns nil and w, the call's result for the model (not run,
 // approval "unavailable").
 func (a *Approvals) Ask(s *tools.Session, tool string, args json.RawMessage) (ap *Approval, w *Withheld) {
+	return a.AskFor("", s, tool, args)
+}
+
+// AskFor is Ask that also notes the approval under key, the framework's
+// id of the call (ADK's function call id, Genkit's tool request ref), for
+// frameworks whose resumed call carries that id but not the ticket: see
+// TicketFor. An empty key notes nothing.
+func (a *Approvals) AskFor(key string, s *tools.Session, tool string, args json.RawMessage) (ap *Approval, w *Withheld) {
 	c := s.Tools().Consent(tool, args)
 	if !c.Needed {
 		return nil, nil
@@ -117,12 +126,12 @@ func (a *Approvals) Ask(s *tools.Session, tool string, args json.RawMessage) (ap
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.pending == nil {
-		a.pending = map[string]pendingApproval{}
+		a.pending, a.byKey = map[string]pendingApproval{}, map[string]string{}
 	}
 	if len(a.pending) >= maxPendingApprovals {
 		for t, p := range a.pending {
 			if now.After(p.until) {
-				delete(a.pending, t)
+				a.forget(t, p)
 			}
 		}
 		if len(a.pending) >= maxPendingApprovals {
@@ -130,13 +139,35 @@ func (a *Approvals) Ask(s *tools.Session, tool string, args json.RawMessage) (ap
 		}
 	}
 	ticket := rand.Text()
-	a.pending[ticket] = pendingApproval{tool: tool, fingerprint: fp, until: now.Add(wait)}
+	if old, ok := a.byKey[key]; ok && key != "" {
+		a.forget(old, a.pending[old]) // the same call id asked again: the earlier approval is void
+	}
+	a.pending[ticket] = pendingApproval{tool: tool, fingerprint: fp, key: key, until: now.Add(wait)}
+	if key != "" {
+		a.byKey[key] = ticket
+	}
 	shown := args
 	if !json.Valid(shown) {
 		shown, _ = json.Marshal(string(args))
 	}
 	return &Approval{Tool: tool, Arguments: append(json.RawMessage(nil), shown...), EstimatedCostUSD: c.EstimatedCostUSD,
 		Reason: c.Reason, RequestFingerprint: fp, Ticket: ticket}, nil
+}
+
+// forget drops the pending approval p named ticket; a.mu is held.
+func (a *Approvals) forget(ticket string, p pendingApproval) {
+	delete(a.pending, ticket)
+	if p.key != "" && a.byKey[p.key] == ticket {
+		delete(a.byKey, p.key)
+	}
+}
+
+// TicketFor returns the ticket of the approval AskFor noted under key and
+// still awaiting an answer, "" when there is none.
+func (a *Approvals) TicketFor(key string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.byKey[key]
 }
 
 type approvedKey struct{}
@@ -151,7 +182,9 @@ type approvedKey struct{}
 func (a *Approvals) Answer(ctx context.Context, s *tools.Session, ticket, tool string, args json.RawMessage, approve bool) (context.Context, string, *Withheld) {
 	a.mu.Lock()
 	p, ok := a.pending[ticket]
-	delete(a.pending, ticket)
+	if ok {
+		a.forget(ticket, p)
+	}
 	a.mu.Unlock()
 	switch {
 	case !ok:

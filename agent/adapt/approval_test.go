@@ -108,3 +108,29 @@ func balance(t *testing.T, st agent.LedgerStore) agent.Balance {
 	}
 	return s.Balance
 }
+
+// TestApprovalsByKey: AskFor notes an approval under the framework's call
+// id until it is answered; the same id asked again voids the earlier one.
+func TestApprovalsByKey(t *testing.T) {
+	s, _, err := NewSession(&Options{Specs: []tools.Spec{
+		{Operation: preflight.Operation{Name: "rm"}, Approval: tools.Approval{When: tools.ApprovalAlways}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var a Approvals
+	first, _ := a.AskFor("call-1", s, "rm", json.RawMessage(`{"path":"/a"}`))
+	if got := a.TicketFor("call-1"); got != first.Ticket {
+		t.Fatalf("TicketFor: %q; want %q", got, first.Ticket)
+	}
+	second, _ := a.AskFor("call-1", s, "rm", json.RawMessage(`{"path":"/b"}`))
+	if _, st, _ := a.Answer(ctx, s, first.Ticket, "rm", json.RawMessage(`{"path":"/a"}`), true); st != ApprovalInvalid {
+		t.Fatalf("the voided approval: %s; want invalid", st)
+	}
+	if _, st, _ := a.Answer(ctx, s, a.TicketFor("call-1"), "rm", json.RawMessage(`{"path":"/b"}`), true); st != ApprovalApproved {
+		t.Fatalf("the approval asked last: %s; want approved", st)
+	}
+	if got := a.TicketFor("call-1"); got != "" || second.Ticket == "" {
+		t.Fatalf("TicketFor after the answer: %q; want none", got)
+	}
+}

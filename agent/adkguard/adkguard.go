@@ -44,8 +44,7 @@ type Guard struct {
 	approvals adapt.Approvals // calls awaiting a person's confirmation
 
 	mu      sync.Mutex
-	pending map[any]*running  // calls let run, by their tool context
-	tickets map[string]string // approvals asked, by function call id
+	pending map[any]*running // calls let run, by their tool context
 }
 
 // running is a call BeforeTool let run.
@@ -64,7 +63,7 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Guard{s: s, classify: c, pending: map[any]*running{}, tickets: map[string]string{}}
+	g := &Guard{s: s, classify: c, pending: map[any]*running{}}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -295,7 +294,7 @@ func (g *Guard) approval(ctx adkagent.Context, cctx context.Context, tool string
 	id := ctx.FunctionCallID()
 	conf := ctx.ToolConfirmation()
 	if conf == nil {
-		ap, w := g.approvals.Ask(g.s, tool, args)
+		ap, w := g.approvals.AskFor(id, g.s, tool, args)
 		switch {
 		case w != nil:
 			return cctx, withheld(w)
@@ -305,19 +304,13 @@ func (g *Guard) approval(ctx adkagent.Context, cctx context.Context, tool string
 		if err := ctx.RequestConfirmation(ap.Message(), ap); err != nil {
 			return cctx, withheld(adapt.NotApproved(tool, adapt.ApprovalUnavailable, "not run: "+tool+" needs a person's approval, which could not be asked ("+err.Error()+")"))
 		}
-		g.mu.Lock()
-		g.tickets[id] = ap.Ticket
-		g.mu.Unlock()
 		return cctx, withheld(adapt.NotApproved(tool, adapt.ApprovalAsked, "not run yet: "+tool+" waits for a person's approval of this exact call; "+
 			"it runs once if they approve"))
 	}
-	g.mu.Lock()
-	ticket := g.tickets[id]
-	delete(g.tickets, id)
-	g.mu.Unlock()
 	if !g.s.Tools().Consent(tool, args).Needed {
 		return cctx, nil // the tool's own confirmation (functiontool.Config.RequireConfirmation): the tool reads it
 	}
+	ticket := g.approvals.TicketFor(id)
 	var p struct {
 		Ticket string `json:"ticket"`
 	}

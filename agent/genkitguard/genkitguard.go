@@ -3,7 +3,6 @@ package genkitguard
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/adapt"
@@ -34,9 +33,6 @@ type Guard struct {
 	derived   adapt.Derived // the tools' specs taken from their definitions
 	ids       adapt.CallIDs // the tool request refs calls ran as
 	approvals adapt.Approvals
-
-	mu      sync.Mutex
-	tickets map[string]string // approvals asked, by tool request ref
 }
 
 var _ ai.Middleware = (*Guard)(nil)
@@ -52,7 +48,7 @@ func New(opts *Options) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: o, tickets: map[string]string{}}, nil
+	return &Guard{s: s, classify: c, interrupt: o.InterruptOnDefer, opts: o}, nil
 }
 
 // Session returns the guard's session: its ledger, and the money spent
@@ -119,23 +115,17 @@ func (g *Guard) approval(ctx context.Context, req *ai.ToolRequest, args json.Raw
 		return ctx, nil, nil
 	}
 	if !ai.IsToolResumed(ctx) {
-		ap, w := g.approvals.Ask(g.s, req.Name, args)
+		ap, w := g.approvals.AskFor(req.Ref, g.s, req.Name, args)
 		if w != nil {
 			return ctx, nil, w
 		}
-		g.mu.Lock()
-		g.tickets[req.Ref] = ap.Ticket
-		g.mu.Unlock()
 		b, _ := json.Marshal(ap) // strings and valid JSON: cannot fail
 		var m map[string]any
 		json.Unmarshal(b, &m)
 		m["message"] = ap.Message()
 		return ctx, m, nil
 	}
-	g.mu.Lock()
-	ticket := g.tickets[req.Ref]
-	delete(g.tickets, req.Ref)
-	g.mu.Unlock()
+	ticket := g.approvals.TicketFor(req.Ref)
 	if t, ok := ai.ResumedValue[string](ctx, "ticket"); ok && t != "" {
 		ticket = t
 	}
