@@ -61,7 +61,8 @@
 // estimatedCostUsd, reason, requestFingerprint, ticket) and "message",
 // the question as a sentence. The person answers by restarting the call
 // (RestartWith, ai.WithToolRestarts) with resumed metadata
-// {[ApprovalKey]: true} (or false), on the same Guard. Genkit's
+// {[ApprovalKey]: true} (or false), on the same Guard; for a tool request
+// without a ref, add the interrupt's "ticket" to the resumed metadata. Genkit's
 // interrupts enforce nothing by themselves (a restart may carry other
 // input, or be sent twice): the guard runs the restarted call only when
 // the approval asked for that tool request is answered true for the same
