@@ -203,7 +203,7 @@ func Call(ctx context.Context, s *tools.Session, classify Classifier, tool strin
 	if classify == nil {
 		classify = DefaultClassify
 	}
-	if w := unapproved(s, tool, args); w != nil {
+	if w := unapproved(ctx, s, tool, args); w != nil {
 		return tools.Answer{How: tools.HowWithheld, Message: w.Error}, w, nil
 	}
 	p, ans, err := s.Start(ctx, tool, args)
@@ -310,7 +310,7 @@ func CallValue[T any](ctx context.Context, s *tools.Session, classify func(tool 
 // finish it; otherwise the answer is the reused or coalesced result, or w
 // the result for the model. An error is a context done.
 func Start(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) (p *tools.Running, ans tools.Answer, w *Withheld, err error) {
-	if w := unapproved(s, tool, args); w != nil {
+	if w := unapproved(ctx, s, tool, args); w != nil {
 		return nil, tools.Answer{How: tools.HowWithheld, Message: w.Error}, w, nil
 	}
 	p, ans, err = s.Start(ctx, tool, args)
@@ -359,22 +359,25 @@ type Decision struct {
 	MatchedCallID string `json:"matchedCallId,omitempty"`
 	// Issues are the problems found in the call's arguments.
 	Issues []preflight.Issue `json:"issues"`
-	// Approval is "unavailable" for a call whose tool needs a person's
-	// approval (tools.Spec.Approval), which the adapters do not ask: the
-	// call is not run rather than run unapproved. Decision is then empty.
+	// Approval says why a call whose tool needs a person's approval
+	// (tools.Spec.Approval) was not run: "unavailable" when the adapter
+	// cannot ask (its framework has no pause for a person), "declined",
+	// "invalid", "expired" (see Approvals.Answer). Decision is then
+	// empty.
 	Approval string `json:"approval,omitempty"`
 }
 
 // unapproved returns the result of a call of tool with args that needs a
-// person's approval (see tools.Set.Consent), which no adapter asks yet;
-// nil when the call needs none.
-func unapproved(s *tools.Session, tool string, args json.RawMessage) *Withheld {
+// person's approval (see tools.Set.Consent) and was not approved (ctx
+// carries no accepted Approvals.Answer for it not taken yet); nil when
+// the call needs none or was approved.
+func unapproved(ctx context.Context, s *tools.Session, tool string, args json.RawMessage) *Withheld {
 	c := s.Tools().Consent(tool, args)
-	if !c.Needed {
+	if !c.Needed || take(ctx, s, tool, args) {
 		return nil
 	}
 	w := &Withheld{Error: "not run: " + tool + " needs a person's approval (" + c.Reason + "), which this adapter cannot ask; " +
-		"it is not run unapproved: remove its approval policy or guard it where approvals are asked (an MCP guard's Session, preflightd proxy) instead",
+		"it is not run unapproved: remove its approval policy or guard it where approvals are asked (the ADK, Genkit and eino adapters, an MCP guard's Session, preflightd proxy) instead",
 		Preflight: Decision{Tool: tool, Approval: "unavailable"}}
 	w.fill()
 	return w

@@ -1,6 +1,7 @@
 package adkguard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"iter"
@@ -39,6 +40,8 @@ type Guard struct {
 	opts     adapt.Options
 	derived  adapt.Derived // the tools' specs taken from their declarations
 	ids      adapt.CallIDs // the function call ids calls ran as
+
+	approvals adapt.Approvals // calls awaiting a person's confirmation
 
 	mu      sync.Mutex
 	pending map[any]*running // calls let run, by their tool context
@@ -256,7 +259,11 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 	if err != nil {
 		raw = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	p, ans, w, err := adapt.Start(adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), g.s, t.Name(), raw)
+	cctx, asked := g.approval(ctx, adapt.WithCallID(ctx, &g.ids, ctx.FunctionCallID()), t.Name(), raw)
+	if asked != nil {
+		return asked, nil
+	}
+	p, ans, w, err := adapt.Start(cctx, g.s, t.Name(), raw)
 	switch {
 	case err != nil:
 		return nil, err
@@ -276,6 +283,45 @@ func (g *Guard) BeforeTool(ctx adkagent.Context, t tool.Tool, args map[string]an
 		return nil, err
 	}
 	return res, nil
+}
+
+// approval asks, through ADK's tool confirmation, a person to approve a
+// call of tool with args that needs it (tools.Spec.Approval), or takes
+// the answer the call was resumed with. It returns the result to answer
+// the call with instead of running it (asked, or not approved), or the
+// context to decide it under (approved: see adapt.Approvals.Answer).
+func (g *Guard) approval(ctx adkagent.Context, cctx context.Context, tool string, args json.RawMessage) (context.Context, map[string]any) {
+	id := ctx.FunctionCallID()
+	conf := ctx.ToolConfirmation()
+	if conf == nil {
+		ap, w := g.approvals.AskFor(id, g.s, tool, args)
+		switch {
+		case w != nil:
+			return cctx, withheld(w)
+		case ap == nil:
+			return cctx, nil
+		}
+		if err := ctx.RequestConfirmation(ap.Message(), ap); err != nil {
+			return cctx, withheld(adapt.NotApproved(tool, adapt.ApprovalUnavailable, "not run: "+tool+" needs a person's approval, which could not be asked ("+err.Error()+")"))
+		}
+		return cctx, withheld(adapt.NotApproved(tool, adapt.ApprovalAsked, "not run yet: "+tool+" waits for a person's approval of this exact call; "+
+			"it runs once if they approve"))
+	}
+	if !g.s.Tools().Consent(tool, args).Needed {
+		return cctx, nil // the tool's own confirmation (functiontool.Config.RequireConfirmation): the tool reads it
+	}
+	ticket := g.approvals.TicketFor(id)
+	var p struct {
+		Ticket string `json:"ticket"`
+	}
+	if b, err := json.Marshal(conf.Payload); err == nil && json.Unmarshal(b, &p) == nil && p.Ticket != "" {
+		ticket = p.Ticket
+	}
+	actx, _, w := g.approvals.Answer(cctx, g.s, ticket, tool, args, conf.Confirmed)
+	if w != nil {
+		return cctx, withheld(w)
+	}
+	return actx, nil
 }
 
 // OnToolError notes the error of a call BeforeTool let run, for

@@ -60,6 +60,29 @@
 // the confirmed call, when ADK runs it again, is decided and charged
 // then, once.
 //
+// # Approvals
+//
+// A call whose tool needs a person's approval by its spec
+// (tools.Spec.Approval: "always", "destructive", or above a cost) is
+// asked with ADK's own tool confirmation, from the before hook, before
+// anything runs or is reserved: the hook calls the tool context's
+// RequestConfirmation with the call's adapt.Approval as the payload (tool,
+// arguments, estimated cost, reason, requestFingerprint) and answers the
+// call with approval "asked", so that ADK emits an
+// adk_request_confirmation call and ends the run. When the run is resumed
+// with the person's answer ({"confirmed": true} or false), the call ADK
+// dispatches again is checked against the approval asked for that
+// function call id (adapt.Approvals.Answer): approved and the same tool
+// and arguments, it is decided as any call (the budget still holds) and
+// runs once; declined, answered again, or re-dispatched with other
+// arguments, it runs nothing and spends nothing. The tool itself never
+// runs before the answer, whatever ADK does with the confirmation.
+// Streaming function tools are not asked (ADK runs them without tool
+// callbacks and re-dispatches a confirmed call with the agent's own
+// tools, not the ones the model hook wrapped, so the resumed call would
+// run unguarded): a streaming call that needs approval is not run
+// (approval "unavailable").
+//
 // # Other callbacks and streaming tools
 //
 // The model hook wraps each function tool of the request, so that the

@@ -73,6 +73,20 @@ func ScenarioSpecs() []tools.Spec {
 	}
 }
 
+// ApprovalSpecs are ScenarioSpecs with send_email needing a person's
+// approval for every call (tools.ApprovalAlways): the specs of each
+// adapter's approval session, in which a person approves one email and
+// declines another.
+func ApprovalSpecs() []tools.Spec {
+	specs := ScenarioSpecs()
+	for i := range specs {
+		if specs[i].Operation.Name == Email {
+			specs[i].Approval = tools.Approval{When: tools.ApprovalAlways}
+		}
+	}
+	return specs
+}
+
 // Scenario is the idiom scenario: its four tools with their execution
 // counters, and its script of 11 model turns. Guarded, the tools run
 // 5 / 2 / 2 / 1 times (ScenarioWant); unguarded 7 / 2 / 3 / 2; with a

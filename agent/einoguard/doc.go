@@ -55,6 +55,23 @@
 // budget (Session().Guard().RaiseBudget) and resume, and the call is
 // decided again.
 //
+// # Approvals
+//
+// A call whose tool needs a person's approval by its spec
+// (tools.Spec.Approval: "always", "destructive", or above a cost) is
+// asked with an eino interrupt before anything runs or is reserved: the
+// middleware ends the call with tool.StatefulInterrupt, its info the
+// call's adapt.Approval as JSON (tool, arguments, estimatedCostUsd,
+// reason, requestFingerprint, ticket), kept as the interrupt's state in
+// the checkpoint. The person answers by resuming the run with the
+// interrupt's id as a target and true (or false) as its data
+// (adk.Runner.ResumeWithParams, a graph's resume); a call the resume
+// does not target is asked again. The resumed call runs only when its
+// approval is answered true for the same tool and arguments
+// (adapt.Approvals.Answer), once, decided as any call (the budget still
+// holds); a decline, a checkpoint whose arguments were altered, or one
+// resumed again (a stored copy) runs nothing and spends nothing.
+//
 // Streamed results (StreamableTool, EnhancedStreamableTool) are gathered
 // before they are handed on, so that they can be saved and reused: the
 // model still gets the whole result, as one chunk. Calls eino hands to

@@ -29,6 +29,8 @@ type Guard struct {
 	opts     adapt.Options
 	derived  adapt.Derived // the specs of tools no spec names
 	ids      adapt.CallIDs // the tool call ids calls ran as
+
+	approvals adapt.Approvals
 }
 
 // New returns a guard. It fails when an option is malformed: a spec the
@@ -95,6 +97,13 @@ func pause(err error) error {
 
 func (g *Guard) call(ctx context.Context, in *compose.ToolInput, run func(context.Context) ([]byte, error)) ([]byte, error) {
 	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name}) // fails only on specs New accepted
+	ctx, w, err := g.approval(ctx, in)
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		return w.JSON(), nil
+	}
 	ans, w, err := adapt.Call(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classify, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) ([]byte, error) {
 		b, err := run(ctx)
 		return b, pause(err)
@@ -186,6 +195,13 @@ func (g *Guard) enhancedStreamable(next compose.EnhancedStreamableToolEndpoint) 
 // enhanced guards a multimodal call: its result is saved as JSON.
 func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(context.Context) (*schema.ToolResult, error)) (*schema.ToolResult, error) {
 	g.derived.Add(g.s, &g.opts, preflight.Operation{Name: in.Name})
+	ctx, w, err := g.approval(ctx, in)
+	switch {
+	case err != nil:
+		return nil, err
+	case w != nil:
+		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
+	}
 	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, in.CallID), g.s, g.classifyResult, in.Name, json.RawMessage(in.Arguments), func(ctx context.Context) (*schema.ToolResult, error) {
 		r, err := run(ctx)
 		return r, pause(err)
@@ -197,6 +213,35 @@ func (g *Guard) enhanced(ctx context.Context, in *compose.ToolInput, run func(co
 		return &schema.ToolResult{Parts: []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: string(w.JSON())}}}, nil
 	}
 	return res, err
+}
+
+// approval asks, with an eino interrupt, a person to approve a call that
+// needs it (tools.Spec.Approval), or takes the answer the run was resumed
+// with. It returns the interrupt to end the call with (asked, or asked
+// again when the resume targets another call), or w, the call's result
+// when it is not run, or the context to decide it under (approved).
+func (g *Guard) approval(ctx context.Context, in *compose.ToolInput) (context.Context, *adapt.Withheld, error) {
+	args := json.RawMessage(in.Arguments)
+	if !g.s.Tools().Consent(in.Name, args).Needed {
+		return ctx, nil, nil
+	}
+	asked, _, info := tool.GetInterruptState[string](ctx) // the approval asked, as JSON
+	if !asked {
+		ap, w := g.approvals.Ask(g.s, in.Name, args)
+		if w != nil {
+			return ctx, w, nil
+		}
+		b, _ := json.Marshal(ap) // strings and valid JSON: cannot fail
+		return ctx, nil, tool.StatefulInterrupt(ctx, string(b), string(b))
+	}
+	target, _, yes := tool.GetResumeContext[bool](ctx)
+	if !target { // another call was resumed: this one still waits
+		return ctx, nil, tool.StatefulInterrupt(ctx, info, info)
+	}
+	var ap adapt.Approval
+	json.Unmarshal([]byte(info), &ap) // a state that does not decode names no ticket: invalid
+	actx, _, w := g.approvals.Answer(ctx, g.s, ap.Ticket, in.Name, args, yes)
+	return actx, w, nil
 }
 
 // classifyResult classifies a multimodal call by its result's JSON.

@@ -51,6 +51,26 @@
 // it defers: raise the budget (Session().Guard().RaiseBudget) and restart
 // the call, which is then decided again.
 //
+// # Approvals
+//
+// A call whose tool needs a person's approval by its spec
+// (tools.Spec.Approval: "always", "destructive", or above a cost) is
+// asked with a Genkit tool interrupt before anything runs or is
+// reserved: the Generate ends "interrupted", the tool request's interrupt
+// metadata is the call's adapt.Approval (tool, arguments,
+// estimatedCostUsd, reason, requestFingerprint, ticket) and "message",
+// the question as a sentence. The person answers by restarting the call
+// (RestartWith, ai.WithToolRestarts) with resumed metadata
+// {[ApprovalKey]: true} (or false), on the same Guard; for a tool request
+// without a ref, add the interrupt's "ticket" to the resumed metadata. Genkit's
+// interrupts enforce nothing by themselves (a restart may carry other
+// input, or be sent twice): the guard runs the restarted call only when
+// the approval asked for that tool request is answered true for the same
+// tool and arguments (adapt.Approvals.Answer), once, decided as any call
+// (the budget still holds); a decline, a restart with replaced input, or
+// one sent again runs nothing and spends nothing. Answering the
+// interrupt with a response instead (RespondWith) runs nothing either.
+//
 // Genkit ends a Generate on a tool's Go error: [ErrorsToModel], put
 // before the guard, hands the error to the model as {"error": …} instead
 // and spares interrupts.

@@ -32,6 +32,7 @@ type Guard struct {
 	opts      Options
 	derived   adapt.Derived // the tools' specs taken from their definitions
 	ids       adapt.CallIDs // the tool request refs calls ran as
+	approvals adapt.Approvals
 }
 
 var _ ai.Middleware = (*Guard)(nil)
@@ -76,7 +77,14 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 	if err != nil {
 		args = []byte("null") // a value JSON cannot carry: decided as no arguments
 	}
-	res, w, err := adapt.CallValue(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
+	cctx, asked, w := g.approval(adapt.WithCallID(ctx, &g.ids, p.Request.Ref), p.Request, args)
+	switch {
+	case asked != nil:
+		return nil, ai.NewToolInterruptError(asked)
+	case w != nil:
+		return &ai.MultipartToolResponse{Output: w.Map()}, nil
+	}
+	res, w, err := adapt.CallValue(cctx, g.s, g.classifyResponse, name, args, func(ctx context.Context) (*ai.MultipartToolResponse, error) {
 		res, err := next(ctx, p)
 		if ok, _ := ai.IsToolInterruptError(err); ok {
 			return nil, adapt.Pause(err) // neither a failure nor a charge
@@ -90,6 +98,40 @@ func (g *Guard) wrapTool(ctx context.Context, p *ai.ToolParams, next ai.ToolNext
 		return &ai.MultipartToolResponse{Output: w.Map()}, nil
 	}
 	return res, err
+}
+
+// ApprovalKey is the member of the resumed metadata of a restarted call
+// (ai.WithResumedMetadata) that carries a person's answer to the guard's
+// approval interrupt: true runs the call once, anything else nothing.
+const ApprovalKey = "approve"
+
+// approval asks, with a Genkit tool interrupt, a person to approve a call
+// that needs it (tools.Spec.Approval), or takes the answer a restarted
+// call carries. It returns the interrupt's metadata (the approval asked),
+// or w, the call's result when it is not run, or the context to decide it
+// under.
+func (g *Guard) approval(ctx context.Context, req *ai.ToolRequest, args json.RawMessage) (context.Context, map[string]any, *adapt.Withheld) {
+	if !g.s.Tools().Consent(req.Name, args).Needed {
+		return ctx, nil, nil
+	}
+	if !ai.IsToolResumed(ctx) {
+		ap, w := g.approvals.AskFor(req.Ref, g.s, req.Name, args)
+		if w != nil {
+			return ctx, nil, w
+		}
+		b, _ := json.Marshal(ap) // strings and valid JSON: cannot fail
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		m["message"] = ap.Message()
+		return ctx, m, nil
+	}
+	ticket := g.approvals.TicketFor(req.Ref)
+	if t, ok := ai.ResumedValue[string](ctx, "ticket"); ok && t != "" {
+		ticket = t
+	}
+	yes, _ := ai.ResumedValue[bool](ctx, ApprovalKey)
+	actx, _, w := g.approvals.Answer(ctx, g.s, ticket, req.Name, args, yes)
+	return actx, nil, w
 }
 
 // classifyResponse classifies a call by its response's Output as JSON.

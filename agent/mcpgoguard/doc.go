@@ -58,4 +58,21 @@
 // A result that asks the client for more input (the multi-round trip of
 // the 2026-07-28 revision) is neither a failure nor a charge: the retry
 // that carries the input is decided and charged as the call, once.
+//
+// # Approvals
+//
+// On the server (Middleware), a call whose tool needs a person's approval
+// by its spec (tools.Spec.Approval: "always", "destructive", or above a
+// cost) is asked with mcp-go's own elicitation (MCPServer.RequestElicitation,
+// an elicitation/create request) before anything runs or is reserved: its
+// message and _meta under [ApprovalMetaKey] show the exact call (tool,
+// arguments, estimated cost, reason, requestFingerprint), and its form
+// asks {"approve": boolean}. The call waits for the answer, nothing
+// reserved; accepted with approve true it is decided as any call (the
+// budget still holds) and runs once; anything else runs nothing and spends
+// nothing. A session that cannot be sent the request (no elicitation
+// capability; a 2026-07-28 session over a transport, which a server may
+// not send requests: agent/mcpguard answers those with input_required)
+// does not run the call. The client wrapper (Guard.Client) cannot ask: it
+// does not run such a call.
 package mcpgoguard

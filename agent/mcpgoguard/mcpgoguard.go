@@ -60,6 +60,8 @@ type state struct {
 	opts     *adapt.Options
 	ids      adapt.CallIDs
 
+	approvals adapt.Approvals
+
 	mu     sync.Mutex
 	seen   map[string]bool // tool names looked up
 	typed  map[string]bool // tools with an outputSchema

@@ -2,8 +2,10 @@ package mcpgoguard
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
+	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -35,12 +37,63 @@ func (g *Guard) Middleware() server.ToolHandlerMiddleware {
 				id = cs.SessionID()
 			}
 			st := g.serverState(id)
-			st.learn(lookup(server.ServerFromContext(ctx), cs, req.Params.Name))
-			return st.call(ctx, req.Params.Name, arguments(req.Params), func(ctx context.Context) (*mcp.CallToolResult, error) {
+			srv := server.ServerFromContext(ctx)
+			st.learn(lookup(srv, cs, req.Params.Name))
+			args := arguments(req.Params)
+			ctx, w := st.approve(ctx, srv, req.Params.Name, args)
+			if w != nil {
+				return st.withheld(w), nil
+			}
+			return st.call(ctx, req.Params.Name, args, func(ctx context.Context) (*mcp.CallToolResult, error) {
 				return next(ctx, req)
 			})
 		}
 	}
+}
+
+// ApprovalMetaKey is the _meta member of an approval's elicitation that
+// carries the call as JSON: tool, arguments, estimatedCostUsd, reason,
+// requestFingerprint and ticket (adapt.Approval).
+const ApprovalMetaKey = "io.agentpreflight/approval"
+
+// approve asks the client's person, with an elicitation/create request
+// (srv.RequestElicitation) that shows the exact call, to approve a call
+// of name with args that needs it (tools.Spec.Approval), and waits for
+// the answer, nothing reserved. It returns the context to decide the call
+// under (approved, or no approval needed), or w, the call's result when
+// it is not run: declined, or the person cannot be asked (the session
+// cannot elicit, or is of the 2026-07-28 generation, which a server may
+// not send requests: guard such servers with agent/mcpguard, which
+// answers with input_required).
+func (st *state) approve(ctx context.Context, srv *server.MCPServer, name string, args json.RawMessage) (context.Context, *adapt.Withheld) {
+	ap, w := st.approvals.Ask(st.s, name, args)
+	switch {
+	case w != nil:
+		return ctx, w
+	case ap == nil:
+		return ctx, nil
+	}
+	var req mcp.ElicitationRequest
+	req.Params = mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: ap.Message(),
+		RequestedSchema: map[string]any{"type": "object", "required": []string{"approve"}, "properties": map[string]any{
+			"approve": map[string]any{"type": "boolean", "title": "Run this call", "description": "true runs the call shown, once; false runs nothing"}}},
+		Meta: mcp.NewMetaFromMap(map[string]any{ApprovalMetaKey: ap})}
+	var res *mcp.ElicitationResult
+	err := server.ErrNoActiveSession
+	if srv != nil {
+		res, err = srv.RequestElicitation(ctx, req)
+	}
+	if err != nil {
+		st.approvals.Answer(ctx, st.s, ap.Ticket, name, args, false) // the ticket is not left waiting
+		return ctx, adapt.NotApproved(name, adapt.ApprovalUnavailable, "not run: "+name+" needs a person's approval, which could not be asked ("+err.Error()+
+			"); it is not run unapproved")
+	}
+	yes := false
+	if c, ok := res.Content.(map[string]any); ok && res.Action == mcp.ElicitationResponseActionAccept {
+		yes, _ = c["approve"].(bool)
+	}
+	actx, _, w := st.approvals.Answer(ctx, st.s, ap.Ticket, name, args, yes)
+	return actx, w
 }
 
 // lookup returns the tool name as the session cs or srv serves it; a

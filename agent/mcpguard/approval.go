@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,19 +107,10 @@ type approvalState struct {
 }
 
 // fingerprint returns the requestFingerprint preflight gives the call of
-// name with args (of its provider, operation and arguments, keys sorted
-// and numbers canonical; see the spec's fingerprints), or, when preflight
-// cannot evaluate the arguments, the SHA-256 of the tool name and the
-// arguments with keys sorted.
+// name with args (see adapt.Fingerprint: the one rule the adapters'
+// approvals bind to as well).
 func (s *Session) fingerprint(name string, args json.RawMessage) string {
-	set := s.st.s.Tools()
-	req := set.Proposal(name, args)
-	req.RunID, req.StepID, req.Budget.RemainingUSD = "approval", "approval", "0" // not part of the fingerprint
-	if d, err := set.Catalog().Decide(&req); err == nil && d.RequestFingerprint != "" {
-		return d.RequestFingerprint
-	}
-	h := sha256.Sum256([]byte(callOf(name, args)))
-	return "call:" + hex.EncodeToString(h[:])
+	return adapt.Fingerprint(s.st.s.Tools(), name, args)
 }
 
 func (a *Approvals) scope() string {
