@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	setHeapFloor(getenv)
 	sink := newLogSink(logOut)
 	defer sink.Flush()
 	logger := slog.New(slog.NewJSONHandler(sink, nil))
