@@ -27,6 +27,9 @@ type ProcConfig struct {
 	Args []string
 	// GOMAXPROCS is set in the server's environment; zero leaves it unset.
 	GOMAXPROCS int
+	// Env holds further NAME=value settings of the server's environment,
+	// which otherwise holds only PATH (and GOMAXPROCS).
+	Env []string
 	// CPU pins the server to this CPU with taskset; -1 leaves it unpinned.
 	CPU int
 	// LogDir receives the server's standard error (its access log
@@ -62,6 +65,7 @@ func StartProc(ctx context.Context, cfg ProcConfig) (*Proc, error) {
 	if cfg.GOMAXPROCS > 0 {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS))
 	}
+	cmd.Env = append(cmd.Env, cfg.Env...)
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		os.Remove(logf.Name())

@@ -436,15 +436,17 @@ func (r *results) loadSection(p func(string, ...any)) {
 		p(" (this machine has %d CPUs, shared by server and generator)", r.machine.Cores)
 	}
 	p(".\n\n")
-	p("| cores | route | body | server | req/s | p50 | p99 | CPU/req | requests | preflightd ÷ bare (target ≥ %.1f) |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|\n", targetServerRatio)
+	p("The last column divides the bare server's CPU/req by preflightd's: the req/s ratio the servers' own CPU time allows, steadier than req/s when other work shares the machine.\n\n")
+	p("| cores | route | body | server | req/s | p50 | p99 | CPU/req | requests | preflightd ÷ bare req/s (target ≥ %.1f) | bare ÷ preflightd CPU/req |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n", targetServerRatio)
 	for _, l := range r.load {
 		for i, s := range []loadSide{l.Preflight, l.Bare} {
-			ratioCell := ""
+			ratioCell, cpuCell := "", ""
 			if i == 0 {
 				ratioCell = fmtRatio(l.Ratio) + " " + mark(l.Ratio >= targetServerRatio)
+				cpuCell = fmtRatio(l.CPURatio)
 			}
-			p("| %s | `%s` | %s (%s) | %s | %.0f | %s | %s | %s | %d | %s |\n", l.Mode.Name, l.Target.Route, l.Target.Name, fmtBytes(float64(l.BodyBytes)),
-				s.Server, s.MedianRPS, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.CPUPerReq), s.Requests, ratioCell)
+			p("| %s | `%s` | %s (%s) | %s | %.0f | %s | %s | %s | %d | %s | %s |\n", l.Mode.Name, l.Target.Route, l.Target.Name, fmtBytes(float64(l.BodyBytes)),
+				s.Server, s.MedianRPS, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.CPUPerReq), s.Requests, ratioCell, cpuCell)
 		}
 	}
 	p("\n")

@@ -126,6 +126,10 @@ type loadResult struct {
 	BodyBytes       int
 	Preflight, Bare loadSide
 	Ratio           float64 // Preflight.MedianRPS / Bare.MedianRPS
+	// CPURatio is Bare.CPUPerReq / Preflight.CPUPerReq: the req/s ratio
+	// the server's CPU time alone allows, steadier than Ratio on a busy
+	// machine.
+	CPURatio float64
 }
 
 // runLoad builds preflightd and floorserver and, in each mode, starts both
@@ -237,6 +241,9 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 		}
 		if res.Bare.MedianRPS > 0 {
 			res.Ratio = res.Preflight.MedianRPS / res.Bare.MedianRPS
+		}
+		if res.Preflight.CPUPerReq > 0 {
+			res.CPURatio = float64(res.Bare.CPUPerReq) / float64(res.Preflight.CPUPerReq)
 		}
 		out = append(out, res)
 	}
