@@ -213,11 +213,15 @@ func accessLog(sink *logSink, logger *slog.Logger, next http.Handler) http.Handl
 			status = http.StatusOK
 		}
 		writeErr := rec.err
-		if writeErr == nil && w.Header().Get("Content-Length") != "" {
+		h := w.Header() // read with canonical keys, as Header.Get would after canonicalizing
+		if writeErr == nil && len(h["Content-Length"]) > 0 && h["Content-Length"][0] != "" {
 			writeErr = flush(w)
 		}
 		end := time.Now()
-		id := w.Header().Get("X-Request-Id")
+		var id string
+		if v := h["X-Request-Id"]; len(v) > 0 {
+			id = v[0]
+		}
 		written := rec.bytes
 		*rec = statusRecorder{} // keep nothing of this request in the pool
 		if writeErr == nil {
