@@ -184,6 +184,7 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 		return nil, err
 	}
 	defer bare.Close()
+	procs := runtime.GOMAXPROCS(0)
 	if err := load.PinSelf(mode.GenCPU); err != nil {
 		return nil, err
 	}
@@ -191,6 +192,7 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 		if perr := load.PinSelf(-1); err == nil {
 			err = perr
 		}
+		runtime.GOMAXPROCS(procs)
 	}()
 
 	cfg := load.Config{Clients: mode.Clients, Duration: o.LoadDuration}
