@@ -18,7 +18,7 @@ import (
 // the body is as sent. The server decodes no coding, so a gzip body would
 // otherwise be read as malformed JSON.
 func codedBody(h http.Header) (string, bool) {
-	for _, field := range h.Values("Content-Encoding") {
+	for _, field := range h["Content-Encoding"] { // h.Values, the key already canonical
 		for coding := range strings.SplitSeq(field, ",") {
 			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
 				return coding, true
@@ -54,7 +54,7 @@ func isJSONMediaType(contentType string) bool {
 // Content-Type that is present and not JSON, then reads as readLimited
 // does. On failure it returns the error to answer with.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *preflight.Error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+	if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		return nil, &preflight.Error{
 			Code:    ErrorUnsupportedMediaType,
 			Message: fmt.Sprintf("Content-Type must be application/json (or an application/*+json type); got %q", ct),

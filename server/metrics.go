@@ -2,7 +2,10 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +34,18 @@ type metrics struct {
 	payments    *prometheus.CounterVec   // outcome
 	facilitator *prometheus.HistogramVec // endpoint, result
 	toolCalls   *prometheus.CounterVec   // tool, result
+
+	// The children of requests and duration by route, resolved once: a
+	// request then costs no label hashing and no status string.
+	routesMu sync.Mutex
+	routes   atomic.Pointer[map[string]*routeMetrics] // replaced, never written in place
+}
+
+// routeMetrics are one route's request counters, by status, and its
+// latency histogram.
+type routeMetrics struct {
+	duration prometheus.Observer
+	codes    atomic.Pointer[map[int]prometheus.Counter] // replaced, never written in place
 }
 
 // unmatchedRoute labels requests to a path the service does not serve.
@@ -127,8 +142,9 @@ func (m *metrics) observeRequest(route string, status int, d time.Duration, ob *
 	if route == "" {
 		route = unmatchedRoute
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	rm := m.route(route)
+	rm.counter(m, route, status).Inc()
+	rm.duration.Observe(d.Seconds())
 	if status == 413 {
 		m.tooLarge.WithLabelValues(route).Inc()
 	}
@@ -145,4 +161,53 @@ func (m *metrics) observeRequest(route string, status int, d time.Duration, ob *
 		}
 		m.checks.WithLabelValues(strconv.FormatBool(ob.valid), econ).Inc()
 	}
+}
+
+// route returns the resolved children of route, resolving them on its
+// first request. A series appears in the exposition only once a request
+// has used it, as with WithLabelValues on every request.
+func (m *metrics) route(route string) *routeMetrics {
+	if all := m.routes.Load(); all != nil {
+		if rm := (*all)[route]; rm != nil {
+			return rm
+		}
+	}
+	m.routesMu.Lock()
+	defer m.routesMu.Unlock()
+	old := m.routes.Load()
+	if old != nil && (*old)[route] != nil {
+		return (*old)[route]
+	}
+	next := map[string]*routeMetrics{}
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	rm := &routeMetrics{duration: m.duration.WithLabelValues(route)}
+	next[route] = rm
+	m.routes.Store(&next)
+	return rm
+}
+
+// counter returns the requests counter of status on the route, resolving
+// it on its first use (under m.routesMu).
+func (rm *routeMetrics) counter(m *metrics, route string, status int) prometheus.Counter {
+	if codes := rm.codes.Load(); codes != nil {
+		if c := (*codes)[status]; c != nil {
+			return c
+		}
+	}
+	m.routesMu.Lock()
+	defer m.routesMu.Unlock()
+	old := rm.codes.Load()
+	if old != nil && (*old)[status] != nil {
+		return (*old)[status]
+	}
+	next := map[int]prometheus.Counter{}
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	c := m.requests.WithLabelValues(route, strconv.Itoa(status))
+	next[status] = c
+	rm.codes.Store(&next)
+	return c
 }

@@ -80,7 +80,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	st := &requestState{}
 	ob := &st.ob
-	ob.requestID = requestID(r.Header.Get(headerRequestID))
+	ob.requestID = requestID(headerValue(r.Header, headerRequestID))
 	st.idHeader[0] = ob.requestID
 	w.Header()[headerRequestID] = st.idHeader[:] // as Header.Set does, without allocating the slice
 	route := o.routeOf(r.URL.Path)
@@ -114,6 +114,15 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	o.next.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// headerValue is h.Get(key) for a key already in canonical form, without
+// canonicalizing it again.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // requestState is what the observer keeps for one request, in one

@@ -61,6 +61,8 @@ type Stats struct {
 	Elapsed time.Duration
 	// Latencies holds one entry per measured request, in no order.
 	Latencies []time.Duration
+	// WarmupRequests is the number of requests of the uncounted warm-up.
+	WarmupRequests int
 }
 
 // RPS is Requests per second of Elapsed; zero when nothing ran.
@@ -110,7 +112,8 @@ func Drive(ctx context.Context, addr, path string, body []byte, cfg Config) (Sta
 	}
 	defer closeAll(conns)
 
-	if _, _, err := phase(ctx, conns, wire, time.Now().Add(cfg.Warmup), 1<<62, false); err != nil {
+	warm, _, err := phase(ctx, conns, wire, time.Now().Add(cfg.Warmup), 1<<62, false)
+	if err != nil {
 		return Stats{}, fmt.Errorf("warm-up: %w", err)
 	}
 	start := time.Now()
@@ -119,7 +122,7 @@ func Drive(ctx context.Context, addr, path string, body []byte, cfg Config) (Sta
 	if err != nil {
 		return Stats{}, err
 	}
-	return Stats{Requests: n, Elapsed: elapsed, Latencies: lat}, nil
+	return Stats{Requests: n, Elapsed: elapsed, Latencies: lat, WarmupRequests: warm}, nil
 }
 
 // phase runs every connection until the deadline or until limit requests

@@ -54,8 +54,9 @@ type Options struct {
 
 	// SkipLoad leaves out the server load comparison.
 	SkipLoad bool
-	// LoadClients is the number of concurrent keep-alive clients. Zero
-	// means 8.
+	// LoadClients is the number of concurrent keep-alive clients against
+	// the server on one core; the 4-core mode uses four times as many.
+	// Zero means 64.
 	LoadClients int
 	// LoadDuration is the measured time of each server in each round. Zero
 	// means 2s (200ms when Quick).
@@ -111,7 +112,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.ProfileCases = []string{"array_200_valid", "object_40_valid"}
 	}
 	if o.LoadClients <= 0 {
-		o.LoadClients = 8
+		o.LoadClients = 64
 	}
 	if o.LoadDuration <= 0 {
 		o.LoadDuration = 2 * time.Second

@@ -50,6 +50,8 @@ func TestQuickRun(t *testing.T) {
 		"## Tool schemas: arguments against real MCP tool schemas",
 		"| empty |",
 		"| typed |",
+		"| 1 core |",
+		"| 4 cores |",
 		"## Profiles",
 		"## benchstat output",
 	} {
@@ -58,10 +60,11 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 	// Four Check targets (cold, two warm, floor), Decide on history_000,
-	// the tool schemas' two rows and three server routes have verdicts;
-	// Decide on history_100 is outside the subset.
-	if n := strings.Count(string(md), "| **pass** |") + strings.Count(string(md), "| **FAIL** |"); n != 10 {
-		t.Errorf("targets with a verdict = %d, want 10:\n%s", n, md)
+	// the tool schemas' two rows and every server body at 1 and 4 cores
+	// have verdicts; Decide on history_100 is outside the subset.
+	want := 7 + 2*len(loadTargets)
+	if n := strings.Count(string(md), "| **pass** |") + strings.Count(string(md), "| **FAIL** |"); n != want {
+		t.Errorf("targets with a verdict = %d, want %d:\n%s", n, want, md)
 	}
 	for _, f := range []string{"results/raw.txt", "results/benchstat.txt", "results/check.svg", "results/decide.svg",
 		"profiles/check_web_search_valid.cpu.pprof", "profiles/check_web_search_valid.mem.pprof",

@@ -30,7 +30,7 @@ func main() {
 	profileDir := flag.String("profiledir", filepath.Join(os.TempDir(), "preflight-bench-profiles"),
 		"write CPU and memory profiles of preflight's Check here (empty: none; default none with -quick)")
 	flag.BoolVar(&o.SkipLoad, "noload", false, "leave out the server load comparison")
-	flag.IntVar(&o.LoadClients, "load-clients", 0, "concurrent keep-alive clients of the load generator (default 8)")
+	flag.IntVar(&o.LoadClients, "load-clients", 0, "keep-alive connections of the load generator on one core, four times as many on 4 cores (default 64)")
 	flag.DurationVar(&o.LoadDuration, "load-duration", 0, "measured time per server per round (default 2s, 200ms with -quick)")
 	flag.IntVar(&o.LoadRounds, "load-rounds", 0, "load rounds (default 3, 1 with -quick)")
 	flag.BoolVar(&o.SkipProxy, "noproxy", false, "leave out the proxy comparison (server/internal/mcpproxy BenchmarkToolCall)")

@@ -199,7 +199,7 @@ func TestAccessLogUndeliveredResponse(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte("{}"))
 	})
-	ts := httptest.NewUnstartedServer(accessLog(logger, slow))
+	ts := httptest.NewUnstartedServer(accessLog(newLogSink(io.Discard), logger, slow))
 	ts.Config.WriteTimeout = 100 * time.Millisecond
 	ts.Start()
 	defer ts.Close()

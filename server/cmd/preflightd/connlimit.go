@@ -1,7 +1,6 @@
 package main
 
 import (
-	"container/list"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -48,7 +47,7 @@ type connLimiter struct {
 	open atomic.Int64 // connections accepted and not yet closed
 
 	mu        sync.Mutex
-	waiting   *list.List // of *trackedConn, longest waiting first
+	waiting   connList // longest waiting first
 	lastSweep time.Time
 
 	refused, evicted atomic.Int64 // counts, for the log
@@ -114,7 +113,6 @@ func newConnLimiter(ln net.Listener, max int, shortIdle time.Duration, logger *s
 		pressure:   int(float64(max) * pressureShare),
 		shortIdle:  shortIdle,
 		refusedMsg: []byte(msg),
-		waiting:    list.New(),
 		logger:     logger,
 	}
 }
@@ -140,8 +138,8 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if int(n) > l.pressure && now.Sub(l.lastSweep) >= sweepEvery {
 			l.lastSweep = now
 			deadline := now.Add(l.shortIdle)
-			for e := l.waiting.Front(); e != nil; e = e.Next() {
-				e.Value.(*trackedConn).shortenLocked(deadline)
+			for c := l.waiting.front(); c != nil; c = c.next {
+				c.shortenLocked(deadline)
 			}
 		}
 		l.mu.Unlock()
@@ -152,16 +150,14 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 // evictLocked closes the connection that has waited longest, if it has
 // waited at least minWaitBeforeEvict, and reports whether it did.
 func (l *connLimiter) evictLocked(now time.Time) bool {
-	e := l.waiting.Front()
-	if e == nil {
+	tc := l.waiting.front()
+	if tc == nil {
 		return false
 	}
-	tc := e.Value.(*trackedConn)
 	if now.Sub(tc.waitingSince) < minWaitBeforeEvict {
 		return false
 	}
-	l.waiting.Remove(e)
-	tc.elem = nil
+	l.waiting.remove(tc)
 	tc.release()
 	tc.Conn.Close() // net/http's read fails and it closes the conn again: release runs once
 	l.evicted.Add(1)
@@ -210,10 +206,12 @@ type trackedConn struct {
 	l *connLimiter
 
 	released  atomic.Bool
-	isWaiting atomic.Bool // fast path of Read; elem is the truth, under l.mu
+	isWaiting atomic.Bool // fast path of Read; inList is the truth, under l.mu
 
-	// Under l.mu:
-	elem         *list.Element // in l.waiting while waiting
+	// Under l.mu: the place in l.waiting while waiting (no allocation
+	// per request, as a container/list element would be).
+	inList       bool
+	prev, next   *trackedConn
 	waitingSince time.Time
 
 	framing framingScanner // only Read touches it
@@ -226,25 +224,24 @@ func tracked(c net.Conn) *trackedConn {
 }
 
 func (c *trackedConn) startWaitingLocked(now time.Time) {
-	if c.elem != nil || c.released.Load() {
+	if c.inList || c.released.Load() {
 		return
 	}
 	c.waitingSince = now
-	c.elem = c.l.waiting.PushBack(c)
+	c.l.waiting.pushBack(c)
 	c.isWaiting.Store(true)
 }
 
 func (c *trackedConn) stopWaitingLocked() {
-	if c.elem != nil {
-		c.l.waiting.Remove(c.elem)
-		c.elem = nil
+	if c.inList {
+		c.l.waiting.remove(c)
 	}
 	c.isWaiting.Store(false)
 }
 
 // shortenLocked brings a waiting connection's read deadline to at most d.
 func (c *trackedConn) shortenLocked(d time.Time) {
-	if c.elem != nil {
+	if c.inList {
 		c.Conn.SetReadDeadline(d)
 	}
 }
@@ -269,7 +266,7 @@ func (c *trackedConn) SetReadDeadline(t time.Time) error {
 	if c.isWaiting.Load() && int(c.l.open.Load()) > c.l.pressure {
 		c.l.mu.Lock()
 		defer c.l.mu.Unlock()
-		if c.elem != nil {
+		if c.inList {
 			if short := time.Now().Add(c.l.shortIdle); t.IsZero() || short.Before(t) {
 				t = short
 			}
@@ -291,4 +288,42 @@ func (c *trackedConn) release() {
 	if c.released.CompareAndSwap(false, true) {
 		c.l.open.Add(-1)
 	}
+}
+
+// connList is a doubly linked list of trackedConns through their prev and
+// next fields, oldest first; its user holds the limiter's lock.
+type connList struct {
+	head, tail *trackedConn
+	n          int
+}
+
+// Len is the number of connections in the list.
+func (q *connList) Len() int { return q.n }
+
+func (q *connList) front() *trackedConn { return q.head }
+
+func (q *connList) pushBack(c *trackedConn) {
+	c.prev, c.next, c.inList = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+	q.n++
+}
+
+func (q *connList) remove(c *trackedConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.tail = c.prev
+	}
+	c.prev, c.next, c.inList = nil, nil, false
+	q.n--
 }

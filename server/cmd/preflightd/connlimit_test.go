@@ -248,3 +248,47 @@ func TestAmbiguousFramingClosesConnection(t *testing.T) {
 		})
 	}
 }
+
+// framingReference says whether a stream holds a header section (a run of
+// lines without an empty one) naming both Content-Length and
+// Transfer-Encoding, line by line over the whole stream.
+func framingReference(data string) bool {
+	lines := strings.Split(data, "\n")
+	lines = lines[:len(lines)-1] // the last one has not ended
+	var cl, te bool
+	for _, line := range lines {
+		l := strings.ToLower(line)
+		switch {
+		case l == "" || l == "\r":
+			cl, te = false, false
+		case strings.HasPrefix(l, "content-length:"):
+			cl = true
+		case strings.HasPrefix(l, "transfer-encoding:"):
+			te = true
+		}
+		if cl && te {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzFramingScanner: split anywhere, the scanner agrees with the
+// line-by-line reference.
+func FuzzFramingScanner(f *testing.F) {
+	f.Add("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", uint16(7), uint16(40))
+	f.Add("GET / HTTP/1.1\r\n\r\n{\"a\":\"content-length:\"}\ntransfer-encoding:\n", uint16(3), uint16(30))
+	f.Fuzz(func(t *testing.T, data string, a, b uint16) {
+		i, j := int(a)%(len(data)+1), int(b)%(len(data)+1)
+		if i > j {
+			i, j = j, i
+		}
+		var s framingScanner
+		for _, part := range []string{data[:i], data[i:j], data[j:]} {
+			s.scan([]byte(part))
+		}
+		if got, want := s.tainted.Load(), framingReference(data); got != want {
+			t.Errorf("tainted = %t, reference %t, for %q split at %d, %d", got, want, data, i, j)
+		}
+	})
+}

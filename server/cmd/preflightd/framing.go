@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -37,7 +38,18 @@ type framingScanner struct {
 }
 
 func (s *framingScanner) scan(p []byte) {
-	for _, b := range p {
+	for len(p) > 0 {
+		if s.n > len(s.line) {
+			// Past the bytes that matter in this line: jump to its end
+			// (a JSON body is mostly one long line).
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				return
+			}
+			p = p[i:]
+		}
+		b := p[0]
+		p = p[1:]
 		if b != '\n' {
 			if s.n < len(s.line) {
 				if 'A' <= b && b <= 'Z' {

@@ -40,7 +40,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	setHeapFloor(getenv)
+	sink := newLogSink(logOut)
+	defer sink.Flush()
+	logger := slog.New(slog.NewJSONHandler(sink, nil))
 	cfg.Logger = logger
 	cfg.Drain = &server.Drain{}
 	tp, err := startTracing(ctx, getenv, logger)
@@ -73,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ln := newConnLimiter(bound, maxConns, min(opts.ops.pressureIdleTimeout, opts.ops.idleTimeout), logger)
 	srv := &http.Server{
-		Handler:           accessLog(logger, rejectAmbiguousFraming(server.New(cfg))),
+		Handler:           accessLog(sink, logger, rejectAmbiguousFraming(server.New(cfg))),
 		ReadHeaderTimeout: opts.ops.readHeaderTimeout,
 		ReadTimeout:       opts.ops.readTimeout,
 		WriteTimeout:      opts.ops.writeTimeout,

@@ -33,7 +33,7 @@ func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	// header's value slice is replaced, never written in place.
 	h["Content-Type"] = contentTypeJSON
 	h["X-Content-Type-Options"] = noSniff
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body)
 }

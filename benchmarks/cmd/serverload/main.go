@@ -1,0 +1,37 @@
+// Command serverload runs only the server comparison of the benchmark
+// report: preflightd against a bare net/http + Unmarshal server, each a
+// process of its own, with the server on one pinned core (GOMAXPROCS=1)
+// and with GOMAXPROCS=4, on every body of the comparison. It prints the
+// report's "Server load" section as Markdown and leaves BENCHMARKS.md
+// alone. It needs Linux, taskset and at least 2 CPUs.
+//
+//	cd benchmarks && go run ./cmd/serverload -rounds 3 -duration 2s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/agentpreflight/preflight/benchmarks/report"
+)
+
+func main() {
+	var o report.Options
+	flag.IntVar(&o.LoadClients, "clients", 0, "keep-alive connections on one core; four times as many on 4 cores (default 64)")
+	flag.DurationVar(&o.LoadDuration, "duration", 0, "measured time per server per round (default 2s)")
+	flag.IntVar(&o.LoadRounds, "rounds", 0, "rounds, alternating which server goes first (default 3)")
+	verbose := flag.Bool("v", false, "log progress to standard error")
+	flag.Parse()
+	if *verbose {
+		o.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := report.RunServerLoad(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "serverload:", err)
+		os.Exit(1)
+	}
+}
