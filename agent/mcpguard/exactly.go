@@ -15,7 +15,6 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/tools"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Exactly once. A [Session] answers a tools/call that repeats one it has
@@ -474,7 +473,8 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		}
 		return nil, kindOther, err
 	}
-	if inputRequired(b) {
+	facts := readResult(b)
+	if facts.inputRequired {
 		c := &continuation{run: r, state: requestState(b), digest: digest}
 		s.park(ctx, c, name, args)
 		if s.x.await(callOf(name, args), c) {
@@ -489,14 +489,10 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		note(ctx, ans)
 		return b, kindOther, err
 	}
-	outcome := preflight.OutcomeTransientFailure
-	var res mcp.CallToolResult
-	if json.Unmarshal(b, &res) == nil {
-		outcome = Classify(&res, nil)
-	}
+	outcome := facts.outcome
 	ans, err := r.Finish(ctx, b, outcome, nil)
 	note(ctx, ans)
-	noteOutput(ctx, s.g.checkOutput(s.st, name, b))
+	noteOutput(ctx, s.g.checkOutput(s.st, name, facts))
 	if err != nil {
 		return b, kindOther, err
 	}
