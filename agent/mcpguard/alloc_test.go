@@ -16,8 +16,8 @@ import (
 // the plain results tools give) and saves it; a reuse reads the saved
 // result.
 var callToolAllocBudgets = map[string]float64{
-	"run/h100":   14,
-	"reuse/h100": 18,
+	"run/h100":   10,
+	"reuse/h100": 12,
 }
 
 func TestCallToolAllocationBudgets(t *testing.T) {

@@ -198,6 +198,9 @@ func appendMarshaledString(dst []byte, s string) []byte {
 func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 	switch v.Kind() {
 	case strictjson.Object:
+		if v.Len() <= smallObject {
+			return smallCaseTwins(v, at)
+		}
 		seen := make(map[string]string, v.Len()) // folded name → name
 		for it := v.Iter(); it.Next(); {
 			k := it.Key()
@@ -206,6 +209,9 @@ func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 				return at, prev, k, true
 			}
 			seen[f] = k
+			if !nested(it.Value()) {
+				continue
+			}
 			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
 				return p, a, b, true
 			}
@@ -213,9 +219,48 @@ func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 	case strictjson.Array:
 		i := 0
 		for it := v.Iter(); it.Next(); i++ {
+			if !nested(it.Value()) {
+				continue
+			}
 			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strconv.Itoa(i)); ok {
 				return p, a, b, true
 			}
+		}
+	}
+	return "", "", "", false
+}
+
+// nested reports whether v is an object or an array (where caseTwins
+// looks further).
+func nested(v strictjson.Value) bool {
+	k := v.Kind()
+	return k == strictjson.Object || k == strictjson.Array
+}
+
+// smallObject is the most members an object has for caseTwins to
+// compare its names pairwise (no allocation) rather than by their folds.
+const smallObject = 16
+
+// smallCaseTwins is caseTwins for an object of at most smallObject
+// members: the same answer, found by comparing each name with those
+// before it (strings.EqualFold is equality of foldName).
+func smallCaseTwins(v strictjson.Value, at string) (string, string, string, bool) {
+	var names [smallObject]string
+	n := 0
+	for it := v.Iter(); it.Next(); {
+		k := it.Key()
+		for _, prev := range names[:n] {
+			if strings.EqualFold(prev, k) {
+				return at, prev, k, true
+			}
+		}
+		names[n] = k
+		n++
+		if !nested(it.Value()) {
+			continue
+		}
+		if p, a, b, ok := caseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
+			return p, a, b, true
 		}
 	}
 	return "", "", "", false

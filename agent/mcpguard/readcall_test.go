@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"testing"
+
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // decodedDigest is callDigest computed by decoding the params with
@@ -85,4 +88,51 @@ func FuzzReadCallOnce(f *testing.F) {
 		f.Add([]byte(p), []byte("x"))
 	}
 	f.Fuzz(func(t *testing.T, params, extra []byte) { checkReadCall(t, params, extra) })
+}
+
+// foldedCaseTwins is caseTwins by the folds of the names alone, for every
+// object size.
+func foldedCaseTwins(v strictjson.Value, at string) (string, string, string, bool) {
+	switch v.Kind() {
+	case strictjson.Object:
+		seen := map[string]string{}
+		for it := v.Iter(); it.Next(); {
+			k := it.Key()
+			if prev, twin := seen[foldName(k)]; twin {
+				return at, prev, k, true
+			}
+			seen[foldName(k)] = k
+			if p, a, b, ok := foldedCaseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
+				return p, a, b, true
+			}
+		}
+	case strictjson.Array:
+		i := 0
+		for it := v.Iter(); it.Next(); i++ {
+			if p, a, b, ok := foldedCaseTwins(it.Value(), at+"/"+strconv.Itoa(i)); ok {
+				return p, a, b, true
+			}
+		}
+	}
+	return "", "", "", false
+}
+
+// FuzzCaseTwins checks that caseTwins, comparing the names of small
+// objects pairwise, finds the twins the folds find, and the same first.
+func FuzzCaseTwins(f *testing.F) {
+	for _, c := range append(readCallCases,
+		`{"a":{"Kelvin":1,"kelvin":2}}`, `{"x":[{"ſ":1,"S":2}]}`, `{"k":1,"\u212a":2}`, `[{"A":{"b":{"c":1,"C":2}},"a":1}]`) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := strictjson.Parse(b, strictjson.Limits{MaxDepth: 64})
+		if err != nil {
+			return
+		}
+		at, x, y, ok := caseTwins(v, "")
+		wat, wx, wy, wok := foldedCaseTwins(v, "")
+		if at != wat || x != wx || y != wy || ok != wok {
+			t.Errorf("%s: caseTwins %q %q %q %v, by folds %q %q %q %v", b, at, x, y, ok, wat, wx, wy, wok)
+		}
+	})
 }
