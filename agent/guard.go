@@ -236,6 +236,13 @@ type Guard struct {
 
 	mu      ctxLock            // Begin's decide-and-reserve step; see lock.go
 	flights map[string]*Flight // read-only calls in flight, by fingerprint
+
+	// seen is the balance the next Begin expects its decision to see
+	// (the last one seen, with the calls settled since): Begin's first
+	// decision is made on it, so that the second is not needed when the
+	// balance is as expected. Only a guess: Begin decides again whenever
+	// the balance it reads differs. nil before the first call.
+	seen atomic.Pointer[Balance]
 }
 
 // CallFunc makes the real tool call. It should save the result where it can

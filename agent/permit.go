@@ -20,6 +20,7 @@ type Permit struct {
 	rep      Report
 	estimate decimal.Dec
 	id       string  // the reservation in the Guard's store
+	seen     Balance // the balance its decision saw (without its own hold)
 	flight   *Flight // non-nil when identical calls may wait on this one
 	done     bool
 }
@@ -85,7 +86,11 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// history or money names the history entries to read, and reports a
 	// malformed request without touching the store.
 	pre := req
-	g.fill(&pre, LedgerState{})
+	var expect LedgerState
+	if b := g.seen.Load(); b != nil {
+		expect.Balance = *b
+	}
+	g.fill(&pre, expect)
 	preCatalog := g.catalog.Load()
 	first, err := preCatalog.Decide(&pre)
 	if err != nil {
@@ -122,10 +127,10 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		req.Budget.ReservedUSD = callerReserved
 		g.fill(&req, st)
 		// Decide is a function of the request: filled the same as the
-		// first time (no history of this call, the same money), the
-		// request decides the same, and is not decided twice. That is
-		// the first call of each kind under a Guard that does not own
-		// the money, with nothing in flight.
+		// first time (no history of this call, the money as expected),
+		// the request decides the same, and is not decided twice. That
+		// is the first call of each kind, with nothing in flight that
+		// was not expected.
 		dec := first
 		if len(req.History) != 0 || req.Budget != pre.Budget || catalog != preCatalog {
 			dec, err = catalog.Decide(&req)
@@ -184,7 +189,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		}
 		keep = true
 		rep.ReservedUSD = formatUSD(estimate)
-		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id}
+		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id, seen: st.Balance}
 		if shareable {
 			p.flight = &Flight{done: make(chan struct{})}
 			g.flights[dec.RequestFingerprint] = p.flight

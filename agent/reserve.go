@@ -118,6 +118,16 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 	if s.Duplicate && s.CostUSD != "" {
 		rep.SettledUSD = s.CostUSD
 	}
+	if !s.Duplicate && !s.Late {
+		// What the next call should see when nothing else happened in
+		// the meantime: this call counted and its cost spent.
+		next := p.seen
+		next.Calls++
+		if spent, err := parseUSD(next.SpentUSD); err == nil || next.SpentUSD == "" {
+			next.SpentUSD = formatUSD(decimal.Add(spent, cost))
+		}
+		g.seen.Store(&next)
+	}
 	rep.LateSettlement, rep.DuplicateSettlement = s.Late, s.Duplicate
 	rep.Recorded = entry != nil && recErr == nil
 	return recErr

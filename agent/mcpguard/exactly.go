@@ -15,7 +15,6 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/tools"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Exactly once. A [Session] answers a tools/call that repeats one it has
@@ -190,25 +189,15 @@ func (c *continuation) abandon() {
 
 // callDigest identifies a call for repeats: the SHA-256 of its params
 // without _meta (which carries per-request things such as a progress
-// token), keys sorted and numbers as written, and of extra. params have
-// passed ReadCallParams, so no two readings of them differ.
-func callDigest(params json.RawMessage, extra []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.UseNumber()
-	var m map[string]any
-	if dec.Decode(&m) != nil {
-		return ""
-	}
-	delete(m, "_meta")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return ""
-	}
+// token), keys sorted and numbers as written (canon, as readCall wrote
+// them), and of extra.
+func callDigest(canon []byte, extra []byte) string {
 	h := sha256.New()
-	h.Write(b)
+	h.Write(canon)
 	h.Write([]byte{0})
 	h.Write(extra)
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 // requestState returns the requestState member of params or of a result,
@@ -219,16 +208,6 @@ func requestState(raw json.RawMessage) string {
 	}
 	json.Unmarshal(raw, &p)
 	return p.RequestState
-}
-
-// isRetry reports whether params are those of a multi-round-trip retry:
-// they carry inputResponses or a requestState.
-func isRetry(params json.RawMessage) bool {
-	var p map[string]json.RawMessage
-	json.Unmarshal(params, &p)
-	_, responses := p["inputResponses"]
-	_, state := p["requestState"]
-	return responses || state
 }
 
 // callOf names a call by its tool and arguments, for the retries that
@@ -265,15 +244,16 @@ const (
 	kindUnknown                // the outcome is unknown: a repeat is not run
 )
 
-// once answers a call of name with args, params as sent, through the
+// once answers a call, params as sent (read into cp), through the
 // exactly-once state: a repeat within the window joins or gets the first
 // call's answer; anything else is guarded by call.
-func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte, name string, args json.RawMessage,
+func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte, cp callParams,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	name := cp.name
 	window := s.st.window(name)
-	digest := callDigest(params, extra)
-	if window <= 0 || digest == "" {
-		res, _, err := s.call(ctx, params, name, args, digest, 0, forward)
+	digest := callDigest(cp.canon, extra)
+	if window <= 0 {
+		res, _, err := s.call(ctx, params, cp, digest, 0, forward)
 		return res, err
 	}
 	x := s.x
@@ -317,7 +297,7 @@ func (s *Session) once(ctx context.Context, params json.RawMessage, extra []byte
 			token = tok
 		}
 
-		res, k, err := s.call(ctx, params, name, args, digest, window, forward)
+		res, k, err := s.call(ctx, params, cp, digest, window, forward)
 		if k == kindSuccess && s.st.readOnly(name) {
 			k = kindOther // reused or run again, as the guard decides
 		}
@@ -401,10 +381,11 @@ func (s *Session) repeat(ctx context.Context, c *completedCall, tool string) (js
 // awaiting input continues that call; any other is decided, and forwarded
 // when allowed. digest names the call's first request, window is its
 // idempotency window (0 for none).
-func (s *Session) call(ctx context.Context, params json.RawMessage, name string, args json.RawMessage, digest string, window time.Duration,
+func (s *Session) call(ctx context.Context, params json.RawMessage, cp callParams, digest string, window time.Duration,
 	forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, kind, error) {
-	if isRetry(params) {
-		state := requestState(params)
+	name, args := cp.name, cp.args
+	if cp.retry {
+		state := cp.state
 		if isApprovalState(state) {
 			return s.approved(ctx, params, name, args, state, digest, forward)
 		}
@@ -474,7 +455,8 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		}
 		return nil, kindOther, err
 	}
-	if inputRequired(b) {
+	facts := readResult(b)
+	if facts.inputRequired {
 		c := &continuation{run: r, state: requestState(b), digest: digest}
 		s.park(ctx, c, name, args)
 		if s.x.await(callOf(name, args), c) {
@@ -489,14 +471,10 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		note(ctx, ans)
 		return b, kindOther, err
 	}
-	outcome := preflight.OutcomeTransientFailure
-	var res mcp.CallToolResult
-	if json.Unmarshal(b, &res) == nil {
-		outcome = Classify(&res, nil)
-	}
+	outcome := facts.outcome
 	ans, err := r.Finish(ctx, b, outcome, nil)
 	note(ctx, ans)
-	noteOutput(ctx, s.g.checkOutput(s.st, name, b))
+	noteOutput(ctx, s.g.checkOutput(s.st, name, facts))
 	if err != nil {
 		return b, kindOther, err
 	}

@@ -275,7 +275,7 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 			return nil, preflight.OutcomeTransientFailure, err
 		}
 		fresh = res
-		g.checkOutput(st, name, b) // a warning, logged: the middleware has no CallReport
+		g.checkOutput(st, name, readResult(b)) // a warning, logged: the middleware has no CallReport
 		return b, Classify(res, nil), nil
 	})
 	var pe *preflight.Error

@@ -37,33 +37,26 @@ func (g *guard) outputSchemas(listed []*mcp.Tool) map[string]*preflight.Catalog 
 	return out
 }
 
-// checkOutput checks the structuredContent of result, a fresh result of
-// tool name, against the tool's listed outputSchema, and returns what does
+// checkOutput checks the structuredContent of result (read from a fresh
+// result of tool name by readResult), against the tool's listed outputSchema, and returns what does
 // not match (nil when all does, when the result is an error, or when the
 // tool declares no usable outputSchema), each issue's path under
 // "/structuredContent". It never blocks anything: each mismatch is logged
 // as a warning naming the tool, for the caller to report.
-func (g *guard) checkOutput(st *session, name string, result []byte) []preflight.Issue {
+func (g *guard) checkOutput(st *session, name string, result resultFacts) []preflight.Issue {
 	st.mu.Lock()
 	c := st.outputs[name]
 	st.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	var r struct {
-		IsError           bool            `json:"isError"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
-	if json.Unmarshal(result, &r) != nil || r.IsError {
+	if c == nil || result.isError {
 		return nil
 	}
 	var issues []preflight.Issue
-	if len(r.StructuredContent) == 0 || string(r.StructuredContent) == "null" {
+	if len(result.structured) == 0 || string(result.structured) == "null" {
 		issues = []preflight.Issue{{Path: "/structuredContent", Code: preflight.IssueRequired,
 			Message: "expected structuredContent: the tool declares an outputSchema"}}
 	} else {
 		d, err := c.Decide(&preflight.ToolCallRequest{RunID: "output", StepID: "output",
-			Tool:   preflight.ToolCall{Provider: "p", Operation: "n", Request: r.StructuredContent, EstimatedExternalCostUSD: "0", EstimatedModelCostUSD: "0"},
+			Tool:   preflight.ToolCall{Provider: "p", Operation: "n", Request: result.structured, EstimatedExternalCostUSD: "0", EstimatedModelCostUSD: "0"},
 			Budget: preflight.Budget{RemainingUSD: "1", ReservedUSD: "0", MaxToolCallsRemaining: "1"}})
 		var pe *preflight.Error
 		switch {

@@ -2,6 +2,7 @@ package mcpguard
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -35,28 +36,160 @@ const maxParamsDepth = 998
 // A proxy that forwards a call only after ReadCallParams accepted its
 // params, and forwards those very bytes, runs the call it judged.
 func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, err error) {
-	v, perr := strictjson.Parse(params, strictjson.Limits{MaxDepth: maxParamsDepth})
+	c, err := readCall(params, false)
+	return c.name, c.args, err
+}
+
+// callParams is what the guard reads from the params of a tools/call,
+// parsed once.
+type callParams struct {
+	name string
+	args json.RawMessage
+	// canon is the params without _meta, keys sorted and numbers as
+	// written, as encoding/json writes them (what callDigest hashes).
+	canon []byte
+	// retry: the params carry inputResponses or a requestState (a
+	// multi-round-trip retry); state is their requestState, read as
+	// encoding/json reads it ("" for none).
+	retry bool
+	state string
+}
+
+// readCall reads params as ReadCallParams does and, with all, the rest
+// of callParams.
+func readCall(params json.RawMessage, all bool) (callParams, error) {
+	v, perr := strictjson.ParseScratch(params, strictjson.Limits{MaxDepth: maxParamsDepth})
 	if perr != nil {
-		return "", nil, invalidParams("tools/call params are not strict JSON: " + perr.Error())
+		return callParams{}, invalidParams("tools/call params are not strict JSON: " + perr.Error())
 	}
+	defer v.Release()
 	if v.Kind() != strictjson.Object {
-		return "", nil, invalidParams("tools/call params must be a JSON object, found " + v.Kind().String())
+		return callParams{}, invalidParams("tools/call params must be a JSON object, found " + v.Kind().String())
 	}
 	if at, a, b, ok := caseTwins(v, ""); ok {
-		return "", nil, invalidParams("tools/call params: the members " + strconv.Quote(a) + " and " + strconv.Quote(b) +
+		return callParams{}, invalidParams("tools/call params: the members " + strconv.Quote(a) + " and " + strconv.Quote(b) +
 			" of the object at " + pointerOrRoot(at) + " differ only in case; member names must be unambiguous")
 	}
 	n, ok := v.Get("name")
 	if !ok {
-		return "", nil, invalidParams(`tools/call params: the member "name" is missing; expected the tool's name as a string`)
+		return callParams{}, invalidParams(`tools/call params: the member "name" is missing; expected the tool's name as a string`)
 	}
 	if n.Kind() != strictjson.String {
-		return "", nil, invalidParams(`tools/call params: "name" must be a string, found ` + n.Kind().String())
+		return callParams{}, invalidParams(`tools/call params: "name" must be a string, found ` + n.Kind().String())
 	}
+	c := callParams{name: n.Str()}
 	if a, ok := v.Get("arguments"); ok {
-		args = json.RawMessage(a.Raw())
+		c.args = json.RawMessage(a.Raw())
 	}
-	return n.Str(), args, nil
+	if !all {
+		return c, nil
+	}
+	c.canon = appendMarshaled(make([]byte, 0, len(params)), v, "_meta")
+	for it := v.Iter(); it.Next(); {
+		k := it.Key()
+		c.retry = c.retry || k == "inputResponses" || k == "requestState"
+		// encoding/json matches member names case-insensitively; with no
+		// case twins at most one member matches requestState.
+		if strings.EqualFold(k, "requestState") && it.Value().Kind() == strictjson.String {
+			c.state = it.Value().Str()
+		}
+	}
+	return c, nil
+}
+
+// appendMarshaled appends v as encoding/json marshals it when decoded
+// into an any with UseNumber (keys sorted, numbers as written, strings
+// escaped as it escapes them), leaving out the top-level member named
+// drop. v is strict JSON: valid UTF-8, no duplicate member names.
+func appendMarshaled(dst []byte, v strictjson.Value, drop string) []byte {
+	switch v.Kind() {
+	case strictjson.Object:
+		type member struct {
+			k string
+			v strictjson.Value
+		}
+		var small [8]member
+		ms := small[:0]
+		for it := v.Iter(); it.Next(); {
+			if drop != "" && it.Key() == drop {
+				continue
+			}
+			ms = append(ms, member{it.Key(), it.Value()})
+		}
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
+		dst = append(dst, '{')
+		for i, m := range ms {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendMarshaledString(dst, m.k)
+			dst = append(dst, ':')
+			dst = appendMarshaled(dst, m.v, "")
+		}
+		return append(dst, '}')
+	case strictjson.Array:
+		dst = append(dst, '[')
+		i := 0
+		for it := v.Iter(); it.Next(); i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendMarshaled(dst, it.Value(), "")
+		}
+		return append(dst, ']')
+	case strictjson.String:
+		return appendMarshaledString(dst, v.Str())
+	default: // numbers as written, true, false, null
+		return append(dst, v.Raw()...)
+	}
+}
+
+// appendMarshaledString appends s, valid UTF-8, quoted as encoding/json
+// quotes it (with its HTML escaping).
+func appendMarshaledString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // caseTwins looks, depth first, for an object with two member names that
@@ -65,6 +198,9 @@ func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, 
 func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 	switch v.Kind() {
 	case strictjson.Object:
+		if v.Len() <= smallObject {
+			return smallCaseTwins(v, at)
+		}
 		seen := make(map[string]string, v.Len()) // folded name → name
 		for it := v.Iter(); it.Next(); {
 			k := it.Key()
@@ -73,6 +209,9 @@ func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 				return at, prev, k, true
 			}
 			seen[f] = k
+			if !nested(it.Value()) {
+				continue
+			}
 			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
 				return p, a, b, true
 			}
@@ -80,9 +219,48 @@ func caseTwins(v strictjson.Value, at string) (string, string, string, bool) {
 	case strictjson.Array:
 		i := 0
 		for it := v.Iter(); it.Next(); i++ {
+			if !nested(it.Value()) {
+				continue
+			}
 			if p, a, b, ok := caseTwins(it.Value(), at+"/"+strconv.Itoa(i)); ok {
 				return p, a, b, true
 			}
+		}
+	}
+	return "", "", "", false
+}
+
+// nested reports whether v is an object or an array (where caseTwins
+// looks further).
+func nested(v strictjson.Value) bool {
+	k := v.Kind()
+	return k == strictjson.Object || k == strictjson.Array
+}
+
+// smallObject is the most members an object has for caseTwins to
+// compare its names pairwise (no allocation) rather than by their folds.
+const smallObject = 16
+
+// smallCaseTwins is caseTwins for an object of at most smallObject
+// members: the same answer, found by comparing each name with those
+// before it (strings.EqualFold is equality of foldName).
+func smallCaseTwins(v strictjson.Value, at string) (string, string, string, bool) {
+	var names [smallObject]string
+	n := 0
+	for it := v.Iter(); it.Next(); {
+		k := it.Key()
+		for _, prev := range names[:n] {
+			if strings.EqualFold(prev, k) {
+				return at, prev, k, true
+			}
+		}
+		names[n] = k
+		n++
+		if !nested(it.Value()) {
+			continue
+		}
+		if p, a, b, ok := caseTwins(it.Value(), at+"/"+strictjson.EscapePointerToken(k)); ok {
+			return p, a, b, true
 		}
 	}
 	return "", "", "", false

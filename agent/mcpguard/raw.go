@@ -111,9 +111,9 @@ func (s *Session) CallTool(ctx context.Context, params json.RawMessage, forward 
 // checks against the params), and a call repeats an earlier one only when
 // its extra is the same too.
 func (s *Session) CallToolExtra(ctx context.Context, params json.RawMessage, extra []byte, forward func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	name, args, err := ReadCallParams(params)
+	cp, err := readCall(params, true)
 	if err != nil {
 		return nil, err
 	}
-	return s.once(ctx, params, extra, name, args, forward)
+	return s.once(ctx, params, extra, cp, forward)
 }

@@ -23,8 +23,8 @@ import (
 // a reuse adds the proxy's server side and the guard, and saves the
 // upstream's side.
 var proxyAllocBudgets = map[string]float64{
-	"run/h100":   410,
-	"reuse/h100": 115,
+	"run/h100":   308,
+	"reuse/h100": 46,
 }
 
 func TestProxyAllocationBudgets(t *testing.T) {

@@ -215,32 +215,39 @@ func toolOf(params json.RawMessage) string {
 	return p.Name
 }
 
-// traceOf returns the trace context of a call: traceparent and
-// tracestate from params._meta, else from the headers h.
-func traceOf(params json.RawMessage, h http.Header) map[string]string {
+// toolAndTrace returns toolOf(params) and the trace context of a call:
+// traceparent and tracestate from params._meta, else from the headers h
+// (nil when there is none), reading params once.
+func toolAndTrace(params json.RawMessage, h http.Header) (string, map[string]string) {
 	var p struct {
+		Name string                     `json:"name"`
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
+	// A type error in one member leaves the other read, as when each is
+	// read alone.
 	json.Unmarshal(params, &p)
-	out := map[string]string{}
+	var out map[string]string
 	for _, k := range []string{"traceparent", "tracestate"} {
 		var v string
-		if json.Unmarshal(p.Meta[k], &v) == nil && v != "" {
+		if raw, ok := p.Meta[k]; ok && json.Unmarshal(raw, &v) == nil && v != "" {
+			if out == nil {
+				out = make(map[string]string, 2)
+			}
 			out[k] = v
 		}
 	}
 	if out["traceparent"] == "" && h != nil {
-		out = map[string]string{}
+		out = nil
 		for _, k := range []string{"traceparent", "tracestate"} {
 			if v := h.Get(k); v != "" {
+				if out == nil {
+					out = make(map[string]string, 2)
+				}
 				out[k] = v
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return p.Name, out
 }
 
 // runName is the Run of a CallStart for key.

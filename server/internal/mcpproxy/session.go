@@ -742,5 +742,6 @@ func (s *session) callStart(req *jsonrpc.Request, run string) CallStart {
 	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil {
 		h = x.Header
 	}
-	return CallStart{RequestID: requestIDOf(h), Principal: s.principal, Run: run, Tool: toolOf(req.Params), Trace: traceOf(req.Params, h)}
+	tool, trace := toolAndTrace(req.Params, h)
+	return CallStart{RequestID: requestIDOf(h), Principal: s.principal, Run: run, Tool: tool, Trace: trace}
 }

@@ -685,8 +685,8 @@ func (p *Proxy) callError(ctx context.Context, err error) *jsonrpc.Error {
 // statelessStart is what is known of a stateless tools/call when it
 // arrives, in scope sc (nil before it is known).
 func (p *Proxy) statelessStart(r *http.Request, req *jsonrpc.Request, sc *scope) CallStart {
-	c := CallStart{RequestID: requestIDOf(r.Header), Principal: identity.Principal(r.Context()), Tool: toolOf(req.Params), Stateless: true,
-		Trace: traceOf(req.Params, r.Header)}
+	tool, trace := toolAndTrace(req.Params, r.Header)
+	c := CallStart{RequestID: requestIDOf(r.Header), Principal: identity.Principal(r.Context()), Tool: tool, Stateless: true, Trace: trace}
 	if sc != nil {
 		c.Run = runName(sc.key)
 	}
