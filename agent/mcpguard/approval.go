@@ -138,6 +138,9 @@ func (a *Approvals) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
+// stateEncoding decodes the parts of a requestState.
+var stateEncoding = base64.RawURLEncoding.Strict()
+
 // seal returns the requestState of st.
 func (a *Approvals) seal(st approvalState) string {
 	b, _ := json.Marshal(st)
@@ -154,11 +157,13 @@ func (a *Approvals) open(state string) (approvalState, bool) {
 	if !ok || !ok2 {
 		return st, false
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a state is accepted in the one spelling the guard wrote, not
+	// in another whose unused low bits differ (altered text, same bytes).
+	mac, err := stateEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, a.mac(payload)) {
 		return st, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(payload)
+	b, err := stateEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return st, false
 	}
