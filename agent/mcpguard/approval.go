@@ -219,8 +219,7 @@ func UpstreamParams(ctx context.Context, params json.RawMessage) json.RawMessage
 // with args.
 func elicitation(name string, args json.RawMessage, c tools.Consent) *mcp.ElicitParams {
 	shown := canonical(args)
-	msg := fmt.Sprintf("Approve this tool call? It runs once if you approve.\nTool: %s\nArguments: %s\nEstimated cost: $%s\nWhy you are asked: %s",
-		name, shown, c.EstimatedCostUSD, c.Reason)
+	msg := (&adapt.Approval{Tool: name, Arguments: json.RawMessage(shown), EstimatedCostUSD: c.EstimatedCostUSD, Reason: c.Reason}).Message()
 	var argv any = json.RawMessage(shown)
 	if !json.Valid([]byte(shown)) {
 		argv = nil

@@ -141,3 +141,22 @@ func TestApprovalAttackMACSpelledOtherwise(t *testing.T) {
 		t.Fatalf("a respelled MAC: %v (report %q), %d runs; want refused as invalid", m, rep.Approval, as.runs)
 	}
 }
+
+// TestApprovalShownWithoutInvisibleCharacters: arguments a model wrote
+// with characters that reorder or hide text (a right-to-left override,
+// a zero-width space) are shown to the person escaped, so that what they
+// read is the call that runs.
+func TestApprovalShownWithoutInvisibleCharacters(t *testing.T) {
+	as := newApprovalSession(t, "0", Approvals{})
+	m, _ := as.call(t, context.Background(), `{"name":"rm","arguments":{"path":"/tmp/\u202egpj.exe","to":"bo\u200bb","n":"\u00e9"}}`)
+	var ir map[string]struct {
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	json.Unmarshal(m["inputRequests"], &ir)
+	msg := ir[ApprovalInputKey].Params.Message
+	if strings.ContainsAny(msg, "\u202e\u200b") || !strings.Contains(msg, `\u202egpj.exe`) || !strings.Contains(msg, `bo\u200bb`) || !strings.Contains(msg, "\u00e9") {
+		t.Fatalf("the person is shown %q; want the invisible characters escaped, others as they are", msg)
+	}
+}
