@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -113,9 +114,16 @@ func (s *Session) fingerprint(name string, args json.RawMessage) string {
 	return adapt.Fingerprint(s.st.s.Tools(), name, args)
 }
 
+// scope is the digest of the principal and run: each length-prefixed, so
+// that no other pair (such as "a\x00b" and "c" for "a" and "b\x00c")
+// shares it.
 func (a *Approvals) scope() string {
-	h := sha256.Sum256([]byte(a.Principal + "\x00" + a.Run))
-	return hex.EncodeToString(h[:])
+	h := sha256.New()
+	for _, s := range []string{a.Principal, a.Run} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (a *Approvals) key() []byte {

@@ -160,3 +160,17 @@ func TestApprovalShownWithoutInvisibleCharacters(t *testing.T) {
 		t.Fatalf("the person is shown %q; want the invisible characters escaped, others as they are", msg)
 	}
 }
+
+// TestApprovalScopeUnambiguous: no two different principal and run pairs
+// share an approval's scope, whatever bytes their names hold.
+func TestApprovalScopeUnambiguous(t *testing.T) {
+	pairs := [][2]string{{"a\x00b", "c"}, {"a", "b\x00c"}, {"a\x00", "b"}, {"a", "\x00b"}, {"", "a\x00b"}, {"a\x00b", ""}}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		s := (&Approvals{Principal: p[0], Run: p[1]}).scope()
+		if q, ok := seen[s]; ok {
+			t.Errorf("principal %q run %q and principal %q run %q share a scope", q[0], q[1], p[0], p[1])
+		}
+		seen[s] = p
+	}
+}
