@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -186,5 +187,65 @@ func TestProxyApprovalLegacyForgedAndTwice(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if !strings.Contains(got, "sent to bob") || up.send.Load() != 1 {
 		t.Fatalf("accepted twice: %q, %d executions; want one", got, up.send.Load())
+	}
+}
+
+// TestProxyApprovalStatelessRaceAndRun: eight stateless retries of one
+// accepted approval sent at once run the call once; the approval given in
+// one run is refused in another run of the same principal.
+func TestProxyApprovalStatelessRaceAndRun(t *testing.T) {
+	up := newScopeUpstream(t)
+	g := approvalGuard()
+	g.Defaults.IdempotencySeconds = "0" // no coalescing: every retry reaches the approval check
+	_, url := scopeProxy(t, up, g)
+	ask := func(to string) string {
+		first := rawCall(t, url, "alice", 1, `{"name":"send","arguments":{"to":"`+to+`"}}`)
+		var state string
+		json.Unmarshal(first["requestState"], &state)
+		if state == "" {
+			t.Fatalf("first answer %v, want a requestState", first)
+		}
+		return state
+	}
+	retryBody := func(id int, to, state string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"send","arguments":{"to":%q},"requestState":%q,`+
+			`"inputResponses":{"io.agentpreflight/approval":{"action":"accept","content":{"approve":true}}},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`, id, to, state)
+	}
+	post := func(body, run string) (int, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "send", "X-Test-Principal": "alice", RunHeader: run} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return resp.StatusCode, err
+	}
+	state := ask("bob")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := post(retryBody(10+i, "bob", state), "r1"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := up.send.Load(); n != 1 {
+		t.Fatalf("8 concurrent retries of one approval: %d executions, want 1", n)
+	}
+	state = ask("carol")
+	if _, err := post(retryBody(20, "carol", state), "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := up.send.Load(); n != 1 {
+		t.Fatalf("an approval of run r1 used in run r2: %d executions, want still 1", n)
 	}
 }
