@@ -55,7 +55,6 @@ type session struct {
 	version   string                            // the protocol version the session negotiated
 	elicits   bool                              // the client declared the elicitation capability
 	approvals map[string]chan *jsonrpc.Response // the proxy's own elicitation/create requests awaiting the client's answer, by id
-	asked     atomic.Uint64                     // the last of them
 
 	held     sync.Mutex
 	heldMsgs []jsonrpc.Message // the server's messages the client could not take yet, in order
