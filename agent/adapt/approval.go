@@ -6,9 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/agent/tools"
 )
@@ -76,11 +81,40 @@ type Approval struct {
 	Ticket string `json:"ticket"`
 }
 
-// Message is the approval as a sentence for a person.
+// Message is the approval as a sentence for a person. In the arguments,
+// characters that reorder or hide text when shown (bidirectional
+// controls, zero-width and other invisible characters) are written as
+// JSON \u escapes, so that what the person reads is the call that runs.
 func (a *Approval) Message() string {
-	return "Approve this tool call? It runs once if you approve.\nTool: " + a.Tool + "\nArguments: " + string(a.Arguments) +
+	return "Approve this tool call? It runs once if you approve.\nTool: " + a.Tool + "\nArguments: " + visible(string(a.Arguments)) +
 		"\nEstimated cost: $" + string(a.EstimatedCostUSD) + "\nWhy you are asked: " + a.Reason
 }
+
+// visible returns JSON text with each character that is not printable
+// (format characters such as U+202E and U+200B, separators other than
+// the space) written as a \u escape, which JSON reads as the same
+// character.
+func visible(js string) string {
+	i := strings.IndexFunc(js, hidden)
+	if i < 0 {
+		return js
+	}
+	b := []byte(js[:i])
+	for _, r := range js[i:] {
+		if !hidden(r) {
+			b = utf8.AppendRune(b, r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			b = fmt.Appendf(b, `\u%04x\u%04x`, r1, r2)
+		} else {
+			b = fmt.Appendf(b, `\u%04x`, r)
+		}
+	}
+	return string(b)
+}
+
+func hidden(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }
 
 // Approvals are the calls of one adapter's session awaiting a person's
 // answer. The zero value is ready to use; it is safe for concurrent use.

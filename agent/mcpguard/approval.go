@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -113,9 +114,16 @@ func (s *Session) fingerprint(name string, args json.RawMessage) string {
 	return adapt.Fingerprint(s.st.s.Tools(), name, args)
 }
 
+// scope is the digest of the principal and run: each length-prefixed, so
+// that no other pair (such as "a\x00b" and "c" for "a" and "b\x00c")
+// shares it.
 func (a *Approvals) scope() string {
-	h := sha256.Sum256([]byte(a.Principal + "\x00" + a.Run))
-	return hex.EncodeToString(h[:])
+	h := sha256.New()
+	for _, s := range []string{a.Principal, a.Run} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (a *Approvals) key() []byte {
@@ -138,6 +146,9 @@ func (a *Approvals) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
+// stateEncoding decodes the parts of a requestState.
+var stateEncoding = base64.RawURLEncoding.Strict()
+
 // seal returns the requestState of st.
 func (a *Approvals) seal(st approvalState) string {
 	b, _ := json.Marshal(st)
@@ -154,11 +165,13 @@ func (a *Approvals) open(state string) (approvalState, bool) {
 	if !ok || !ok2 {
 		return st, false
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a state is accepted in the one spelling the guard wrote, not
+	// in another whose unused low bits differ (altered text, same bytes).
+	mac, err := stateEncoding.DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, a.mac(payload)) {
 		return st, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(payload)
+	b, err := stateEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return st, false
 	}
@@ -214,8 +227,7 @@ func UpstreamParams(ctx context.Context, params json.RawMessage) json.RawMessage
 // with args.
 func elicitation(name string, args json.RawMessage, c tools.Consent) *mcp.ElicitParams {
 	shown := canonical(args)
-	msg := fmt.Sprintf("Approve this tool call? It runs once if you approve.\nTool: %s\nArguments: %s\nEstimated cost: $%s\nWhy you are asked: %s",
-		name, shown, c.EstimatedCostUSD, c.Reason)
+	msg := (&adapt.Approval{Tool: name, Arguments: json.RawMessage(shown), EstimatedCostUSD: c.EstimatedCostUSD, Reason: c.Reason}).Message()
 	var argv any = json.RawMessage(shown)
 	if !json.Valid([]byte(shown)) {
 		argv = nil
