@@ -126,7 +126,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			return nil, Report{}, err
 		}
 		bal := st.Balance
-		rep := Report{Decision: dec, Balance: &bal, EstimateUSD: formatUSD(estimate)}
+		decided := req
+		rep := Report{Decision: dec, Request: &decided, Balance: &bal, EstimateUSD: formatUSD(estimate)}
 		if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
 			if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
 				rep.FreeUSD = formatUSD(decimal.Sub(rem, res))
