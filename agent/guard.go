@@ -391,6 +391,11 @@ func (g *Guard) SetCatalog(c *preflight.Catalog) {
 	g.catalog.Store(c)
 }
 
+// Catalog returns the catalog calls are decided with now (nil means
+// preflight.DefaultCatalog()): what an auditor needs, with Report.Request,
+// to decide a call again.
+func (g *Guard) Catalog() *preflight.Catalog { return g.catalog.Load() }
+
 // Call proposes req and, if the decision says so, runs call.
 //
 //  1. req.History is replaced by the ledger's history; with

@@ -27,6 +27,10 @@ type Permit struct {
 // Decision returns the decision that allowed the call.
 func (p *Permit) Decision() *preflight.ToolCallDecision { return p.rep.Decision }
 
+// Request returns the request the decision answers (see Report.Request);
+// nil for a Permit resumed from a Handoff.
+func (p *Permit) Request() *preflight.ToolCallRequest { return p.rep.Request }
+
 // Flight is a call in flight that identical calls wait on instead of
 // running (coalescing). See Report.InFlight.
 type Flight struct {

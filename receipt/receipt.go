@@ -28,6 +28,13 @@ const (
 	// PrevMetaKey is the _meta member of an MCP tools/call's params that
 	// asks for a chained receipt: the hash of the previous receipt.
 	PrevMetaKey = "io.agentpreflight/receipt-prev"
+	// RequestMetaKey and ResponseMetaKey are the _meta members that carry,
+	// beside the receipt, the request decided and the decision signed,
+	// where the caller never saw them: on the results of a guard that
+	// builds the request itself from its ledger (agent/mcpguard, the MCP
+	// proxy).
+	RequestMetaKey  = "io.agentpreflight/receipt-request"
+	ResponseMetaKey = "io.agentpreflight/receipt-response"
 )
 
 // MaxSize bounds the wire form of a receipt that [Parse] reads; a real one
