@@ -286,6 +286,8 @@
 //	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
+//	--signing-key FILE                    sign each decision (PEM Ed25519 key, as the server's): its result's _meta carries
+//	                                      the receipt, the request decided and the decision, chained per run
 //	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
 //	                                      (rediss:// for TLS), redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&...]
 //	                                      (a Redis Cluster; rediss+cluster:// for TLS)

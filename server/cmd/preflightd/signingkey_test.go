@@ -69,3 +69,32 @@ func TestSigningKeyFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestProxySigningKeyFlag: preflightd proxy --signing-key gives every
+// run's guard the signer, and refuses a file that is not a key.
+func TestProxySigningKeyFlag(t *testing.T) {
+	dir := t.TempDir()
+	seed := sha256.Sum256([]byte("proxy flag key"))
+	der, err := x509.MarshalPKCS8PrivateKey(ed25519.NewKeyFromSeed(seed[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, bad := filepath.Join(dir, "key.pem"), filepath.Join(dir, "bad.pem")
+	os.WriteFile(good, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	os.WriteFile(bad, []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"), 0o600)
+	o, err := parseProxyFlags([]string{"--upstream", "http://127.0.0.1:1/mcp", "--signing-key", good}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := o.guardOptions()
+	if err != nil || g.Receipts == nil {
+		t.Fatalf("guard options: receipts %v, error %v", g.Receipts, err)
+	}
+	o, err = parseProxyFlags([]string{"--upstream", "http://127.0.0.1:1/mcp", "--signing-key", bad}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.guardOptions(); err == nil || !strings.Contains(err.Error(), "--signing-key") {
+		t.Errorf("a public key as the signing key: error %v", err)
+	}
+}
