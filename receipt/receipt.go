@@ -142,7 +142,14 @@ func (r Receipt) SignedBytes(response []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receipt: the response is not JSON: %w", err)
 	}
-	b := make([]byte, 0, len(response)+256)
+	return r.signedBytes(v, len(response))
+}
+
+// signedBytes is SignedBytes of the parsed response v, whose text is
+// about size bytes.
+func (r Receipt) signedBytes(v strictjson.Value, size int) ([]byte, error) {
+	var err error
+	b := make([]byte, 0, size+256)
 	b = append(b, `{"kid":`...)
 	b, _ = strictjson.AppendCanonicalString(b, r.KeyID)
 	b = r.appendIdentity(b)
@@ -291,7 +298,7 @@ func (s *Signer) Sign(response []byte, prev string) (Receipt, error) {
 	if !isHash(r.RequestHash + r.RequestFingerprint) {
 		return Receipt{}, errors.New("receipt: the response is neither a check result (with requestHash) nor a decision (with requestFingerprint)")
 	}
-	msg, err := r.SignedBytes(response)
+	msg, err := r.signedBytes(v, len(response))
 	if err != nil {
 		return Receipt{}, err
 	}
