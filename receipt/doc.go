@@ -32,7 +32,10 @@
 //
 // A server sends it in the Preflight-Receipt response header ([Header]); an
 // MCP result carries it as an object in _meta under [MetaKey]. It never
-// travels inside the answer, whose schema admits no extra member.
+// travels inside the answer, whose schema admits no extra member. A guard
+// that builds the request itself (agent/mcpguard, preflightd proxy) puts
+// the request it decided and the decision beside the receipt, under
+// [RequestMetaKey] and [ResponseMetaKey], since the caller saw neither.
 //
 // # Chains
 //

@@ -1,6 +1,7 @@
 // Command preflight checks preflight's signed receipts offline.
 //
 //	preflight verify --request FILE --response FILE --receipt FILE --keys FILE [--operations FILE] [--prev HASH] [--json]
+//	preflight verify --meta FILE --keys FILE [--operations FILE] [--prev HASH] [--json]
 //
 // verify checks a receipt (package receipt) the way an auditor would,
 // with no network and no server: that a key of --keys signed the answer in
@@ -14,10 +15,14 @@
 //	--response FILE    the answer as received: the 200 body, or the MCP result's structuredContent
 //	--receipt FILE     the receipt: the Preflight-Receipt header's value, or the JSON object in
 //	                   the MCP result's _meta under "io.agentpreflight/receipt"
+//	--meta FILE        instead of the three above, for a call decided by an MCP guard (preflightd
+//	                   proxy --signing-key, agent/mcpguard): the tool result, or its _meta, which
+//	                   carries the receipt, the request decided and the decision
 //	--keys FILE        the signer's public keys: the server's /.well-known/preflight-receipt-keys
 //	                   document, or PEM PUBLIC KEY (or PRIVATE KEY) blocks
 //	--operations FILE  the catalog the server decided with (preflightd --operations); default the
-//	                   built-in operations
+//	                   built-in operations. A guard decides a listed tool with the schema and
+//	                   annotations of the upstream's tools/list: give them as operations here
 //	--prev HASH        the hash of the receipt before this one in its chain: a receipt that does
 //	                   not name it is a broken link; default: the chain is not checked
 //	--json             print the verification as JSON

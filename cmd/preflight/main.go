@@ -12,6 +12,7 @@ import (
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent/tools"
 	"github.com/agentpreflight/preflight/receipt"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 func main() {
@@ -26,6 +27,7 @@ const (
 )
 
 const usage = `usage: preflight verify --request FILE --response FILE --receipt FILE --keys FILE [--operations FILE] [--prev HASH] [--json]
+       preflight verify --meta FILE --keys FILE [--operations FILE] [--prev HASH] [--json]
 
 Checks a preflight receipt offline: the signature, the request it was signed
 for, and the answer, recomputed with the library. "go doc
@@ -48,11 +50,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("preflight verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var requestFile, responseFile, receiptFile, keysFile, opsFile, prev string
+	var requestFile, responseFile, receiptFile, metaFile, keysFile, opsFile, prev string
 	var asJSON bool
 	fs.StringVar(&requestFile, "request", "", "the request `file`")
 	fs.StringVar(&responseFile, "response", "", "the response `file`")
 	fs.StringVar(&receiptFile, "receipt", "", "the receipt `file`")
+	fs.StringVar(&metaFile, "meta", "", "a `file` holding an MCP result, or its _meta, signed by a guard (request, response and receipt in one)")
 	fs.StringVar(&keysFile, "keys", "", "the public keys `file` (JWKS or PEM)")
 	fs.StringVar(&opsFile, "operations", "", "the catalog `file` the server decided with")
 	fs.StringVar(&prev, "prev", "", "the `hash` of the previous receipt of the chain")
@@ -71,8 +74,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail("unexpected arguments %q", fs.Args())
 	}
-	if requestFile == "" || responseFile == "" || receiptFile == "" || keysFile == "" {
-		return fail("--request, --response, --receipt and --keys are all required")
+	if metaFile != "" && (requestFile != "" || responseFile != "" || receiptFile != "") {
+		return fail("--meta gives the request, the response and the receipt: give it alone, or --request, --response and --receipt")
+	}
+	if keysFile == "" || metaFile == "" && (requestFile == "" || responseFile == "" || receiptFile == "") {
+		return fail("--request, --response, --receipt (or --meta) and --keys are all required")
 	}
 	if prev != "" && !receipt.IsHash(prev) {
 		return fail("--prev %q is not a receipt hash (64 lower-case hex digits)", prev)
@@ -105,17 +111,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return data, nil
 	}
-	request, err := read("--request", requestFile)
-	if err != nil {
-		return fail("%v", err)
-	}
-	response, err := read("--response", responseFile)
-	if err != nil {
-		return fail("%v", err)
-	}
-	rcData, err := read("--receipt", receiptFile)
-	if err != nil {
-		return fail("%v", err)
+	var request, response, rcData []byte
+	var err error
+	if metaFile != "" {
+		data, err := read("--meta", metaFile)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if request, response, rcData, err = fromMeta(data); err != nil {
+			return fail("--meta %s: %v", metaFile, err)
+		}
+		receiptFile = metaFile
+	} else {
+		if request, err = read("--request", requestFile); err != nil {
+			return fail("%v", err)
+		}
+		if response, err = read("--response", responseFile); err != nil {
+			return fail("%v", err)
+		}
+		if rcData, err = read("--receipt", receiptFile); err != nil {
+			return fail("%v", err)
+		}
 	}
 	keysData, err := read("--keys", keysFile)
 	if err != nil {
@@ -153,6 +169,31 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitMismatch
 	}
 	return exitOK
+}
+
+// fromMeta reads the request, the response and the receipt from an MCP
+// result signed by a guard (agent/mcpguard, preflightd proxy), or from its
+// _meta object.
+func fromMeta(data []byte) (request, response, rc []byte, err error) {
+	v, err := strictjson.Parse(data, strictjson.Limits{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if m, ok := v.Get("_meta"); ok {
+		v = m
+	}
+	get := func(key string) []byte {
+		m, ok := v.Get(key)
+		if !ok {
+			return nil
+		}
+		return data[m.Start():m.End()]
+	}
+	request, response, rc = get(receipt.RequestMetaKey), get(receipt.ResponseMetaKey), get(receipt.MetaKey)
+	if v.Kind() != strictjson.Object || request == nil || response == nil || rc == nil {
+		return nil, nil, nil, fmt.Errorf("want an object (or a result whose _meta is one) with the members %q, %q and %q", receipt.MetaKey, receipt.RequestMetaKey, receipt.ResponseMetaKey)
+	}
+	return request, response, rc, nil
 }
 
 // printText prints a verification for a person.

@@ -86,6 +86,11 @@ func TestVerifyCommand(t *testing.T) {
 		"rcq":       file("rcq.txt", rcq.Marshal()),
 		"ops":       file("ops.json", []byte(ops)),
 		"garbage":   file("garbage.txt", []byte("not a receipt")),
+		"meta": file("result.json", []byte(`{"content":[],"_meta":{"`+receipt.MetaKey+`":`+string(rc.Marshal())+
+			`,"`+receipt.RequestMetaKey+`":`+request+`,"`+receipt.ResponseMetaKey+`":`+string(response)+`}}`)),
+		"metaOnly": file("meta.json", []byte(`{"`+receipt.MetaKey+`":`+string(rc.Marshal())+
+			`,"`+receipt.RequestMetaKey+`":`+request+`,"`+receipt.ResponseMetaKey+`":`+string(response)+`}`)),
+		"metaNoRequest": file("meta-short.json", []byte(`{"`+receipt.MetaKey+`":`+string(rc.Marshal())+`,"`+receipt.ResponseMetaKey+`":`+string(response)+`}`)),
 	}
 	args := func(req, resp, rcpt, keys string, more ...string) []string {
 		return append([]string{"verify", "--request", f[req], "--response", f[resp], "--receipt", f[rcpt], "--keys", f[keys]}, more...)
@@ -109,6 +114,10 @@ func TestVerifyCommand(t *testing.T) {
 		{"broken chain", args("request", "response", "receipt", "jwks", "--prev", rc2.Hash()), "", exitMismatch, []string{"chain at /receipt/prev", "got absent"}, ""},
 		{"a catalog decision, with the catalog", args("quote", "quoted", "rcq", "jwks", "--operations", f["ops"]), "", exitOK, []string{"verified"}, ""},
 		{"a catalog decision, without it", args("quote", "quoted", "rcq", "jwks"), "", exitMismatch, []string{`want "advise", got "allow"`}, ""},
+		{"a guard's result, --meta", []string{"verify", "--meta", f["meta"], "--keys", f["jwks"]}, "", exitOK, []string{"verified"}, ""},
+		{"a guard's _meta, --meta", []string{"verify", "--meta", f["metaOnly"], "--keys", f["pem"]}, "", exitOK, []string{"verified"}, ""},
+		{"--meta without the request", []string{"verify", "--meta", f["metaNoRequest"], "--keys", f["jwks"]}, "", exitError, nil, "receipt-request"},
+		{"--meta and --request", []string{"verify", "--meta", f["meta"], "--request", f["request"], "--keys", f["jwks"]}, "", exitError, nil, "alone"},
 		{"not a receipt", args("request", "response", "garbage", "jwks"), "", exitError, nil, "--receipt"},
 		{"a request the library refuses", args("receipt", "response", "receipt", "jwks"), "", exitError, nil, "not a tool-call request"},
 		{"a missing flag", []string{"verify", "--request", f["request"]}, "", exitError, nil, "required"},
