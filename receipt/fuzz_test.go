@@ -2,6 +2,7 @@ package receipt_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"testing"
 
 	"github.com/agentpreflight/preflight/receipt"
@@ -47,6 +48,31 @@ func FuzzReceipt(f *testing.F) {
 		}
 		if v.OK() && !bytes.Equal(wire, good.Marshal()) && !bytes.Equal(wire, goodCheck.Marshal()) {
 			t.Fatalf("a receipt the signer never made verifies: %s", wire)
+		}
+	})
+}
+
+// FuzzParseKeys: a key set document or PEM file is refused with an error
+// or read as keys each filed under its own key id.
+func FuzzParseKeys(f *testing.F) {
+	s := testSigner(f, "signer")
+	f.Add(s.KeysDocument())
+	f.Add(pemPublic(f, s.PublicKey()))
+	f.Add(pemPrivate(f, testKey("k")))
+	f.Add([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AA"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, err := receipt.ParseKeys(data)
+		if err != nil {
+			return
+		}
+		if len(keys) == 0 {
+			t.Fatal("no error and no key")
+		}
+		for kid, pub := range keys {
+			if len(pub) != ed25519.PublicKeySize || receipt.KeyID(pub) != kid {
+				t.Fatalf("key %x filed under %s", pub, kid)
+			}
 		}
 	})
 }
