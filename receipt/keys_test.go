@@ -3,6 +3,7 @@ package receipt_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -107,6 +108,8 @@ func TestKeyFilesRefused(t *testing.T) {
 		})
 	}
 }
+
+func b64Decode(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
 
 func signing(b []byte) error   { _, err := receipt.ParseSigningKey(b); return err }
 func verifying(b []byte) error { _, err := receipt.ParseKeys(b); return err }
