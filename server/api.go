@@ -82,15 +82,15 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		h.writeLibraryError(w, r, err)
 		return
 	}
-	rc, err := h.signAnswer(body, prev)
-	if err != nil {
-		h.writeLibraryError(w, r, err)
-		return
-	}
-	if rc != nil {
-		w = &receiptOnOK{ResponseWriter: w, value: string(rc)}
-	}
 	if h.cfg.Payment == nil {
+		rc, err := h.signAnswer(body, prev)
+		if err != nil {
+			h.writeLibraryError(w, r, err)
+			return
+		}
+		if rc != nil {
+			w.Header().Set(receipt.Header, string(rc))
+		}
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
@@ -108,7 +108,23 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	defer h.cfg.Drain.done(r.Context())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The receipt is signed only for a verified payment, and sent only
+	// with the settled 200.
+	var rw *receiptOnOK
+	if h.cfg.Receipts != nil {
+		rw = &receiptOnOK{ResponseWriter: w}
+		w = rw
+	}
 	h.paywall.Handle(w, r, h.baseURL(r)+toolCallPath, func() (int, []byte) {
+		if rw != nil {
+			rc, err := h.signAnswer(body, prev)
+			if err != nil {
+				h.log.ErrorContext(r.Context(), "the decision could not be signed", "error", err.Error())
+				b, _ := json.Marshal(&preflight.Error{Code: ErrorInternalError, Message: "the server failed to sign the decision; this is a bug; nothing was charged"})
+				return http.StatusInternalServerError, b
+			}
+			rw.value = string(rc)
+		}
 		return http.StatusOK, body
 	})
 }

@@ -57,7 +57,7 @@ type receiptOnOK struct {
 }
 
 func (w *receiptOnOK) WriteHeader(status int) {
-	if status == http.StatusOK {
+	if status == http.StatusOK && w.value != "" {
 		w.Header().Set(receipt.Header, w.value)
 	}
 	w.ResponseWriter.WriteHeader(status)
