@@ -108,6 +108,14 @@ type Report struct {
 	// only when Call returned before deciding (cancelled context, or an
 	// error from Decide).
 	Decision *preflight.ToolCallDecision
+	// Request is the request Decision answers: the caller's, with the
+	// history, budget and call limit the Guard filled in from its ledger.
+	// json.Marshal of it, given to preflight.DecideJSON with the Guard's
+	// catalog, gives Decision again (how a signed receipt of the decision
+	// is checked). Nil when Decision is, and on a Permit resumed from a
+	// Handoff (Guard.Resume): the request stayed with the process that
+	// decided it.
+	Request *preflight.ToolCallRequest
 	// Called is true when the caller's function ran.
 	Called bool
 	// Recorded is true when the call's outcome went into the ledger.
@@ -409,6 +417,11 @@ func (g *Guard) SetCatalog(c *preflight.Catalog) {
 	defer g.mu.Unlock()
 	g.catalog.Store(c)
 }
+
+// Catalog returns the catalog calls are decided with now (nil means
+// preflight.DefaultCatalog()): what an auditor needs, with Report.Request,
+// to decide a call again.
+func (g *Guard) Catalog() *preflight.Catalog { return g.catalog.Load() }
 
 // Call proposes req and, if the decision says so, runs call.
 //

@@ -28,6 +28,10 @@ type Permit struct {
 // Decision returns the decision that allowed the call.
 func (p *Permit) Decision() *preflight.ToolCallDecision { return p.rep.Decision }
 
+// Request returns the request the decision answers (see Report.Request);
+// nil for a Permit resumed from a Handoff.
+func (p *Permit) Request() *preflight.ToolCallRequest { return p.rep.Request }
+
 // Flight is a call in flight that identical calls wait on instead of
 // running (coalescing). See Report.InFlight.
 type Flight struct {
@@ -140,7 +144,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			return nil, Report{}, err
 		}
 		bal := st.Balance
-		rep := Report{Decision: dec, Balance: &bal, EstimateUSD: formatUSD(estimate)}
+		decided := req
+		rep := Report{Decision: dec, Request: &decided, Balance: &bal, EstimateUSD: formatUSD(estimate)}
 		if rem, err := parseUSD(req.Budget.RemainingUSD); err == nil {
 			if res, err := parseUSD(req.Budget.ReservedUSD); err == nil {
 				rep.FreeUSD = formatUSD(decimal.Sub(rem, res))

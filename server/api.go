@@ -6,12 +6,19 @@ import (
 	"net/http"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/agentpreflight/preflight/server/internal/x402"
 )
 
-// serveCheck answers POST /check-request.
+// serveCheck answers POST /check-request. With Config.Receipts, a 200
+// carries the receipt of its body in the Preflight-Receipt header.
 func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 	data, perr := readBody(w, r)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	prev, perr := receiptPrev(r)
 	if perr != nil {
 		writeError(w, perr)
 		return
@@ -28,7 +35,20 @@ func (h *handler) serveCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	noteCheck(r.Context(), res)
-	h.writeResult(w, r, res)
+	body, err := json.Marshal(res)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	rc, err := h.signAnswer(body, prev)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return
+	}
+	if rc != nil {
+		w.Header().Set(receipt.Header, string(rc))
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // toolCallPath is the path of the paid route; the x402 resource URL is the
@@ -39,9 +59,16 @@ const toolCallPath = "/v0.2/preflight/tool-call"
 // free 400 before any payment step; a decision is written directly when the
 // route is unpaid, or handed to the paywall, which settles payment before
 // releasing it. Once Config.Drain has started, a request carrying a payment
-// is refused before the paywall sees it.
+// is refused before the paywall sees it. With Config.Receipts, the 200 that
+// carries the decision (and only it: never a 402 or 503 that withholds it)
+// carries the decision's receipt in the Preflight-Receipt header.
 func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	data, perr := readBody(w, r)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	prev, perr := receiptPrev(r)
 	if perr != nil {
 		writeError(w, perr)
 		return
@@ -56,6 +83,14 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.cfg.Payment == nil {
+		rc, err := h.signAnswer(body, prev)
+		if err != nil {
+			h.writeLibraryError(w, r, err)
+			return
+		}
+		if rc != nil {
+			w.Header().Set(receipt.Header, string(rc))
+		}
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
@@ -73,7 +108,23 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	defer h.cfg.Drain.done(r.Context())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The receipt is signed only for a verified payment, and sent only
+	// with the settled 200.
+	var rw *receiptOnOK
+	if h.cfg.Receipts != nil {
+		rw = &receiptOnOK{ResponseWriter: w}
+		w = rw
+	}
 	h.paywall.Handle(w, r, h.baseURL(r)+toolCallPath, func() (int, []byte) {
+		if rw != nil {
+			rc, err := h.signAnswer(body, prev)
+			if err != nil {
+				h.log.ErrorContext(r.Context(), "the decision could not be signed", "error", err.Error())
+				b, _ := json.Marshal(&preflight.Error{Code: ErrorInternalError, Message: "the server failed to sign the decision; this is a bug; nothing was charged"})
+				return http.StatusInternalServerError, b
+			}
+			rw.value = string(rc)
+		}
 		return http.StatusOK, body
 	})
 }

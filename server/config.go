@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -70,4 +71,16 @@ type Config struct {
 	// own. Nil means no tracing. Every response carries X-Request-Id either
 	// way (a sane incoming one is kept).
 	TracerProvider trace.TracerProvider
+
+	// Receipts, when non-nil, signs every answer: each 200 of
+	// POST /check-request and POST /v0.2/preflight/tool-call (a paid one
+	// only when it is settled) carries the answer's receipt in the
+	// Preflight-Receipt header, and each result of the MCP tools that is not
+	// an error carries it in _meta under "io.agentpreflight/receipt". A
+	// caller chains its receipts by sending the previous one's hash in the
+	// Preflight-Receipt-Prev header (MCP: params._meta
+	// "io.agentpreflight/receipt-prev"). GET
+	// /.well-known/preflight-receipt-keys publishes the public keys. Nil
+	// means no receipts (and a 404 there). See package receipt.
+	Receipts *receipt.Signer
 }

@@ -70,6 +70,7 @@ func New(cfg Config) http.Handler {
 	h.handle("/health", http.MethodGet, serveHealth)
 	h.handle("/openapi.json", http.MethodGet, h.serveOpenAPI)
 	h.handle(pathOperationsSchema, http.MethodGet, serveOperationsSchema)
+	h.handle(pathReceiptKeys, http.MethodGet, h.serveReceiptKeys)
 	h.routes["/mcp"] = &route{anyMethod: newMCPHandler(cfg, in, h.gate)}
 	for _, p := range sitePaths {
 		h.handle(p, http.MethodGet, h.serveSite)

@@ -79,7 +79,7 @@ const mcpServerVersion = "0.3.0"
 // the safer default. Connections that do not arrive on a loopback address are
 // never subject to it.
 func newMCPHandler(cfg Config, in *instrumentation, g *gate) http.Handler {
-	srv := newMCPServer(cfg.Catalog)
+	srv := newMCPServer(cfg.Catalog, cfg.Receipts)
 	in.attachMCP(srv)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{

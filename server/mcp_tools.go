@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,7 +78,10 @@ const mcpToolCallBody = "your remaining budget, and optionally your history of e
 //
 // catalog is the set of operations preflight_tool_call decides; nil means
 // the built-in ones, and the tool descriptions are then exactly as written.
-func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
+//
+// signer, when not nil, signs every result that is not an error (see
+// Config.Receipts).
+func newMCPServer(catalog *preflight.Catalog, signer *receipt.Signer) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "preflight", Title: "preflight", Version: mcpServerVersion},
 		&mcp.ServerOptions{
 			Instructions: mcpServerInstructions,
@@ -99,7 +103,7 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 			Title: "Check an HTTP request body", ReadOnlyHint: true, IdempotentHint: true,
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
-	}, mcpCheckRequestHandler)
+	}, mcpCheckRequestHandler(signer))
 	s.AddTool(&mcp.Tool{
 		Name:         mcpToolToolCall,
 		Title:        toolCallTitle(catalog),
@@ -110,30 +114,40 @@ func newMCPServer(catalog *preflight.Catalog) *mcp.Server {
 			Title: "Preflight a tool call", ReadOnlyHint: true, IdempotentHint: true,
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
-	}, mcpToolCallHandler(catalog))
+	}, mcpToolCallHandler(catalog, signer))
 	s.AddReceivingMiddleware(mcpUnknownToolMiddleware)
 	return s
 }
 
 // mcpCheckRequestHandler runs check_request: the client's argument bytes go,
 // unchanged, to the function POST /check-request calls.
-func mcpCheckRequestHandler(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args, err := mcpArguments(req)
-	if err != nil {
-		return mcpErrorResult(err)
+func mcpCheckRequestHandler(signer *receipt.Signer) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := mcpArguments(req)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		prev, err := mcpReceiptPrev(req)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		out, err := preflight.CheckJSON(args)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		return mcpAnswer(out, signer, prev)
 	}
-	out, err := preflight.CheckJSON(args)
-	if err != nil {
-		return mcpErrorResult(err)
-	}
-	return mcpResult(out, false)
 }
 
 // mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
 // unchanged, to the function POST /v0.2/preflight/tool-call calls. The tool is free: no paywall applies.
-func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
+func mcpToolCallHandler(catalog *preflight.Catalog, signer *receipt.Signer) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := mcpArguments(req)
+		if err != nil {
+			return mcpErrorResult(err)
+		}
+		prev, err := mcpReceiptPrev(req)
 		if err != nil {
 			return mcpErrorResult(err)
 		}
@@ -141,8 +155,43 @@ func mcpToolCallHandler(catalog *preflight.Catalog) mcp.ToolHandler {
 		if err != nil {
 			return mcpErrorResult(err)
 		}
-		return mcpResult(out, false)
+		return mcpAnswer(out, signer, prev)
 	}
+}
+
+// mcpReceiptPrev reads params._meta "io.agentpreflight/receipt-prev": the
+// hash of the previous receipt of the caller's run, "" when absent. Any
+// other value than one lower-case hex SHA-256 is an input error.
+func mcpReceiptPrev(req *mcp.CallToolRequest) (string, error) {
+	if req.Params == nil {
+		return "", nil
+	}
+	v, ok := req.Params.Meta[receipt.PrevMetaKey]
+	if !ok {
+		return "", nil
+	}
+	if s, ok := v.(string); ok && receipt.IsHash(s) {
+		return s, nil
+	}
+	return "", &preflight.Error{
+		Code:    preflight.ErrorInvalidRequest,
+		Message: "params._meta[\"" + receipt.PrevMetaKey + "\"] must be the hash of the previous receipt: a string of 64 lower-case hex digits",
+	}
+}
+
+// mcpAnswer is mcpResult for an answer, with its receipt in _meta when
+// signer is not nil. The receipt signs the very bytes of structuredContent.
+func mcpAnswer(v any, signer *receipt.Signer, prev string) (*mcp.CallToolResult, error) {
+	res, err := mcpResult(v, false)
+	if err != nil || signer == nil {
+		return res, err
+	}
+	rc, err := signer.Sign(res.StructuredContent.(json.RawMessage), prev)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "could not sign the result: " + err.Error()}
+	}
+	res.Meta = mcp.Meta{receipt.MetaKey: json.RawMessage(rc.Marshal())}
+	return res, nil
 }
 
 // mcpArguments returns the exact bytes the client sent as params.arguments.

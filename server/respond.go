@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -52,14 +51,4 @@ func (h *handler) writeLibraryError(w http.ResponseWriter, r *http.Request, err 
 	}
 	h.log.ErrorContext(r.Context(), "library returned an untyped error", "path", r.URL.Path, "error", err.Error())
 	writeError(w, &preflight.Error{Code: ErrorInternalError, Message: "the server failed to evaluate the request; this is a bug"})
-}
-
-// writeResult marshals v and writes it with status 200.
-func (h *handler) writeResult(w http.ResponseWriter, r *http.Request, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		h.writeLibraryError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
 }

@@ -422,16 +422,24 @@ func (s *Session) decide(ctx context.Context, params json.RawMessage, name strin
 		return b, kindOther, err
 	case err != nil:
 		return nil, kindOther, err
+	}
+	req, dec := ans.Report.Request, ans.Report.Decision
+	if r != nil {
+		req, dec = r.Decided()
+	}
+	sg := s.st.chain.sign(req, dec) // nil when receipts are off
+	switch {
 	case r == nil && ans.How == tools.HowWithheld:
 		b, err := json.Marshal(withheld(ans, name, s.st.structured(name)))
-		return b, kindOther, err
+		return withReceipt(b, sg), kindOther, err
 	case r == nil: // reused or coalesced
 		if ans.Outcome == preflight.OutcomeSuccess {
-			return ans.Result, kindSuccess, nil
+			return withReceipt(ans.Result, sg), kindSuccess, nil
 		}
-		return ans.Result, kindOther, nil
+		return withReceipt(ans.Result, sg), kindOther, nil
 	}
-	return s.run(ctx, r, name, args, digest, forward)
+	b, k, err := s.run(ctx, r, name, args, digest, forward)
+	return withReceipt(b, sg), k, err
 }
 
 // run forwards the call r allowed and ends r with its outcome, or, when

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/adapt"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -97,6 +98,18 @@ type Options struct {
 	// turns off the answering of repeats from memory (see
 	// Session.CallTool; only a Session reads it).
 	Defaults tools.Spec
+	// Receipts, when non-nil, signs each decision the guard makes (see
+	// package receipt): the result of a call it decided (run, withheld or
+	// reused) carries in _meta the receipt under receipt.MetaKey, the
+	// request decided (with the history, budget and call limit filled in)
+	// under receipt.RequestMetaKey and the decision signed under
+	// receipt.ResponseMetaKey, members of those names from the server
+	// replaced. The receipts of one MCP session (one [Session]) form a
+	// chain: each names the hash of the one signed before it. A call
+	// continued after input_required, a repeat answered from memory and an
+	// error get no new receipt. Recomputing a decision needs the catalog
+	// the guard decided with: the specs and the listed tools' schemas.
+	Receipts *receipt.Signer
 }
 
 // adapt returns o as the options of every adapter.
@@ -133,6 +146,8 @@ type session struct {
 	// outputs holds the compiled outputSchema of each listed tool that
 	// has a usable one (none with Options.NoOutputCheck).
 	outputs map[string]*preflight.Catalog
+	// chain signs the session's decisions (Options.Receipts).
+	chain receipts
 }
 
 func newGuard(opts *Options) *guard {
@@ -193,7 +208,7 @@ func (g *guard) newSession() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{s: s, missing: make(map[string]bool), typed: make(map[string]bool)}, nil
+	return &session{s: s, missing: make(map[string]bool), typed: make(map[string]bool), chain: receipts{signer: g.opts.Receipts}}, nil
 }
 
 // sawList takes in one page of a tools/list result.
@@ -284,15 +299,22 @@ func (g *guard) call(ctx context.Context, st *session, name string, args json.Ra
 		return notEvaluated(pe, name, args, st.structured(name)), nil
 	case err != nil:
 		return nil, err
-	case ans.How == tools.HowRan:
+	}
+	sg := st.chain.sign(ans.Report.Request, ans.Report.Decision)
+	switch ans.How {
+	case tools.HowRan:
+		sg.into(fresh)
 		return fresh, nil
-	case ans.How == tools.HowWithheld:
-		return withheld(ans, name, st.structured(name)), nil
+	case tools.HowWithheld:
+		res := withheld(ans, name, st.structured(name))
+		sg.into(res)
+		return res, nil
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(ans.Result, &res); err != nil {
 		return nil, err
 	}
+	sg.into(&res)
 	return &res, nil
 }
 

@@ -324,6 +324,13 @@ type Handoff struct {
 	FreshnessTTLSeconds json.Number `json:"freshnessTTLSeconds,omitempty"`
 }
 
+// Decided returns the decision that allowed the call and the request it
+// answers (see agent.Report.Request); the request is nil for a call
+// resumed from another process.
+func (r *Running) Decided() (*preflight.ToolCallRequest, *preflight.ToolCallDecision) {
+	return r.p.Request(), r.p.Decision()
+}
+
 // Handoff describes r for [Session.Resume] in another process; r is left
 // as it is (end it with [Running.Forget] once the other process resumed
 // it).

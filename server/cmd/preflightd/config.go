@@ -22,6 +22,7 @@ type options struct {
 	maxTimeoutSeconds int
 	mcpTrustProxyHost bool
 	operations        string     // catalog file; empty means the built-in operations
+	signingKey        string     // receipt signing key file; empty means no receipts
 	ops               opsOptions // timeouts and the metrics listener (opsflags.go)
 }
 
@@ -59,6 +60,7 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (op
 	fs.IntVar(&o.maxTimeoutSeconds, "max-timeout-seconds", 0, "x402 authorization window in `seconds` (env PREFLIGHT_MAX_TIMEOUT_SECONDS); 0 means 60")
 	fs.BoolVar(&o.mcpTrustProxyHost, "mcp-trust-proxy-host", false, "accept a non-loopback Host header on /mcp, as behind a reverse proxy (env PREFLIGHT_MCP_TRUST_PROXY_HOST)")
 	fs.StringVar(&o.operations, "operations", env("PREFLIGHT_OPERATIONS", ""), "catalog `file` of the operations to decide, a regular file of at most 4 MiB (env PREFLIGHT_OPERATIONS); empty means search/web_search and browse/fetch only")
+	fs.StringVar(&o.signingKey, "signing-key", env("PREFLIGHT_SIGNING_KEY", ""), "receipt signing key `file` (env PREFLIGHT_SIGNING_KEY): PEM, an Ed25519 PRIVATE KEY (PKCS#8) first, earlier keys after it; empty signs nothing")
 	if err := o.ops.register(fs, getenv); err != nil {
 		return o, err
 	}
@@ -95,6 +97,9 @@ func (o options) serverConfig() (server.Config, error) {
 		return cfg, err
 	}
 	if cfg.Catalog, err = loadCatalog(o.operations); err != nil {
+		return cfg, err
+	}
+	if cfg.Receipts, err = loadSigningKey("--signing-key", o.signingKey); err != nil {
 		return cfg, err
 	}
 	if o.payTo == "" {

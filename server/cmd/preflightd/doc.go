@@ -51,6 +51,17 @@
 //	    stay unless the file says "builtins": false. Default: the built-ins
 //	    only. /openapi.json, the preflight_tool_call description, /docs and
 //	    /llms.txt list the operations configured.
+//	--signing-key                  PREFLIGHT_SIGNING_KEY
+//	    Receipt signing key file: PEM whose first block is an Ed25519
+//	    PRIVATE KEY (PKCS#8; openssl genpkey -algorithm ed25519 -out
+//	    key.pem), a regular file of at most 64 KiB. Every 200 of the check
+//	    and tool-call routes (a paid one once settled) then carries a
+//	    Preflight-Receipt header, and every MCP result that is not an error
+//	    a receipt in _meta; /.well-known/preflight-receipt-keys publishes
+//	    the public keys. To rotate, put the new key first and keep the old
+//	    ones after it (PRIVATE KEY or PUBLIC KEY blocks): they stay
+//	    published, so their receipts still verify. The "listening" log line
+//	    names the signing key's id in receipt_kid. Default: no receipts.
 //	--metrics-addr                 PREFLIGHT_METRICS_ADDR
 //	    Serve Prometheus metrics at http://ADDRESS/metrics on a listener of
 //	    their own, such as 127.0.0.1:9464; not --addr itself (unless both use
@@ -290,6 +301,8 @@
 //	                  NAME=file:PATH      from a file (read again when it changes); repeat; never a value
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
+//	--signing-key FILE                    sign each decision (PEM Ed25519 key, as the server's): its result's _meta carries
+//	                                      the receipt, the request decided and the decision, chained per run
 //	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
 //	                                      (rediss:// for TLS), redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&...]
 //	                                      (a Redis Cluster; rediss+cluster:// for TLS)

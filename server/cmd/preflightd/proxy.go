@@ -65,6 +65,7 @@ type proxyOptions struct {
 	upstream     string
 	command      []string
 	operations   string
+	signingKey   string // receipt signing key file; empty signs nothing
 	budgetUSD    string
 	maxCalls     int
 	ttl          time.Duration
@@ -166,6 +167,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	fs.StringVar(&o.store, "store", "", "`URL` of a store that several proxy replicas share: redis://[USER:PASSWORD@]HOST[:PORT][/DB], redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&addr=...] (a Redis Cluster) or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE. Each run's ledger (money, calls, history), results saved for reuse and exactly-once claims live there, so that a run spends one budget and a call runs once whichever replica serves it; empty keeps them in this process")
 	fs.StringVar(&o.approvalKey, "approval-key", "", "`file` holding the key (at least 32 bytes; surrounding whitespace is trimmed) that seals the requestState of calls awaiting a person's approval (a tool-spec file's \"approval\"), HMAC-SHA256; empty means a random key per process, so replicas sharing --store need one file")
+	fs.StringVar(&o.signingKey, "signing-key", "", "receipt signing key `file`: PEM, an Ed25519 PRIVATE KEY (PKCS#8) first, earlier keys after it; each decided call's result then carries in _meta a receipt, the request decided and the decision, chained per run; empty signs nothing")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -271,6 +273,10 @@ func (o proxyOptions) guardOptions() (mcpguard.Options, error) {
 		Results: tools.NewSharedResultStore(nil),
 		Defaults: tools.Spec{TTLSeconds: jsonNumber(strconv.FormatInt(int64(o.ttl/time.Second), 10)),
 			IdempotencySeconds: jsonNumber(strconv.FormatInt(int64(o.idempotency/time.Second), 10))},
+	}
+	var err error
+	if g.Receipts, err = loadSigningKey("proxy: --signing-key", o.signingKey); err != nil {
+		return g, err
 	}
 	if o.operations != "" {
 		data, err := readCatalogFile(o.operations)

@@ -103,6 +103,8 @@ const (
 	readmeNPM      = "(cd server/interop/mcp && npm ci) && (cd server/interop/x402 && npm ci)"
 	readmeLint     = "go install honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 	readmeLoopBase = "http://127.0.0.1:8080"
+	readmeVerify   = "go run ./cmd/preflight verify --prev 5b102ba0fcbaaf241668a509d4c7a46a97605960b3641e805f93f7b6e0477b7e --keys receipt/testdata/vector/keys.json \\\n" +
+		"  --request receipt/testdata/vector/request.json --response receipt/testdata/vector/response.json --receipt receipt/testdata/vector/receipt.txt"
 )
 
 // readmeExamples are the example programs the README shows; each runs and
@@ -156,7 +158,7 @@ func TestReadmeCommands(t *testing.T) {
 
 	// Every command shown must be one this test knows how to run.
 	known := map[string]string{readmeServer: "run", readmeHelp: "run", readmeTests: byCI, readmeGoGet: "run",
-		readmeNPM: byCI, readmeLint: byCI, readmeProxyHTTP: "run", readmeOverhead: byCI}
+		readmeNPM: byCI, readmeLint: byCI, readmeProxyHTTP: "run", readmeOverhead: byCI, readmeVerify: "run"}
 	for _, ex := range readmeExamples {
 		known[ex] = "run"
 	}
@@ -241,6 +243,12 @@ func TestReadmeCommands(t *testing.T) {
 			if strings.TrimSpace(out) == "" {
 				t.Errorf("%s printed nothing", ex)
 			}
+		}
+	})
+	t.Run("receipt verify", func(t *testing.T) {
+		out := runIn(t, root, bash, readmeVerify, nil)
+		if !strings.HasPrefix(out, "verified: the decision was signed by key ") {
+			t.Errorf("%s printed:\n%s", readmeVerify, out)
 		}
 	})
 	t.Run("paid server", func(t *testing.T) {

@@ -89,7 +89,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if isTerminal(logOut) {
 		printWelcome(logOut, ln.Addr(), cfg.Payment != nil)
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil, "max_connections", maxConns)
+	receiptKey := ""
+	if cfg.Receipts != nil {
+		receiptKey = cfg.Receipts.KeyID()
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "paid", cfg.Payment != nil, "tracing", tp != nil, "max_connections", maxConns, "receipt_kid", receiptKey)
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && cfg.BaseURL == "" {
 		logger.Warn("--base-url is not set on a non-loopback listener: documents and payment resource URLs " +
 			"will use each request's Host header, which a client controls; set --base-url (and --site-url) in production")

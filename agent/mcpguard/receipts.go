@@ -1,0 +1,135 @@
+package mcpguard
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/receipt"
+	"github.com/agentpreflight/preflight/strictjson"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// receipts is a session's chain of signed decisions: each receipt names
+// the one signed before it in the session, so that a dropped, reordered or
+// replaced result breaks the chain.
+type receipts struct {
+	signer *receipt.Signer // nil: receipts are off
+
+	mu   sync.Mutex
+	last string // the hash of the last receipt signed; "" before the first
+}
+
+// signed is one decision's receipt and what it is over, as the _meta
+// members of the result it goes out with.
+type signed struct {
+	receipt, request, response json.RawMessage
+}
+
+// sign signs dec, the decision on req, chained to the session's last
+// receipt, or returns nil when receipts are off or either is nil (an
+// error, or a call resumed from another process). A decision that cannot
+// be signed is answered without a receipt, never withheld: the receipt
+// proves the decision, it does not gate the call.
+func (r *receipts) sign(req *preflight.ToolCallRequest, dec *preflight.ToolCallDecision) *signed {
+	if r == nil || r.signer == nil || dec == nil || req == nil {
+		return nil
+	}
+	response, err := json.Marshal(dec)
+	if err != nil {
+		return nil
+	}
+	request, err := json.Marshal(req)
+	if err != nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rc, err := r.signer.Sign(response, r.last)
+	if err != nil {
+		return nil
+	}
+	r.last = rc.Hash()
+	return &signed{receipt: rc.Marshal(), request: request, response: response}
+}
+
+// metaMember is one member of a result's _meta.
+type metaMember struct {
+	key   string
+	value json.RawMessage
+}
+
+// members returns the _meta members of sg, in the order they are written.
+func (sg *signed) members() []metaMember {
+	return []metaMember{
+		{receipt.MetaKey, sg.receipt},
+		{receipt.RequestMetaKey, sg.request},
+		{receipt.ResponseMetaKey, sg.response},
+	}
+}
+
+// into puts sg's members in res's _meta; sg nil leaves res as it is.
+func (sg *signed) into(res *mcp.CallToolResult) {
+	if sg == nil || res == nil {
+		return
+	}
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	for _, m := range sg.members() {
+		res.Meta[m.key] = m.value
+	}
+}
+
+// withReceipt returns result (a tools/call result as JSON) with sg's
+// members in its _meta, replacing members of those names the result
+// already had (an upstream cannot plant a receipt) and keeping every
+// other byte as it was. A result that is not a JSON object, or sg nil,
+// is returned as it is.
+func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
+	if sg == nil {
+		return result
+	}
+	v, err := strictjson.Parse(result, strictjson.Limits{})
+	if err != nil || v.Kind() != strictjson.Object {
+		return result
+	}
+	var meta []byte
+	meta = append(meta, '{')
+	for i, m := range sg.members() {
+		if i > 0 {
+			meta = append(meta, ',')
+		}
+		meta, _ = strictjson.AppendCanonicalString(meta, m.key)
+		meta = append(meta, ':')
+		meta = append(meta, m.value...)
+	}
+	old, ok := v.Get("_meta")
+	if ok && old.Kind() == strictjson.Object {
+		for it := old.Iter(); it.Next(); {
+			m := it.Member()
+			if m.Key == receipt.MetaKey || m.Key == receipt.RequestMetaKey || m.Key == receipt.ResponseMetaKey {
+				continue
+			}
+			meta = append(meta, ',')
+			meta, _ = strictjson.AppendCanonicalString(meta, m.Key)
+			meta = append(meta, ':')
+			meta = append(meta, result[m.Value.Start():m.Value.End()]...)
+		}
+	}
+	meta = append(meta, '}')
+	out := make([]byte, 0, len(result)+len(meta)+16)
+	if ok { // replace the old _meta value
+		out = append(out, result[:old.Start()]...)
+		out = append(out, meta...)
+		return append(out, result[old.End():]...)
+	}
+	at := v.Start() + 1 // just inside the result's opening brace
+	out = append(out, result[:at]...)
+	out = append(out, `"_meta":`...)
+	out = append(out, meta...)
+	if v.Len() > 0 {
+		out = append(out, ',')
+	}
+	return append(out, result[at:]...)
+}
