@@ -9,7 +9,7 @@ import (
 )
 
 // pathReceiptKeys serves the public keys receipts are verified with.
-const pathReceiptKeys = "/.well-known/preflight-receipt-keys"
+const pathReceiptKeys = receipt.KeysPath
 
 // receiptPrev reads the Preflight-Receipt-Prev request header: the hash of
 // the previous receipt of the caller's run, "" when absent. A value that is
@@ -77,14 +77,5 @@ func (h *handler) serveReceiptKeys(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	w.Header().Set("Cache-Control", "max-age=300")
-	respondJWKS(w, h.cfg.Receipts.KeysDocument())
-}
-
-// respondJWKS writes a key set document with its media type.
-func respondJWKS(w http.ResponseWriter, doc []byte) {
-	w.Header().Set("Content-Type", "application/jwk-set+json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	w.Write(doc)
+	receipt.WriteKeys(w, h.cfg.Receipts)
 }

@@ -199,3 +199,15 @@ func (t *Set) Proposal(name string, args json.RawMessage) preflight.ToolCallRequ
 		RetryCap:            s.RetryCap,
 	}
 }
+
+// Specs returns the set's specs in catalog order (not the spec for
+// unknown names). The result is a copy.
+func (t *Set) Specs() []Spec {
+	ops := t.catalog.Operations()
+	out := make([]Spec, len(ops))
+	for i, op := range ops {
+		out[i] = *t.byName[op.Name]
+		out[i].Operation = op
+	}
+	return out
+}

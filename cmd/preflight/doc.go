@@ -18,11 +18,12 @@
 //	--meta FILE        instead of the three above, for a call decided by an MCP guard (preflightd
 //	                   proxy --signing-key, agent/mcpguard): the tool result, or its _meta, which
 //	                   carries the receipt, the request decided and the decision
-//	--keys FILE        the signer's public keys: the server's /.well-known/preflight-receipt-keys
+//	--keys FILE        the signer's public keys: the server's (or proxy's) /.well-known/preflight-receipt-keys
 //	                   document, or PEM PUBLIC KEY (or PRIVATE KEY) blocks
 //	--operations FILE  the catalog the server decided with (preflightd --operations); default the
 //	                   built-in operations. A guard decides a listed tool with the schema and
 //	                   annotations of the upstream's tools/list: give them as operations here
+//	                   (preflightd proxy serves its run's catalog so, at /.well-known/preflight-catalog)
 //	--prev HASH        the hash of the receipt before this one in its chain: a receipt that does
 //	                   not name it is a broken link; default: the chain is not checked
 //	--json             print the verification as JSON

@@ -302,7 +302,10 @@
 //	--strict                              configuration problems are errors, not warnings
 //	--metrics-addr ADDR                   serve Prometheus metrics at http://ADDR/metrics; default none
 //	--signing-key FILE                    sign each decision (PEM Ed25519 key, as the server's): its result's _meta carries
-//	                                      the receipt, the request decided and the decision, chained per run
+//	                                      the receipt, the request decided and the decision, chained per run;
+//	                                      GET /.well-known/preflight-receipt-keys serves the public keys and
+//	                                      GET /.well-known/preflight-catalog the caller's run's catalog (a
+//	                                      tool-spec file for preflight verify --operations)
 //	--store URL                           state shared by replicas: redis://[USER:PASSWORD@]HOST[:PORT][/DB]
 //	                                      (rediss:// for TLS), redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&...]
 //	                                      (a Redis Cluster; rediss+cluster:// for TLS)

@@ -22,6 +22,7 @@ import (
 	"github.com/agentpreflight/preflight/agent"
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
@@ -167,7 +168,7 @@ func parseProxyFlags(args []string, stdout io.Writer) (proxyOptions, error) {
 	fs.Var(headersFlag{&o.upstreamHeaders}, "upstream-header", "`NAME=env:VARIABLE` or NAME=file:PATH: a header set on every request to the --upstream server, its value read from the environment or from a file (read again when it changes); repeat for more. Never a value on the command line")
 	fs.StringVar(&o.store, "store", "", "`URL` of a store that several proxy replicas share: redis://[USER:PASSWORD@]HOST[:PORT][/DB], redis+cluster://[USER:PASSWORD@]HOST:PORT[?addr=HOST2:PORT2&addr=...] (a Redis Cluster) or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE. Each run's ledger (money, calls, history), results saved for reuse and exactly-once claims live there, so that a run spends one budget and a call runs once whichever replica serves it; empty keeps them in this process")
 	fs.StringVar(&o.approvalKey, "approval-key", "", "`file` holding the key (at least 32 bytes; surrounding whitespace is trimmed) that seals the requestState of calls awaiting a person's approval (a tool-spec file's \"approval\"), HMAC-SHA256; empty means a random key per process, so replicas sharing --store need one file")
-	fs.StringVar(&o.signingKey, "signing-key", "", "receipt signing key `file`: PEM, an Ed25519 PRIVATE KEY (PKCS#8) first, earlier keys after it; each decided call's result then carries in _meta a receipt, the request decided and the decision, chained per run; empty signs nothing")
+	fs.StringVar(&o.signingKey, "signing-key", "", "receipt signing key `file`: PEM, an Ed25519 PRIVATE KEY (PKCS#8) first, earlier keys after it; each decided call's result then carries in _meta a receipt, the request decided and the decision, chained per run, and GET /.well-known/preflight-receipt-keys and /.well-known/preflight-catalog serve the public keys and the caller's run's catalog (for preflight verify); empty signs nothing")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://`address`/metrics on a listener of their own (tool calls by answer, verdict and reason, upstream latency, sessions and scopes open, dollars by principal); empty serves none")
 	// Bounds on tool calls.
 	fs.IntVar(&o.calls.perSession, "max-calls-in-flight-per-session", mcpproxy.DefaultMaxCallsInFlightPerSession, "tool calls one session may have in flight (`n`); one more is refused at once with a JSON-RPC error")
@@ -449,6 +450,15 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		mux.Handle(auth.MetadataPath+"/", authn.Wrap(p))
 	}
 	mux.Handle("/mcp", guarded)
+	// What preflight verify needs besides a receipt: the public keys, for
+	// anyone, and the catalog of the caller's run, for whoever may call
+	// tools/list (it shows the same schemas, and the prices).
+	var catalog http.Handler = http.HandlerFunc(p.ServeCatalog)
+	if authn != nil {
+		catalog = authn.Wrap(catalog)
+	}
+	mux.HandleFunc(receipt.KeysPath, p.ServeReceiptKeys)
+	mux.Handle(mcpproxy.CatalogPath, catalog)
 	health := proxyHealth(p.Ready)
 	mux.Handle("/health", health)
 	mux.Handle("/ready", health)
