@@ -57,6 +57,9 @@ func NewSigner(priv ed25519.PrivateKey, previous ...ed25519.PublicKey) (*Signer,
 		if len(p) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("receipt: previous key %d is %d bytes, not the %d of an Ed25519 public key", i, len(p), ed25519.PublicKeySize)
 		}
+		if err := checkPublic(p); err != nil {
+			return nil, fmt.Errorf("receipt: previous key %d: %v", i, err)
+		}
 		if id := KeyID(p); !seen[id] {
 			seen[id] = true
 			s.previous = append(s.previous, slices.Clone(p))
@@ -138,7 +141,9 @@ func ParseSigningKey(data []byte) (*Signer, error) {
 // a JSON Web Key Set such as [Signer.KeysDocument] writes (members other
 // than the Ed25519 OKP keys' kty, crv, x and kid are ignored; a kid that is
 // not the key's thumbprint is an error) or PEM with PUBLIC KEY or PRIVATE
-// KEY blocks (of a private key only the public half is kept).
+// KEY blocks (of a private key only the public half is kept). A key that
+// is a point of small order, or spelled with y at or above the field prime,
+// is refused: a signature under it proves nothing.
 func ParseKeys(data []byte) (Keys, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		return parseJWKS(t)
@@ -193,6 +198,9 @@ func pemKeys(data []byte) ([]pemKey, error) {
 			if !ok {
 				return nil, fmt.Errorf("receipt: PEM block %d is a %T, not an Ed25519 public key", n, k)
 			}
+			if err := checkPublic(pub); err != nil {
+				return nil, fmt.Errorf("receipt: PEM block %d: %v", n, err)
+			}
 			out = append(out, pemKey{pub: pub})
 		default:
 			return nil, fmt.Errorf("receipt: PEM block %d is %q; want PRIVATE KEY (PKCS#8 Ed25519) or PUBLIC KEY (PKIX Ed25519)", n, b.Type)
@@ -238,6 +246,9 @@ func parseJWKS(data []byte) (Keys, error) {
 			return nil, fmt.Errorf("receipt: %s/x: want the %d key bytes in unpadded base64url", at, ed25519.PublicKeySize)
 		}
 		pub := ed25519.PublicKey(x)
+		if err := checkPublic(pub); err != nil {
+			return nil, fmt.Errorf("receipt: %s/x: %v", at, err)
+		}
 		if kid, ok := key.Get("kid"); ok && (kid.Kind() != strictjson.String || kid.Str() != KeyID(pub)) {
 			return nil, fmt.Errorf("receipt: %s/kid is not the key's RFC 7638 thumbprint %s", at, KeyID(pub))
 		}
@@ -247,4 +258,36 @@ func parseJWKS(data []byte) (Keys, error) {
 		return nil, errors.New("receipt: the key set lists no key")
 	}
 	return k, nil
+}
+
+// checkPublic refuses a public key under which signatures prove nothing:
+// a point of small order (under the identity, R = identity and S = 0 sign
+// every message), and a y coordinate spelled at or above the field prime p
+// (RFC 8032 §5.1.3 refuses it; it would give one point two key ids). It
+// compares encodings only, so it needs no curve arithmetic: the eight
+// small-order points have y in {0, 1, p−1, ±y8}, each with either sign bit.
+func checkPublic(pub ed25519.PublicKey) error {
+	var y [32]byte
+	copy(y[:], pub)
+	y[31] &= 0x7f
+	if y[31] == 0x7f && y[0] >= 0xed && bytes.Count(y[1:31], []byte{0xff}) == 30 {
+		return errors.New("not a canonical Ed25519 public key (its y coordinate is at or above the field prime)")
+	}
+	for _, w := range smallOrderY {
+		if y == w {
+			return errors.New("a point of small order, under which any signature verifies: not an Ed25519 public key")
+		}
+	}
+	return nil
+}
+
+// smallOrderY are the y coordinates (little-endian, sign bit clear) of the
+// points of small order: 0 (order 4), 1 (the identity), p−1 (order 2) and
+// the two of order 8.
+var smallOrderY = [5][32]byte{
+	{0},
+	{1},
+	{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+	{0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a},
+	{0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98, 0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05},
 }
