@@ -394,12 +394,14 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, cp callParam
 			s.x.mu.Lock()
 			s.x.remember(c.digest, kindOther, "", 0)
 			s.x.mu.Unlock()
-			return s.run(ctx, c.run, name, args, c.digest, forward)
+			b, k, err := s.run(ctx, c.run, name, args, c.digest, forward)
+			return s.st.chain.scrub(b), k, err
 		}
 		if r, digest, err := s.resume(ctx, name, args, state); err != nil {
 			return nil, kindOther, err
 		} else if r != nil {
-			return s.run(ctx, r, name, args, digest, forward)
+			b, k, err := s.run(ctx, r, name, args, digest, forward)
+			return s.st.chain.scrub(b), k, err
 		}
 	}
 	if c := s.st.s.Tools().Consent(name, args); c.Needed {

@@ -90,14 +90,51 @@ func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
 	if sg == nil {
 		return result
 	}
+	return rewriteMeta(result, sg.members())
+}
+
+// scrub returns result without the receipt members an upstream put in its
+// _meta, when the session signs receipts: a result the guard forwards
+// without signing it (a call continued after input_required) must not
+// carry a receipt that is not the guard's, such as a genuine one of
+// another call handed back. A result without such members, or a session
+// that signs nothing, is returned as it is.
+func (r *receipts) scrub(result json.RawMessage) json.RawMessage {
+	if r == nil || r.signer == nil {
+		return result
+	}
+	v, err := strictjson.Parse(result, strictjson.Limits{})
+	if err != nil || v.Kind() != strictjson.Object {
+		return result
+	}
+	old, ok := v.Get("_meta")
+	if !ok || old.Kind() != strictjson.Object {
+		return result
+	}
+	for it := old.Iter(); it.Next(); {
+		if isReceiptMember(it.Member().Key) {
+			return rewriteMeta(result, nil)
+		}
+	}
+	return result
+}
+
+func isReceiptMember(key string) bool {
+	return key == receipt.MetaKey || key == receipt.RequestMetaKey || key == receipt.ResponseMetaKey
+}
+
+// rewriteMeta returns result with add first in its _meta, followed by the
+// members it had but those named as receipt members, every other byte as
+// it was. A result that is not a JSON object is returned as it is.
+func rewriteMeta(result json.RawMessage, add []metaMember) json.RawMessage {
 	v, err := strictjson.Parse(result, strictjson.Limits{})
 	if err != nil || v.Kind() != strictjson.Object {
 		return result
 	}
 	var meta []byte
 	meta = append(meta, '{')
-	for i, m := range sg.members() {
-		if i > 0 {
+	for _, m := range add {
+		if len(meta) > 1 {
 			meta = append(meta, ',')
 		}
 		meta, _ = strictjson.AppendCanonicalString(meta, m.key)
@@ -108,10 +145,12 @@ func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
 	if ok && old.Kind() == strictjson.Object {
 		for it := old.Iter(); it.Next(); {
 			m := it.Member()
-			if m.Key == receipt.MetaKey || m.Key == receipt.RequestMetaKey || m.Key == receipt.ResponseMetaKey {
+			if isReceiptMember(m.Key) {
 				continue
 			}
-			meta = append(meta, ',')
+			if len(meta) > 1 {
+				meta = append(meta, ',')
+			}
 			meta, _ = strictjson.AppendCanonicalString(meta, m.Key)
 			meta = append(meta, ':')
 			meta = append(meta, result[m.Value.Start():m.Value.End()]...)
