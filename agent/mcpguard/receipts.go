@@ -53,6 +53,26 @@ func (r *receipts) sign(req *preflight.ToolCallRequest, dec *preflight.ToolCallD
 	return &signed{receipt: rc.Marshal(), request: request, response: response}
 }
 
+// signInto returns result (a tools/call result as JSON) with the receipt
+// of dec, the decision on req, in its _meta (see rewriteMeta). The
+// receipt is signed, and takes its place in the chain, only when it goes
+// out: not for a result that is not a JSON object, nor when receipts are
+// off or either is nil (see sign), which leave result as it is.
+func (r *receipts) signInto(result json.RawMessage, req *preflight.ToolCallRequest, dec *preflight.ToolCallDecision) json.RawMessage {
+	if r == nil || r.signer == nil || dec == nil || req == nil {
+		return result
+	}
+	v, err := strictjson.Parse(result, strictjson.Limits{})
+	if err != nil || v.Kind() != strictjson.Object {
+		return result
+	}
+	sg := r.sign(req, dec)
+	if sg == nil {
+		return result
+	}
+	return rewriteMetaOf(result, v, sg.members())
+}
+
 // metaMember is one member of a result's _meta.
 type metaMember struct {
 	key   string
@@ -79,18 +99,6 @@ func (sg *signed) into(res *mcp.CallToolResult) {
 	for _, m := range sg.members() {
 		res.Meta[m.key] = m.value
 	}
-}
-
-// withReceipt returns result (a tools/call result as JSON) with sg's
-// members in its _meta, replacing members of those names the result
-// already had (an upstream cannot plant a receipt) and keeping every
-// other byte as it was. A result that is not a JSON object, or sg nil,
-// is returned as it is.
-func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
-	if sg == nil {
-		return result
-	}
-	return rewriteMeta(result, sg.members())
 }
 
 // scrub returns result without the receipt members an upstream put in its
@@ -124,13 +132,19 @@ func isReceiptMember(key string) bool {
 }
 
 // rewriteMeta returns result with add first in its _meta, followed by the
-// members it had but those named as receipt members, every other byte as
-// it was. A result that is not a JSON object is returned as it is.
+// members it had but those named as receipt members (an upstream cannot
+// plant a receipt), every other byte as it was. A result that is not a
+// JSON object is returned as it is.
 func rewriteMeta(result json.RawMessage, add []metaMember) json.RawMessage {
 	v, err := strictjson.Parse(result, strictjson.Limits{})
 	if err != nil || v.Kind() != strictjson.Object {
 		return result
 	}
+	return rewriteMetaOf(result, v, add)
+}
+
+// rewriteMetaOf is rewriteMeta of result, parsed as v (an object).
+func rewriteMetaOf(result json.RawMessage, v strictjson.Value, add []metaMember) json.RawMessage {
 	var meta []byte
 	meta = append(meta, '{')
 	for _, m := range add {

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -240,4 +241,34 @@ func m2Receipt(t *testing.T, meta map[string]json.RawMessage) receipt.Receipt {
 		t.Fatal(err)
 	}
 	return rc
+}
+
+// TestSessionReceiptsChainSkipsErrors: a call whose forwarding fails
+// (the upstream's error reaches the client, no result) carries no receipt,
+// and so takes no place in the chain: the next result's receipt names the
+// last receipt the client was given, and the receipts the client holds
+// form one unbroken chain.
+func TestSessionReceiptsChainSkipsErrors(t *testing.T) {
+	signer := receiptSigner(t)
+	g := exactlySession(t, &mcpguard.Options{BudgetUSD: "1", Receipts: signer})
+	catalog := g.Agent().Guard().Catalog()
+	ok := func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil }
+	fails := func(context.Context) (json.RawMessage, error) { return nil, errors.New("upstream: connection reset") }
+
+	first, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":1}}`), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := checkReceipt(t, first, signer.Keys(), catalog, "")
+	if res, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":2}}`), fails); err == nil {
+		t.Fatalf("the failed call answered %s, want its error", res)
+	}
+	third, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":3}}`), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3 := checkReceipt(t, third, signer.Keys(), catalog, r1.Hash())
+	if f := receipt.CheckChain("", []receipt.Receipt{r1, r3}); len(f) != 0 {
+		t.Errorf("the receipts the client was given do not form a chain: %+v", f)
+	}
 }
