@@ -138,9 +138,10 @@ func ParseSigningKey(data []byte) (*Signer, error) {
 }
 
 // ParseKeys reads the public keys receipts are verified with, from either
-// a JSON Web Key Set such as [Signer.KeysDocument] writes (members other
-// than the Ed25519 OKP keys' kty, crv, x and kid are ignored; a kid that is
-// not the key's thumbprint is an error) or PEM with PUBLIC KEY or PRIVATE
+// a JSON Web Key Set such as [Signer.KeysDocument] writes (keys of other
+// types than OKP Ed25519 are ignored, as RFC 7517 §5 asks, and so are
+// members other than kty, crv, x and kid; a kid that is not the key's
+// thumbprint is an error, and so is a set without an Ed25519 key) or PEM with PUBLIC KEY or PRIVATE
 // KEY blocks (of a private key only the public half is kept). A key that
 // is a point of small order, or spelled with y at or above the field prime,
 // is refused: a signature under it proves nothing.
@@ -225,6 +226,7 @@ func parseJWKS(data []byte) (Keys, error) {
 		return nil, errors.New(`receipt: a key set is an object with a "keys" array`)
 	}
 	k := Keys{}
+	ignored := 0
 	for it := list.Iter(); it.Next(); {
 		at := fmt.Sprintf("/keys/%d", it.Index())
 		key := it.Value()
@@ -239,7 +241,10 @@ func parseJWKS(data []byte) (Keys, error) {
 			return v.Str()
 		}
 		if member("kty") != "OKP" || member("crv") != "Ed25519" {
-			return nil, fmt.Errorf(`receipt: %s: want kty "OKP" and crv "Ed25519", found %q and %q`, at, strictjson.Clip(member("kty")), strictjson.Clip(member("crv")))
+			// Another type of key (RSA, EC, X25519 …), which RFC 7517 §5
+			// says a reader SHOULD ignore.
+			ignored++
+			continue
 		}
 		x, err := b64.DecodeString(member("x"))
 		if err != nil || len(x) != ed25519.PublicKeySize {
@@ -255,7 +260,7 @@ func parseJWKS(data []byte) (Keys, error) {
 		k.add(pub)
 	}
 	if len(k) == 0 {
-		return nil, errors.New("receipt: the key set lists no key")
+		return nil, fmt.Errorf(`receipt: the key set lists no key of kty "OKP" and crv "Ed25519" (it has %d of other types, which are ignored)`, ignored)
 	}
 	return k, nil
 }

@@ -80,3 +80,23 @@ func TestRealKeysAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestKeySetIgnoresOtherKeyTypes: RFC 7517 §5 says a key set's keys of a
+// type the reader does not use SHOULD be ignored, so a key set that also
+// publishes RSA, EC or X25519 keys (a gateway's shared document) yields
+// its Ed25519 keys; one with none of them is refused, saying so.
+func TestKeySetIgnoresOtherKeyTypes(t *testing.T) {
+	pub := testKey("k").Public().(ed25519.PublicKey)
+	ed := `{"kty":"OKP","crv":"Ed25519","x":"` + base64.RawURLEncoding.EncodeToString(pub) + `"}`
+	others := `{"kty":"RSA","n":"AQAB","e":"AQAB","kid":"rsa-1"},{"kty":"EC","crv":"P-256","x":"AA","y":"AA"},{"kty":"OKP","crv":"X25519","x":"AA"}`
+	keys, err := receipt.ParseKeys([]byte(`{"keys":[` + others + `,` + ed + `]}`))
+	if err != nil {
+		t.Fatalf("a key set with other key types besides an Ed25519 key: %v", err)
+	}
+	if len(keys) != 1 || keys[receipt.KeyID(pub)] == nil {
+		t.Errorf("keys %v, want the Ed25519 key alone", keys)
+	}
+	if _, err := receipt.ParseKeys([]byte(`{"keys":[` + others + `]}`)); err == nil || !strings.Contains(err.Error(), "Ed25519") {
+		t.Errorf("a key set without an Ed25519 key: err %v, want a refusal naming Ed25519", err)
+	}
+}
