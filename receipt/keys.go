@@ -57,6 +57,9 @@ func NewSigner(priv ed25519.PrivateKey, previous ...ed25519.PublicKey) (*Signer,
 		if len(p) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("receipt: previous key %d is %d bytes, not the %d of an Ed25519 public key", i, len(p), ed25519.PublicKeySize)
 		}
+		if err := checkPublic(p); err != nil {
+			return nil, fmt.Errorf("receipt: previous key %d: %v", i, err)
+		}
 		if id := KeyID(p); !seen[id] {
 			seen[id] = true
 			s.previous = append(s.previous, slices.Clone(p))
@@ -135,10 +138,13 @@ func ParseSigningKey(data []byte) (*Signer, error) {
 }
 
 // ParseKeys reads the public keys receipts are verified with, from either
-// a JSON Web Key Set such as [Signer.KeysDocument] writes (members other
-// than the Ed25519 OKP keys' kty, crv, x and kid are ignored; a kid that is
-// not the key's thumbprint is an error) or PEM with PUBLIC KEY or PRIVATE
-// KEY blocks (of a private key only the public half is kept).
+// a JSON Web Key Set such as [Signer.KeysDocument] writes (keys of other
+// types than OKP Ed25519 are ignored, as RFC 7517 §5 asks, and so are
+// members other than kty, crv, x and kid; a kid that is not the key's
+// thumbprint is an error, and so is a set without an Ed25519 key) or PEM with PUBLIC KEY or PRIVATE
+// KEY blocks (of a private key only the public half is kept). A key that
+// is a point of small order, or spelled with y at or above the field prime,
+// is refused: a signature under it proves nothing.
 func ParseKeys(data []byte) (Keys, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		return parseJWKS(t)
@@ -193,6 +199,9 @@ func pemKeys(data []byte) ([]pemKey, error) {
 			if !ok {
 				return nil, fmt.Errorf("receipt: PEM block %d is a %T, not an Ed25519 public key", n, k)
 			}
+			if err := checkPublic(pub); err != nil {
+				return nil, fmt.Errorf("receipt: PEM block %d: %v", n, err)
+			}
 			out = append(out, pemKey{pub: pub})
 		default:
 			return nil, fmt.Errorf("receipt: PEM block %d is %q; want PRIVATE KEY (PKCS#8 Ed25519) or PUBLIC KEY (PKIX Ed25519)", n, b.Type)
@@ -217,6 +226,7 @@ func parseJWKS(data []byte) (Keys, error) {
 		return nil, errors.New(`receipt: a key set is an object with a "keys" array`)
 	}
 	k := Keys{}
+	ignored := 0
 	for it := list.Iter(); it.Next(); {
 		at := fmt.Sprintf("/keys/%d", it.Index())
 		key := it.Value()
@@ -231,20 +241,58 @@ func parseJWKS(data []byte) (Keys, error) {
 			return v.Str()
 		}
 		if member("kty") != "OKP" || member("crv") != "Ed25519" {
-			return nil, fmt.Errorf(`receipt: %s: want kty "OKP" and crv "Ed25519", found %q and %q`, at, strictjson.Clip(member("kty")), strictjson.Clip(member("crv")))
+			// Another type of key (RSA, EC, X25519 …), which RFC 7517 §5
+			// says a reader SHOULD ignore.
+			ignored++
+			continue
 		}
 		x, err := b64.DecodeString(member("x"))
 		if err != nil || len(x) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("receipt: %s/x: want the %d key bytes in unpadded base64url", at, ed25519.PublicKeySize)
 		}
 		pub := ed25519.PublicKey(x)
+		if err := checkPublic(pub); err != nil {
+			return nil, fmt.Errorf("receipt: %s/x: %v", at, err)
+		}
 		if kid, ok := key.Get("kid"); ok && (kid.Kind() != strictjson.String || kid.Str() != KeyID(pub)) {
 			return nil, fmt.Errorf("receipt: %s/kid is not the key's RFC 7638 thumbprint %s", at, KeyID(pub))
 		}
 		k.add(pub)
 	}
 	if len(k) == 0 {
-		return nil, errors.New("receipt: the key set lists no key")
+		return nil, fmt.Errorf(`receipt: the key set lists no key of kty "OKP" and crv "Ed25519" (it has %d of other types, which are ignored)`, ignored)
 	}
 	return k, nil
+}
+
+// checkPublic refuses a public key under which signatures prove nothing:
+// a point of small order (under the identity, R = identity and S = 0 sign
+// every message), and a y coordinate spelled at or above the field prime p
+// (RFC 8032 §5.1.3 refuses it; it would give one point two key ids). It
+// compares encodings only, so it needs no curve arithmetic: the eight
+// small-order points have y in {0, 1, p−1, ±y8}, each with either sign bit.
+func checkPublic(pub ed25519.PublicKey) error {
+	var y [32]byte
+	copy(y[:], pub)
+	y[31] &= 0x7f
+	if y[31] == 0x7f && y[0] >= 0xed && bytes.Count(y[1:31], []byte{0xff}) == 30 {
+		return errors.New("not a canonical Ed25519 public key (its y coordinate is at or above the field prime)")
+	}
+	for _, w := range smallOrderY {
+		if y == w {
+			return errors.New("a point of small order, under which any signature verifies: not an Ed25519 public key")
+		}
+	}
+	return nil
+}
+
+// smallOrderY are the y coordinates (little-endian, sign bit clear) of the
+// points of small order: 0 (order 4), 1 (the identity), p−1 (order 2) and
+// the two of order 8.
+var smallOrderY = [5][32]byte{
+	{0},
+	{1},
+	{0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+	{0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67, 0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac, 0x03, 0x7a},
+	{0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98, 0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x05},
 }

@@ -18,9 +18,12 @@ import (
 // all become 5, and -0 becomes 0. Array order is kept.
 //
 // Two kinds of number are written exactly as they appear in the document.
-// A plain integer (no fraction, no exponent) that a double cannot hold
-// exactly, such as 9007199254740993: RFC 8785 would round it to a double
-// another integer shares, and a hash must keep identifiers apart. And a
+// A plain integer (no fraction, no exponent) that RFC 8785 would write as
+// another integer: one a double cannot hold exactly, such as
+// 9007199254740993, which RFC 8785 rounds to a double another integer
+// shares, and one a double holds but ECMAScript writes rounded, such as
+// 18446744073709551616 (2^64, which RFC 8785 writes 18446744073709552000,
+// itself an integer kept as written); a hash must keep identifiers apart. And a
 // number beyond the IEEE-754 double range (such as 1e400), which RFC 8785
 // cannot represent, so that every parsed value canonicalizes and the
 // output stays valid JSON. The errors that remain are defensive (*Error with ErrSyntax,

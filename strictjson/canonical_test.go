@@ -100,6 +100,16 @@ func TestAppendCanonical(t *testing.T) {
 			want: `{"n":[0,1,100,-1.5e-7,1,9007199254740993]}`,
 		},
 		{
+			// The rule for plain integers is what RFC 8785 would write,
+			// not whether a double holds the value: 2^64 is a double, but
+			// ECMAScript writes it 18446744073709552000, another integer
+			// (which keeps that spelling). 2^53 and 10^22 are written as
+			// RFC 8785 writes them.
+			name: "plain integers that RFC 8785 would write as another integer are kept",
+			doc:  `[18446744073709551616,18446744073709552000,-18446744073709551616,9007199254740992,10000000000000000000000,1.8446744073709551616e19]`,
+			want: `[18446744073709551616,18446744073709552000,-18446744073709551616,9007199254740992,1e+22,18446744073709552000]`,
+		},
+		{
 			name: "large object takes the general sort",
 			doc:  `{"q":1,"p":2,"o":3,"n":4,"m":5,"l":6,"k":7,"j":8,"i":9,"h":10,"g":11,"f":12,"e":13,"d":14,"c":15,"b":16,"a":17,"\ud83d\ude00":18,"\uffee":19}`,
 			want: "{\"a\":17,\"b\":16,\"c\":15,\"d\":14,\"e\":13,\"f\":12,\"g\":11,\"h\":10,\"i\":9,\"j\":8,\"k\":7,\"l\":6,\"m\":5,\"n\":4,\"o\":3,\"p\":2,\"q\":1,\"\U0001F600\":18,\"\uffee\":19}",

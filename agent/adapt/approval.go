@@ -81,16 +81,17 @@ type Approval struct {
 	Ticket string `json:"ticket"`
 }
 
-// Message is the approval as a sentence for a person. In the arguments,
-// characters that reorder or hide text when shown (bidirectional
-// controls, zero-width and other invisible characters) are written as
-// JSON \u escapes, so that what the person reads is the call that runs.
+// Message is the approval as a sentence for a person. In the tool name,
+// the arguments and the reason (which names the tool), characters that
+// reorder or hide text when shown (bidirectional controls, zero-width and
+// other invisible characters, line breaks) are written as JSON \u escapes,
+// so that what the person reads is the call that runs, one item a line.
 func (a *Approval) Message() string {
-	return "Approve this tool call? It runs once if you approve.\nTool: " + a.Tool + "\nArguments: " + visible(string(a.Arguments)) +
-		"\nEstimated cost: $" + string(a.EstimatedCostUSD) + "\nWhy you are asked: " + a.Reason
+	return "Approve this tool call? It runs once if you approve.\nTool: " + visible(a.Tool) + "\nArguments: " + visible(string(a.Arguments)) +
+		"\nEstimated cost: $" + string(a.EstimatedCostUSD) + "\nWhy you are asked: " + visible(a.Reason)
 }
 
-// visible returns JSON text with each character that is not printable
+// visible returns text (JSON or plain) with each character that is not printable
 // (format characters such as U+202E and U+200B, separators other than
 // the space) written as a \u escape, which JSON reads as the same
 // character.

@@ -77,3 +77,27 @@ func TestApprovalsConcurrent(t *testing.T) {
 		t.Fatalf("eight calls under one approval ran %d times, want 1", runs.Load())
 	}
 }
+
+// TestApprovalMessageToolNameShownPlainly: the tool name (model-written
+// when the tool is not listed, upstream-written when it is) is shown with
+// its hidden characters escaped too, and cannot break the message into
+// lines of its own: a name holding a newline and a made-up "Arguments:"
+// line, a right-to-left override or a zero-width space reads as the name
+// it is.
+func TestApprovalMessageToolNameShownPlainly(t *testing.T) {
+	for _, name := range []string{
+		"send_email\nArguments: {}\nEstimated cost: $0",
+		"delete\u200brepo",
+		"rm\u202e",
+		"a\u2028b",
+	} {
+		a := &Approval{Tool: name, Arguments: json.RawMessage(`{"to":"x"}`), EstimatedCostUSD: "1", Reason: "every call of " + name + " needs approval"}
+		msg := a.Message()
+		if n := strings.Count(msg, "\n"); n != 4 {
+			t.Errorf("tool %q: the message has %d line breaks, want the 4 of its five lines:\n%s", name, n, msg)
+		}
+		if strings.ContainsAny(msg, "\u200b\u202e\u2028") {
+			t.Errorf("tool %q: hidden characters shown as they are: %q", name, msg)
+		}
+	}
+}

@@ -394,12 +394,14 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, cp callParam
 			s.x.mu.Lock()
 			s.x.remember(c.digest, kindOther, "", 0)
 			s.x.mu.Unlock()
-			return s.run(ctx, c.run, name, args, c.digest, forward)
+			b, k, err := s.run(ctx, c.run, name, args, c.digest, forward)
+			return s.st.chain.scrub(b), k, err
 		}
 		if r, digest, err := s.resume(ctx, name, args, state); err != nil {
 			return nil, kindOther, err
 		} else if r != nil {
-			return s.run(ctx, r, name, args, digest, forward)
+			b, k, err := s.run(ctx, r, name, args, digest, forward)
+			return s.st.chain.scrub(b), k, err
 		}
 	}
 	if c := s.st.s.Tools().Consent(name, args); c.Needed {
@@ -427,19 +429,27 @@ func (s *Session) decide(ctx context.Context, params json.RawMessage, name strin
 	if r != nil {
 		req, dec = r.Decided()
 	}
-	sg := s.st.chain.sign(req, dec) // nil when receipts are off
+	// Each receipt is signed as it goes out on a result, so that the
+	// chain holds the receipts the client is given and no other: a call
+	// whose forwarding failed is answered with an error, without one.
 	switch {
 	case r == nil && ans.How == tools.HowWithheld:
 		b, err := json.Marshal(withheld(ans, name, s.st.structured(name)))
-		return withReceipt(b, sg), kindOther, err
+		if err != nil {
+			return nil, kindOther, err
+		}
+		return s.st.chain.signInto(b, req, dec), kindOther, nil
 	case r == nil: // reused or coalesced
 		if ans.Outcome == preflight.OutcomeSuccess {
-			return withReceipt(ans.Result, sg), kindSuccess, nil
+			return s.st.chain.signInto(ans.Result, req, dec), kindSuccess, nil
 		}
-		return withReceipt(ans.Result, sg), kindOther, nil
+		return s.st.chain.signInto(ans.Result, req, dec), kindOther, nil
 	}
 	b, k, err := s.run(ctx, r, name, args, digest, forward)
-	return withReceipt(b, sg), k, err
+	if err != nil {
+		return b, k, err
+	}
+	return s.st.chain.signInto(b, req, dec), k, nil
 }
 
 // run forwards the call r allowed and ends r with its outcome, or, when

@@ -53,6 +53,26 @@ func (r *receipts) sign(req *preflight.ToolCallRequest, dec *preflight.ToolCallD
 	return &signed{receipt: rc.Marshal(), request: request, response: response}
 }
 
+// signInto returns result (a tools/call result as JSON) with the receipt
+// of dec, the decision on req, in its _meta (see rewriteMeta). The
+// receipt is signed, and takes its place in the chain, only when it goes
+// out: not for a result that is not a JSON object, nor when receipts are
+// off or either is nil (see sign), which leave result as it is.
+func (r *receipts) signInto(result json.RawMessage, req *preflight.ToolCallRequest, dec *preflight.ToolCallDecision) json.RawMessage {
+	if r == nil || r.signer == nil || dec == nil || req == nil {
+		return result
+	}
+	v, err := strictjson.Parse(result, strictjson.Limits{})
+	if err != nil || v.Kind() != strictjson.Object {
+		return result
+	}
+	sg := r.sign(req, dec)
+	if sg == nil {
+		return result
+	}
+	return rewriteMetaOf(result, v, sg.members())
+}
+
 // metaMember is one member of a result's _meta.
 type metaMember struct {
 	key   string
@@ -81,23 +101,54 @@ func (sg *signed) into(res *mcp.CallToolResult) {
 	}
 }
 
-// withReceipt returns result (a tools/call result as JSON) with sg's
-// members in its _meta, replacing members of those names the result
-// already had (an upstream cannot plant a receipt) and keeping every
-// other byte as it was. A result that is not a JSON object, or sg nil,
-// is returned as it is.
-func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
-	if sg == nil {
+// scrub returns result without the receipt members an upstream put in its
+// _meta, when the session signs receipts: a result the guard forwards
+// without signing it (a call continued after input_required) must not
+// carry a receipt that is not the guard's, such as a genuine one of
+// another call handed back. A result without such members, or a session
+// that signs nothing, is returned as it is.
+func (r *receipts) scrub(result json.RawMessage) json.RawMessage {
+	if r == nil || r.signer == nil {
 		return result
 	}
 	v, err := strictjson.Parse(result, strictjson.Limits{})
 	if err != nil || v.Kind() != strictjson.Object {
 		return result
 	}
+	old, ok := v.Get("_meta")
+	if !ok || old.Kind() != strictjson.Object {
+		return result
+	}
+	for it := old.Iter(); it.Next(); {
+		if isReceiptMember(it.Member().Key) {
+			return rewriteMeta(result, nil)
+		}
+	}
+	return result
+}
+
+func isReceiptMember(key string) bool {
+	return key == receipt.MetaKey || key == receipt.RequestMetaKey || key == receipt.ResponseMetaKey
+}
+
+// rewriteMeta returns result with add first in its _meta, followed by the
+// members it had but those named as receipt members (an upstream cannot
+// plant a receipt), every other byte as it was. A result that is not a
+// JSON object is returned as it is.
+func rewriteMeta(result json.RawMessage, add []metaMember) json.RawMessage {
+	v, err := strictjson.Parse(result, strictjson.Limits{})
+	if err != nil || v.Kind() != strictjson.Object {
+		return result
+	}
+	return rewriteMetaOf(result, v, add)
+}
+
+// rewriteMetaOf is rewriteMeta of result, parsed as v (an object).
+func rewriteMetaOf(result json.RawMessage, v strictjson.Value, add []metaMember) json.RawMessage {
 	var meta []byte
 	meta = append(meta, '{')
-	for i, m := range sg.members() {
-		if i > 0 {
+	for _, m := range add {
+		if len(meta) > 1 {
 			meta = append(meta, ',')
 		}
 		meta, _ = strictjson.AppendCanonicalString(meta, m.key)
@@ -108,10 +159,12 @@ func withReceipt(result json.RawMessage, sg *signed) json.RawMessage {
 	if ok && old.Kind() == strictjson.Object {
 		for it := old.Iter(); it.Next(); {
 			m := it.Member()
-			if m.Key == receipt.MetaKey || m.Key == receipt.RequestMetaKey || m.Key == receipt.ResponseMetaKey {
+			if isReceiptMember(m.Key) {
 				continue
 			}
-			meta = append(meta, ',')
+			if len(meta) > 1 {
+				meta = append(meta, ',')
+			}
 			meta, _ = strictjson.AppendCanonicalString(meta, m.Key)
 			meta = append(meta, ':')
 			meta = append(meta, result[m.Value.Start():m.Value.End()]...)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -181,5 +182,93 @@ func TestServerMiddlewareReceipts(t *testing.T) {
 	}
 	if n := counts.Snapshot()[mcptest.Quote]; n != 1 {
 		t.Errorf("market_quote ran %d times, want 1 (the second call reused)", n)
+	}
+}
+
+// TestSessionReceiptsPlantedOnContinuation: a call continued after the
+// upstream's input_required gets no new receipt, and the upstream cannot
+// plant one either: the receipt members an upstream puts in the final
+// result's _meta are dropped (its other members kept), as on the first
+// round, so that every receipt a client finds on a result is the guard's.
+func TestSessionReceiptsPlantedOnContinuation(t *testing.T) {
+	signer := receiptSigner(t)
+	g := exactlySession(t, &mcpguard.Options{BudgetUSD: "1", Receipts: signer,
+		Specs: []tools.Spec{{Operation: preflight.Operation{Name: "ask"}, PriceUSD: "0.25"}}})
+	// A receipt the guard really signed, of another call, that an upstream
+	// could hand back as if it were this call's.
+	other, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{}}`), func(context.Context) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[]}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	om := m2(t, other)
+	planted := `{"_meta":{"trace":"t-2","` + receipt.MetaKey + `":` + string(om[receipt.MetaKey]) + `,"` + receipt.RequestMetaKey + `":` + string(om[receipt.RequestMetaKey]) +
+		`,"` + receipt.ResponseMetaKey + `":` + string(om[receipt.ResponseMetaKey]) + `},"content":[{"type":"text","text":"done"}]}`
+	answers := []string{`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{}}},"requestState":"s1"}`, planted}
+	runs := 0
+	call := func(params string) []byte {
+		t.Helper()
+		res, err := g.CallTool(context.Background(), json.RawMessage(params), func(context.Context) (json.RawMessage, error) {
+			runs++
+			return json.RawMessage(answers[runs-1]), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	checkReceipt(t, call(`{"name":"ask","arguments":{}}`), signer.Keys(), g.Agent().Guard().Catalog(), m2Receipt(t, om).Hash())
+	final := call(`{"name":"ask","arguments":{},"inputResponses":{"q":{}},"requestState":"s1"}`)
+	if runs != 2 {
+		t.Fatalf("the continuation ran %d rounds, want 2", runs)
+	}
+	m := m2(t, final)
+	for _, k := range []string{receipt.MetaKey, receipt.RequestMetaKey, receipt.ResponseMetaKey} {
+		if _, ok := m[k]; ok {
+			t.Errorf("the upstream's %s survived on the continued call's result: %s", k, final)
+		}
+	}
+	if string(m["trace"]) != `"t-2"` || !strings.HasSuffix(string(final), `,"content":[{"type":"text","text":"done"}]}`) {
+		t.Errorf("the upstream's other members were not kept as they were: %s", final)
+	}
+}
+
+func m2Receipt(t *testing.T, meta map[string]json.RawMessage) receipt.Receipt {
+	t.Helper()
+	rc, err := receipt.Parse(meta[receipt.MetaKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// TestSessionReceiptsChainSkipsErrors: a call whose forwarding fails
+// (the upstream's error reaches the client, no result) carries no receipt,
+// and so takes no place in the chain: the next result's receipt names the
+// last receipt the client was given, and the receipts the client holds
+// form one unbroken chain.
+func TestSessionReceiptsChainSkipsErrors(t *testing.T) {
+	signer := receiptSigner(t)
+	g := exactlySession(t, &mcpguard.Options{BudgetUSD: "1", Receipts: signer})
+	catalog := g.Agent().Guard().Catalog()
+	ok := func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil }
+	fails := func(context.Context) (json.RawMessage, error) { return nil, errors.New("upstream: connection reset") }
+
+	first, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":1}}`), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := checkReceipt(t, first, signer.Keys(), catalog, "")
+	if res, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":2}}`), fails); err == nil {
+		t.Fatalf("the failed call answered %s, want its error", res)
+	}
+	third, err := g.CallTool(context.Background(), json.RawMessage(`{"name":"look","arguments":{"n":3}}`), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3 := checkReceipt(t, third, signer.Keys(), catalog, r1.Hash())
+	if f := receipt.CheckChain("", []receipt.Receipt{r1, r3}); len(f) != 0 {
+		t.Errorf("the receipts the client was given do not form a chain: %+v", f)
 	}
 }

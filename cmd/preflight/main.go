@@ -92,6 +92,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			stdinUsed, r = true, stdin
 		} else {
+			// Stat before opening: opening a FIFO to read waits for a
+			// writer, for ever if none comes.
+			if info, err := os.Stat(file); err == nil && !info.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s %s is not a regular file", flagName, file)
+			}
 			f, err := os.Open(file)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", flagName, err)

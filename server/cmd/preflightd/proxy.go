@@ -306,6 +306,13 @@ const maxApprovalKeyFile = 4096
 // readApprovalKey reads the --approval-key file: its bytes, surrounding
 // whitespace trimmed, at least mcpguard.MinApprovalKeyBytes of them.
 func readApprovalKey(file string) ([]byte, error) {
+	info, err := os.Stat(file) // before opening: opening a FIFO waits for a writer
+	if err != nil {
+		return nil, fmt.Errorf("proxy: --approval-key: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("proxy: --approval-key %s is not a regular file; want a key file such as the output of: head -c 32 /dev/urandom | base64", file)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: --approval-key: %w", err)

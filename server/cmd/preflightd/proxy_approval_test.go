@@ -27,7 +27,7 @@ func TestProxyApprovalKeyFlag(t *testing.T) {
 		{"good", good, ""},
 		{"short", write("short", strings.Repeat("k", 31)+"\n"), "holds 31 bytes; want at least 32"},
 		{"huge", write("huge", strings.Repeat("k", 5000)), "larger than 4096 bytes"},
-		{"missing", filepath.Join(dir, "none"), "--approval-key: open"},
+		{"missing", filepath.Join(dir, "none"), "--approval-key: stat "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseProxyFlags([]string{"--upstream", "http://127.0.0.1:9/mcp", "--approval-key", tc.file}, io.Discard)
