@@ -317,10 +317,14 @@ local function unlist(h, tk)
   local l = get(h) or ''
   -- an empty shard stays, empty: no HDEL (16 fields at most)
   if l == tk then put(h, ''); return end
-  local i = sfind(' ' .. l .. ' ', ' ' .. tk .. ' ', 1, true)
-  if not i then return end
-  if i == 1 then put(h, ssub(l, #tk + 2))
-  else put(h, ssub(l, 1, i - 2) .. ssub(l, i + #tk)) end
+  -- the first occurrence of tk between spaces (or the ends of l)
+  local n, i = #tk, 0
+  repeat
+    i = sfind(l, tk, i + 1, true)
+    if not i then return end
+  until (i == 1 or sbyte(l, i - 1) == 32) and (i + n > #l or sbyte(l, i + n) == 32)
+  if i == 1 then put(h, ssub(l, n + 2))
+  else put(h, ssub(l, 1, i - 2) .. ssub(l, i + n)) end
 end
 
 local function list(h, tk)
