@@ -67,6 +67,13 @@ import "github.com/redis/go-redis/v9"
 // highest ver it has seen, the epoch to create the scope with. Every reply
 // starts {epoch, ver, spent (limbs), held (limbs), calls}.
 const prelude = `
+-- The library functions used, as locals: a global is looked up by name
+-- on every use (through the library's environment). They are bound by
+-- the first call (see init): a library's loading code sees none of them.
+local sfind, ssub, sfmt, smatch, sgmatch, sbyte
+local floor, mmin, spack, sunpack, tconcat
+local tonum, unpk, rcall
+
 -- The call's keys and common arguments (see init).
 local KS, S, known, seen, fresh
 
@@ -95,24 +102,31 @@ local function le(ah, al, bh, bl)
   return ah < bh or (ah == bh and al <= bl)
 end
 
--- clock returns Redis's time in ms, as a number and as text.
+-- clock returns Redis's time in ms.
 local function clock()
-  local t = redis.call('TIME')
-  local ms = string.format('%03d', math.floor(tonumber(t[2]) / 1000))
-  return tonumber(t[1]) * 1000 + tonumber(ms), t[1] .. ms
+  local t = rcall('TIME')
+  return t[1] * 1000 + floor(t[2] / 1000)
 end
 
--- M is the scope's counters as this script reads and changes them; P the
--- fields it changed (false: deleted), written by save; C the fields read
--- for it (false: absent).
-local M, P, C, changed, dirty
+-- ms is a time in ms as text.
+local function ms(t) return sfmt('%d', t) end
+
+-- M_* are the scope's counters as this script reads and changes them
+-- (see the field c); P the fields it changed (false: deleted), written by
+-- save; C the fields read for it (false: absent). With a library of
+-- functions they are kept between calls (init clears P and C; the lists
+-- EX, SET, DEL and the reply R below are reused, filled up to a count),
+-- so that a call allocates as few Lua objects as it can: each costs
+-- 0.1-0.2 µs of Redis CPU here, with its share of the garbage collector.
+local M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, M_seq, M_n, M_lx, M_t, M_xo, M_xn, M_xt
+local P, C, changed, dirty = {}, {}, false, false
 
 -- get reads field f as this script left it.
 local function get(f)
   local v = P[f]
   if v == nil then v = C[f] end
   if v == nil then
-    v = redis.call('HGET', S, f)
+    v = rcall('HGET', S, f)
     C[f] = v
   end
   return v or nil
@@ -125,7 +139,7 @@ local function put(f, v) P[f] = v end
 local function hmget(fs)
   local out = {}
   for i = 1, #fs, 4000 do
-    local v = redis.call('HMGET', S, unpack(fs, i, math.min(i + 3999, #fs)))
+    local v = rcall('HMGET', S, unpk(fs, i, mmin(i + 3999, #fs)))
     for _, x in ipairs(v) do out[#out + 1] = x end
   end
   return out
@@ -136,17 +150,17 @@ end
 -- operator's Recover the worker is refused without marking the scope
 -- lost again.
 local function retire(retired)
-  if known == '' or string.find(' ' .. (retired or '') .. ' ', ' ' .. known .. ' ', 1, true) then return end
+  if known == '' or sfind(' ' .. (retired or '') .. ' ', ' ' .. known .. ' ', 1, true) then return end
   local l = known
   if retired then l = retired .. ' ' .. known end
-  redis.call('HSET', S, 'retired', l)
+  rcall('HSET', S, 'retired', l)
 end
 
 -- lose marks the scope lost, for every worker, and fails the script.
 local function lose(why, idle)
-  redis.call('HSET', S, 'lost', why)
-  retire(redis.call('HGET', S, 'retired') or nil)
-  if idle > 0 then redis.call('PEXPIRE', S, idle) end
+  rcall('HSET', S, 'lost', why)
+  retire(rcall('HGET', S, 'retired') or nil)
+  if idle > 0 then rcall('PEXPIRE', S, idle) end
   return redis.error_reply('redisledger: state lost: ' .. why)
 end
 
@@ -158,28 +172,30 @@ local NONE = 1e15
 local CF = '<ddddddddddddd'
 
 local function unpackc(c)
-  if not c or #c ~= 104 then return nil end
-  local ver, s1, s0, h1, h0, calls, seq, n, lx, t, xo, xn, xt = struct.unpack(CF, c)
-  return {ver = ver, s1 = s1, s0 = s0, h1 = h1, h0 = h0, calls = calls, seq = seq, n = n, lx = lx, t = t,
-    xo = xo, xn = xn, xt = xt}
+  if not c or #c ~= 104 then return false end
+  M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, M_seq, M_n, M_lx, M_t, M_xo, M_xn, M_xt = sunpack(CF, c)
+  return true
 end
 
 local function packc()
-  return struct.pack(CF, M.ver, M.s1, M.s0, M.h1, M.h0, M.calls, M.seq, M.n, M.lx, M.t, M.xo, M.xn, M.xt)
+  return spack(CF, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, M_seq, M_n, M_lx, M_t, M_xo, M_xn, M_xt)
 end
 
 local OLDER = 'redisledger: the scope was written by an older version of redisledger'
 
--- open checks the scope against what this worker knows and loads M; it
--- reads the fields in extra too, into C. It returns an error reply, or
+-- EX lists the fields a script reads with the scope's own (see open).
+local EX = {}
+
+-- open checks the scope against what this worker knows and loads M_*; it
+-- reads the fields EX[1..nx] too, into C. It returns an error reply, or
 -- nil. A scope that is not there is created (its writes made by save).
-local function open(idle, extra)
-  local v = redis.call('HMGET', S, 'epoch', 'c', 'lost', unpack(extra))
+local function open(idle, nx)
+  local v = rcall('HMGET', S, 'epoch', 'c', 'lost', unpk(EX, 1, nx))
   if v[3] then
-    retire(redis.call('HGET', S, 'retired') or nil)
+    retire(rcall('HGET', S, 'retired') or nil)
     return redis.error_reply('redisledger: state lost: ' .. v[3])
   end
-  for i, f in ipairs(extra) do C[f] = v[3 + i] end
+  for i = 1, nx do C[EX[i]] = v[3 + i] end
   if not v[1] then
     if known ~= '' then
       return lose('the scope ' .. known .. ' vanished (Redis restarted without its data, evicted or expired it)', idle)
@@ -187,17 +203,17 @@ local function open(idle, extra)
     if v[2] then
       return lose('the epoch of the scope is missing', idle)
     end
-    if redis.call('EXISTS', KS[2], KS[3]) > 0 then
+    if rcall('EXISTS', KS[2], KS[3]) > 0 then
       return lose('the scope hash is missing and its other keys are not', idle)
     end
-    M = {ver = 0, s1 = 0, s0 = 0, h1 = 0, h0 = 0, calls = 0, seq = 0, n = 0, lx = NONE, t = 0, xo = 0, xn = 0, xt = 0}
-    M.epoch = fresh
+    M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, M_seq, M_n, M_lx, M_t, M_xo, M_xn, M_xt = 0, 0, 0, 0, 0, 0, 0, 0, NONE, 0, 0, 0, 0
+    M_epoch = fresh
     put('epoch', fresh)
     dirty = true
     return nil
   end
   if not v[2] then
-    local o = redis.call('HMGET', S, 'm', 'spent')
+    local o = rcall('HMGET', S, 'm', 'spent')
     if o[2] then
       return redis.error_reply(OLDER .. ', which kept money as decimal text: finish it with that version')
     end
@@ -205,21 +221,19 @@ local function open(idle, extra)
       return redis.error_reply(OLDER .. ' (layout 1: three keys per scope): finish it with that version')
     end
   end
-  M = unpackc(v[2])
-  if not M then
-    M = {}
+  if not unpackc(v[2]) then
     return lose('the counters of the scope are missing or damaged', idle)
   end
-  M.epoch = v[1]
+  M_epoch = v[1]
   if known ~= '' and v[1] ~= known then
-    local retired = redis.call('HGET', S, 'retired')
-    if retired and string.find(' ' .. retired .. ' ', ' ' .. known .. ' ', 1, true) then
+    local retired = rcall('HGET', S, 'retired')
+    if retired and sfind(' ' .. retired .. ' ', ' ' .. known .. ' ', 1, true) then
       return redis.error_reply('redisledger: state lost: the scope ' .. known .. ' was lost and an operator recovered it as ' .. v[1] .. ': this worker used it before; restart it')
     end
     return lose('the scope ' .. known .. ' was replaced by ' .. v[1], idle)
   end
-  if M.ver < seen then
-    return lose('the scope went back to version ' .. M.ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle)
+  if M_ver < seen then
+    return lose('the scope went back to version ' .. M_ver .. ' after a worker saw version ' .. seen .. ' (Redis restarted from an older snapshot or lost writes)', idle)
   end
   return nil
 end
@@ -230,27 +244,32 @@ end
 -- When now is given and the key's expiry is due for extension (at most
 -- every idle/16), it extends it: the scope expires between 15/16 of idle
 -- and idle after its last write.
+local SET, DEL = {}, {}
 local function save(idle, now)
   local ext = false
-  if idle > 0 and now and (changed or dirty) and now - M.t >= idle / 16 then
-    M.t, dirty, ext = now, true, true
+  if idle > 0 and now and (changed or dirty) and now - M_t >= idle / 16 then
+    M_t, dirty, ext = now, true, true
   end
-  if changed then M.ver = M.ver + 1 end
+  if changed then M_ver = M_ver + 1 end
   if changed or dirty then P.c = packc() end
-  local set, del = {}, {}
+  local ns, nd = 0, 0
   for f, v in pairs(P) do
-    if v then set[#set + 1] = f; set[#set + 1] = v else del[#del + 1] = f end
+    if v then SET[ns + 1], SET[ns + 2], ns = f, v, ns + 2 else nd = nd + 1; DEL[nd] = f end
+    P[f] = nil
   end
-  if #set > 0 then redis.call('HSET', S, unpack(set)) end
-  if #del > 0 then redis.call('HDEL', S, unpack(del)) end
-  if ext then redis.call('PEXPIRE', S, idle) end
-  P = {}
+  if ns > 0 then rcall('HSET', S, unpk(SET, 1, ns)) end
+  if nd > 0 then rcall('HDEL', S, unpk(DEL, 1, nd)) end
+  if ext then rcall('PEXPIRE', S, idle) end
 end
 
-local function head(extra)
-  local out = {M.epoch, M.ver, M.s1, M.s0, M.h1, M.h0, M.calls}
-  if extra then for _, x in ipairs(extra) do out[#out + 1] = x end end
-  return out
+-- head returns the reply {epoch, ver, spent (limbs), held (limbs), calls}
+-- and then a, b, c, d (up to the first nil), in a table reused by every
+-- call: Redis converts it before the next call runs.
+local R = {}
+local function head(a, b, c, d)
+  R[1], R[2], R[3], R[4], R[5], R[6], R[7] = M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls
+  R[8], R[9], R[10], R[11] = a, b, c, d
+  return R
 end
 
 local function less(ah, al, bh, bl, what)
@@ -261,36 +280,36 @@ end
 
 -- unhold takes amount (limbs as text) off the money held.
 local function unhold(ah, al)
-  M.h1, M.h0 = less(M.h1, M.h0, tonumber(ah), tonumber(al), 'the money held')
+  M_h1, M_h0 = less(M_h1, M_h0, tonum(ah), tonum(al), 'the money held')
 end
 
 -- uncharge takes a charge (limbs as text) off the money spent.
 local function uncharge(ah, al)
-  M.s1, M.s0 = less(M.s1, M.s0, tonumber(ah), tonumber(al), 'the money spent')
+  M_s1, M_s0 = less(M_s1, M_s0, tonum(ah), tonum(al), 'the money spent')
 end
 
 local function spend(ah, al)
-  M.s1, M.s0 = add(M.s1, M.s0, tonumber(ah), tonumber(al))
+  M_s1, M_s0 = add(M_s1, M_s0, tonum(ah), tonum(al))
 end
 
 -- held parses a reservation record: amount limbs, started, lease expiry
 -- when it is a hold.
 local function held(r)
-  return string.match(r or '', '^h (%d+) (%d+) (%d) (%d+)$')
+  return smatch(r or '', '^h (%d+) (%d+) (%d) (%d+)$')
 end
 
 -- over parses an ended record: state, cost limbs, end time, nonce.
 local function over(r)
-  return string.match(r or '', '^(%d) (%d+) (%d+) (%d+) ?(.*)$')
+  return smatch(r or '', '^(%d) (%d+) (%d+) (%d+) ?(.*)$')
 end
 
 -- ended records how reservation tk ended, for its retries, and queues it
 -- for forgetting after the retention.
 local function ended(tk, state, cost, nonce, nows)
   put('r:' .. tk, state .. ' ' .. cost .. ' ' .. nows .. ' ' .. nonce)
-  put(string.format('x:%d', M.xn), nows .. ' ' .. tk)
-  if M.xo == M.xn then M.xt = tonumber(nows) end
-  M.xn = M.xn + 1
+  put(sfmt('x:%d', M_xn), nows .. ' ' .. tk)
+  if M_xo == M_xn then M_xt = tonum(nows) end
+  M_xn = M_xn + 1
   dirty = true
 end
 
@@ -299,10 +318,14 @@ local function unlist(h, tk)
   local l = get(h) or ''
   -- an empty shard stays, empty: no HDEL (16 fields at most)
   if l == tk then put(h, ''); return end
-  local i = string.find(' ' .. l .. ' ', ' ' .. tk .. ' ', 1, true)
-  if not i then return end
-  if i == 1 then put(h, string.sub(l, #tk + 2))
-  else put(h, string.sub(l, 1, i - 2) .. string.sub(l, i + #tk)) end
+  -- the first occurrence of tk between spaces (or the ends of l)
+  local n, i = #tk, 0
+  repeat
+    i = sfind(l, tk, i + 1, true)
+    if not i then return end
+  until (i == 1 or sbyte(l, i - 1) == 32) and (i + n > #l or sbyte(l, i + n) == 32)
+  if i == 1 then put(h, ssub(l, n + 2))
+  else put(h, ssub(l, 1, i - 2) .. ssub(l, i + n)) end
 end
 
 local function list(h, tk)
@@ -313,8 +336,8 @@ end
 
 -- lease notes that a lease runs until until_ms.
 local function lease(until_ms)
-  if until_ms < M.lx then
-    M.lx = until_ms
+  if until_ms < M_lx then
+    M_lx = until_ms
     dirty = true
   end
 end
@@ -323,16 +346,16 @@ end
 -- when their call started (reading the lease shards only when one may
 -- have expired: field lx), and forgets up to 16 ended reservations older
 -- than keep_ms.
-local function reap(now, nows, keep_ms)
-  if now >= M.lx then
+local function reap(now, keep_ms)
+  if now >= M_lx then
     local hs = {}
     for i = 0, 15 do hs[i + 1] = 'H' .. i end
-    local ls = redis.call('HMGET', S, unpack(hs))
+    local ls = rcall('HMGET', S, unpk(hs))
     local tks, rs, at = {}, {}, {}
     for i, l in ipairs(ls) do
       if l then
         if C[hs[i]] == nil then C[hs[i]] = l end
-        for tk in string.gmatch(get(hs[i]) or '', '%S+') do
+        for tk in sgmatch(get(hs[i]) or '', '%S+') do
           tks[#tks + 1] = tk; rs[#rs + 1] = 'r:' .. tk; at[#at + 1] = hs[i]
         end
       end
@@ -342,13 +365,13 @@ local function reap(now, nows, keep_ms)
       local v = hmget(rs)
       for i, tk in ipairs(tks) do
         local a1, a0, st, exp = held(P[rs[i]] or v[i])
-        if a1 and tonumber(exp) > now then
-          lx = math.min(lx, tonumber(exp))
+        if a1 and tonum(exp) > now then
+          lx = mmin(lx, tonum(exp))
         elseif a1 then
           unhold(a1, a0)
           if st == '1' then
             spend(a1, a0)
-            ended(tk, 4, a1 .. ' ' .. a0, '', nows)
+            ended(tk, '4', a1 .. ' ' .. a0, '', ms(now))
           else
             put(rs[i], false)
           end
@@ -360,27 +383,27 @@ local function reap(now, nows, keep_ms)
         end
       end
     end
-    M.lx = lx
+    M_lx = lx
     dirty = true
   end
-  if keep_ms > 0 and M.xo < M.xn and ((M.xt > 0 and now - keep_ms >= M.xt) or (M.xt == 0 and M.ver % 8 == 0)) then
+  if keep_ms > 0 and M_xo < M_xn and ((M_xt > 0 and now - keep_ms >= M_xt) or (M_xt == 0 and M_ver % 8 == 0)) then
     local fs = {}
-    for k = M.xo, math.min(M.xo + 15, M.xn - 1) do fs[#fs + 1] = string.format('x:%d', k) end
-    local xs = redis.call('HMGET', S, unpack(fs))
+    for k = M_xo, mmin(M_xo + 15, M_xn - 1) do fs[#fs + 1] = sfmt('x:%d', k) end
+    local xs = rcall('HMGET', S, unpk(fs))
     local tks, ts = {}, {}
-    M.xt = 0
+    M_xt = 0
     for i, x in ipairs(xs) do
-      local t, tk = string.match(x or '', '^(%d+) (.+)$')
-      if t and tonumber(t) > now - keep_ms then M.xt = tonumber(t); break end
+      local t, tk = smatch(x or '', '^(%d+) (.+)$')
+      if t and tonum(t) > now - keep_ms then M_xt = tonum(t); break end
       put(fs[i], false)
-      M.xo = M.xo + 1
+      M_xo = M_xo + 1
       if tk and P['r:' .. tk] == nil then tks[#tks + 1] = tk; ts[#ts + 1] = t end
     end
     dirty = true
     if #tks > 0 then
       local rs = {}
       for i, tk in ipairs(tks) do rs[i] = 'r:' .. tk end
-      local v = redis.call('HMGET', S, unpack(rs))
+      local v = rcall('HMGET', S, unpk(rs))
       for i, r in ipairs(v) do
         local _, _, _, e = over(r)
         -- a record that ended again later is forgotten by its later entry
@@ -390,25 +413,32 @@ local function reap(now, nows, keep_ms)
   end
 end
 
-local function redundant(old, new)
-  if old.fp ~= new.fp or old.o ~= new.o then return false end
-  if new.o == 'success' then
-    return old.goal == new.goal and (new.ref ~= '' or old.ref == '')
+-- redundant reports whether the stored entry old is made redundant by a
+-- new entry of fingerprint fp, outcome o, result reference ref and goal.
+local function redundant(old, fp, o, ref, goal)
+  if old.fp ~= fp or old.o ~= o then return false end
+  if o == 'success' then
+    return old.goal == goal and (ref ~= '' or old.ref == '')
   end
-  return new.o == 'transient_failure'
+  return o == 'transient_failure'
 end
 
-local function rank(e)
-  if e.o == 'transient_failure' then return 0 end
-  if e.o == 'success' and e.ref == '' then return 1 end
-  if e.o == 'success' then return 2 end
+-- rank is the eviction class of an entry (0 is evicted first).
+local function rank(o, ref)
+  if o == 'transient_failure' then return 0 end
+  if o == 'success' and ref == '' then return 1 end
+  if o == 'success' then return 2 end
   return 3
 end
+
+-- QN names the queue of each eviction class; CD is its digit, NL a line
+-- break and its digit.
+local QN, CD, NL = {[0] = 'q0', 'q1', 'q2', 'q3'}, {[0] = '0', '1', '2', '3'}, {[0] = '\n0', '\n1', '\n2', '\n3'}
 
 -- dropnth removes the j-th occurrence of bucket b from queue field q.
 local function dropnth(q, b, j)
   local out, k = {}, 0
-  for x in string.gmatch(get(q) or '', '%S+') do
+  for x in sgmatch(get(q) or '', '%S+') do
     if x == b then
       k = k + 1
       if k ~= j then out[#out + 1] = x end
@@ -416,74 +446,123 @@ local function dropnth(q, b, j)
       out[#out + 1] = x
     end
   end
-  put(q, table.concat(out, ' '))
+  put(q, tconcat(out, ' '))
 end
 
--- record appends the entry e ({fp, o, ref, goal}; raw its JSON without
--- the time) of bucket b, stamped now, under the retention rules of
--- agent.Ledger: drop the entries of its fingerprint it makes redundant,
--- then, while there are more than max, evict the oldest of the least
--- useful class other than itself. It reads the entries of its bucket and
--- the bucket of one evicted entry (its bucket and the queues come with
--- open).
-local function record(raw, e, b, nows, max)
-  local fb, cls = 'f:' .. b, rank(e)
+-- unline returns the lines l without the first of class c (its first
+-- byte), or nil when there is none.
+local function unline(l, c)
+  local i = 1
+  if sbyte(l, 1) ~= 48 + c then
+    i = sfind(l, NL[c], 1, true)
+    if not i then return nil end
+    i = i + 1
+  end
+  local j = sfind(l, '\n', i, true)
+  if i == 1 then
+    if j then return ssub(l, j + 1) end
+    return ''
+  end
+  if j then return ssub(l, 1, i - 2) .. ssub(l, j) end
+  return ssub(l, 1, i - 2)
+end
+
+-- evict drops the oldest entry of the queue of class vc, whose text is
+-- vq (not empty), and returns the queue left.
+local function evict(vc, vq)
+  local sp = sfind(vq, ' ', 1, true)
+  local victim, rest = vq, ''
+  if sp then victim, rest = ssub(vq, 1, sp - 1), ssub(vq, sp + 1) end
+  local fv = 'f:' .. victim
+  local l = unline(get(fv) or '', vc)
+  if l then put(fv, l) end
+  return rest
+end
+
+-- record appends the entry of fingerprint fp, outcome o, result
+-- reference ref and goal hash goal (pre: its JSON without the time and
+-- the closing brace) to bucket b, stamped nows, under the retention rules
+-- of agent.Ledger: drop the entries of its fingerprint it makes
+-- redundant, then, while there are more than max, evict the oldest of the
+-- least useful class other than itself. It reads the entries of its
+-- bucket and the bucket of one evicted entry (its bucket and the queues
+-- come with open).
+local function record(pre, fp, o, ref, goal, b, nows, max)
+  local fb, cls = 'f:' .. b, rank(o, ref)
   local lines = get(fb) or ''
-  if lines ~= '' and string.find(lines, e.fp, 1, true) then
+  if lines ~= '' and sfind(lines, fp, 1, true) then
     local keep, gone, count = {}, {}, {0, 0, 0, 0}
-    for line in string.gmatch(lines, '[^\n]+') do
-      local c = tonumber(string.sub(line, 1, 1))
+    for line in sgmatch(lines, '[^\n]+') do
+      local c = tonum(ssub(line, 1, 1))
       count[c + 1] = count[c + 1] + 1
-      if string.find(line, e.fp, 1, true) and redundant(cjson.decode(string.sub(line, 2)), e) then
+      if sfind(line, fp, 1, true) and redundant(cjson.decode(ssub(line, 2)), fp, o, ref, goal) then
         gone[#gone + 1] = {c, count[c + 1]}
-        M.n = M.n - 1
+        M_n = M_n - 1
       else
         keep[#keep + 1] = line
       end
     end
     if #gone > 0 then
-      lines = table.concat(keep, '\n')
-      for i = #gone, 1, -1 do dropnth('q' .. gone[i][1], b, gone[i][2]) end
+      lines = tconcat(keep, '\n')
+      for i = #gone, 1, -1 do dropnth(QN[gone[i][1]], b, gone[i][2]) end
     end
   end
-  M.seq = M.seq + 1
-  local line = cls .. string.sub(raw, 1, -2) .. ',"at":"' .. nows .. string.format('","n":%d}', M.seq)
-  if lines == '' then lines = line else lines = lines .. '\n' .. line end
-  put(fb, lines)
-  local q = get('q' .. cls)
-  if q and q ~= '' then put('q' .. cls, q .. ' ' .. b) else put('q' .. cls, b) end
-  M.n = M.n + 1
-  while M.n > max do
-    local victim, vc
+  M_seq = M_seq + 1
+  if lines == '' then
+    put(fb, CD[cls] .. pre .. ',"at":"' .. nows .. '","n":' .. ms(M_seq) .. '}')
+  else
+    put(fb, lines .. '\n' .. CD[cls] .. pre .. ',"at":"' .. nows .. '","n":' .. ms(M_seq) .. '}')
+  end
+  local qc = QN[cls]
+  local q = get(qc)
+  changed = true
+  if M_n == max then
+    -- Full: one entry in, one out (the usual case). The victim is the
+    -- oldest entry of the lowest class that had one before this entry
+    -- (which is the newest of its class).
     for r = 0, 3 do
-      local q = get('q' .. r)
-      if q and q ~= '' and (r ~= cls or string.find(q, ' ', 1, true)) then
-        victim, vc = string.match(q, '^%S+'), r
+      local vq = get(QN[r])
+      if vq and vq ~= '' then
+        local rest = evict(r, vq)
+        if r == cls then
+          if rest ~= '' then put(qc, rest .. ' ' .. b) else put(qc, b) end
+        else
+          put(QN[r], rest)
+          if q and q ~= '' then put(qc, q .. ' ' .. b) else put(qc, b) end
+        end
+        return
+      end
+    end
+  end
+  if q and q ~= '' then put(qc, q .. ' ' .. b) else put(qc, b) end
+  M_n = M_n + 1
+  while M_n > max do
+    local vc, vq
+    for r = 0, 3 do
+      local x = get(QN[r])
+      if x and x ~= '' and (r ~= cls or sfind(x, ' ', 1, true)) then
+        vc, vq = r, x
         break
       end
     end
-    if not victim then break end
-    local q = get('q' .. vc)
-    local sp = string.find(q, ' ', 1, true)
-    if sp then put('q' .. vc, string.sub(q, sp + 1)) else put('q' .. vc, '') end
-    -- the first line of class vc in the victim's bucket
-    local fv = 'f:' .. victim
-    local l = '\n' .. (get(fv) or '') .. '\n'
-    local i = string.find(l, '\n' .. string.char(48 + vc), 1, true)
-    if i then
-      local j = string.find(l, '\n', i + 1, true)
-      put(fv, string.sub(string.sub(l, 1, i) .. string.sub(l, j + 1), 2, -2))
-    end
-    M.n = M.n - 1
+    if not vc then break end
+    put(QN[vc], evict(vc, vq))
+    M_n = M_n - 1
   end
-  changed = true
 end
 
 -- init starts a call: its keys and arguments, nothing read or changed.
 local function init(keys, args)
-  KS, S = keys, keys[1]
-  known, seen, fresh = args[1], tonumber(args[2]), args[3]
-  M, P, C, changed, dirty = {}, {}, {}, false, false
+  if not sfind then
+    sfind, ssub, sfmt, smatch, sgmatch, sbyte = string.find, string.sub, string.format, string.match, string.gmatch, string.byte
+    floor, mmin, spack, sunpack, tconcat = math.floor, math.min, struct.pack, struct.unpack, table.concat
+    tonum, unpk = tonumber, unpack
+  end
+  KS, S, rcall = keys, keys[1], redis.call
+  known, seen, fresh = args[1], tonum(args[2]), args[3]
+  for f in pairs(P) do P[f] = nil end
+  for f in pairs(C) do C[f] = nil end
+  changed, dirty = false, false
 end
 `
 
@@ -491,72 +570,70 @@ end
 // (two limbs, "" for none), max calls (0 for none), lease ms, idle ms,
 // started (0|1), keep ms, the fingerprint's bucket ("" for none). Reply:
 // head, then 1 when held (or already held), 0 when the limits do not
-// hold, the clock in ms, then the lines of the bucket (one string, "" for
-// none).
+// hold, the clock in ms (a number), then the lines of the bucket (one
+// string, "" for none).
 var reserveScript = newScript("reserve", `
-local tk, sh, a1, a0, max_calls, lease_ms, idle = ARGV[4], 'H' .. ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-local fb = ''
-local extra = {'r:' .. tk, sh}
-if ARGV[15] ~= '' then fb = 'f:' .. ARGV[15]; extra[3] = fb end
-local bad = open(idle, extra)
+local tk, sh, a1, a0, max_calls, lease_ms, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6]), tonum(ARGV[7]), tonum(ARGV[10]), tonum(ARGV[11]), tonum(ARGV[12])
+local rf, fb = 'r:' .. tk, ''
+EX[1], EX[2] = rf, sh
+local nx = 2
+if ARGV[15] ~= '' then fb = 'f:' .. ARGV[15]; EX[3] = fb; nx = 3 end
+local bad = open(idle, nx)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[14]))
-local function reply(ok)
-  local b = ''
-  if fb ~= '' then b = get(fb) or '' end
-  return head({ok, nows, b})
-end
-local r = get('r:' .. tk)
-if held(r) then
-  save(idle, now)
-  return reply(1)
-end
-if r then
+local now = clock()
+reap(now, tonum(ARGV[14]))
+local r = get(rf)
+local ok = 1
+if r and not held(r) then
   save(idle, now)
   return redis.error_reply('redisledger: reservation ended: ' .. tk)
 end
-local t1, t0 = add(M.s1, M.s0, M.h1, M.h0)
-t1, t0 = add(t1, t0, a1, a0)
-if ((a1 > 0 or a0 > 0) and ARGV[8] ~= '' and not le(t1, t0, tonumber(ARGV[8]), tonumber(ARGV[9])))
-  or (max_calls > 0 and M.calls + 1 > max_calls) then
-  save(idle, now)
-  return reply(0)
+if not r then
+  local t1, t0 = add(M_s1, M_s0, M_h1, M_h0)
+  t1, t0 = add(t1, t0, a1, a0)
+  if ((a1 > 0 or a0 > 0) and ARGV[8] ~= '' and not le(t1, t0, tonum(ARGV[8]), tonum(ARGV[9])))
+    or (max_calls > 0 and M_calls + 1 > max_calls) then
+    ok = 0
+  else
+    M_h1, M_h0 = add(M_h1, M_h0, a1, a0)
+    M_calls = M_calls + 1
+    local exp = now + lease_ms
+    put(rf, 'h ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[13] .. ' ' .. ms(exp))
+    list(sh, tk)
+    lease(exp)
+    changed = true
+  end
 end
-M.h1, M.h0 = add(M.h1, M.h0, a1, a0)
-M.calls = M.calls + 1
-local exp = now + lease_ms
-put('r:' .. tk, 'h ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[13] .. ' ' .. string.format('%d', exp))
-list(sh, tk)
-lease(exp)
-changed = true
 save(idle, now)
-return reply(1)
+local lines = ''
+if fb ~= '' then lines = get(fb) or '' end
+return head(ok, now, lines)
 `)
 
 // cancelScript: ARGV 4.. token, lease shard, idle ms, keep ms. Withdraws
 // the hold and its call; gives back a charge made at lease expiry. Reply:
 // head.
 var cancelScript = newScript("cancel", `
-local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonumber(ARGV[6])
-local bad = open(idle, {'r:' .. tk, sh})
+local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6])
+EX[1], EX[2] = 'r:' .. tk, sh
+local bad = open(idle, 2)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[7]))
+local now = clock()
+reap(now, tonum(ARGV[7]))
 local r = get('r:' .. tk)
 local a1, a0 = held(r)
 if a1 then
   unhold(a1, a0)
-  M.calls = M.calls - 1
+  M_calls = M_calls - 1
   unlist(sh, tk)
-  ended(tk, 3, '0 0', '', nows)
+  ended(tk, '3', '0 0', '', ms(now))
   changed = true
 else
   local st, c1, c0 = over(r)
   if st == '4' then
     uncharge(c1, c0)
-    M.calls = M.calls - 1
-    ended(tk, 3, '0 0', '', nows)
+    M_calls = M_calls - 1
+    ended(tk, '3', '0 0', '', ms(now))
     changed = true
   end
 end
@@ -565,65 +642,70 @@ return head()
 `)
 
 // settleScript: ARGV 4.. token, lease shard, cost (two limbs), keep ms,
-// entry JSON ("" for none), max entries, idle ms, nonce, the entry's
-// bucket, fingerprint, outcome, result reference and goal hash (as in its
-// JSON). Reply: head, then state (0 settled, 1 settled late, 2 repeat of
-// an earlier settlement), late (0|1), cost counted (two limbs).
+// entry JSON without its closing brace ("" for none), max entries, idle
+// ms, nonce, the entry's bucket, fingerprint, outcome, result reference
+// and goal hash (as in its JSON). Reply: head, then state (0 settled, 1
+// settled late, 2 repeat of an earlier settlement), late (0|1), cost
+// counted (two limbs).
 var settleScript = newScript("settle", `
-local tk, sh, nonce, idle = ARGV[4], 'H' .. ARGV[5], ARGV[12], tonumber(ARGV[11])
-local extra = {'r:' .. tk, sh}
+local tk, sh, nonce, idle = ARGV[4], 'H' .. ARGV[5], ARGV[12], tonum(ARGV[11])
+local rf = 'r:' .. tk
+EX[1], EX[2] = rf, sh
+local nx = 2
 if ARGV[9] ~= '' then
-  for _, f in ipairs({'f:' .. ARGV[13], 'q0', 'q1', 'q2', 'q3'}) do extra[#extra + 1] = f end
+  EX[3], EX[4], EX[5], EX[6], EX[7], nx = 'f:' .. ARGV[13], 'q0', 'q1', 'q2', 'q3', 7
 end
-local bad = open(idle, extra)
+local bad = open(idle, nx)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[8]))
-local r = get('r:' .. tk)
-local late = 1
+local now = clock()
+reap(now, tonum(ARGV[8]))
+local r = get(rf)
+local late, lates = 1, '1'
 local a1, a0 = held(r)
 if a1 then
   unhold(a1, a0)
   unlist(sh, tk)
-  late = 0
+  late, lates = 0, '0'
 elseif r then
   local st, c1, c0, _, n = over(r)
   if st == '0' or st == '1' then
     save(idle, now)
-    if n == nonce then return head({tonumber(st), tonumber(st), c1, c0}) end
-    return head({2, tonumber(st), c1, c0})
+    if n == nonce then return head(tonum(st), tonum(st), c1, c0) end
+    return head(2, tonum(st), c1, c0)
   end
   if st == '4' then uncharge(c1, c0) end
 end
 spend(ARGV[6], ARGV[7])
-ended(tk, late, ARGV[6] .. ' ' .. ARGV[7], nonce, nows)
-if ARGV[9] ~= '' then record(ARGV[9], {fp = ARGV[14], o = ARGV[15], ref = ARGV[16], goal = ARGV[17]}, ARGV[13], nows, tonumber(ARGV[10])) end
+local nows = ms(now)
+ended(tk, lates, ARGV[6] .. ' ' .. ARGV[7], nonce, nows)
+if ARGV[9] ~= '' then record(ARGV[9], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[13], nows, tonum(ARGV[10])) end
 changed = true
 save(idle, now)
-return head({late, late, ARGV[6], ARGV[7]})
+return head(late, late, ARGV[6], ARGV[7])
 `)
 
 // releaseScript: ARGV 4.. token, lease shard, idle ms, keep ms. Frees the
 // hold without spending; gives back a charge made at lease expiry.
 // Reply: head.
 var releaseScript = newScript("release", `
-local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonumber(ARGV[6])
-local bad = open(idle, {'r:' .. tk, sh})
+local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6])
+EX[1], EX[2] = 'r:' .. tk, sh
+local bad = open(idle, 2)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[7]))
+local now = clock()
+reap(now, tonum(ARGV[7]))
 local r = get('r:' .. tk)
 local a1, a0 = held(r)
 if a1 then
   unhold(a1, a0)
   unlist(sh, tk)
-  ended(tk, 3, '0 0', '', nows)
+  ended(tk, '3', '0 0', '', ms(now))
   changed = true
 else
   local st, c1, c0 = over(r)
   if st == '4' then
     uncharge(c1, c0)
-    ended(tk, 3, '0 0', '', nows)
+    ended(tk, '3', '0 0', '', ms(now))
     changed = true
   end
 end
@@ -636,18 +718,18 @@ return head()
 // one, the expiry of the scope's key. Reply: head, then how many were
 // held.
 var renewScript = newScript("renew", `
-local idle = tonumber(ARGV[5])
-local extra = {}
-for i = 7, #ARGV do extra[#extra + 1] = 'r:' .. ARGV[i] end
-local bad = open(idle, extra)
+local idle = tonum(ARGV[5])
+local nx = 0
+for i = 7, #ARGV do nx = nx + 1; EX[nx] = 'r:' .. ARGV[i] end
+local bad = open(idle, nx)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[6]))
-local until_ms, n = now + tonumber(ARGV[4]), 0
+local now = clock()
+reap(now, tonum(ARGV[6]))
+local until_ms, n = now + tonum(ARGV[4]), 0
 for i = 7, #ARGV do
   local a1, a0, st = held(get('r:' .. ARGV[i]))
   if a1 then
-    put('r:' .. ARGV[i], 'h ' .. a1 .. ' ' .. a0 .. ' ' .. st .. ' ' .. string.format('%d', until_ms))
+    put('r:' .. ARGV[i], 'h ' .. a1 .. ' ' .. a0 .. ' ' .. st .. ' ' .. ms(until_ms))
     n = n + 1
   end
 end
@@ -657,42 +739,43 @@ if n > 0 then
   dirty = true
 end
 save(idle, now)
-return head({n})
+return head(n)
 `)
 
-// appendScript: ARGV 4.. entry JSON, max entries, idle ms, the entry's
-// bucket, fingerprint, outcome, result reference and goal hash. Reply:
-// head.
+// appendScript: ARGV 4.. entry JSON without its closing brace, max
+// entries, idle ms, the entry's bucket, fingerprint, outcome, result
+// reference and goal hash. Reply: head.
 var appendScript = newScript("append", `
-local idle = tonumber(ARGV[6])
-local bad = open(idle, {'f:' .. ARGV[7], 'q0', 'q1', 'q2', 'q3'})
+local idle = tonum(ARGV[6])
+EX[1], EX[2], EX[3], EX[4], EX[5] = 'f:' .. ARGV[7], 'q0', 'q1', 'q2', 'q3'
+local bad = open(idle, 5)
 if bad then return bad end
-local now, nows = clock()
-record(ARGV[4], {fp = ARGV[8], o = ARGV[9], ref = ARGV[10], goal = ARGV[11]}, ARGV[7], nows, tonumber(ARGV[5]))
+local now = clock()
+record(ARGV[4], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[7], ms(now), tonum(ARGV[5]))
 save(idle, now)
 return head()
 `)
 
 // stateScript: ARGV 4.. what: a bucket, "" for none, "*" for every
-// entry; keep ms, idle ms. Reply: head, now ms, then the lines of the
-// bucket, or of every bucket of the history (one string each).
+// entry; keep ms, idle ms. Reply: head, now ms (a number), then the lines
+// of the bucket, or of every bucket of the history (one string each).
 var stateScript = newScript("state", `
-local extra = {}
-if ARGV[4] == '*' then extra = {'q0', 'q1', 'q2', 'q3'} elseif ARGV[4] ~= '' then extra = {'f:' .. ARGV[4]} end
-local idle = tonumber(ARGV[6])
-local bad = open(idle, extra)
+local nx = 0
+if ARGV[4] == '*' then EX[1], EX[2], EX[3], EX[4], nx = 'q0', 'q1', 'q2', 'q3', 4 elseif ARGV[4] ~= '' then EX[1], nx = 'f:' .. ARGV[4], 1 end
+local idle = tonum(ARGV[6])
+local bad = open(idle, nx)
 if bad then return bad end
-local now, nows = clock()
-reap(now, nows, tonumber(ARGV[5]))
+local now = clock()
+reap(now, tonum(ARGV[5]))
 save(idle, now)
-local out = head({nows})
+local out = {M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, now}
 if ARGV[4] ~= '*' then
   if ARGV[4] ~= '' then out[#out + 1] = get('f:' .. ARGV[4]) or '' end
   return out
 end
 local seen, fs = {}, {}
 for r = 0, 3 do
-  for b in string.gmatch(get('q' .. r) or '', '%S+') do
+  for b in sgmatch(get(QN[r]) or '', '%S+') do
     if not seen[b] then seen[b] = true; fs[#fs + 1] = 'f:' .. b end
   end
 end

@@ -377,12 +377,13 @@ type storedEntry struct {
 	N    int64  `json:"n,omitempty"`  // the entry's number in the scope
 }
 
-// encodeEntry is the JSON of e without its time, which the scripts add,
-// and the arguments the scripts read it by: its fingerprint, outcome,
-// result reference and goal hash.
+// encodeEntry is the JSON of e without its time and its closing brace
+// (the scripts add the time and the entry's number, then the brace), and
+// the arguments the scripts read it by: its fingerprint, outcome, result
+// reference and goal hash.
 func encodeEntry(e agent.Entry) []any {
 	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return []any{string(b), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
+	return []any{string(b[:len(b)-1]), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -482,15 +483,14 @@ func (s *Store) state(ctx context.Context, b, fp string) (agent.LedgerState, err
 	return st, nil
 }
 
-// entriesOf reads the clock and the history entries a script returned:
+// entriesOf reads the clock (ms, an integer) and the history entries a script returned:
 // buckets, each of lines holding an eviction class (one digit) and an
 // entry's JSON. It keeps the entries of fingerprint fp (a bucket may hold
 // other fingerprints' too), or, with all, every entry, in the order they
 // were recorded.
 func entriesOf(clock any, buckets []any, fp string, all bool) (time.Time, []agent.StoredEntry, error) {
-	c, _ := clock.(string)
-	now, err := strconv.ParseInt(c, 10, 64)
-	if err != nil {
+	now, ok := clock.(int64)
+	if !ok {
 		return time.Time{}, nil, fmt.Errorf("clock %v", clock)
 	}
 	var h []agent.StoredEntry
