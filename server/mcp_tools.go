@@ -103,7 +103,7 @@ func newMCPServer(catalog *preflight.Catalog, signer *receipt.Signer) *mcp.Serve
 			Title: "Check an HTTP request body", ReadOnlyHint: true, IdempotentHint: true,
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
-	}, mcpCheckRequestHandler(signer))
+	}, mcpJSONToolHandler(preflight.CheckJSON, signer))
 	s.AddTool(&mcp.Tool{
 		Name:         mcpToolToolCall,
 		Title:        toolCallTitle(catalog),
@@ -114,14 +114,17 @@ func newMCPServer(catalog *preflight.Catalog, signer *receipt.Signer) *mcp.Serve
 			Title: "Preflight a tool call", ReadOnlyHint: true, IdempotentHint: true,
 			DestructiveHint: &falseHint, OpenWorldHint: &falseHint,
 		},
-	}, mcpToolCallHandler(catalog, signer))
+	}, mcpJSONToolHandler(catalog.DecideJSON, signer))
 	s.AddReceivingMiddleware(mcpUnknownToolMiddleware)
 	return s
 }
 
-// mcpCheckRequestHandler runs check_request: the client's argument bytes go,
-// unchanged, to the function POST /check-request calls.
-func mcpCheckRequestHandler(signer *receipt.Signer) mcp.ToolHandler {
+// mcpJSONToolHandler runs a tool whose client's argument bytes go,
+// unchanged, to run, the function the tool's HTTP route calls:
+// preflight.CheckJSON for check_request (POST /check-request), the
+// catalog's DecideJSON for preflight_tool_call (POST
+// /v0.2/preflight/tool-call; the tool is free: no paywall applies).
+func mcpJSONToolHandler[T any](run func([]byte) (T, error), signer *receipt.Signer) mcp.ToolHandler {
 	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := mcpArguments(req)
 		if err != nil {
@@ -131,27 +134,7 @@ func mcpCheckRequestHandler(signer *receipt.Signer) mcp.ToolHandler {
 		if err != nil {
 			return mcpErrorResult(err)
 		}
-		out, err := preflight.CheckJSON(args)
-		if err != nil {
-			return mcpErrorResult(err)
-		}
-		return mcpAnswer(out, signer, prev)
-	}
-}
-
-// mcpToolCallHandler runs preflight_tool_call: the client's argument bytes go,
-// unchanged, to the function POST /v0.2/preflight/tool-call calls. The tool is free: no paywall applies.
-func mcpToolCallHandler(catalog *preflight.Catalog, signer *receipt.Signer) mcp.ToolHandler {
-	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := mcpArguments(req)
-		if err != nil {
-			return mcpErrorResult(err)
-		}
-		prev, err := mcpReceiptPrev(req)
-		if err != nil {
-			return mcpErrorResult(err)
-		}
-		out, err := catalog.DecideJSON(args)
+		out, err := run(args)
 		if err != nil {
 			return mcpErrorResult(err)
 		}

@@ -437,44 +437,7 @@ const hexDigits = "0123456789abcdef"
 // e.buf in an unspecified state, when s is not valid UTF-8 (which includes
 // UTF-8-encoded surrogates).
 func (e *encoder) str(s string) bool {
-	b := append(e.buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				e.buf = b
-				return false
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
+	b, ok := AppendEscaped(append(e.buf, '"'), s, 0)
 	e.buf = append(b, '"')
-	return true
+	return ok
 }

@@ -14,7 +14,6 @@ import (
 	adkagent "google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/plugin"
-	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/functiontool"
@@ -56,29 +55,8 @@ func TestApprovals(t *testing.T) {
 				cfg.OnToolErrorCallbacks = []llmagent.OnToolErrorCallback{g.OnToolError}
 				cfg.AfterToolCallbacks = []llmagent.AfterToolCallback{g.AfterTool}
 			}
-			a, err := llmagent.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			svc := session.InMemoryService()
-			r, err := runner.New(runner.Config{AppName: "preflight-test", Agent: a, SessionService: svc,
-				AutoCreateSession: true, PluginConfig: runner.PluginConfig{Plugins: plugins}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			send := func(msg *genai.Content) []*genai.Part {
-				t.Helper()
-				var parts []*genai.Part
-				for ev, err := range r.Run(ctx, "user", "s1", msg, adkagent.RunConfig{}) {
-					if err != nil {
-						t.Fatalf("the run was aborted: %v", err)
-					}
-					if ev.Content != nil {
-						parts = append(parts, ev.Content.Parts...)
-					}
-				}
-				return parts
-			}
+			send := startOn(t, svc, cfg, plugins)
 			answer := func(id string, yes bool) *genai.Content {
 				return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
 					ID: id, Name: toolconfirmation.FunctionCallName, Response: map[string]any{"confirmed": yes}}}}}

@@ -113,11 +113,18 @@ func scenarioTools(t *testing.T, sc *agenttest.Scenario, errorsInBand bool) []to
 // fails the test if the run was aborted.
 func start(t *testing.T, cfg llmagent.Config, plugins []*plugin.Plugin) (send func(msg *genai.Content) []*genai.Part) {
 	t.Helper()
+	return startOn(t, session.InMemoryService(), cfg, plugins)
+}
+
+// startOn is start with the runner's sessions kept in svc (app
+// "preflight-test", user "user", session "s1").
+func startOn(t *testing.T, svc session.Service, cfg llmagent.Config, plugins []*plugin.Plugin) (send func(msg *genai.Content) []*genai.Part) {
+	t.Helper()
 	a, err := llmagent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(runner.Config{AppName: "preflight-test", Agent: a, SessionService: session.InMemoryService(),
+	r, err := runner.New(runner.Config{AppName: "preflight-test", Agent: a, SessionService: svc,
 		AutoCreateSession: true, PluginConfig: runner.PluginConfig{Plugins: plugins}})
 	if err != nil {
 		t.Fatal(err)

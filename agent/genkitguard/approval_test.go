@@ -32,15 +32,7 @@ func TestApprovals(t *testing.T) {
 	email := func(id, to string) []agenttest.Call {
 		return []agenttest.Call{{ID: id, Tool: agenttest.Email, Args: `{"to":"` + to + `"}`}}
 	}
-	turns := [][]agenttest.Call{email("e1", "a@x.io"), email("e2", "b@x.io"), email("e3", "c@x.io")}
-	next := func() []agenttest.Call {
-		if len(turns) == 0 {
-			return nil
-		}
-		c := turns[0]
-		turns = turns[1:]
-		return c
-	}
+	next := turns(email("e1", "a@x.io"), email("e2", "b@x.io"), email("e3", "c@x.io"))
 	results := map[string]string{}
 	m := defineScriptedModel(g, "approvals", next, func(id string, b []byte) { results[id] = string(b) })
 	guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ApprovalSpecs(), LedgerStore: store})

@@ -96,15 +96,7 @@ func TestDuplicateCallIDs(t *testing.T) {
 	for i := range 12 {
 		g := genkit.Init(ctx)
 		sc := agenttest.NewScenario()
-		turns := [][]agenttest.Call{{{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}}}
-		next := func() []agenttest.Call {
-			if len(turns) == 0 {
-				return nil
-			}
-			c := turns[0]
-			turns = turns[1:]
-			return c
-		}
+		next := turns([]agenttest.Call{{ID: "dup", Tool: agenttest.Search, Args: `{"q":"alpha"}`}, {ID: "dup", Tool: agenttest.Search, Args: `{"q":"beta"}`}})
 		var read []string
 		m := defineScriptedModel(g, "dup", next, func(_ string, b []byte) { read = append(read, string(b)) })
 		guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ScenarioBudgetUSD, Specs: agenttest.ScenarioSpecs()})

@@ -21,18 +21,10 @@ func TestDeferAsInterrupt(t *testing.T) {
 	ctx := context.Background()
 	g := genkit.Init(ctx)
 	ts := agenttest.NewTools()
-	turns := [][]agenttest.Call{
+	next := turns([][]agenttest.Call{
 		{{ID: "a", Tool: agenttest.Quote, Args: `{"symbol":"AAA"}`}},
 		{{ID: "b", Tool: agenttest.Quote, Args: `{"symbol":"BBB"}`}},
-	}
-	next := func() []agenttest.Call {
-		if len(turns) == 0 {
-			return nil
-		}
-		c := turns[0]
-		turns = turns[1:]
-		return c
-	}
+	}...)
 	m := defineScriptedModel(g, "defer", next, func(string, []byte) {})
 	guard, err := genkitguard.New(&genkitguard.Options{
 		BudgetUSD:        "0.15",
@@ -101,15 +93,7 @@ func TestInterruptRestart(t *testing.T) {
 			}
 			return sc.EmailRun(in.To)
 		})
-	turns := [][]agenttest.Call{{{ID: "e1", Tool: agenttest.Email, Args: `{"to":"a@x.io"}`}}}
-	next := func() []agenttest.Call {
-		if len(turns) == 0 {
-			return nil
-		}
-		c := turns[0]
-		turns = turns[1:]
-		return c
-	}
+	next := turns([]agenttest.Call{{ID: "e1", Tool: agenttest.Email, Args: `{"to":"a@x.io"}`}})
 	results := map[string]string{}
 	m := defineScriptedModel(g, "approve", next, func(id string, b []byte) { results[id] = string(b) })
 	guard, err := genkitguard.New(&genkitguard.Options{BudgetUSD: agenttest.ApprovalBudgetUSD, Specs: agenttest.ScenarioSpecs()})

@@ -15,18 +15,6 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 )
 
-// turns returns a script of fixed turns for defineScriptedModel.
-func turns(ts ...[]agenttest.Call) func() []agenttest.Call {
-	var n atomic.Int32
-	return func() []agenttest.Call {
-		i := int(n.Add(1)) - 1
-		if i >= len(ts) {
-			return nil
-		}
-		return ts[i]
-	}
-}
-
 // reads keeps the tool outputs a scripted model read, by ref.
 type reads struct {
 	mu sync.Mutex

@@ -3,6 +3,7 @@ package genkitguard_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/agenttest"
@@ -82,4 +83,16 @@ func TestScript(t *testing.T) {
 		t.Fatalf("the run ended with %q (%s)", resp.Text(), resp.FinishReason)
 	}
 	t.Log(rec.Verify(t, guard.Session().Guard()))
+}
+
+// turns returns a script of fixed turns for defineScriptedModel.
+func turns(ts ...[]agenttest.Call) func() []agenttest.Call {
+	var n atomic.Int32
+	return func() []agenttest.Call {
+		i := int(n.Add(1)) - 1
+		if i >= len(ts) {
+			return nil
+		}
+		return ts[i]
+	}
 }

@@ -56,15 +56,7 @@ func TestZeroConfig(t *testing.T) {
 		ctx := context.Background()
 		g := genkit.Init(ctx)
 		sc := agenttest.NewScenario()
-		turns := [][]agenttest.Call{{{ID: "bad", Tool: agenttest.Search, Args: `{"q":7}`}}}
-		next := func() []agenttest.Call {
-			if len(turns) == 0 {
-				return nil
-			}
-			c := turns[0]
-			turns = turns[1:]
-			return c
-		}
+		next := turns([]agenttest.Call{{ID: "bad", Tool: agenttest.Search, Args: `{"q":7}`}})
 		read := map[string]string{}
 		m := defineScriptedModel(g, "zero-schema", next, func(id string, b []byte) { read[id] = string(b) })
 		guard, err := genkitguard.New(nil)

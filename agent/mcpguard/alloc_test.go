@@ -1,10 +1,10 @@
 package mcpguard_test
 
 import (
-	"runtime/debug"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/agent/mcpguard"
 )
 
 // callToolAllocBudgets bound the allocations of one guarded tools/call, as
@@ -21,7 +21,7 @@ var callToolAllocBudgets = map[string]float64{
 }
 
 func TestCallToolAllocationBudgets(t *testing.T) {
-	if raceEnabled() {
+	if mcpguard.RaceEnabled() {
 		t.Skip("the race detector's instrumentation allocates; run without -race")
 	}
 	// The library's share: a decision on the proposal the session makes.
@@ -61,18 +61,4 @@ func TestCallToolAllocationBudgets(t *testing.T) {
 			t.Logf("%s: %v allocations besides the library's %v (budget %v)", c.name, got, library, budget)
 		}
 	}
-}
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // accessFlushInterval bounds how long an access log line waits in memory
@@ -97,6 +98,11 @@ type accessLine struct {
 	requestID string
 }
 
+// slogEscaping is how slog's JSONHandler escapes a string: HTML characters
+// kept, \b and \f as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
+// escaped.
+const slogEscaping = strictjson.EscapeLineSeparators | strictjson.ReplaceInvalidUTF8 | strictjson.HexBackspaceFormFeed
+
 // logAccess appends the access line of a delivered response, encoded
 // exactly as slog's JSONHandler encodes
 // logger.LogAttrs(ctx, slog.LevelInfo, "request", method, path, status,
@@ -108,9 +114,9 @@ func (s *logSink) logAccess(l *accessLine) {
 	b = append(b, `{"time":"`...)
 	b = l.end.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"INFO","msg":"request","method":"`...)
-	b = appendJSONString(b, l.method)
+	b, _ = strictjson.AppendEscaped(b, l.method, slogEscaping)
 	b = append(b, `","path":"`...)
-	b = appendJSONString(b, l.path)
+	b, _ = strictjson.AppendEscaped(b, l.path, slogEscaping)
 	b = append(b, `","status":`...)
 	b = strconv.AppendInt(b, int64(l.status), 10)
 	b = append(b, `,"bytes":`...)
@@ -118,7 +124,7 @@ func (s *logSink) logAccess(l *accessLine) {
 	b = append(b, `,"duration_ms":`...)
 	b = appendMillis(b, l.duration)
 	b = append(b, `,"request_id":"`...)
-	b = appendJSONString(b, l.requestID)
+	b, _ = strictjson.AppendEscaped(b, l.requestID, slogEscaping)
 	b = append(b, "\"}\n"...)
 	s.pending = b
 	switch {
@@ -136,55 +142,6 @@ func (s *logSink) logAccess(l *accessLine) {
 // far below 1e21).
 func appendMillis(b []byte, d time.Duration) []byte {
 	return strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64)
-}
-
-// appendJSONString appends s escaped for the inside of a JSON string as
-// slog's JSONHandler escapes it: ", \ and control characters escaped (\n,
-// \r, \t by name, the rest as \u00XX), HTML characters kept, each invalid
-// UTF-8 byte as \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(b, s[start:]...)
 }
 
 // accessLog wraps next with one log line per request: method, path, status,

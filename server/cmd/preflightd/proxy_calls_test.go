@@ -65,10 +65,8 @@ func startBoundsRig(t *testing.T, bin, tool string, proxyArgs ...string) *bounds
 	dir := t.TempDir()
 	r := &boundsRig{countFile: filepath.Join(dir, "counts.json")}
 	upAddr, _ := startProc(t, []string{"MCPTEST_COUNTS=" + r.countFile}, tool, "-http", "127.0.0.1:0")
-	ops := filepath.Join(dir, "ops.json")
-	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"`+mcptest.Quote+`","priceUsd":`+mcptest.QuotePriceUSD+`}]}`), 0o644)
 	addr, cmd := startProc(t, nil, bin, append([]string{"proxy", "--listen", "127.0.0.1:0", "--upstream", "http://" + upAddr + "/mcp",
-		"--operations", ops, "--budget-usd", mcptest.ScriptBudgetUSD}, proxyArgs...)...)
+		"--operations", quoteOps(t), "--budget-usd", mcptest.ScriptBudgetUSD}, proxyArgs...)...)
 	r.url, r.proxy = "http://"+addr+"/mcp", cmd
 	return r
 }

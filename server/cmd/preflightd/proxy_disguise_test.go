@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +11,6 @@ import (
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestProxyRefusesDisguisedCalls replays the two budget bypasses of issue
@@ -29,12 +25,8 @@ func TestProxyRefusesDisguisedCalls(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	srv, counts := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(up.Close) // after the proxy is killed: it holds a stream open
-	ops := filepath.Join(t.TempDir(), "ops.json")
-	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"`+mcptest.Quote+`","priceUsd":`+mcptest.QuotePriceUSD+`}]}`), 0o644)
-	url := "http://" + startProxyBinary(t, bin, "--upstream", up.URL, "--operations", ops, "--budget-usd", "0.20", "--max-calls", "2").addr + "/mcp"
+	up, counts := countingUpstream(t) // closed after the proxy is killed: it holds a stream open
+	url := "http://" + startProxyBinary(t, bin, "--upstream", up, "--operations", quoteOps(t), "--budget-usd", "0.20", "--max-calls", "2").addr + "/mcp"
 	s := newRawSession(t, url)
 
 	attacks := []struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -11,11 +10,9 @@ import (
 	"encoding/pem"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/agentpreflight/preflight/agent/tools"
@@ -31,21 +28,17 @@ import (
 // reads it. An edited decision is caught. Without --signing-key neither
 // route exists.
 func TestProxyReceiptsAudit(t *testing.T) {
-	srv, _ := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer up.Close()
-	dir := t.TempDir()
-	ops := filepath.Join(dir, "ops.json")
-	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"`+mcptest.Quote+`","priceUsd":`+mcptest.QuotePriceUSD+`}]}`), 0o644)
+	up, _ := countingUpstream(t)
+	ops := quoteOps(t)
 	seed := sha256.Sum256([]byte("proxy audit key"))
 	der, err := x509.MarshalPKCS8PrivateKey(ed25519.NewKeyFromSeed(seed[:]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := filepath.Join(dir, "key.pem")
+	key := filepath.Join(t.TempDir(), "key.pem")
 	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 
-	base := startProxyCommand(t, "--upstream", up.URL, "--operations", ops, "--signing-key", key)
+	base, _ := startProxyCommand(t, "--upstream", up, "--operations", ops, "--signing-key", key)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "audit", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
 	if err != nil {
@@ -97,45 +90,9 @@ func TestProxyReceiptsAudit(t *testing.T) {
 		t.Errorf("an edited decision verifies: %+v, %v", ver, err)
 	}
 
-	plain := startProxyCommand(t, "--upstream", up.URL, "--operations", ops)
+	plain, _ := startProxyCommand(t, "--upstream", up, "--operations", ops)
 	fetch(t, plain+receipt.KeysPath, nil, 404)
 	fetch(t, plain+mcpproxy.CatalogPath, nil, 404)
-}
-
-// startProxyCommand runs `preflightd proxy --listen 127.0.0.1:0 args…` in
-// the test's process until the test ends, and returns its base URL.
-func startProxyCommand(t *testing.T, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...), func(string) string { return "" }, io.Discard, pw)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("proxy: %v", err)
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case <-time.After(30 * time.Second): // a guard against a hang
-		t.Fatal("the proxy logged no address")
-	}
-	return ""
 }
 
 // fetch GETs url with header and returns the body, failing the test when

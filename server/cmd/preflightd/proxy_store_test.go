@@ -1,78 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/agentpreflight/preflight/server/internal/testpart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// syncBuffer is a log both a proxy and the test use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startStoreProxy runs `preflightd proxy` with args until the test ends,
-// and returns its /mcp URL and its log.
-func startStoreProxy(t *testing.T, args ...string) (string, *syncBuffer) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	log := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...), func(string) string { return "" }, io.Discard, pw)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("proxy: %v", err)
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			log.Write(append(sc.Bytes(), '\n'))
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return "http://" + a + "/mcp", log
-	case <-time.After(30 * time.Second): // a guard against a hang
-		t.Fatalf("the proxy logged no address:\n%s", log)
-	}
-	return "", nil
-}
 
 // TestProxyStore runs two `preflightd proxy --store redis://…` in front of
 // one upstream: a paid read-only call made through one is reused through
@@ -81,12 +20,10 @@ func startStoreProxy(t *testing.T, args ...string) (string, *syncBuffer) {
 func TestProxyStore(t *testing.T) {
 	const password = "s3cret-pw-7"
 	addr := testpart.StartRedis(t, "--requirepass", password, "--appendonly", "yes")
-	srv, counts := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer up.Close()
+	up, counts := countingUpstream(t)
 	store := "redis://:" + password + "@" + addr + "/0"
-	a, logA := startStoreProxy(t, "--upstream", up.URL, "--store", store)
-	b, logB := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+	a, logA := startProxyCommand(t, "--upstream", up, "--store", store)
+	b, logB := startProxyCommand(t, "--upstream", up, "--store", store)
 
 	texts := quoteThrough(t, a, b, a)
 	if n := counts.Get(mcptest.Quote); n != 1 || texts[0] != texts[1] || texts[1] != texts[2] {
@@ -123,17 +60,15 @@ func TestProxyStoreUnsafe(t *testing.T) {
 func TestProxyStoreWindowBudget(t *testing.T) {
 	const password = "s3cret-pw-9"
 	addr := testpart.StartRedis(t, "--requirepass", password, "--appendonly", "yes")
-	srv, counts := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer up.Close()
+	up, counts := countingUpstream(t)
 	const key = "pf_alice_window"
 	principals := writeFile(t, "principals.json", `{"principals": {"alice": {"keySha256": ["`+sha256Hex(key)+`"],
   "policy": {"budgetUsd": 0.35, "window": "1h", "operations": [{"name": "`+mcptest.Quote+`", "priceUsd": 0.10, "ttlSeconds": 0}]}}}}`)
 	store := "redis://:" + password + "@" + addr
 	var proxies []string
 	for range 2 {
-		url, _ := startStoreProxy(t, "--upstream", up.URL, "--store", store, "--principals", principals)
-		proxies = append(proxies, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+		base, _ := startProxyCommand(t, "--upstream", up, "--store", store, "--principals", principals)
+		proxies = append(proxies, strings.TrimPrefix(base, "http://"))
 	}
 	ctx := context.Background()
 	// Four quotes at 0.10, each in a run of its own, alternating between
@@ -159,12 +94,13 @@ func TestProxyStoreWindowBudget(t *testing.T) {
 }
 
 // quoteThrough calls market_quote for ACME in the run "invoices" through
-// each proxy of urls in turn, and returns the answers' content.
-func quoteThrough(t *testing.T, urls ...string) []string {
+// each proxy of bases (base URLs) in turn, and returns the answers' content.
+func quoteThrough(t *testing.T, bases ...string) []string {
 	t.Helper()
 	ctx := context.Background()
 	var texts []string
-	for _, url := range urls {
+	for _, base := range bases {
+		url := base + "/mcp"
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "store", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -189,12 +125,10 @@ func quoteThrough(t *testing.T, urls ...string) []string {
 // through one is reused through the other.
 func TestProxyStoreCluster(t *testing.T) {
 	addrs := testpart.StartRedisCluster(t, "--appendonly", "yes")
-	srv, counts := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer up.Close()
+	up, counts := countingUpstream(t)
 	store := "redis+cluster://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
-	a, logA := startStoreProxy(t, "--upstream", up.URL, "--store", store)
-	b, _ := startStoreProxy(t, "--upstream", up.URL, "--store", store)
+	a, logA := startProxyCommand(t, "--upstream", up, "--store", store)
+	b, _ := startProxyCommand(t, "--upstream", up, "--store", store)
 	texts := quoteThrough(t, a, b, a)
 	if n := counts.Get(mcptest.Quote); n != 1 || texts[0] != texts[1] || texts[1] != texts[2] {
 		t.Fatalf("%d executions, answers %q: want 1 execution and its answer three times", n, texts)

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestProxyApprovalAttackPaths: a call that needs approval, sent by a
@@ -51,20 +49,7 @@ func TestProxyApprovalAttackPaths(t *testing.T) {
 // would run the tool undecided, unapproved and uncharged.
 func TestProxyToolsCallNotificationNotForwarded(t *testing.T) {
 	up := newScopeUpstream(t)
-	var mu sync.Mutex
-	var sent []string
-	inner := HTTPDialer(up.url, nil)
-	dial := func(ctx context.Context) (mcp.Connection, error) {
-		c, err := inner(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &recordingConn{Connection: c, record: func(params string) {
-			mu.Lock()
-			sent = append(sent, params)
-			mu.Unlock()
-		}}, nil
-	}
+	dial, sent := recordCalls(HTTPDialer(up.url, nil))
 	p := New(Options{Dial: dial, UpstreamURL: up.url, Guard: approvalGuard()})
 	px := httptest.NewServer(asPrincipal(p))
 	t.Cleanup(func() { p.Close(); px.Close() })
@@ -84,9 +69,7 @@ func TestProxyToolsCallNotificationNotForwarded(t *testing.T) {
 	if a := c.exchange(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup","arguments":{"q":"y"}}}`); a["9"].Result == nil {
 		t.Fatalf("the call after the notifications: %+v", a)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sent) != 1 || !strings.Contains(sent[0], `"q":"y"`) {
+	if sent := sent(); len(sent) != 1 || !strings.Contains(sent[0], `"q":"y"`) {
 		t.Fatalf("tools/call written upstream: %q; want only the call with an id", sent)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -346,19 +347,7 @@ func TestProxyApprovalBridge(t *testing.T) {
 	} {
 		t.Run(up.name, func(t *testing.T) {
 			inner, counts := up.make(t)
-			var sentMu sync.Mutex
-			var sent []string // the tools/call params the upstream got
-			dial := func(ctx context.Context) (mcp.Connection, error) {
-				c, err := inner(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return &recordingConn{Connection: c, record: func(params string) {
-					sentMu.Lock()
-					sent = append(sent, params)
-					sentMu.Unlock()
-				}}, nil
-			}
+			dial, sent := recordCalls(inner) // the tools/call params the upstream got
 			g := mcpguard.Options{Specs: []tools.Spec{{Operation: preflight.Operation{Name: mcptest.Ticket},
 				Approval: tools.Approval{When: tools.ApprovalAlways}}}}
 			p := New(Options{Dial: dial, Guard: g})
@@ -390,12 +379,34 @@ func TestProxyApprovalBridge(t *testing.T) {
 			if n := counts()[mcptest.Ticket]; n != 1 || asked != 2 {
 				t.Fatalf("%d ticket executions, %d asked; want 1 and 2", n, asked)
 			}
-			sentMu.Lock()
-			defer sentMu.Unlock()
-			if len(sent) != 1 || strings.Contains(sent[0], "requestState") || strings.Contains(sent[0], "inputResponses") {
+			if sent := sent(); len(sent) != 1 || strings.Contains(sent[0], "requestState") || strings.Contains(sent[0], "inputResponses") {
 				t.Fatalf("tools/call sent upstream: %q; want one, without the proxy's requestState and inputResponses", sent)
 			}
 		})
+	}
+}
+
+// recordCalls wraps inner so that its connections record the params of
+// each tools/call they write to the upstream; sent returns those recorded
+// so far.
+func recordCalls(inner Dialer) (dial Dialer, sent func() []string) {
+	var mu sync.Mutex
+	var params []string
+	dial = func(ctx context.Context) (mcp.Connection, error) {
+		c, err := inner(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &recordingConn{Connection: c, record: func(p string) {
+			mu.Lock()
+			params = append(params, p)
+			mu.Unlock()
+		}}, nil
+	}
+	return dial, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(params)
 	}
 }
 

@@ -15,12 +15,9 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { check, endpoint, finish } from './checks.mjs';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node approval_client.mjs <proxy mcp endpoint url>');
-  process.exit(2);
-}
+const url = endpoint();
 
 const client = new Client({ name: 'preflight-approval-interop', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
 let answer = 'accept';
@@ -35,17 +32,6 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 
 const call = (name, args) => client.callTool({ name, arguments: args });
-
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log('ok  ', name);
-  } catch (err) {
-    failures++;
-    console.log('FAIL', name, '\n', err);
-  }
-}
 
 await check('a call above the approval amount asks, showing the call, and runs once when approved', async () => {
   answer = 'accept';
@@ -96,5 +82,4 @@ await check('a call below the approval amount never asks', async () => {
 });
 
 await client.close();
-console.log(failures === 0 ? 'PASS' : `${failures} FAILED`);
-process.exit(failures === 0 ? 0 : 1);
+finish();

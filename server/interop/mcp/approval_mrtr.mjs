@@ -16,12 +16,9 @@
 
 import assert from 'node:assert/strict';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { check, endpoint, finish } from './checks.mjs';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node approval_mrtr.mjs <proxy mcp endpoint url>');
-  process.exit(2);
-}
+const url = endpoint();
 
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'create_ticket' } },
@@ -58,17 +55,6 @@ const KEY = 'io.agentpreflight/approval';
 const answer = (state, response) => call({ requestState: state, inputResponses: { [KEY]: response } });
 const accept = { action: 'accept', content: { approve: true } };
 const approvalOf = (res) => res._meta?.['io.agentpreflight/decision']?.approval;
-
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log('ok  ', name);
-  } catch (err) {
-    failures++;
-    console.log('FAIL', name, '\n', err);
-  }
-}
 
 let state;
 await check('the first call asks: input_required with an elicitation showing the call', async () => {
@@ -110,5 +96,4 @@ await check('the used approval replayed runs nothing', async () => {
 });
 
 await transport.close();
-console.log(failures === 0 ? 'PASS' : `${failures} FAILED`);
-process.exit(failures === 0 ? 0 : 1);
+finish();

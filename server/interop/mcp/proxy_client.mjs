@@ -13,12 +13,9 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { check, endpoint, finish } from './checks.mjs';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node proxy_client.mjs <proxy mcp endpoint url>');
-  process.exit(2);
-}
+const url = endpoint();
 
 const client = new Client({ name: 'preflight-proxy-interop', version: '1.0.0' });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
@@ -39,17 +36,6 @@ function withheld(res, code, typed) {
     assert.equal(res.structuredContent, undefined);
   } else {
     assert.deepEqual(res.structuredContent.preflight, decision);
-  }
-}
-
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log('ok  ', name);
-  } catch (err) {
-    failures++;
-    console.log('FAIL', name, '\n', err);
   }
 }
 
@@ -91,8 +77,4 @@ await check('the session still works', async () => {
 });
 
 await client.close();
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('PASS');
+finish();

@@ -14,12 +14,9 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { check, endpoint, finish } from './checks.mjs';
 
-const url = process.argv[2];
-if (!url) {
-  console.error('usage: node proxy_runs.mjs <proxy mcp endpoint url>');
-  process.exit(2);
-}
+const url = endpoint();
 
 async function connect(run) {
   const client = new Client({ name: 'preflight-proxy-runs', version: '1.0.0' });
@@ -29,17 +26,6 @@ async function connect(run) {
 }
 
 const quote = (client, meta) => client.callTool({ name: 'market_quote', arguments: { symbol: 'ACME' }, ...(meta ? { _meta: meta } : {}) });
-
-let failures = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log('ok  ', name);
-  } catch (err) {
-    failures++;
-    console.log('FAIL', name, '\n', err);
-  }
-}
 
 const a = await connect('ts-run-a');
 const b = await connect('ts-run-b');
@@ -68,5 +54,4 @@ await check('a run handle that is not visible ASCII is invalid params', async ()
 });
 
 for (const client of [a, b, c]) await client.close();
-console.log(failures === 0 ? 'PASS' : `${failures} FAILED`);
-process.exit(failures === 0 ? 0 : 1);
+finish();

@@ -47,28 +47,62 @@ func needNode(t *testing.T, pkg string) string {
 	return node
 }
 
+// proxyScript runs a TypeScript SDK client script against `preflightd
+// proxy`, with preflightd and the stdio test tools built and a tool-spec
+// file written.
+type proxyScript struct {
+	ctx    context.Context
+	node   string
+	bin    string // preflightd
+	tools  string // the test tool server (stdio, or -http ADDR)
+	ops    string // the tool-spec file
+	counts string // where the tools count their executions (MCPTEST_COUNTS)
+}
+
+// newProxyScript builds preflightd and the test tools and writes
+// operations, a tool-spec file, for a test that ends within three minutes
+// (a guard against a hang).
+func newProxyScript(t *testing.T, operations string) *proxyScript {
+	t.Helper()
+	node := needNode(t, "@modelcontextprotocol/sdk")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	bin, tools := buildTools(ctx, t)
+	dir := t.TempDir()
+	p := &proxyScript{ctx: ctx, node: node, bin: bin, tools: tools,
+		ops: filepath.Join(dir, "operations.json"), counts: filepath.Join(dir, "counts.json")}
+	t.Setenv("MCPTEST_COUNTS", p.counts)
+	if err := os.WriteFile(p.ops, []byte(operations), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// run starts `preflightd proxy --listen 127.0.0.1:0 --operations FILE
+// args…`, runs `node script` against its /mcp endpoint, fails the test
+// unless the script reports PASS, and returns the tools' executions and the
+// proxy's log.
+func (p *proxyScript) run(t *testing.T, script string, args ...string) (map[string]int, string) {
+	t.Helper()
+	addr, logs := startServer(p.ctx, t, p.bin, append([]string{"proxy", "--listen", "127.0.0.1:0", "--operations", p.ops}, args...)...)
+	out, err := exec.CommandContext(p.ctx, p.node, script, "http://"+addr+"/mcp").CombinedOutput()
+	t.Logf("node %s:\n%s", script, out)
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the TypeScript client failed: %v\nproxy log:\n%s", err, logs())
+	}
+	got, err := mcptest.ReadCounts(p.counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, logs()
+}
+
 // TestProxyTypeScriptClient drives `preflightd proxy` (stdio upstream: the
 // test tools) with the TypeScript SDK client, then checks the tools' own
 // execution counters.
 func TestProxyTypeScriptClient(t *testing.T) {
-	node := needNode(t, "@modelcontextprotocol/sdk")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
-	defer cancel()
-	bin, tools := buildTools(ctx, t)
-	counts := filepath.Join(t.TempDir(), "counts.json")
-	t.Setenv("MCPTEST_COUNTS", counts)
-	ops := filepath.Join(t.TempDir(), "operations.json")
-	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.1,"ttlSeconds":600}]}`), 0o644)
-	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--operations", ops, "--budget-usd", "1", "--", tools)
-	out, err := exec.CommandContext(ctx, node, "proxy_client.mjs", "http://"+addr+"/mcp").CombinedOutput()
-	t.Logf("node proxy_client.mjs:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "PASS") {
-		t.Fatalf("the TypeScript client failed: %v\nproxy log:\n%s", err, logs())
-	}
-	got, err := mcptest.ReadCounts(counts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProxyScript(t, `{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.1,"ttlSeconds":600}]}`)
+	got, _ := p.run(t, "proxy_client.mjs", "--budget-usd", "1", "--", p.tools)
 	// AAA once, SLOW once (three calls), the ticket once (two calls), the
 	// empty symbol never.
 	want := map[string]int{mcptest.Quote: 2, mcptest.Ticket: 1}
@@ -242,27 +276,11 @@ func expectNoProgress(t *testing.T, ch chan float64) {
 // principal keep separate histories, and a run named in _meta from
 // another session is the same run as by header.
 func TestProxyTypeScriptRuns(t *testing.T) {
-	node := needNode(t, "@modelcontextprotocol/sdk")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
-	defer cancel()
-	bin, tools := buildTools(ctx, t)
-	counts := filepath.Join(t.TempDir(), "counts.json")
-	t.Setenv("MCPTEST_COUNTS", counts)
-	ops := filepath.Join(t.TempDir(), "operations.json")
-	os.WriteFile(ops, []byte(`{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.1,"ttlSeconds":600}]}`), 0o644)
+	p := newProxyScript(t, `{"builtins":false,"operations":[{"provider":"mcp","name":"market_quote","priceUsd":0.1,"ttlSeconds":600}]}`)
 	// One upstream process over HTTP for every session, so that its
 	// counters are all the executions.
-	up, _ := startServer(ctx, t, tools, "-http", "127.0.0.1:0")
-	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--operations", ops, "--budget-usd", "1", "--upstream", "http://"+up+"/mcp")
-	out, err := exec.CommandContext(ctx, node, "proxy_runs.mjs", "http://"+addr+"/mcp").CombinedOutput()
-	t.Logf("node proxy_runs.mjs:\n%s", out)
-	if err != nil || !strings.Contains(string(out), "PASS") {
-		t.Fatalf("the TypeScript clients failed: %v\nproxy log:\n%s", err, logs())
-	}
-	got, err := mcptest.ReadCounts(counts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	up, _ := startServer(p.ctx, t, p.tools, "-http", "127.0.0.1:0")
+	got, _ := p.run(t, "proxy_runs.mjs", "--budget-usd", "1", "--upstream", "http://"+up+"/mcp")
 	// One execution per run: run A's (its repeat and client C's call by
 	// _meta reuse it) and run B's.
 	if d := cmp.Diff(map[string]int{mcptest.Quote: 2}, got); d != "" {
