@@ -43,6 +43,10 @@ type connLimiter struct {
 	pressure   int           // open connections above which waiting ones get pressureIdle
 	shortIdle  time.Duration // the pressure idle timeout
 	refusedMsg []byte        // the raw 503, written whole
+	// writeSlack is how much earlier than asked a connection's write
+	// deadline may fall when an armed one is kept (writedeadline.go);
+	// zero: every write deadline is set as asked.
+	writeSlack time.Duration
 
 	open atomic.Int64 // connections accepted and not yet closed
 
@@ -215,6 +219,8 @@ type trackedConn struct {
 	waitingSince time.Time
 
 	framing framingScanner // only Read touches it
+
+	wd writeDeadline
 }
 
 // tracked returns the trackedConn under c, or nil.
