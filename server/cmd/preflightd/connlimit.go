@@ -193,6 +193,12 @@ func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 	if tc == nil {
 		return
 	}
+	if s == http.StateActive && !tc.isWaiting.Load() {
+		// Usually so: the request's first Read already stopped the wait.
+		// Only this connection's goroutine starts a wait after its accept,
+		// so the flag is current here; another goroutine only ever ends one.
+		return
+	}
 	l.mu.Lock()
 	if s == http.StateIdle {
 		tc.startWaitingLocked(time.Now())
