@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/receipt"
@@ -73,25 +74,24 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, perr)
 		return
 	}
-	body, busy, err := h.decide(r.Context(), data)
+	if h.cfg.Payment == nil {
+		// The answer is written before serveToolCall returns and kept
+		// nowhere else, so its buffer is reused.
+		buf := answerBufs.Get().(*[]byte)
+		defer answerBufs.Put(buf)
+		data = h.answerUnpaid(w, r, data, prev, (*buf)[:0])
+		if cap(data) <= maxPooledAnswer {
+			*buf = data[:0]
+		}
+		return
+	}
+	body, busy, err := h.decide(r.Context(), data, nil)
 	if busy {
 		h.gate.writeBusy(w)
 		return
 	}
 	if err != nil {
 		h.writeLibraryError(w, r, err)
-		return
-	}
-	if h.cfg.Payment == nil {
-		rc, err := h.signAnswer(body, prev)
-		if err != nil {
-			h.writeLibraryError(w, r, err)
-			return
-		}
-		if rc != nil {
-			w.Header().Set(receipt.Header, string(rc))
-		}
-		writeJSON(w, http.StatusOK, body)
 		return
 	}
 	if h.paywall == nil {
@@ -129,10 +129,43 @@ func (h *handler) serveToolCall(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// answerUnpaid answers a tool-call body on the unpaid route: the decision,
+// with its receipt when the server signs them. It encodes the decision
+// into buf and returns the buffer it used, so that the caller can reuse it.
+func (h *handler) answerUnpaid(w http.ResponseWriter, r *http.Request, data []byte, prev string, buf []byte) []byte {
+	body, busy, err := h.decide(r.Context(), data, buf)
+	if busy {
+		h.gate.writeBusy(w)
+		return buf
+	}
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return buf
+	}
+	rc, err := h.signAnswer(body, prev)
+	if err != nil {
+		h.writeLibraryError(w, r, err)
+		return body
+	}
+	if rc != nil {
+		w.Header().Set(receipt.Header, string(rc))
+	}
+	writeJSON(w, http.StatusOK, body)
+	return body
+}
+
+// Answer buffers of the unpaid tool-call route, kept between requests.
+// One that grew past maxPooledAnswer (a decision listing many issues) is
+// dropped rather than kept.
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledAnswer = 16 << 10
+
 // decide decodes a tool-call body and encodes its decision, holding a gate
 // slot only for that work (never across the paywall's facilitator calls).
-// busy reports that no slot came free in time.
-func (h *handler) decide(ctx context.Context, data []byte) (body []byte, busy bool, err error) {
+// The decision is appended to buf (nil: a new buffer). busy reports that
+// no slot came free in time.
+func (h *handler) decide(ctx context.Context, data, buf []byte) (body []byte, busy bool, err error) {
 	release := h.gate.enter(ctx)
 	if release == nil {
 		return nil, true, nil
@@ -143,7 +176,10 @@ func (h *handler) decide(ctx context.Context, data []byte) (body []byte, busy bo
 		return nil, false, err
 	}
 	noteDecision(ctx, dec)
-	body, err = json.Marshal(dec)
+	if buf == nil {
+		buf = make([]byte, 0, 512) // a decision without issues is about 350 bytes
+	}
+	body, err = appendDecisionJSON(buf, dec)
 	return body, false, err
 }
 

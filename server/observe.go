@@ -77,14 +77,18 @@ type observer struct {
 }
 
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	var start time.Time
+	if o.metrics != nil {
+		start = time.Now() // only the latency histogram needs it; a clock read is not free
+	}
 	st := &requestState{}
 	ob := &st.ob
 	ob.requestID = requestID(headerValue(r.Header, headerRequestID))
 	st.idHeader[0] = ob.requestID
 	w.Header()[headerRequestID] = st.idHeader[:] // as Header.Set does, without allocating the slice
 	route := o.routeOf(r.URL.Path)
-	ctx := context.WithValue(r.Context(), observationKey{}, ob)
+	st.ctx = observationCtx{Context: r.Context(), ob: ob}
+	var ctx context.Context = &st.ctx
 	var span trace.Span
 	if o.tracer != nil {
 		ctx = o.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
@@ -131,6 +135,24 @@ type requestState struct {
 	ob       observation
 	rec      responseRecorder
 	idHeader [1]string // the X-Request-Id header's value
+	ctx      observationCtx
+}
+
+// observationCtx is the request's context with its observation, as
+// context.WithValue(parent, observationKey{}, ob) would make it but kept in
+// the requestState instead of an allocation of its own. Done, Err and
+// Deadline are the parent's, so that contexts derived from it find the
+// parent's cancellation as they would through WithValue's.
+type observationCtx struct {
+	context.Context
+	ob *observation
+}
+
+func (c *observationCtx) Value(key any) any {
+	if key == (observationKey{}) {
+		return c.ob
+	}
+	return c.Context.Value(key)
 }
 
 // requestAttributes are the server span's attributes known at its start.

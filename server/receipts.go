@@ -17,7 +17,7 @@ const pathReceiptKeys = receipt.KeysPath
 // server signs (a caller that asks for a chain learns that it sent a bad
 // link before anything is evaluated or paid).
 func receiptPrev(r *http.Request) (string, *preflight.Error) {
-	vs := r.Header.Values(receipt.PrevHeader)
+	vs := r.Header[receipt.PrevHeader] // Header.Values, the key already canonical (TestCanonicalHeaderKeys)
 	if len(vs) == 0 {
 		return "", nil
 	}

@@ -446,14 +446,25 @@ func (r *results) loadSection(p func(string, ...any)) {
 		p(" (this machine has %d CPUs, shared by server and generator)", r.machine.Cores)
 	}
 	p(".\n\n")
+	if o.LoadBaseline != "" {
+		p("A third server, `%s`, is the binary `%s` run the same way and measured in the same rounds; its ratios are to the bare server too. ", serverBaseline, filepath.Base(o.LoadBaseline))
+	}
 	p("The last column divides the bare server's CPU/req by preflightd's: the req/s ratio the servers' own CPU time allows, steadier than req/s when other work shares the machine.\n\n")
 	p("| cores | route | body | server | req/s | p50 | p99 | CPU/req | requests | preflightd ÷ bare req/s (target ≥ %.1f) | bare ÷ preflightd CPU/req |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n", targetServerRatio)
 	for _, l := range r.load {
-		for i, s := range []loadSide{l.Preflight, l.Bare} {
+		rows := []loadSide{l.Preflight, l.Bare}
+		if l.Baseline.Server != "" {
+			rows = append(rows, l.Baseline)
+		}
+		for i, s := range rows {
 			ratioCell, cpuCell := "", ""
-			if i == 0 {
+			switch {
+			case i == 0:
 				ratioCell = fmtRatio(l.Ratio) + " " + mark(l.Ratio >= targetServerRatio)
 				cpuCell = fmtRatio(l.CPURatio)
+			case s.Server == serverBaseline:
+				ratioCell = fmtRatio(l.BaselineRatio) + " " + mark(l.BaselineRatio >= targetServerRatio)
+				cpuCell = fmtRatio(l.BaselineCPURatio)
 			}
 			p("| %s | `%s` | %s (%s) | %s | %.0f | %s | %s | %s | %d | %s | %s |\n", l.Mode.Name, l.Target.Route, l.Target.Name, fmtBytes(float64(l.BodyBytes)),
 				s.Server, s.MedianRPS, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.CPUPerReq), s.Requests, ratioCell, cpuCell)

@@ -64,6 +64,17 @@ type Options struct {
 	// LoadRounds is how many times each server is measured, alternating
 	// which goes first. Zero means 3 (1 when Quick).
 	LoadRounds int
+	// LoadBodies is a regular expression on the names of the server
+	// comparison's bodies (such as "history_000"); empty means every body.
+	LoadBodies string
+	// LoadModes is a regular expression on the names of its modes ("1
+	// core", "4 cores"); empty means both.
+	LoadModes string
+	// LoadBaseline is another preflightd binary (one built from an earlier
+	// commit, say) measured in the same rounds as a third server,
+	// "preflightd (baseline)": before and after side by side in one run.
+	// Empty means none.
+	LoadBaseline string
 
 	// SkipProxy leaves out the proxy comparison (proxyload.go), which
 	// Cases also filters by its case names (such as "run/h100").

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -80,6 +81,7 @@ func base64CheckBody() []byte {
 const (
 	serverPreflight = "preflightd"
 	serverBare      = "bare net/http + Unmarshal"
+	serverBaseline  = "preflightd (baseline)"
 )
 
 // loadMode is a way of giving the servers CPUs.
@@ -130,6 +132,10 @@ type loadResult struct {
 	// the server's CPU time alone allows, steadier than Ratio on a busy
 	// machine.
 	CPURatio float64
+	// Baseline is Options.LoadBaseline's server (Server empty when none),
+	// with its ratios to Bare as Ratio and CPURatio are preflightd's.
+	Baseline                        loadSide
+	BaselineRatio, BaselineCPURatio float64
 }
 
 // runLoad builds preflightd and floorserver and, in each mode, starts both
@@ -145,8 +151,15 @@ func runLoad(ctx context.Context, o Options) ([]loadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	modeRE, err := regexp.Compile(o.LoadModes)
+	if err != nil {
+		return nil, fmt.Errorf("load modes: %w", err)
+	}
 	var out []loadResult
 	for _, mode := range loadModes(o) {
+		if !modeRE.MatchString(mode.Name) {
+			continue
+		}
 		res, err := runLoadMode(ctx, o, mode, pfBin, bareBin, tmp)
 		if err != nil {
 			return nil, err
@@ -184,6 +197,21 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 		return nil, err
 	}
 	defer bare.Close()
+	servers := []string{serverBare, serverPreflight}
+	procOf := map[string]*load.Proc{serverBare: bare, serverPreflight: pf}
+	if o.LoadBaseline != "" {
+		base, err := start(o.LoadBaseline)
+		if err != nil {
+			return nil, err
+		}
+		defer base.Close()
+		servers = append(servers, serverBaseline)
+		procOf[serverBaseline] = base
+	}
+	bodyRE, err := regexp.Compile(o.LoadBodies)
+	if err != nil {
+		return nil, fmt.Errorf("load bodies: %w", err)
+	}
 	procs := runtime.GOMAXPROCS(0)
 	if err := load.PinSelf(mode.GenCPU); err != nil {
 		return nil, err
@@ -198,22 +226,24 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 	cfg := load.Config{Clients: mode.Clients, Duration: o.LoadDuration}
 	var out []loadResult
 	for _, t := range loadTargets {
+		if !bodyRE.MatchString(t.Name) {
+			continue
+		}
 		body, err := t.body()
 		if err != nil {
 			return nil, err
 		}
 		res := loadResult{Mode: mode, Target: t, BodyBytes: len(body)}
-		var latP, latB []time.Duration
+		sides := map[string]*loadSide{serverBare: &res.Bare, serverPreflight: &res.Preflight, serverBaseline: &res.Baseline}
+		lats := map[string][]time.Duration{}
 		for round := range o.LoadRounds {
-			order := []string{serverBare, serverPreflight}
+			order := slices.Clone(servers)
 			if round%2 == 1 {
-				order = []string{serverPreflight, serverBare}
+				slices.Reverse(order)
 			}
 			for _, name := range order {
-				proc, side, lat := bare, &res.Bare, &latB
-				if name == serverPreflight {
-					proc, side, lat = pf, &res.Preflight, &latP
-				}
+				proc, side := procOf[name], sides[name]
+				lat := lats[name]
 				logf(o, "load %s: %s %s (%s) round %d/%d", mode.Name, name, t.Route, t.Name, round+1, o.LoadRounds)
 				cpu0 := proc.CPUTime()
 				st, err := load.Drive(ctx, proc.Addr, t.Path, body, cfg)
@@ -227,29 +257,35 @@ func runLoadMode(ctx context.Context, o Options, mode loadMode, pfBin, bareBin, 
 				side.Server = name
 				side.RPS = append(side.RPS, st.RPS())
 				side.Requests += st.Requests
-				*lat = append(*lat, st.Latencies...)
+				lats[name] = append(lat, st.Latencies...)
 			}
 		}
-		for _, s := range []struct {
-			side *loadSide
-			lat  []time.Duration
-		}{{&res.Preflight, latP}, {&res.Bare, latB}} {
-			s.side.MedianRPS = median(s.side.RPS)
-			s.side.P50 = load.Percentile(s.lat, 50)
-			s.side.P99 = load.Percentile(s.lat, 99)
-			if s.side.cpuSamples > 0 {
-				s.side.CPUPerReq = s.side.cpu / time.Duration(s.side.cpuSamples)
+		for _, name := range servers {
+			side, lat := sides[name], lats[name]
+			side.MedianRPS = median(side.RPS)
+			side.P50 = load.Percentile(lat, 50)
+			side.P99 = load.Percentile(lat, 99)
+			if side.cpuSamples > 0 {
+				side.CPUPerReq = side.cpu / time.Duration(side.cpuSamples)
 			}
 		}
-		if res.Bare.MedianRPS > 0 {
-			res.Ratio = res.Preflight.MedianRPS / res.Bare.MedianRPS
-		}
-		if res.Preflight.CPUPerReq > 0 {
-			res.CPURatio = float64(res.Bare.CPUPerReq) / float64(res.Preflight.CPUPerReq)
-		}
+		res.Ratio, res.CPURatio = res.Preflight.ratios(res.Bare)
+		res.BaselineRatio, res.BaselineCPURatio = res.Baseline.ratios(res.Bare)
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// ratios returns s's median req/s divided by bare's and bare's CPU time
+// per request divided by s's (zero where a divisor is zero).
+func (s loadSide) ratios(bare loadSide) (rps, cpu float64) {
+	if bare.MedianRPS > 0 {
+		rps = s.MedianRPS / bare.MedianRPS
+	}
+	if s.CPUPerReq > 0 {
+		cpu = float64(bare.CPUPerReq) / float64(s.CPUPerReq)
+	}
+	return rps, cpu
 }
 
 func median(v []float64) float64 {

@@ -38,6 +38,47 @@ type logSink struct {
 	spare   []byte // the previous pending buffer, reused
 	timer   *time.Timer
 	armed   bool // the timer will flush pending
+
+	stamp stampCache // under mu
+}
+
+// stampCache keeps the parts of the last access line's timestamp that
+// change once a second at most: the date and time to the second, and the
+// zone. Offsets change only at whole seconds, so within one second and one
+// Location both are the same for every instant.
+type stampCache struct {
+	sec    int64
+	loc    *time.Location
+	valid  bool
+	prefix []byte // "2006-01-02T15:04:05"
+	zone   []byte // "Z" or "±hh:mm"
+}
+
+// appendTime appends t as t.AppendFormat(b, time.RFC3339Nano) does
+// (TestAccessStampMatchesFormat), formatting the date and zone once a
+// second instead of on every line.
+func (c *stampCache) appendTime(b []byte, t time.Time) []byte {
+	if sec, loc := t.Unix(), t.Location(); !c.valid || sec != c.sec || loc != c.loc {
+		c.prefix = t.AppendFormat(c.prefix[:0], "2006-01-02T15:04:05")
+		c.zone = t.AppendFormat(c.zone[:0], "Z07:00")
+		c.sec, c.loc, c.valid = sec, loc, true
+	}
+	b = append(b, c.prefix...)
+	if ns := t.Nanosecond(); ns != 0 {
+		// RFC3339Nano's ".999999999": nine digits, trailing zeros dropped.
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, c.zone...)
 }
 
 func newLogSink(out io.Writer) *logSink {
@@ -112,7 +153,7 @@ func (s *logSink) logAccess(l *accessLine) {
 	defer s.mu.Unlock()
 	b := s.pending
 	b = append(b, `{"time":"`...)
-	b = l.end.AppendFormat(b, time.RFC3339Nano)
+	b = s.stamp.appendTime(b, l.end)
 	b = append(b, `","level":"INFO","msg":"request","method":"`...)
 	b, _ = strictjson.AppendEscaped(b, l.method, slogEscaping)
 	b = append(b, `","path":"`...)
@@ -140,8 +181,28 @@ func (s *logSink) logAccess(l *accessLine) {
 // slog (through encoding/json) writes float64(d.Microseconds())/1000: the
 // shortest decimal, never an exponent (the value is 0 or at least 0.001,
 // far below 1e21).
+//
+// Below 2^40 µs (12 days), float64's spacing near µs/1000 is far under
+// 0.001, so no other decimal of at most three fractional digits rounds to
+// the same float64: the shortest decimal AppendFloat writes is the
+// quotient itself (whole milliseconds, then at most three digits with
+// trailing zeros dropped), which integer arithmetic writes faster. Any
+// other duration goes through AppendFloat (TestAppendMillisMatchesFloat).
 func appendMillis(b []byte, d time.Duration) []byte {
-	return strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64)
+	us := d.Microseconds()
+	if us < 0 || us >= 1<<40 {
+		return strconv.AppendFloat(b, float64(us)/1000, 'f', -1, 64)
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	if frac := us % 1000; frac != 0 {
+		digits := [4]byte{'.', byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 4
+		for digits[n-1] == '0' {
+			n--
+		}
+		b = append(b, digits[:n]...)
+	}
+	return b
 }
 
 // accessLog wraps next with one log line per request: method, path, status,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,4 +139,55 @@ func slogAccessLog(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.String("request_id", w.Header().Get("X-Request-Id")))
 	})
+}
+
+// TestAccessStampMatchesFormat logs through one sink, so that its cached
+// date and zone are reused and replaced: lines in one second, across
+// seconds, days and years, in other zones and across a daylight-saving
+// change must each carry t.AppendFormat(RFC3339Nano).
+func TestAccessStampMatchesFormat(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		ny = time.FixedZone("fallback", -5*3600) // no zone database: fixed zones still switch the cache
+	}
+	base := time.Date(2026, 3, 8, 6, 59, 58, 0, time.UTC) // 01:59:58 in New York, two seconds before its clocks jump
+	var times []time.Time
+	for _, d := range []time.Duration{0, 1, 10, 100 * time.Millisecond, time.Second - 1, time.Second, time.Second + 120*time.Microsecond,
+		2 * time.Second, 2*time.Second + 5, 3 * time.Second, 24 * time.Hour, 366 * 24 * time.Hour} {
+		times = append(times, base.Add(d), base.Add(d).In(ny), base.Add(d).In(time.FixedZone("x", 5*3600+30*60)), base.Add(d))
+	}
+	times = append(times, time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(1970, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 100000000, time.UTC), time.Date(2026, 11, 27, 8, 3, 20, 123456789, time.Local))
+	var out bytes.Buffer
+	s := newLogSink(&out)
+	for _, tm := range times {
+		s.logAccess(&accessLine{end: tm, method: "GET", path: "/", status: 200})
+		s.Flush()
+		line := out.String()
+		out.Reset()
+		want := `{"time":"` + tm.Format(time.RFC3339Nano) + `",`
+		if !strings.HasPrefix(line, want) {
+			t.Errorf("%v: line %q, want it to start %q", tm, line, want)
+		}
+	}
+}
+
+// TestAppendMillisMatchesFloat holds appendMillis to what slog writes,
+// strconv.AppendFloat of the microseconds over 1000, on both sides of its
+// fast path's bound.
+func TestAppendMillisMatchesFloat(t *testing.T) {
+	us := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 12345, 999999, 1000000, 1<<40 - 1, 1 << 40, 1<<40 + 1, 1<<53 + 1, -1, -1500}
+	for i := int64(1); i < 1<<40; i = i*3 + 7 {
+		us = append(us, i, i*1000, i*1000+1)
+	}
+	for _, u := range us {
+		d := time.Duration(u) * time.Microsecond
+		if u > int64(1<<62)/1000 || u < -int64(1<<62)/1000 {
+			continue
+		}
+		want := strconv.AppendFloat(nil, float64(d.Microseconds())/1000, 'f', -1, 64)
+		if got := appendMillis(nil, d); string(got) != string(want) {
+			t.Errorf("%d µs: %s, AppendFloat writes %s", u, got, want)
+		}
+	}
 }

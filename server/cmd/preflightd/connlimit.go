@@ -43,6 +43,10 @@ type connLimiter struct {
 	pressure   int           // open connections above which waiting ones get pressureIdle
 	shortIdle  time.Duration // the pressure idle timeout
 	refusedMsg []byte        // the raw 503, written whole
+	// writeSlack is how much earlier than asked a connection's write
+	// deadline may fall when an armed one is kept (writedeadline.go);
+	// zero: every write deadline is set as asked.
+	writeSlack time.Duration
 
 	open atomic.Int64 // connections accepted and not yet closed
 
@@ -189,6 +193,12 @@ func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 	if tc == nil {
 		return
 	}
+	if s == http.StateActive && !tc.isWaiting.Load() {
+		// Usually so: the request's first Read already stopped the wait.
+		// Only this connection's goroutine starts a wait after its accept,
+		// so the flag is current here; another goroutine only ever ends one.
+		return
+	}
 	l.mu.Lock()
 	if s == http.StateIdle {
 		tc.startWaitingLocked(time.Now())
@@ -215,6 +225,8 @@ type trackedConn struct {
 	waitingSince time.Time
 
 	framing framingScanner // only Read touches it
+
+	wd writeDeadline
 }
 
 // tracked returns the trackedConn under c, or nil.

@@ -75,7 +75,9 @@
 //	    Longest time to answer once the headers are read; default 60s. On a
 //	    paid server at least read + verify + settle timeouts + 4s: the body,
 //	    up to 2s waiting for an evaluation slot, the facilitator and the
-//	    answer all count against it.
+//	    answer all count against it. On a connection busy with requests the
+//	    deadline is moved at most every hundredth of the timeout, so an
+//	    answer's may fall up to 1% early (0.6s of 60s), never late.
 //	--idle-timeout                 PREFLIGHT_IDLE_TIMEOUT
 //	    How long an idle keep-alive connection stays open; default 120s.
 //	--max-connections              PREFLIGHT_MAX_CONNECTIONS

@@ -88,10 +88,18 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 
 // rejectAmbiguousFraming answers a request on a connection that carried a
 // header section with both Content-Length and Transfer-Encoding with 400
-// and closes the connection after the answer.
+// and closes the connection after the answer. It also tells the connection
+// when its handler starts and returns (see writeDeadline).
 func rejectAmbiguousFraming(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil && tc.framing.tainted.Load() {
+		tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+		if tc == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tc.responseStarted()
+		defer tc.responseDone()
+		if tc.framing.tainted.Load() {
 			w.Header().Set("Connection", "close")
 			writeEnvelope(w, http.StatusBadRequest, &preflight.Error{
 				Code:    preflight.ErrorInvalidRequest,

@@ -75,6 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	ln := newConnLimiter(bound, maxConns, min(opts.ops.pressureIdleTimeout, opts.ops.idleTimeout), logger)
+	ln.writeSlack = opts.ops.writeTimeout / 100
 	srv := &http.Server{
 		Handler:           accessLog(sink, logger, rejectAmbiguousFraming(server.New(cfg))),
 		ReadHeaderTimeout: opts.ops.readHeaderTimeout,

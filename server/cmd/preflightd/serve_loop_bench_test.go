@@ -35,6 +35,7 @@ func plainServe(*http.Server, net.Listener) net.Listener { return nil }
 func preflightdServe(srv *http.Server, ln net.Listener) net.Listener {
 	ops := defaultOps()
 	cl := newConnLimiter(ln, defaultMaxConnections, ops.pressureIdleTimeout, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	cl.writeSlack = ops.writeTimeout / 100
 	srv.ReadHeaderTimeout = ops.readHeaderTimeout
 	srv.ReadTimeout = ops.readTimeout
 	srv.WriteTimeout = ops.writeTimeout

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/agentpreflight/preflight"
 )
@@ -33,9 +34,28 @@ func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	// header's value slice is replaced, never written in place.
 	h["Content-Type"] = contentTypeJSON
 	h["X-Content-Type-Options"] = noSniff
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength(len(body))
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// contentLengths holds the Content-Length header values of the answer
+// lengths seen so far below len(contentLengths), each made once and then
+// shared, as the fixed values are: most answers have one of a few lengths,
+// and a value made per answer was two allocations.
+var contentLengths [8 << 10]atomic.Pointer[[]string]
+
+// contentLength returns the Content-Length header value of n bytes.
+func contentLength(n int) []string {
+	if n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v) // a racing store of the same value is harmless
+	return v
 }
 
 // WriteError writes err as the error envelope with status.

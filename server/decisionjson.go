@@ -1,0 +1,212 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// appendDecisionJSON appends d encoded exactly as json.Marshal(d) encodes
+// it, byte for byte, and fails where Marshal fails (a json.Number that is
+// not a number literal). It writes the tool-call route's answer without
+// reflection: on a small decision Marshal's reflection cost as much CPU as
+// the rest of the route's own work. TestDecisionJSONMatchesMarshal and
+// FuzzDecisionJSON hold it to Marshal; TestDecisionJSONFields fails when
+// the answer's types gain, lose or rename a member, since this encoder
+// would otherwise drop it silently.
+func appendDecisionJSON(b []byte, d *preflight.ToolCallDecision) ([]byte, error) {
+	var err error
+	b = append(b, `{"decision":`...)
+	b = appendJSONString(b, string(d.Verdict))
+	b = append(b, `,"enforcement":`...)
+	b = appendJSONString(b, string(d.Enforcement))
+	b = append(b, `,"reasonCodes":`...)
+	if d.ReasonCodes == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range d.ReasonCodes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, string(c))
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"requestFingerprint":`...)
+	b = appendJSONString(b, d.RequestFingerprint)
+	if d.MatchedCallID != "" {
+		b = append(b, `,"matchedCallId":`...)
+		b = appendJSONString(b, d.MatchedCallID)
+	}
+	b = append(b, `,"issues":`...)
+	if d.Issues == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range d.Issues {
+			is := &d.Issues[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = appendJSONString(b, is.Path)
+			b = append(b, `,"code":`...)
+			b = appendJSONString(b, string(is.Code))
+			b = append(b, `,"message":`...)
+			b = appendJSONString(b, is.Message)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	e := &d.Estimated
+	b = append(b, `,"estimated":{"preflightCostUsd":`...)
+	if b, err = appendJSONNumber(b, e.PreflightCostUSD); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"priceChargedUsd":`...)
+	if b, err = appendJSONNumber(b, e.PriceChargedUSD); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"avoidableExternalCostUsd":`...)
+	if b, err = appendJSONNumber(b, e.AvoidableExternalCostUSD); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"avoidableModelCostUsd":`...)
+	if b, err = appendJSONNumber(b, e.AvoidableModelCostUSD); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"netSavingsUsd":`...)
+	if b, err = appendJSONNumber(b, e.NetSavingsUSD); err != nil {
+		return nil, err
+	}
+	if e.Billable {
+		b = append(b, `,"billable":true`...)
+	} else {
+		b = append(b, `,"billable":false`...)
+	}
+	b = append(b, `,"confidence":`...)
+	if b, err = appendJSONNumber(b, e.Confidence); err != nil {
+		return nil, err
+	}
+	b = append(b, '}')
+	if r := d.Recommendation; r != nil {
+		b = append(b, `,"recommendation":{"action":`...)
+		b = appendJSONString(b, string(r.Action))
+		if r.ResultReference != "" {
+			b = append(b, `,"resultReference":`...)
+			b = appendJSONString(b, r.ResultReference)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONNumber appends n as encoding/json writes a json.Number: as it
+// is, "0" when empty, an error when it is not a JSON number literal.
+func appendJSONNumber(b []byte, n json.Number) ([]byte, error) {
+	s := string(n)
+	if s == "" {
+		s = "0"
+	}
+	if !isJSONNumber(s) {
+		return nil, fmt.Errorf("json: invalid number literal %q", s)
+	}
+	return append(b, s...), nil
+}
+
+// isJSONNumber reports whether s is a number literal of RFC 8259's
+// grammar: an optional minus, an integer part without leading zeros, an
+// optional fraction, an optional exponent.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendJSONString appends s as a JSON string the way encoding/json's
+// Marshal writes one: ", \ and control characters escaped (\b, \f, \n,
+// \r, \t by name, the rest as \u00XX), <, > and & as \u003c, \u003e and
+// \u0026, each invalid UTF-8 byte as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
