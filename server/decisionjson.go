@@ -3,9 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/strictjson"
 )
 
 // appendDecisionJSON appends d encoded exactly as json.Marshal(d) encodes
@@ -156,57 +156,15 @@ func isJSONNumber(s string) bool {
 	return i == len(s)
 }
 
+// jsonMarshalEscaping is encoding/json.Marshal's form of a string: <, >
+// and & as \u003c, \u003e and \u0026, U+2028 and U+2029 escaped, each
+// invalid UTF-8 byte as \ufffd.
+const jsonMarshalEscaping = strictjson.EscapeHTML | strictjson.EscapeLineSeparators | strictjson.ReplaceInvalidUTF8
+
 // appendJSONString appends s as a JSON string the way encoding/json's
-// Marshal writes one: ", \ and control characters escaped (\b, \f, \n,
-// \r, \t by name, the rest as \u00XX), <, > and & as \u003c, \u003e and
-// \u0026, each invalid UTF-8 byte as \ufffd, U+2028 and U+2029 escaped.
+// Marshal writes one.
 func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
+	b, _ = strictjson.AppendEscaped(b, s, jsonMarshalEscaping) // always true with ReplaceInvalidUTF8
 	return append(b, '"')
 }
