@@ -89,27 +89,24 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	return true
 }
 
-// fastRequest returns the tools/call request that body is, as the SDK's
-// decoder reads it, when the direct path may serve it; else nil. A body
-// the decoder refuses, a batch, a notification, another method, a call
-// without params, and params that may carry a protocol revision in _meta
-// (which the downstream transport checks against the headers) all go
-// through the downstream transport.
+// fastRequest returns the tools/call request that body is when the direct
+// path may serve it; else nil. Only a body readWire takes is served there
+// (what it takes the SDK's decoder reads the same way): a body it leaves,
+// a notification, another method, a call without params, and params that
+// may carry a protocol revision in _meta (which the downstream transport
+// checks against the headers) all go through the downstream transport,
+// which reads them as before.
 func fastRequest(body []byte) *jsonrpc.Request {
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return nil
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "tools/call" || !req.IsCall() || len(req.Params) == 0 {
+	m, ok := readWire(body)
+	if !ok || !m.hasMethod || m.method != "tools/call" || len(m.params) == 0 {
 		return nil
 	}
 	// The key io.modelcontextprotocol/protocolVersion can only be spelled
 	// with its letters or with \u escapes.
-	if bytes.Contains(req.Params, []byte("protocolVersion")) || bytes.Contains(req.Params, []byte(`\u`)) {
+	if bytes.Contains(m.params, []byte("protocolVersion")) || bytes.Contains(m.params, []byte(`\u`)) {
 		return nil
 	}
-	return req
+	return m.request()
 }
 
 // direct reports whether the session's upstream takes the direct path: an
@@ -237,7 +234,7 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 		if err != nil {
 			return &connFailure{fmt.Errorf("%s: failed to read body: %v", summary, err)}
 		}
-		msg, err := jsonrpc.DecodeMessage(body)
+		msg, err := decodeUpstream(body)
 		if err != nil {
 			return &connFailure{fmt.Errorf("%s: failed to decode response: %v", summary, err)}
 		}
@@ -323,7 +320,7 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 			// The end of an event (an empty event data is skipped, and one
 			// named other than message).
 			if data.Len() > 0 && (len(name) == 0 || string(name) == "message") {
-				msg, err := jsonrpc.DecodeMessage(data.Bytes())
+				msg, err := decodeUpstream(data.Bytes())
 				if err != nil {
 					body.Close()
 					return &connFailure{fmt.Errorf("%s: failed to decode event: %v", summary, err)}
@@ -338,7 +335,9 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 				}
 			}
 			name, hasData = name[:0], false
-			data.Reset()
+			if data.Len() > 0 {
+				data = bytes.Buffer{} // the message delivered may keep its bytes
+			}
 		}
 		if eof {
 			body.Close()
