@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -195,9 +196,8 @@ var errNoResponse = errors.New("request terminated without response")
 // response). A *connFailure is what would have failed the transport's
 // connection.
 //
-// Unlike the transport, a stream that ends before the response is not
-// resumed with Last-Event-ID: the call gets the same error as from an
-// upstream that keeps no events.
+// A stream that ends before the response is resumed with Last-Event-ID
+// when its events had ids (see resume).
 func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(jsonrpc.Message)) error {
 	summary := fmt.Sprintf("sending %q", req.Method)
 	data, err := jsonrpc.EncodeMessage(req)
@@ -279,6 +279,32 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 	var name []byte
 	var data bytes.Buffer
 	hasData := false // a data field came: the next one is joined with a newline
+	lastID, retry := "", time.Duration(0)
+	tries := 0 // resumptions since the last event id
+	// ended handles the end of a stream before the response: one whose
+	// events had ids is resumed, as the SDK's transport resumes it;
+	// otherwise the call gets the transport's error.
+	ended := func() (resumed bool, err error) {
+		body.Close()
+		if lastID == "" || ctx.Err() != nil {
+			if ctx.Err() == nil {
+				deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
+			}
+			return false, nil
+		}
+		nb, err := c.resume(ctx, summary, lastID, retry, &tries)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, &connFailure{err}
+		}
+		body = nb
+		br.Reset(nb)
+		name, hasData = name[:0], false
+		data = bytes.Buffer{}
+		return true, nil
+	}
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -292,12 +318,11 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 		}
 		eof := err == io.EOF
 		if err != nil && !eof {
-			body.Close()
-			if ctx.Err() != nil {
-				return nil // cancelled: the waiter sees why
+			if resumed, err := ended(); resumed {
+				continue
+			} else {
+				return err // nil when cancelled: the waiter sees why
 			}
-			deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
-			return nil
 		}
 		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
 			key, value, found := bytes.Cut(line, []byte{':'})
@@ -308,6 +333,14 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 			switch string(key) {
 			case "event":
 				name = append(name[:0], strings.TrimSpace(string(value))...)
+			case "id":
+				if v := strings.TrimSpace(string(value)); v != lastID {
+					lastID, tries = v, 0
+				}
+			case "retry":
+				if n, err := strconv.ParseInt(strings.TrimSpace(string(value)), 10, 64); err == nil {
+					retry = time.Duration(n) * time.Millisecond
+				}
 			case "data":
 				if hasData {
 					data.WriteByte('\n')
@@ -340,9 +373,55 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 			}
 		}
 		if eof {
-			body.Close()
-			deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
-			return nil
+			if resumed, err := ended(); resumed {
+				continue
+			} else {
+				return err
+			}
 		}
 	}
+}
+
+// resume asks the upstream for the rest of a call's event stream after
+// the event lastID (GET with Last-Event-ID), as the SDK's client transport
+// does: after retry (the stream's own), or a delay growing from a second,
+// at most 5 times without a new event.
+func (c *httpConn) resume(ctx context.Context, summary, lastID string, retry time.Duration, tries *int) (io.ReadCloser, error) {
+	var last error
+	for *tries < 5 {
+		*tries++
+		delay := retry
+		if delay <= 0 {
+			delay = time.Second
+			for range *tries - 1 {
+				delay = min(delay*3/2, 30*time.Second)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", lastID)
+		if id := c.SessionID(); id != "" {
+			req.Header.Set(sessionHeader, id)
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || baseType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+			resp.Body.Close()
+			last = fmt.Errorf("HTTP %d", resp.StatusCode)
+			continue
+		}
+		return resp.Body, nil
+	}
+	return nil, fmt.Errorf("%s: failed to reconnect (session ID: %v): %v", summary, c.SessionID(), last)
 }

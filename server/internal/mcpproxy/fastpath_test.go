@@ -2,14 +2,20 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // wireAnswer is an HTTP answer as the client receives it, but for the
@@ -121,5 +127,40 @@ func TestFastPathRefusesWhatItCannotRead(t *testing.T) {
 		case a.Error == nil && (a.Result == nil || !a.Result.IsError):
 			t.Errorf("%s: answered as a call that ran: %+v", params, a.Result)
 		}
+	}
+}
+
+// TestFastPathResumesTheCallStream checks that a call whose upstream
+// stream ends before the result (the server closed it, keeping its
+// events) is resumed with Last-Event-ID, as the SDK's client transport
+// resumes it, and gets its result.
+func TestFastPathResumesTheCallStream(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "resumable", Version: "1"}, nil)
+	var ran atomic.Int64
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran.Add(1)
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+			time.Sleep(100 * time.Millisecond)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	t.Cleanup(ts.Close)
+	url, _ := startProxy(t, HTTPDialer(ts.URL, nil), mcpguard.Options{})
+	cs := connect(t, url, "2025-11-25")
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "done" || res.IsError {
+		t.Fatalf("result %+v, want the tool's", res)
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want 1", n)
 	}
 }
