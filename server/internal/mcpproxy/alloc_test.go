@@ -23,8 +23,8 @@ import (
 // a reuse adds the proxy's server side and the guard, and saves the
 // upstream's side.
 var proxyAllocBudgets = map[string]float64{
-	"run/h100":   308,
-	"reuse/h100": 46,
+	"run/h100":   240,
+	"reuse/h100": 24,
 }
 
 func TestProxyAllocationBudgets(t *testing.T) {

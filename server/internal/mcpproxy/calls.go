@@ -186,9 +186,14 @@ const postHeader = "Preflight-Proxy-Post"
 // POST before its calls are answered, each of them is cancelled as if the
 // client had sent notifications/cancelled: the server is told and the
 // upstream request ends.
-func (s *session) serve(w http.ResponseWriter, r *http.Request) {
+//
+// A POST whose body is one tools/call may be served directly (fastCall).
+func (s *session) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.Method != http.MethodPost {
 		s.down.ServeHTTP(w, r)
+		return
+	}
+	if s.fastCall(w, r, body) {
 		return
 	}
 	post := strconv.FormatUint(s.posts.Add(1), 10)

@@ -427,7 +427,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		case http.MethodGet, http.MethodPost:
-			s.serve(w, r)
+			s.serve(w, r, body)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
 			refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")

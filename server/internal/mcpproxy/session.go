@@ -162,7 +162,7 @@ func (s *session) fromClient() {
 				s.mu.Lock()
 				s.toolCs[m.ID] = toolCall{cancel: cancel, post: postOf(m)}
 				s.mu.Unlock()
-				go s.toolCall(ctx, m)
+				go s.toolCall(ctx, m, s.answer)
 				continue
 			case m.Method == "notifications/cancelled":
 				s.clientCancelled(m.Params)
@@ -342,23 +342,30 @@ func (s *session) fromServer() {
 			s.close()
 			return
 		}
-		switch m := msg.(type) {
-		case *jsonrpc.Response:
-			s.mu.Lock()
-			o := s.out[m.ID]
-			s.mu.Unlock()
-			if o != nil && s.forget(o) {
-				o.resp <- m // buffered: never blocks
-			}
-			continue // else a request the proxy gave up on
-		case *jsonrpc.Request:
-			if m.Method == "notifications/tools/list_changed" {
-				s.toolsGen.Add(1)
-				s.toolsChanged()
-			}
-		}
-		s.deliver(msg)
+		s.fromUpstream(msg)
 	}
+}
+
+// fromUpstream hands a message of the server's to its waiter (a response
+// the proxy awaits) or to the client (anything else), whichever stream it
+// came on.
+func (s *session) fromUpstream(msg jsonrpc.Message) {
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		s.mu.Lock()
+		o := s.out[m.ID]
+		s.mu.Unlock()
+		if o != nil && s.forget(o) {
+			o.resp <- m // buffered: never blocks
+		}
+		return // else a request the proxy gave up on
+	case *jsonrpc.Request:
+		if m.Method == "notifications/tools/list_changed" {
+			s.toolsGen.Add(1)
+			s.toolsChanged()
+		}
+	}
+	s.deliver(msg)
 }
 
 // The bounds on the server's messages held for a client that cannot take
@@ -523,22 +530,30 @@ const recancelAfter = time.Second
 
 // answer writes a response to the client's request id.
 func (s *session) answer(id jsonrpc.ID, result json.RawMessage, err error) {
-	out := &jsonrpc.Response{ID: id, Result: result}
-	if err != nil {
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) {
-			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
-		}
-		out = &jsonrpc.Response{ID: id, Error: we}
-	}
-	if err := s.dc.Write(s.ctx, out); err != nil {
+	if err := s.dc.Write(s.ctx, responseOf(id, result, err)); err != nil {
 		s.log.Debug("mcp proxy: response not delivered", "session", logID(s.down.SessionID), "err", err)
 	}
 }
 
+// responseOf is the response to the client's request id: result, or err
+// as a JSON-RPC error (one that is not becomes an internal error saying
+// "upstream: " and err).
+func responseOf(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Response {
+	if err == nil {
+		return &jsonrpc.Response{ID: id, Result: result}
+	}
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream: " + err.Error()}
+	}
+	return &jsonrpc.Response{ID: id, Error: we}
+}
+
 // toolCall answers one tools/call through the guard, within the call
-// timeout. ctx is cancelled when the client cancels the call.
-func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
+// timeout, with answer: s.answer for a call that came through the
+// downstream transport, a write to its own POST for one served directly
+// (see fastCall). ctx is cancelled when the client cancels the call.
+func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request, answer func(jsonrpc.ID, json.RawMessage, error)) {
 	defer s.release()
 	defer func() {
 		s.mu.Lock()
@@ -553,7 +568,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	if refusal != nil {
 		_, ob := s.p.observe(ctx, s.callStart(req, ""))
 		ob.refused(refusal)
-		s.answer(req.ID, nil, refusal)
+		answer(req.ID, nil, refusal)
 		return
 	}
 	sc.busy(1)
@@ -561,7 +576,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	ctx, ob := s.p.observe(ctx, s.callStart(req, runName(sc.key)))
 	if refusal := s.p.policyRefusal(sc, req.Params); refusal != nil {
 		ob.refused(refusal)
-		s.answer(req.ID, nil, refusal)
+		answer(req.ID, nil, refusal)
 		return
 	}
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
@@ -601,7 +616,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 	if ctx.Err() != nil {
 		ob.finish(errCancelledAnswer)
 		if s.ctx.Err() == nil {
-			s.answer(req.ID, nil, errCancelledAnswer)
+			answer(req.ID, nil, errCancelledAnswer)
 		}
 		return
 	}
@@ -609,7 +624,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request) {
 		err = s.b.timeoutError("tools/call")
 	}
 	ob.finish(err)
-	s.answer(req.ID, result, err)
+	answer(req.ID, result, err)
 }
 
 // roundTrip sends a request of the proxy's own upstream and waits for its
@@ -630,9 +645,10 @@ func (s *session) roundTrip(ctx context.Context, method string, params json.RawM
 	s.mu.Lock()
 	s.out[o.up] = o
 	s.mu.Unlock()
-	// Over HTTP, Write returns when the response starts, which a server
-	// may delay until its result: ending wctx ends it too.
-	if err := s.up.Write(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil && wctx.Err() == nil {
+	// Over HTTP, upWrite returns when the response starts (or, on the
+	// direct path, when it came), which a server may delay until its
+	// result: ending wctx ends it too.
+	if err := s.upWrite(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil && wctx.Err() == nil {
 		stop()
 		cancel(nil)
 		s.forget(o)

@@ -1,0 +1,427 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The direct path of a session's tools/call.
+//
+// Through the MCP Go SDK's transports a call crosses four goroutines each
+// way (the downstream transport's POST handler, fromClient, the call's
+// own, the upstream transport's stream reader, its pump, fromServer) and
+// is decoded and encoded at every boundary. A POST that carries one
+// tools/call request and nothing else, in a session whose upstream speaks
+// Streamable HTTP, is served instead on the POST's own goroutine: the body
+// is decoded once, by the SDK's decoder, the guard decides as for any
+// other call (toolCall), the request goes upstream in a POST of its own
+// whose answer (JSON or an event stream) is read on the same goroutine,
+// and the response is written to the client's POST as the downstream
+// transport would write it: the same headers, one "message" event.
+//
+// Everything else a session receives (other methods, notifications,
+// responses to the server's requests, batches, a request the downstream
+// transport would refuse or treat otherwise) goes through the
+// transports as before, and so does a tools/call to a command upstream.
+
+// fastCall serves the session's POST r, whose body is body, when it
+// carries one tools/call that the direct path takes, and reports whether
+// it did; when it did not, nothing was written.
+func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	// The downstream transport refuses a POST with Last-Event-ID, and reads
+	// the standard headers of revisions from 2026-07-28 on.
+	if len(r.Header.Values("Last-Event-ID")) > 0 || r.Header.Get(hdrVersion) >= statelessRevision || !s.direct() {
+		return false
+	}
+	req := fastRequest(body)
+	if req == nil {
+		return false
+	}
+	req.Extra = &mcp.RequestExtra{Header: r.Header}
+	post := strconv.FormatUint(s.posts.Add(1), 10)
+	r.Header.Set(postHeader, post)
+	s.mu.Lock()
+	_, dup := s.toolCs[req.ID]
+	if !dup {
+		_, dup = s.in[req.ID]
+	}
+	s.mu.Unlock()
+	if dup {
+		// As the downstream transport refuses it.
+		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw())})
+		return true
+	}
+	// The downstream transport's headers of a POST it answers with an
+	// event stream, set before the call is handled: a session that ends
+	// meanwhile leaves the answer at them, with no event.
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	a := &postAnswer{s: s, w: w}
+	if refusal := s.admit(); refusal != nil {
+		_, ob := s.p.observe(s.ctx, s.callStart(req, ""))
+		ob.refused(refusal)
+		a.answer(req.ID, nil, refusal)
+		return true
+	}
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.mu.Lock()
+	s.toolCs[req.ID] = toolCall{cancel: cancel, post: post}
+	s.mu.Unlock()
+	// A client that drops the POST cancels the call, as dropPost does for
+	// one of the transport's.
+	stop := context.AfterFunc(r.Context(), func() { s.clientGone(req.ID) })
+	defer stop()
+	s.toolCall(ctx, req, a.answer)
+	return true
+}
+
+// fastRequest returns the tools/call request that body is when the direct
+// path may serve it; else nil. Only a body readWire takes is served there
+// (what it takes the SDK's decoder reads the same way): a body it leaves,
+// a notification, another method, a call without params, and params that
+// may carry a protocol revision in _meta (which the downstream transport
+// checks against the headers) all go through the downstream transport,
+// which reads them as before.
+func fastRequest(body []byte) *jsonrpc.Request {
+	m, ok := readWire(body)
+	if !ok || !m.hasMethod || m.method != "tools/call" || len(m.params) == 0 {
+		return nil
+	}
+	// The key io.modelcontextprotocol/protocolVersion can only be spelled
+	// with its letters or with \u escapes.
+	if bytes.Contains(m.params, []byte("protocolVersion")) || bytes.Contains(m.params, []byte(`\u`)) {
+		return nil
+	}
+	return m.request()
+}
+
+// direct reports whether the session's upstream takes the direct path: an
+// HTTP upstream whose session is initialized.
+func (s *session) direct() bool {
+	c, ok := s.up.(*httpConn)
+	return ok && c.version.Load() != nil && c.SessionID() != ""
+}
+
+// postAnswer writes the answer to a call served directly to its POST.
+type postAnswer struct {
+	s *session
+	w http.ResponseWriter
+}
+
+// answer writes the response to id as the downstream transport does: one
+// event named message. Once the session has ended nothing is written, as
+// by the transport, which is closed then.
+func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
+	if a.s.ctx.Err() != nil {
+		return
+	}
+	data, err := jsonrpc.EncodeMessage(responseOf(id, result, err))
+	if err != nil {
+		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
+		return
+	}
+	ev := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
+	ev = append(ev, "event: message\ndata: "...)
+	ev = append(append(ev, data...), "\n\n"...)
+	if _, err := a.w.Write(ev); err != nil {
+		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
+		return
+	}
+	http.NewResponseController(a.w).Flush()
+}
+
+// upWrite sends the proxy's request req upstream. To an initialized HTTP
+// upstream it goes in a POST of its own whose answer is read here, every
+// message of it handed to fromUpstream (the response to its waiter);
+// upWrite returns once the response came or the answer ended. Otherwise
+// it goes through the upstream connection, whose Write returns when the
+// answer starts (over HTTP) and whose reader hands the response to
+// fromServer.
+func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
+	if c, ok := s.up.(*httpConn); ok && s.direct() {
+		err := c.call(ctx, req, s.fromUpstream)
+		var f *connFailure
+		if errors.As(err, &f) {
+			// What breaks the SDK's connection ends the session, as when
+			// its reader fails.
+			if s.ctx.Err() == nil {
+				s.upstreamFailed(f.err)
+				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", logID(s.down.SessionID), "err", f.err)
+			}
+			s.close()
+			return f.err
+		}
+		return err
+	}
+	return s.up.Write(ctx, req)
+}
+
+// connFailure is an error of call after which the SDK's client transport
+// would have failed its connection.
+type connFailure struct{ err error }
+
+func (f *connFailure) Error() string { return f.err.Error() }
+
+// errRejected has the text of the SDK's jsonrpc2.ErrRejected, which its
+// client transport wraps in the errors of a request that did not get
+// through (the connection stands).
+var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
+// errNoResponse is the error the SDK's client transport answers a call
+// with when its event stream ends before the response.
+var errNoResponse = errors.New("request terminated without response")
+
+// call sends the call req in a POST of its own, as the SDK's client
+// transport would (the same body, media types, session and version
+// headers, errors and statuses), and reads its answer on the caller's
+// goroutine, handing each message to deliver in order. It returns once
+// the response to req was delivered (the rest of an event stream is read
+// on another goroutine until it ends or ctx does), or the answer ended
+// without one, which is delivered as the transport would (an error
+// response). A *connFailure is what would have failed the transport's
+// connection.
+//
+// A stream that ends before the response is resumed with Last-Event-ID
+// when its events had ids (see resume).
+func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(jsonrpc.Message)) error {
+	summary := fmt.Sprintf("sending %q", req.Method)
+	data, err := jsonrpc.EncodeMessage(req)
+	if err != nil {
+		return fmt.Errorf("%s: %v", summary, err)
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", summary, errRejected, err)
+	}
+	hr.Header["Content-Type"] = []string{"application/json"}
+	hr.Header["Accept"] = []string{"application/json, text/event-stream"}
+	if v := c.version.Load(); v != nil {
+		hr.Header[hdrVersion] = []string{*v}
+	}
+	session := c.SessionID()
+	hr.Header[sessionHeader] = []string{session}
+	resp, err := c.client.Do(hr)
+	if err != nil {
+		return fmt.Errorf("%s: %w: %w", summary, errRejected, err)
+	}
+	if err := checkAnswer(summary, session, resp); err != nil {
+		resp.Body.Close()
+		return err
+	}
+	if id := resp.Header.Get(sessionHeader); id != "" && id != session {
+		resp.Body.Close()
+		return fmt.Errorf("mismatching session IDs %q and %q", session, id)
+	}
+	switch baseType(resp.Header.Get("Content-Type")) {
+	case "application/json":
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return &connFailure{fmt.Errorf("%s: failed to read body: %v", summary, err)}
+		}
+		msg, err := decodeUpstream(body)
+		if err != nil {
+			return &connFailure{fmt.Errorf("%s: failed to decode response: %v", summary, err)}
+		}
+		deliver(msg)
+		return nil
+	case "text/event-stream":
+		return c.readCall(ctx, summary, resp.Body, req.ID, deliver)
+	default:
+		resp.Body.Close()
+		return fmt.Errorf("%s: unsupported content type %q", summary, baseType(resp.Header.Get("Content-Type")))
+	}
+}
+
+// checkAnswer returns the error the SDK's client transport makes of an
+// answer's status: transient ones and JSON-RPC errors leave the
+// connection standing; the rest fail it.
+func checkAnswer(summary, session string, resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
+		http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return fmt.Errorf("%w: %s: %v", errRejected, summary, http.StatusText(resp.StatusCode))
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	body, _ := io.ReadAll(resp.Body)
+	msg, _ := jsonrpc.DecodeMessage(body)
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+		return fmt.Errorf("%s: %w: %w: %v", summary, r.Error, errRejected, http.StatusText(resp.StatusCode))
+	}
+	if resp.StatusCode == http.StatusNotFound && session != "" {
+		return &connFailure{fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, session, mcp.ErrSessionMissing)}
+	}
+	return &connFailure{fmt.Errorf("%s: %v", summary, http.StatusText(resp.StatusCode))}
+}
+
+// readCall reads the event stream of the call id, as the SDK's client
+// transport reads it, until the response to id; the rest of the stream
+// is drained on another goroutine. body is bounded per line by capBody.
+func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadCloser, id jsonrpc.ID, deliver func(jsonrpc.Message)) error {
+	br := bufio.NewReader(body)
+	var name []byte
+	var data bytes.Buffer
+	hasData := false // a data field came: the next one is joined with a newline
+	lastID, retry := "", time.Duration(0)
+	tries := 0 // resumptions since the last event id
+	// ended handles the end of a stream before the response: one whose
+	// events had ids is resumed, as the SDK's transport resumes it;
+	// otherwise the call gets the transport's error.
+	ended := func() (resumed bool, err error) {
+		body.Close()
+		if lastID == "" || ctx.Err() != nil {
+			if ctx.Err() == nil {
+				deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
+			}
+			return false, nil
+		}
+		nb, err := c.resume(ctx, summary, lastID, retry, &tries)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, &connFailure{err}
+		}
+		body = nb
+		br.Reset(nb)
+		name, hasData = name[:0], false
+		data = bytes.Buffer{}
+		return true, nil
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A long line: read it whole (capBody bounds it).
+			long := bytes.Clone(line)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		eof := err == io.EOF
+		if err != nil && !eof {
+			if resumed, err := ended(); resumed {
+				continue
+			} else {
+				return err // nil when cancelled: the waiter sees why
+			}
+		}
+		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
+			key, value, found := bytes.Cut(line, []byte{':'})
+			if !found {
+				body.Close()
+				return &connFailure{fmt.Errorf("%s: malformed event: malformed line in SSE stream: %q", summary, string(line))}
+			}
+			switch string(key) {
+			case "event":
+				name = append(name[:0], strings.TrimSpace(string(value))...)
+			case "id":
+				if v := strings.TrimSpace(string(value)); v != lastID {
+					lastID, tries = v, 0
+				}
+			case "retry":
+				if n, err := strconv.ParseInt(strings.TrimSpace(string(value)), 10, 64); err == nil {
+					retry = time.Duration(n) * time.Millisecond
+				}
+			case "data":
+				if hasData {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimSpace(value))
+				hasData = true
+			}
+		}
+		if len(line) == 0 || eof {
+			// The end of an event (an empty event data is skipped, and one
+			// named other than message).
+			if data.Len() > 0 && (len(name) == 0 || string(name) == "message") {
+				msg, err := decodeUpstream(data.Bytes())
+				if err != nil {
+					body.Close()
+					return &connFailure{fmt.Errorf("%s: failed to decode event: %v", summary, err)}
+				}
+				deliver(msg)
+				if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
+					go func() {
+						io.Copy(io.Discard, body) // the connection is kept when the stream ends in time
+						body.Close()
+					}()
+					return nil
+				}
+			}
+			name, hasData = name[:0], false
+			if data.Len() > 0 {
+				data = bytes.Buffer{} // the message delivered may keep its bytes
+			}
+		}
+		if eof {
+			if resumed, err := ended(); resumed {
+				continue
+			} else {
+				return err
+			}
+		}
+	}
+}
+
+// resume asks the upstream for the rest of a call's event stream after
+// the event lastID (GET with Last-Event-ID), as the SDK's client transport
+// does: after retry (the stream's own), or a delay growing from a second,
+// at most 5 times without a new event.
+func (c *httpConn) resume(ctx context.Context, summary, lastID string, retry time.Duration, tries *int) (io.ReadCloser, error) {
+	var last error
+	for *tries < 5 {
+		*tries++
+		delay := retry
+		if delay <= 0 {
+			delay = time.Second
+			for range *tries - 1 {
+				delay = min(delay*3/2, 30*time.Second)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", lastID)
+		if id := c.SessionID(); id != "" {
+			req.Header.Set(sessionHeader, id)
+		}
+		resp, err := c.client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || baseType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+			resp.Body.Close()
+			last = fmt.Errorf("HTTP %d", resp.StatusCode)
+			continue
+		}
+		return resp.Body, nil
+	}
+	return nil, fmt.Errorf("%s: failed to reconnect (session ID: %v): %v", summary, c.SessionID(), last)
+}
