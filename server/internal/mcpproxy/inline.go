@@ -24,23 +24,15 @@ type inlineTransport struct {
 	dialer  net.Dialer
 	maxIdle int
 
-	mu       sync.Mutex
-	idle     map[string][]*inlineConn // by host:port, the most recent last
-	sweeping bool                     // a sweep is scheduled
+	mu   sync.Mutex
+	idle map[string][]*inlineConn // by host:port, the most recent last
 }
-
-// inlineIdle is how long a kept connection may wait for its next request.
-// Nothing reads a kept connection meanwhile (http.Transport's reading
-// goroutine notices a server's close at once), so one the server closed
-// holds its descriptor until it is reused or swept.
-const inlineIdle = 5 * time.Second
 
 // inlineConn is a kept connection.
 type inlineConn struct {
-	c     net.Conn
-	br    *bufio.Reader
-	bw    *bufio.Writer
-	since time.Time // kept since
+	c  net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
 }
 
 func newInlineTransport(base http.RoundTripper, maxIdle int) *inlineTransport {
@@ -137,44 +129,11 @@ func (t *inlineTransport) get(addr string) (*inlineConn, bool) {
 func (t *inlineTransport) put(addr string, ic *inlineConn) {
 	t.mu.Lock()
 	if len(t.idle[addr]) < t.maxIdle {
-		ic.since = time.Now()
 		t.idle[addr] = append(t.idle[addr], ic)
 		ic = nil
-		if !t.sweeping {
-			t.sweeping = true
-			time.AfterFunc(inlineIdle, t.sweep)
-		}
 	}
 	t.mu.Unlock()
 	if ic != nil {
-		ic.c.Close()
-	}
-}
-
-// sweep closes the connections kept for longer than inlineIdle, and comes
-// again while any is kept.
-func (t *inlineTransport) sweep() {
-	var old []*inlineConn
-	t.mu.Lock()
-	for addr, cs := range t.idle {
-		// The most recent last: the old ones lead.
-		n := 0
-		for n < len(cs) && time.Since(cs[n].since) >= inlineIdle {
-			n++
-		}
-		old = append(old, cs[:n]...)
-		if rest := cs[n:]; len(rest) > 0 {
-			t.idle[addr] = append(cs[:0:0], rest...)
-		} else {
-			delete(t.idle, addr)
-		}
-	}
-	t.sweeping = len(t.idle) > 0
-	if t.sweeping {
-		time.AfterFunc(inlineIdle/2, t.sweep)
-	}
-	t.mu.Unlock()
-	for _, ic := range old {
 		ic.c.Close()
 	}
 }

@@ -125,31 +125,3 @@ func TestInlineTransportCancel(t *testing.T) {
 		t.Errorf("%d connections, want 2 (the cancelled one not kept)", n)
 	}
 }
-
-func TestInlineTransportSweepsIdle(t *testing.T) {
-	ts, _ := inlineServer(t, func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) })
-	tr := newInlineTransport(http.DefaultTransport, 4)
-	c := &http.Client{Transport: tr}
-	if _, err := inlinePost(t, c, context.Background(), ts.URL, "x"); err != nil {
-		t.Fatal(err)
-	}
-	kept := func() int {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		n := 0
-		for _, cs := range tr.idle {
-			n += len(cs)
-		}
-		return n
-	}
-	if n := kept(); n != 1 {
-		t.Fatalf("%d connections kept after a POST, want 1", n)
-	}
-	deadline := time.Now().Add(3 * inlineIdle)
-	for kept() > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := kept(); n != 0 {
-		t.Fatalf("%d connections still kept %v after their last request, want 0", n, 3*inlineIdle)
-	}
-}
