@@ -68,14 +68,11 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 // calls, their notifications) the connections returned past the second
 // are closed and the next requests open new ones: a TCP connect, and
 // for https a TLS handshake, added to a call's latency.
-//
-// A POST to a plain-HTTP upstream is carried by an inlineTransport in
-// front of it, on the caller's goroutine.
-var upstreamTransport http.RoundTripper = func() http.RoundTripper {
+var upstreamTransport http.RoundTripper = func() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = max(t.MaxIdleConns, DefaultMaxCallsInFlight)
 	t.MaxIdleConnsPerHost = DefaultMaxCallsInFlight
-	return newInlineTransport(t, DefaultMaxCallsInFlight)
+	return t
 }()
 
 // httpConn is an upstream Streamable HTTP connection that also reads the
