@@ -23,7 +23,7 @@ import (
 // a reuse adds the proxy's server side and the guard, and saves the
 // upstream's side.
 var proxyAllocBudgets = map[string]float64{
-	"run/h100":   240,
+	"run/h100":   270, // measured 261 (net/http.Transport to the upstream)
 	"reuse/h100": 24,
 }
 
