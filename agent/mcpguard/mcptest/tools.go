@@ -125,7 +125,11 @@ func NewServer(countsFile string) (*mcp.Server, *Counters) {
 		if in.Symbol == SlowSymbol {
 			time.Sleep(SlowFor)
 		}
-		text := fmt.Sprintf(`{"symbol":%q,"price":"101.25","execution":%d}`, in.Symbol, n)
+		// The symbol as a JSON string: Go's %q is not JSON for control
+		// characters, and a result whose structuredContent is not JSON
+		// is never answered by the SDK's server.
+		symbol, _ := json.Marshal(in.Symbol)
+		text := fmt.Sprintf(`{"symbol":%s,"price":"101.25","execution":%d}`, symbol, n)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}},
 			StructuredContent: json.RawMessage(text)}, nil
 	})
