@@ -448,11 +448,28 @@ func TestStalledRedis(t *testing.T) {
 					bound = deadline
 				}
 				ran := false
-				start := time.Now()
-				_, err = g.Call(ctx, searchRequest("stalled", "0.01", false), func(context.Context) (agent.Completion, error) { ran = true; return agent.Completion{}, nil })
-				took := time.Since(start)
-				if ran || !errors.Is(err, agent.ErrStoreUnavailable) {
-					t.Errorf("on a stalled Redis: ran %v, error %v; want not run, agent.ErrStoreUnavailable", ran, err)
+				stalledCall := func(ctx context.Context) time.Duration {
+					start := time.Now()
+					_, err := g.Call(ctx, searchRequest("stalled", "0.01", false), func(context.Context) (agent.Completion, error) { ran = true; return agent.Completion{}, nil })
+					if ran || !errors.Is(err, agent.ErrStoreUnavailable) {
+						t.Errorf("on a stalled Redis: ran %v, error %v; want not run, agent.ErrStoreUnavailable", ran, err)
+					}
+					return time.Since(start)
+				}
+				took := stalledCall(ctx)
+				if took > bound+100*time.Millisecond {
+					// A machine busy with other tests can stall this
+					// process for a moment; a call that overruns its
+					// bound overruns it every time, so a second call,
+					// under the same stall and a bound of its own, decides.
+					t.Logf("the call returned %v after it began, bound %v; once more", took.Round(time.Millisecond), bound)
+					ctx := context.Background()
+					if deadline > 0 {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithTimeout(ctx, deadline)
+						defer cancel()
+					}
+					took = stalledCall(ctx)
 				}
 				if took > bound+100*time.Millisecond {
 					t.Errorf("the call returned %v after it began, bound %v: more than 100 ms over", took.Round(time.Millisecond), bound)
