@@ -16,8 +16,8 @@ import (
 // the plain results tools give) and saves it; a reuse reads the saved
 // result.
 var callToolAllocBudgets = map[string]float64{
-	"run/h100":   10,
-	"reuse/h100": 12,
+	"run/h100":   9,  // measured 8
+	"reuse/h100": 12, // measured 10-12 (was 11-13)
 }
 
 func TestCallToolAllocationBudgets(t *testing.T) {

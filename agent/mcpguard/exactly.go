@@ -192,12 +192,21 @@ func (c *continuation) abandon() {
 // token), keys sorted and numbers as written (canon, as readCall wrote
 // them), and of extra.
 func callDigest(canon []byte, extra []byte) string {
-	h := sha256.New()
-	h.Write(canon)
-	h.Write([]byte{0})
-	h.Write(extra)
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))
+	if len(extra) == 0 && cap(canon) > len(canon) {
+		// The usual call: canon, which readCall made with room to spare,
+		// and the separator hashed in one piece, without a hash.Hash.
+		sum = sha256.Sum256(append(canon[:len(canon):len(canon)+1], 0))
+	} else {
+		h := sha256.New()
+		h.Write(canon)
+		h.Write([]byte{0})
+		h.Write(extra)
+		h.Sum(sum[:0])
+	}
+	var hx [2 * sha256.Size]byte
+	hex.Encode(hx[:], sum[:])
+	return string(hx[:])
 }
 
 // requestState returns the requestState member of params or of a result,

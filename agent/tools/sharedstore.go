@@ -226,6 +226,12 @@ func (v *ResultView) PutTTL(_ context.Context, result []byte, ttl time.Duration)
 // used one past its TTL, or else its least recently used one. The view
 // has at least one. The caller holds s.mu.
 func (v *ResultView) victim(now time.Time) *sharedEntry {
+	if x := v.s.expiry; len(x) == 0 || !now.After(x[0].expires) {
+		// Nothing in the store is past its TTL (x[0] expires first): the
+		// view's least recently used result goes, without a walk of its
+		// results.
+		return v.lru.Back().Value.(*sharedEntry)
+	}
 	for el := v.lru.Back(); el != nil; el = el.Prev() {
 		if e := el.Value.(*sharedEntry); now.After(e.expires) {
 			return e

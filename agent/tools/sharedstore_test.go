@@ -130,6 +130,22 @@ func TestSharedStore(t *testing.T) {
 		},
 		left: []string{"a=3/3", "store=3/3"},
 	}, {
+		name: "over its quota, with nothing of its own expired, an owner drops its least recently used (another owner's expired result or none)",
+		opts: SharedResultStoreOptions{MaxEntries: 100, OwnerEntries: 2},
+		ops: []storeOp{
+			put("a", "a1", live), put("a", "a2", live), get("a", "a1"),
+			put("a", "a3", live), get("a", "a2"), get("a", "a1"),
+			put("b", "b1", time.Second), {advance: 2 * time.Second},
+			get("a", "a3"), put("a", "a4", live), get("a", "a1"), get("a", "a3"), get("b", "b1"),
+		},
+		want: []string{
+			"a put a1: ok", "a put a2: ok", "a get a1: hit",
+			"a put a3: ok", "a get a2: miss", "a get a1: hit",
+			"b put b1: ok",
+			"a get a3: hit", "a put a4: ok", "a get a1: miss", "a get a3: hit", "b get b1: hit",
+		},
+		left: []string{"a=2/2", "b=1/1", "store=3/3"},
+	}, {
 		name: "the byte quota of an owner holds; a result over it is refused",
 		opts: SharedResultStoreOptions{MaxBytes: 100, OwnerBytes: 10},
 		ops: []storeOp{

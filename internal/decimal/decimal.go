@@ -240,9 +240,15 @@ func (d Dec) AppendText(dst []byte) []byte {
 // (such as "1e999999999") can build a huge number. It is for values from
 // outside the library's decoders, which bound their numbers themselves.
 func ParseBounded(s string) (Dec, error) {
-	switch {
-	case !Valid(s):
+	if !Valid(s) {
 		return Dec{}, fmt.Errorf("%q is not a JSON number", s)
+	}
+	if f, ok := parseFixed(s); ok {
+		// The usual money text: at most 18 digits and no exponent, so at
+		// most 18 fraction digits and less than 1e18 in magnitude.
+		return Dec{small: f.mant, scale: int32(f.scale)}, nil
+	}
+	switch {
 	case FractionDigits(s) > 1000 || Compare(s, "1e30") >= 0 || Compare(s, "-1e30") <= 0:
 		return Dec{}, fmt.Errorf("%q: out of range", s)
 	}

@@ -161,6 +161,9 @@ func TestParseBounded(t *testing.T) {
 	}{
 		{"0", "0"}, {"12.50", "12.5"}, {"-2e2", "-200"}, {"1e29", "100000000000000000000000000000"},
 		{"1e30", ""}, {"-1e30", ""}, {"1e999999999", ""}, {"1e-1001", ""}, {"abc", ""}, {"", ""}, {"01", ""},
+		{"-0", "0"}, {"-0.000", "0"}, {"999999999999999999", "999999999999999999"}, {"-0.00000000000000001", "-0.00000000000000001"},
+		{"9999999999999999999", "9999999999999999999"}, {"-99999999999999999999999999999.9", "-99999999999999999999999999999.9"},
+		{"1.", ""}, {".5", ""}, {"-", ""}, {"1.5.5", ""}, {"+1", ""}, {"1e", ""},
 	}
 	for _, tt := range tests {
 		d, err := ParseBounded(tt.in)
@@ -171,4 +174,22 @@ func TestParseBounded(t *testing.T) {
 			t.Errorf("ParseBounded(%q) = %s, %v; want %s", tt.in, d, err, tt.want)
 		}
 	}
+}
+
+// FuzzParseBounded checks ParseBounded against its definition: an error
+// for text that is not a JSON number or is out of range, else Parse.
+func FuzzParseBounded(f *testing.F) {
+	for _, s := range []string{"0", "12.50", "-2e2", "1e30", "999999999999999999", "1.", "-0.5", "1e-1001", "0.1e1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseBounded(s)
+		wantErr := !Valid(s) || FractionDigits(s) > 1000 || Compare(s, "1e30") >= 0 || Compare(s, "-1e30") <= 0
+		switch {
+		case wantErr != (err != nil):
+			t.Fatalf("ParseBounded(%q) error %v, want an error: %v", s, err, wantErr)
+		case err == nil && Cmp(d, Parse(s)) != 0:
+			t.Fatalf("ParseBounded(%q) = %s, want %s", s, d, Parse(s))
+		}
+	})
 }

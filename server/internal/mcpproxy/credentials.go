@@ -44,6 +44,12 @@ func credsOf(ctx context.Context) *connCreds {
 	return c
 }
 
+// sets reports whether setHeaders may set a header on an upstream
+// request (with clientAuth the client's Authorization).
+func (c *Credentials) sets(clientAuth string) bool {
+	return c != nil && (c.Headers != nil || c.ForwardAuthorization && clientAuth != "")
+}
+
 // setHeaders sets the credentials on an upstream request: the injected
 // headers, then the client's Authorization when it is forwarded.
 func (c *Credentials) setHeaders(h http.Header, clientAuth string) error {
@@ -80,13 +86,17 @@ func (t credTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t.cc == nil {
 		return base.RoundTrip(r)
 	}
-	r = r.Clone(r.Context())
 	auth := ""
 	if p := t.cc.auth.Load(); p != nil {
 		auth = *p
 	}
-	if err := t.cc.creds.setHeaders(r.Header, auth); err != nil {
-		return nil, err
+	if t.cc.creds.sets(auth) {
+		// A RoundTripper leaves its request as it came: the headers go on
+		// a copy, made only when there are some to set.
+		r = r.Clone(r.Context())
+		if err := t.cc.creds.setHeaders(r.Header, auth); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := base.RoundTrip(r)
 	if err == nil {

@@ -199,7 +199,7 @@ var errNoResponse = errors.New("request terminated without response")
 // A stream that ends before the response is resumed with Last-Event-ID
 // when its events had ids (see resume).
 func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(jsonrpc.Message)) error {
-	summary := fmt.Sprintf("sending %q", req.Method)
+	summary := sendingSummary(req.Method)
 	data, err := jsonrpc.EncodeMessage(req)
 	if err != nil {
 		return fmt.Errorf("%s: %v", summary, err)
@@ -246,6 +246,16 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 		resp.Body.Close()
 		return fmt.Errorf("%s: unsupported content type %q", summary, baseType(resp.Header.Get("Content-Type")))
 	}
+}
+
+// sendingSummary is the SDK's client transport's summary of a request of
+// method, which its errors start with: sending and the method quoted
+// (made without formatting for a tools/call).
+func sendingSummary(method string) string {
+	if method == "tools/call" {
+		return `sending "tools/call"`
+	}
+	return fmt.Sprintf("sending %q", method)
 }
 
 // checkAnswer returns the error the SDK's client transport makes of an

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -162,5 +163,13 @@ func TestFastPathResumesTheCallStream(t *testing.T) {
 	}
 	if n := ran.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times, want 1", n)
+	}
+}
+
+func TestSendingSummary(t *testing.T) {
+	for _, m := range []string{"tools/call", "tools/list", `odd "method"`, ""} {
+		if got, want := sendingSummary(m), fmt.Sprintf("sending %q", m); got != want {
+			t.Errorf("sendingSummary(%q) = %q, want %q", m, got, want)
+		}
 	}
 }

@@ -215,17 +215,34 @@ func toolOf(params json.RawMessage) string {
 	return p.Name
 }
 
+// callHead is what the proxy reads of tools/call params besides the
+// guard: the tool's name and _meta, as encoding/json reads them, once per
+// call.
+type callHead struct {
+	Name string                     `json:"name"`
+	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+// readHead reads params' name and _meta. A type error in one member
+// leaves the other read, as when each is read alone.
+func readHead(params json.RawMessage) callHead {
+	var p callHead
+	json.Unmarshal(params, &p)
+	return p
+}
+
 // toolAndTrace returns toolOf(params) and the trace context of a call:
 // traceparent and tracestate from params._meta, else from the headers h
 // (nil when there is none), reading params once.
 func toolAndTrace(params json.RawMessage, h http.Header) (string, map[string]string) {
-	var p struct {
-		Name string                     `json:"name"`
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	// A type error in one member leaves the other read, as when each is
-	// read alone.
-	json.Unmarshal(params, &p)
+	p := readHead(params)
+	return p.Name, p.trace(h)
+}
+
+// trace returns the trace context of a call whose params' head is p and
+// whose headers are h: traceparent and tracestate from p.Meta, else from h
+// (nil when there is none).
+func (p callHead) trace(h http.Header) map[string]string {
 	var out map[string]string
 	for _, k := range []string{"traceparent", "tracestate"} {
 		var v string
@@ -247,7 +264,7 @@ func toolAndTrace(params json.RawMessage, h http.Header) (string, map[string]str
 			}
 		}
 	}
-	return p.Name, out
+	return out
 }
 
 // runName is the Run of a CallStart for key.

@@ -21,7 +21,15 @@ func (p *Proxy) policyRefusal(sc *scope, params json.RawMessage) *jsonrpc.Error 
 	if p.opts.ToolAllowed == nil {
 		return nil
 	}
-	name := toolOf(params)
+	return p.toolRefusal(sc, toolOf(params))
+}
+
+// toolRefusal is policyRefusal of a call of the tool name (toolOf its
+// params).
+func (p *Proxy) toolRefusal(sc *scope, name string) *jsonrpc.Error {
+	if p.opts.ToolAllowed == nil {
+		return nil
+	}
 	if p.opts.ToolAllowed(sc.key.principal, name) {
 		return nil
 	}

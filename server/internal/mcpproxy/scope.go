@@ -89,10 +89,11 @@ func (k scopeKey) ofSession() bool { return len(k.run) > 8 && k.run[:8] == "sess
 // to MaxRunHandle visible ASCII characters, or a header that differs from
 // _meta's, is an invalid-params error.
 func runHandle(h http.Header, params json.RawMessage) (string, *jsonrpc.Error) {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	json.Unmarshal(params, &p)
+	return readHead(params).runHandle(h)
+}
+
+// runHandle is runHandle of params whose head p is.
+func (p callHead) runHandle(h http.Header) (string, *jsonrpc.Error) {
 	header := ""
 	if h != nil {
 		header = h.Get(RunHeader)

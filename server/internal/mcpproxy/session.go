@@ -564,26 +564,27 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request, answer fun
 			tc.cancel(nil)
 		}
 	}()
-	sc, refusal := s.scopeOf(req)
+	// The params' name and _meta, read once for the scope, the
+	// observation and the policy.
+	head := readHead(req.Params)
+	sc, refusal := s.scopeOfHead(req, head)
 	if refusal != nil {
-		_, ob := s.p.observe(ctx, s.callStart(req, ""))
+		_, ob := s.p.observe(ctx, s.callStartOf(req, head, ""))
 		ob.refused(refusal)
 		answer(req.ID, nil, refusal)
 		return
 	}
 	sc.busy(1)
 	defer sc.busy(-1)
-	ctx, ob := s.p.observe(ctx, s.callStart(req, runName(sc.key)))
-	if refusal := s.p.policyRefusal(sc, req.Params); refusal != nil {
+	ctx, ob := s.p.observe(ctx, s.callStartOf(req, head, runName(sc.key)))
+	if refusal := s.p.toolRefusal(sc, head.Name); refusal != nil {
 		ob.refused(refusal)
 		answer(req.ID, nil, refusal)
 		return
 	}
 	tctx, stop := context.WithTimeoutCause(ctx, s.b.callTimeout, errCallTimeout)
 	defer stop()
-	// Params read two ways are refused by CallTool before anything is
-	// forwarded; only a readable name is worth listing the tools for.
-	if name, _, err := mcpguard.ReadCallParams(req.Params); err == nil && sc.guard.NeedsList(name) {
+	if needsList(sc, head.Name, req.Params) {
 		s.listTools(tctx, sc)
 	}
 	gctx := tctx
@@ -717,11 +718,16 @@ func (s *session) listTools(ctx context.Context, sc *scope) {
 // handle names (params._meta or the header of its POST), else the
 // session's own; or the refusal to answer it with.
 func (s *session) scopeOf(req *jsonrpc.Request) (*scope, *jsonrpc.Error) {
+	return s.scopeOfHead(req, readHead(req.Params))
+}
+
+// scopeOfHead is scopeOf for a request whose params' head is head.
+func (s *session) scopeOfHead(req *jsonrpc.Request, head callHead) (*scope, *jsonrpc.Error) {
 	var h http.Header
 	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil {
 		h = x.Header
 	}
-	handle, e := runHandle(h, req.Params)
+	handle, e := head.runHandle(h)
 	if e != nil {
 		return nil, e
 	}
@@ -754,10 +760,30 @@ func (s *session) toolsChanged() {
 // callStart is what is known of the session's tools/call req when it
 // arrives, in the run named run ("" before it is known).
 func (s *session) callStart(req *jsonrpc.Request, run string) CallStart {
+	return s.callStartOf(req, readHead(req.Params), run)
+}
+
+// callStartOf is callStart for a request whose params' head is head.
+func (s *session) callStartOf(req *jsonrpc.Request, head callHead, run string) CallStart {
 	var h http.Header
 	if x, ok := req.Extra.(*mcp.RequestExtra); ok && x != nil {
 		h = x.Header
 	}
-	tool, trace := toolAndTrace(req.Params, h)
-	return CallStart{RequestID: requestIDOf(h), Principal: s.principal, Run: run, Tool: tool, Trace: trace}
+	return CallStart{RequestID: requestIDOf(h), Principal: s.principal, Run: run, Tool: head.Name, Trace: head.trace(h)}
+}
+
+// needsList reports whether the scope's guard needs the tool list before
+// the call of params, whose name as encoding/json reads it is name.
+// Params read two ways are refused by the guard before anything is
+// forwarded; only a name the guard reads is worth listing the tools for.
+// Params the guard reads have one member "name" and no other that
+// differs from it only in case, which encoding/json reads the same: when
+// the guard does not need the list for name, it does not for the guard's
+// name either, and params are not read again.
+func needsList(sc *scope, name string, params json.RawMessage) bool {
+	if !sc.guard.NeedsList(name) {
+		return false
+	}
+	strict, _, err := mcpguard.ReadCallParams(params)
+	return err == nil && sc.guard.NeedsList(strict)
 }
