@@ -337,25 +337,18 @@ func fnv32(s string) uint32 {
 	return h
 }
 
-// shards are the lease shard numbers as text.
-var shards = func() (s [16]string) {
-	for i := range s {
-		s[i] = strconv.Itoa(i)
-	}
-	return s
-}()
-
 // shard is the lease shard (field H<n> of the scope) of token tk.
-func shard(tk string) string { return shards[fnv32(tk)%16] }
+func shard(tk string) int64 { return int64(fnv32(tk) % 16) }
 
 // historyBuckets is how many buckets (fields f:<b>) hold the history:
 // enough that two fingerprints of a full history rarely share one.
 const historyBuckets = 1024
 
 // bucket is the history bucket of fingerprint fp.
-func bucket(fp string) string {
-	return strconv.FormatUint(uint64(fnv32(fp)%historyBuckets), 10)
-}
+func bucket(fp string) string { return strconv.FormatInt(bucketOf(fp), 10) }
+
+// bucketOf is bucket as a number.
+func bucketOf(fp string) int64 { return int64(fnv32(fp) % historyBuckets) }
 
 // readBucket is the bucket to read for the entries of fp: none ("") for
 // the empty fingerprint, which matches no entry.
@@ -381,12 +374,12 @@ type storedEntry struct {
 // (the scripts add the time and the entry's number, then the brace), and
 // the arguments the scripts read it by: its fingerprint, outcome, result
 // reference and goal hash.
-func encodeEntry(e agent.Entry) []any {
+func encodeEntry(e agent.Entry) [5]string {
 	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return []any{string(b[:len(b)-1]), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
+	return [5]string{string(b[:len(b)-1]), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
 }
 
-func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 // bounded gives ctx the store's Timeout when it has no earlier deadline.
 func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -396,14 +389,17 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, s.timeout)
 }
 
-// run runs script with the scope's keys, the worker's knowledge of the
-// scope and args, and returns the reply after its head {epoch, version,
-// spent, held, calls}, with the balance.
-func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, agent.Balance, error) {
+// run runs script with the scope's keys, one argument packing the
+// worker's knowledge of the scope and then args (see packer), and more
+// arguments, and returns the reply after its head {epoch, version, spent,
+// held, calls}, with the balance.
+func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) ([]any, agent.Balance, error) {
 	s.mu.Lock()
-	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
+	p := make(packer, 0, 32+len(s.epoch)+len(s.fresh)+len(args))
+	p = p.str(s.epoch).num(s.seen).str(s.fresh)
 	s.mu.Unlock()
-	v, err := s.exec(ctx, script, argv).Slice()
+	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
+	v, err := s.exec(ctx, script, append(argv, more...)).Slice()
 	if err != nil {
 		return nil, agent.Balance{}, scriptError(err)
 	}
@@ -446,7 +442,8 @@ func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	enc := encodeEntry(e)
-	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), bucket(e.Fingerprint), enc[1], enc[2], enc[3], enc[4]); err != nil {
+	args := packer{}.str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(bucket(e.Fingerprint)).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
+	if _, _, err := s.run(ctx, appendScript, args); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -469,7 +466,7 @@ func (s *Store) StateOf(ctx context.Context, fingerprint string) (agent.LedgerSt
 func (s *Store) state(ctx context.Context, b, fp string) (agent.LedgerState, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	v, bal, err := s.run(ctx, stateScript, b, ms(s.keep), ms(s.idle))
+	v, bal, err := s.run(ctx, stateScript, packer{}.str(b).num(ms(s.keep)).num(ms(s.idle)))
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
@@ -613,9 +610,9 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	if err := s.CheckLease(lease); err != nil {
 		return false, st, err
 	}
-	started := "0"
+	started := int64(0)
 	if r.Started {
-		started = "1"
+		started = 1
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
@@ -623,7 +620,12 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
 	tk := token(r.ID)
-	v, bal, err := s.run(ctx, reserveScript, tk, shard(tk), a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), readBucket(fp))
+	b := int64(-1)
+	if fp != "" {
+		b = bucketOf(fp)
+	}
+	args := packer{}.str(tk).num(shard(tk)).limb(a1).limb(a0).limb(l1).limb(l0).num(int64(r.MaxCalls)).num(ms(lease)).num(ms(s.idle)).num(started).num(ms(s.keep)).num(b)
+	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -652,7 +654,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, cancelScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, cancelScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id)
@@ -674,7 +676,7 @@ func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
 	tk := token(id)
-	_, _, _ = s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+	_, _, _ = s.run(ctx, releaseScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -717,7 +719,8 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	enc, b := []any{"", "", "", "", ""}, ""
+	var enc [5]string
+	b := ""
 	if record != nil {
 		enc, b = encodeEntry(*record), bucket(record.Fingerprint)
 	}
@@ -731,7 +734,8 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, tk, shard(tk), c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, b, enc[1], enc[2], enc[3], enc[4])
+		args := packer{}.str(tk).num(shard(tk)).limb(c1).limb(c0).num(ms(s.keep)).str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(nonce).str(b).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
+		v, bal, err = s.run(ctx, settleScript, args)
 		return err
 	})
 	if err != nil {
@@ -750,7 +754,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, releaseScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id) // on failure the lease expires
