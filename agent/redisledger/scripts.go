@@ -70,8 +70,11 @@ import "github.com/redis/go-redis/v9"
 // too: one packed argument makes only the strings the script needs.
 // Every packed argument starts with the epoch the worker knows ("" for
 // none), the highest ver it has seen, the epoch to create the scope with
-// (format A). Every reply starts {epoch, ver, spent (limbs), held (limbs),
-// calls}.
+// (format A). Every reply is one string packed the same way (see head):
+// the epoch, then ver, spent (limbs), held (limbs), calls and four
+// numbers the script gives, as doubles, then a string to its end; the
+// state script returns it as the first element of an array. One string is
+// cheaper for Redis to reply than an array of values.
 const prelude = `
 -- The library functions used, as locals: a global is looked up by name
 -- on every use (through the library's environment). They are bound by
@@ -268,14 +271,12 @@ local function save(idle, now)
   if ext then rcall('PEXPIRE', S, idle) end
 end
 
--- head returns the reply {epoch, ver, spent (limbs), held (limbs), calls}
--- and then a, b, c, d (up to the first nil), in a table reused by every
--- call: Redis converts it before the next call runs.
-local R = {}
-local function head(a, b, c, d)
-  R[1], R[2], R[3], R[4], R[5], R[6], R[7] = M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls
-  R[8], R[9], R[10], R[11] = a, b, c, d
-  return R
+-- head returns the reply: the epoch, ver, spent (limbs), held (limbs),
+-- calls and the numbers a, b, c, d (0 when nil), then the string tail,
+-- packed in one string (see decodeHead in store.go).
+local HF = '<I4c0ddddddddddc0'
+local function head(a, b, c, d, tail)
+  return spack(HF, #M_epoch, M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, a or 0, b or 0, c or 0, d or 0, tail or '')
 end
 
 local function less(ah, al, bh, bl, what)
@@ -588,9 +589,9 @@ end
 // reserveScript: after A, token, lease shard, amount (two limbs), limit
 // (two limbs, -1 -1 for none), max calls (0 for none), lease ms, idle ms,
 // started (0|1), keep ms, the fingerprint's bucket (-1 for none). Reply:
-// head, then 1 when held (or already held), 0 when the limits do not
-// hold, the clock in ms (a number), then the lines of the bucket (one
-// string, "" for none).
+// head with 1 when held (or already held), 0 when the limits do not
+// hold, the clock in ms, 0, 0, then the lines of the bucket ("" for
+// none).
 var reserveScript = newScript("reserve", `
 local tk, shn, a1, a0, l1, l0, max_calls, lease_ms, idle, started, keep, b = args(sunpack(A .. 'I4c0ddddddddddd', ARGV[1]))
 local sh, rf, fb = HS[shn], 'r:' .. tk, ''
@@ -626,7 +627,7 @@ end
 save(idle, now)
 local lines = ''
 if fb ~= '' then lines = get(fb) or '' end
-return head(ok, now, lines)
+return head(ok, now, 0, 0, lines)
 `)
 
 // cancelScript: after A, token, lease shard, idle ms, keep ms. Withdraws
@@ -690,8 +691,8 @@ elseif r then
   local st, c1, c0, _, n = over(r)
   if st == '0' or st == '1' then
     save(idle, now)
-    if n == nonce then return head(tonum(st), tonum(st), c1, c0) end
-    return head(2, tonum(st), c1, c0)
+    if n == nonce then return head(tonum(st), tonum(st), tonum(c1), tonum(c0)) end
+    return head(2, tonum(st), tonum(c1), tonum(c0))
   end
   if st == '4' then uncharge(c1, c0) end
 end
@@ -778,8 +779,9 @@ return head()
 `)
 
 // stateScript: after A, what: a bucket, "" for none, "*" for every
-// entry; keep ms, idle ms. Reply: head, now ms (a number), then the lines
-// of the bucket, or of every bucket of the history (one string each).
+// entry; keep ms, idle ms. Reply: an array of head, now ms (a number),
+// then the lines of the bucket, or of every bucket of the history (one
+// string each).
 var stateScript = newScript("state", `
 local what, keep, idle = args(sunpack(A .. 'I4c0dd', ARGV[1]))
 local nx = 0
@@ -789,7 +791,7 @@ if bad then return bad end
 local now = clock()
 reap(now, keep)
 save(idle, now)
-local out = {M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, now}
+local out = {head(), now}
 if what ~= '*' then
   if what ~= '' then out[#out + 1] = get('f:' .. what) or '' end
   return out

@@ -72,10 +72,12 @@ package redisledger
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -389,28 +391,66 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, s.timeout)
 }
 
+// reply is a script's answer after the scope's epoch, version and
+// balance: the four numbers and the string its head carries (see head in
+// scripts.go), and, from the state script, the values after the head.
+type reply struct {
+	x    [4]int64
+	tail string
+	rest []any
+}
+
+// decodeHead reads a reply's head: the epoch (a 4-byte length and its
+// bytes), ten little-endian doubles (version, spent and held as limbs,
+// calls, then the script's four numbers) and the rest as its tail.
+func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error) {
+	if len(h) < 4 {
+		return "", nums, "", fmt.Errorf("redisledger: a script's reply of %d bytes", len(h))
+	}
+	n := int(binary.LittleEndian.Uint32([]byte(h[:4])))
+	if len(h) < 4+n+80 {
+		return "", nums, "", fmt.Errorf("redisledger: a script's reply of %d bytes", len(h))
+	}
+	epoch, h = h[4:4+n], h[4+n:]
+	for i := range nums {
+		f := math.Float64frombits(binary.LittleEndian.Uint64([]byte(h[8*i : 8*i+8])))
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+			return "", nums, "", fmt.Errorf("redisledger: %v in a script's reply is not an integer", f)
+		}
+		nums[i] = int64(f)
+	}
+	return epoch, nums, h[80:], nil
+}
+
 // run runs script with the scope's keys, one argument packing the
 // worker's knowledge of the scope and then args (see packer), and more
 // arguments, and returns the reply after its head {epoch, version, spent,
 // held, calls}, with the balance.
-func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) ([]any, agent.Balance, error) {
+func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) (reply, agent.Balance, error) {
 	s.mu.Lock()
 	p := make(packer, 0, 32+len(s.epoch)+len(s.fresh)+len(args))
 	p = p.str(s.epoch).num(s.seen).str(s.fresh)
 	s.mu.Unlock()
 	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
-	v, err := s.exec(ctx, script, append(argv, more...)).Slice()
+	var rep reply
+	v, err := s.exec(ctx, script, append(argv, more...)).Result()
 	if err != nil {
-		return nil, agent.Balance{}, scriptError(err)
+		return rep, agent.Balance{}, scriptError(err)
 	}
-	if len(v) < 7 {
-		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
+	if a, ok := v.([]any); ok && len(a) > 0 {
+		v, rep.rest = a[0], a[1:]
 	}
-	epoch, _ := v[0].(string)
-	ver, err := limbInt(v[1])
-	if err != nil || epoch == "" {
-		return nil, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %v", v[1], v[0])
+	h, _ := v.(string)
+	epoch, nums, tail, err := decodeHead(h)
+	if err != nil {
+		return rep, agent.Balance{}, err
 	}
+	ver := nums[0]
+	if epoch == "" || ver < 0 {
+		return rep, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %q", ver, epoch)
+	}
+	copy(rep.x[:], nums[6:])
+	rep.tail = tail
 	s.mu.Lock()
 	if s.epoch != "" && s.epoch != epoch || ver < s.seen {
 		// Another call of this worker saw a newer scope in the meantime;
@@ -419,8 +459,8 @@ func (s *Store) run(ctx context.Context, script *script, args packer, more ...an
 	}
 	s.epoch, s.seen = epoch, max(s.seen, ver)
 	s.mu.Unlock()
-	bal, err := balance(v[2:7])
-	return v[7:], bal, err
+	bal, err := balance([]any{nums[1], nums[2], nums[3], nums[4], nums[5]})
+	return rep, bal, err
 }
 
 // scriptError maps the scripts' errors to the agent package's.
@@ -470,11 +510,11 @@ func (s *Store) state(ctx context.Context, b, fp string) (agent.LedgerState, err
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
-	if len(v) < 1 {
+	if len(v.rest) < 1 {
 		return agent.LedgerState{}, errors.New("redisledger: state: no clock from the script")
 	}
 	st := agent.LedgerState{Balance: bal}
-	if st.Now, st.History, err = entriesOf(v[0], v[1:], fp, b == "*"); err != nil {
+	if st.Now, st.History, err = entriesOf(v.rest[0], v.rest[1:], fp, b == "*"); err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
 	return st, nil
@@ -633,15 +673,12 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
-	ok := len(v) > 0 && v[0] == int64(1)
+	ok := v.x[0] == 1
 	if !ok {
 		s.keeper.Drop(r.ID)
 	}
 	st.Balance = bal
-	if len(v) < 2 {
-		return ok, st, errors.New("redisledger: reserve: no clock from the script")
-	}
-	if st.Now, st.History, err = entriesOf(v[1], v[2:], fp, false); err != nil {
+	if st.Now, st.History, err = entriesOf(v.x[1], []any{v.tail}, fp, false); err != nil {
 		return ok, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	return ok, st, nil
@@ -730,7 +767,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	nonce := hex.EncodeToString(raw[:])
 	ctx, cancel := context.WithTimeout(ctx, s.settle)
 	defer cancel()
-	var v []any
+	var v reply
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
@@ -741,11 +778,8 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	if len(v) < 4 {
-		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
-	}
-	counted, err := fromLimbs(v[2], v[3])
-	return agent.Settlement{Duplicate: v[0] == int64(2), Late: v[1] == int64(1), CostUSD: counted, Balance: bal}, err
+	counted, err := fromLimbs(v.x[2], v.x[3])
+	return agent.Settlement{Duplicate: v.x[0] == 2, Late: v.x[1] == 1, CostUSD: counted, Balance: bal}, err
 }
 
 // Release frees reservation id without spending.
