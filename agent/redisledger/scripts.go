@@ -341,10 +341,6 @@ local function list(h, tk)
   put(h, l)
 end
 
--- HS names the lease shard fields by number.
-local HS = {}
-for i = 0, 15 do HS[i] = 'H' .. i end
-
 -- lease notes that a lease runs until until_ms.
 local function lease(until_ms)
   if until_ms < M_lx then
@@ -588,16 +584,17 @@ end
 
 // reserveScript: after A, token, lease shard, amount (two limbs), limit
 // (two limbs, -1 -1 for none), max calls (0 for none), lease ms, idle ms,
-// started (0|1), keep ms, the fingerprint's bucket (-1 for none). Reply:
+// started (0|1), keep ms, the fingerprint's bucket field ("" for none).
+// The lease shard is its field's name (H<s>). Reply:
 // head with 1 when held (or already held), 0 when the limits do not
 // hold, the clock in ms, 0, 0, then the lines of the bucket ("" for
 // none).
 var reserveScript = newScript("reserve", `
-local tk, shn, a1, a0, l1, l0, max_calls, lease_ms, idle, started, keep, b = args(sunpack(A .. 'I4c0ddddddddddd', ARGV[1]))
-local sh, rf, fb = HS[shn], 'r:' .. tk, ''
+local tk, sh, a1, a0, l1, l0, max_calls, lease_ms, idle, started, keep, fb = args(sunpack(A .. 'I4c0I4c0dddddddddI4c0', ARGV[1]))
+local rf = 'r:' .. tk
 EX[1], EX[2] = rf, sh
 local nx = 2
-if b >= 0 then fb = 'f:' .. b; EX[3] = fb; nx = 3 end
+if fb ~= '' then EX[3] = fb; nx = 3 end
 local bad = open(idle, nx)
 if bad then return bad end
 local now = clock()
@@ -630,12 +627,11 @@ if fb ~= '' then lines = get(fb) or '' end
 return head(ok, now, 0, 0, lines)
 `)
 
-// cancelScript: after A, token, lease shard, idle ms, keep ms. Withdraws
+// cancelScript: after A, token, lease shard field, idle ms, keep ms. Withdraws
 // the hold and its call; gives back a charge made at lease expiry. Reply:
 // head.
 var cancelScript = newScript("cancel", `
-local tk, shn, idle, keep = args(sunpack(A .. 'I4c0ddd', ARGV[1]))
-local sh = HS[shn]
+local tk, sh, idle, keep = args(sunpack(A .. 'I4c0I4c0dd', ARGV[1]))
 EX[1], EX[2] = 'r:' .. tk, sh
 local bad = open(idle, 2)
 if bad then return bad end
@@ -662,15 +658,15 @@ save(idle, now)
 return head()
 `)
 
-// settleScript: after A, token, lease shard, cost (two limbs), keep ms,
+// settleScript: after A, token, lease shard field, cost (two limbs), keep ms,
 // entry JSON without its closing brace ("" for none), max entries, idle
 // ms, nonce, the entry's bucket, fingerprint, outcome, result reference
 // and goal hash (as in its JSON). Reply: head, then state (0 settled, 1
 // settled late, 2 repeat of an earlier settlement), late (0|1), cost
 // counted (two limbs).
 var settleScript = newScript("settle", `
-local tk, shn, c1, c0, keep, pre, max, idle, nonce, b, fp, o, ref, goal = args(sunpack(A .. 'I4c0ddddI4c0ddI4c0I4c0I4c0I4c0I4c0I4c0', ARGV[1]))
-local sh, rf = HS[shn], 'r:' .. tk
+local tk, sh, c1, c0, keep, pre, max, idle, nonce, b, fp, o, ref, goal = args(sunpack(A .. 'I4c0I4c0dddI4c0ddI4c0I4c0I4c0I4c0I4c0I4c0', ARGV[1]))
+local rf = 'r:' .. tk
 EX[1], EX[2] = rf, sh
 local nx = 2
 if pre ~= '' then
@@ -705,12 +701,11 @@ save(idle, now)
 return head(late, late, c1, c0)
 `)
 
-// releaseScript: after A, token, lease shard, idle ms, keep ms. Frees the
+// releaseScript: after A, token, lease shard field, idle ms, keep ms. Frees the
 // hold without spending; gives back a charge made at lease expiry.
 // Reply: head.
 var releaseScript = newScript("release", `
-local tk, shn, idle, keep = args(sunpack(A .. 'I4c0ddd', ARGV[1]))
-local sh = HS[shn]
+local tk, sh, idle, keep = args(sunpack(A .. 'I4c0I4c0dd', ARGV[1]))
 EX[1], EX[2] = 'r:' .. tk, sh
 local bad = open(idle, 2)
 if bad then return bad end

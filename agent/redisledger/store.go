@@ -339,18 +339,25 @@ func fnv32(s string) uint32 {
 	return h
 }
 
-// shard is the lease shard (field H<n> of the scope) of token tk.
-func shard(tk string) int64 { return int64(fnv32(tk) % 16) }
+// shards are the names of the lease shard fields.
+var shards = func() (s [16]string) {
+	for i := range s {
+		s[i] = "H" + strconv.Itoa(i)
+	}
+	return s
+}()
+
+// shard is the lease shard field (H<n>) of token tk.
+func shard(tk string) string { return shards[fnv32(tk)%16] }
 
 // historyBuckets is how many buckets (fields f:<b>) hold the history:
 // enough that two fingerprints of a full history rarely share one.
 const historyBuckets = 1024
 
 // bucket is the history bucket of fingerprint fp.
-func bucket(fp string) string { return strconv.FormatInt(bucketOf(fp), 10) }
-
-// bucketOf is bucket as a number.
-func bucketOf(fp string) int64 { return int64(fnv32(fp) % historyBuckets) }
+func bucket(fp string) string {
+	return strconv.FormatUint(uint64(fnv32(fp)%historyBuckets), 10)
+}
 
 // readBucket is the bucket to read for the entries of fp: none ("") for
 // the empty fingerprint, which matches no entry.
@@ -660,11 +667,11 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
 	tk := token(r.ID)
-	b := int64(-1)
-	if fp != "" {
-		b = bucketOf(fp)
+	fb := ""
+	if b := readBucket(fp); b != "" {
+		fb = "f:" + b
 	}
-	args := packer{}.str(tk).num(shard(tk)).limb(a1).limb(a0).limb(l1).limb(l0).num(int64(r.MaxCalls)).num(ms(lease)).num(ms(s.idle)).num(started).num(ms(s.keep)).num(b)
+	args := packer{}.str(tk).str(shard(tk)).limb(a1).limb(a0).limb(l1).limb(l0).num(int64(r.MaxCalls)).num(ms(lease)).num(ms(s.idle)).num(started).num(ms(s.keep)).str(fb)
 	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
@@ -691,7 +698,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, cancelScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
+		_, _, err := s.run(ctx, cancelScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id)
@@ -713,7 +720,7 @@ func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
 	tk := token(id)
-	_, _, _ = s.run(ctx, releaseScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
+	_, _, _ = s.run(ctx, releaseScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -771,7 +778,7 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		args := packer{}.str(tk).num(shard(tk)).limb(c1).limb(c0).num(ms(s.keep)).str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(nonce).str(b).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
+		args := packer{}.str(tk).str(shard(tk)).limb(c1).limb(c0).num(ms(s.keep)).str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(nonce).str(b).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
 		v, bal, err = s.run(ctx, settleScript, args)
 		return err
 	})
@@ -788,7 +795,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, releaseScript, packer{}.str(tk).num(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
+		_, _, err := s.run(ctx, releaseScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id) // on failure the lease expires
