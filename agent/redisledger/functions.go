@@ -31,7 +31,7 @@ type script struct {
 var scripts []*script
 
 func newScript(name, body string) *script {
-	s := &script{name: name, body: body, eval: redis.NewScript(prelude + "init(KEYS, ARGV)\n" + body)}
+	s := &script{name: name, body: body, eval: redis.NewScript(prelude + "init(KEYS)\n" + body)}
 	scripts = append(scripts, s)
 	return s
 }
@@ -61,7 +61,7 @@ func library() (name, code string, names map[*script]string) {
 		for _, s := range scripts {
 			fn := lib.name + "_" + s.name
 			lib.names[s] = fn
-			fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\ninit(KEYS, ARGV)\n%s\nend)\n", fn, s.body)
+			fmt.Fprintf(&b, "redis.register_function('%s', function(KEYS, ARGV)\ninit(KEYS)\n%s\nend)\n", fn, s.body)
 		}
 		lib.code = b.String()
 	})

@@ -94,3 +94,27 @@ func FuzzLimbs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeHead checks that decodeHead never panics on a reply of any
+// bytes, and reads back what a script packs (see head in scripts.go).
+func FuzzDecodeHead(f *testing.F) {
+	f.Add("e1", int64(3), int64(5), "tail", []byte{})
+	f.Add("", int64(0), int64(-1), "", []byte{1, 0, 0})
+	f.Fuzz(func(t *testing.T, epoch string, a, b int64, tail string, raw []byte) {
+		_, _, _, _ = decodeHead(string(raw))
+		a, b = a%(1<<53), b%(1<<53)
+		p := packer{}.str(epoch)
+		want := [10]int64{a, b, 0, 1, 2, 3, a, b, -1, 7}
+		for _, n := range want {
+			p = p.num(n)
+		}
+		p = append(p, tail...)
+		e, nums, rest, err := decodeHead(string(p))
+		if err != nil || e != epoch || nums != want || rest != tail {
+			t.Fatalf("decodeHead(pack(%q, %v, %q)) = %q, %v, %q, %v", epoch, want, tail, e, nums, rest, err)
+		}
+		if _, _, _, err := decodeHead(string(p[:len(p)-len(tail)-1])); err == nil {
+			t.Fatalf("decodeHead of a reply one byte short: no error")
+		}
+	})
+}

@@ -17,12 +17,11 @@ func (s *Store) newKeeper() *leases.Keeper {
 		every = max(s.idle/3, time.Millisecond)
 	}
 	return leases.New(func(ctx context.Context, lease time.Duration, ids []string) error {
-		args := make([]any, 0, len(ids)+3)
-		args = append(args, ms(lease), ms(s.idle), ms(s.keep))
+		tks := make([]any, 0, len(ids))
 		for _, id := range ids {
-			args = append(args, token(id))
+			tks = append(tks, token(id))
 		}
-		_, _, err := s.run(ctx, renewScript, args...)
+		_, _, err := s.run(ctx, renewScript, packer{}.num(ms(lease)).num(ms(s.idle)).num(ms(s.keep)), tks...)
 		return err
 	}, leases.Options{Lease: s.lease, MaxInterval: every})
 }

@@ -63,9 +63,18 @@ import "github.com/redis/go-redis/v9"
 //	       space-separated: the k-th occurrence of b in q<c> is the k-th
 //	       entry of class c in f:<b>
 //
-// ARGV 1..3 of every script: the epoch the worker knows ("" for none), the
-// highest ver it has seen, the epoch to create the scope with. Every reply
-// starts {epoch, ver, spent (limbs), held (limbs), calls}.
+// A script's arguments come packed in ARGV[1] (see packer in pack.go),
+// read with one struct.unpack: a string is a 4-byte length and its bytes
+// (I4c0), a number a double (d). Each Lua string a call makes costs Redis
+// its allocation and its hash, and each argument of FCALL a Redis object
+// too: one packed argument makes only the strings the script needs.
+// Every packed argument starts with the epoch the worker knows ("" for
+// none), the highest ver it has seen, the epoch to create the scope with
+// (format A). Every reply is one string packed the same way (see head):
+// the epoch, then ver, spent (limbs), held (limbs), calls and four
+// numbers the script gives, as doubles, then a string to its end; the
+// state script returns it as the first element of an array. One string is
+// cheaper for Redis to reply than an array of values.
 const prelude = `
 -- The library functions used, as locals: a global is looked up by name
 -- on every use (through the library's environment). They are bound by
@@ -262,14 +271,12 @@ local function save(idle, now)
   if ext then rcall('PEXPIRE', S, idle) end
 end
 
--- head returns the reply {epoch, ver, spent (limbs), held (limbs), calls}
--- and then a, b, c, d (up to the first nil), in a table reused by every
--- call: Redis converts it before the next call runs.
-local R = {}
-local function head(a, b, c, d)
-  R[1], R[2], R[3], R[4], R[5], R[6], R[7] = M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls
-  R[8], R[9], R[10], R[11] = a, b, c, d
-  return R
+-- head returns the reply: the epoch, ver, spent (limbs), held (limbs),
+-- calls and the numbers a, b, c, d (0 when nil), then the string tail,
+-- packed in one string (see decodeHead in store.go).
+local HF = '<I4c0ddddddddddc0'
+local function head(a, b, c, d, tail)
+  return spack(HF, #M_epoch, M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, a or 0, b or 0, c or 0, d or 0, tail or '')
 end
 
 local function less(ah, al, bh, bl, what)
@@ -551,37 +558,47 @@ local function record(pre, fp, o, ref, goal, b, nows, max)
   end
 end
 
--- init starts a call: its keys and arguments, nothing read or changed.
-local function init(keys, args)
+-- A is the format of the arguments every script starts with.
+local A = '<I4c0dI4c0'
+
+-- args takes the arguments every script starts with and returns the rest.
+local function args(k, s, f, ...)
+  known, seen, fresh = k, s, f
+  return ...
+end
+
+-- init starts a call: its keys, nothing read or changed (each script
+-- then unpacks its arguments, see args).
+local function init(keys)
   if not sfind then
     sfind, ssub, sfmt, smatch, sgmatch, sbyte = string.find, string.sub, string.format, string.match, string.gmatch, string.byte
     floor, mmin, spack, sunpack, tconcat = math.floor, math.min, struct.pack, struct.unpack, table.concat
     tonum, unpk = tonumber, unpack
   end
   KS, S, rcall = keys, keys[1], redis.call
-  known, seen, fresh = args[1], tonum(args[2]), args[3]
   for f in pairs(P) do P[f] = nil end
   for f in pairs(C) do C[f] = nil end
   changed, dirty = false, false
 end
 `
 
-// reserveScript: ARGV 4.. token, lease shard, amount (two limbs), limit
-// (two limbs, "" for none), max calls (0 for none), lease ms, idle ms,
-// started (0|1), keep ms, the fingerprint's bucket ("" for none). Reply:
-// head, then 1 when held (or already held), 0 when the limits do not
-// hold, the clock in ms (a number), then the lines of the bucket (one
-// string, "" for none).
+// reserveScript: after A, token, lease shard, amount (two limbs), limit
+// (two limbs, -1 -1 for none), max calls (0 for none), lease ms, idle ms,
+// started (0|1), keep ms, the fingerprint's bucket field ("" for none).
+// The lease shard is its field's name (H<s>). Reply:
+// head with 1 when held (or already held), 0 when the limits do not
+// hold, the clock in ms, 0, 0, then the lines of the bucket ("" for
+// none).
 var reserveScript = newScript("reserve", `
-local tk, sh, a1, a0, max_calls, lease_ms, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6]), tonum(ARGV[7]), tonum(ARGV[10]), tonum(ARGV[11]), tonum(ARGV[12])
-local rf, fb = 'r:' .. tk, ''
+local tk, sh, a1, a0, l1, l0, max_calls, lease_ms, idle, started, keep, fb = args(sunpack(A .. 'I4c0I4c0dddddddddI4c0', ARGV[1]))
+local rf = 'r:' .. tk
 EX[1], EX[2] = rf, sh
 local nx = 2
-if ARGV[15] ~= '' then fb = 'f:' .. ARGV[15]; EX[3] = fb; nx = 3 end
+if fb ~= '' then EX[3] = fb; nx = 3 end
 local bad = open(idle, nx)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[14]))
+reap(now, keep)
 local r = get(rf)
 local ok = 1
 if r and not held(r) then
@@ -591,14 +608,14 @@ end
 if not r then
   local t1, t0 = add(M_s1, M_s0, M_h1, M_h0)
   t1, t0 = add(t1, t0, a1, a0)
-  if ((a1 > 0 or a0 > 0) and ARGV[8] ~= '' and not le(t1, t0, tonum(ARGV[8]), tonum(ARGV[9])))
+  if ((a1 > 0 or a0 > 0) and l1 >= 0 and not le(t1, t0, l1, l0))
     or (max_calls > 0 and M_calls + 1 > max_calls) then
     ok = 0
   else
     M_h1, M_h0 = add(M_h1, M_h0, a1, a0)
     M_calls = M_calls + 1
     local exp = now + lease_ms
-    put(rf, 'h ' .. ARGV[6] .. ' ' .. ARGV[7] .. ' ' .. ARGV[13] .. ' ' .. ms(exp))
+    put(rf, sfmt('h %d %d %d %d', a1, a0, started, exp))
     list(sh, tk)
     lease(exp)
     changed = true
@@ -607,19 +624,19 @@ end
 save(idle, now)
 local lines = ''
 if fb ~= '' then lines = get(fb) or '' end
-return head(ok, now, lines)
+return head(ok, now, 0, 0, lines)
 `)
 
-// cancelScript: ARGV 4.. token, lease shard, idle ms, keep ms. Withdraws
+// cancelScript: after A, token, lease shard field, idle ms, keep ms. Withdraws
 // the hold and its call; gives back a charge made at lease expiry. Reply:
 // head.
 var cancelScript = newScript("cancel", `
-local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6])
+local tk, sh, idle, keep = args(sunpack(A .. 'I4c0I4c0dd', ARGV[1]))
 EX[1], EX[2] = 'r:' .. tk, sh
 local bad = open(idle, 2)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[7]))
+reap(now, keep)
 local r = get('r:' .. tk)
 local a1, a0 = held(r)
 if a1 then
@@ -641,24 +658,24 @@ save(idle, now)
 return head()
 `)
 
-// settleScript: ARGV 4.. token, lease shard, cost (two limbs), keep ms,
+// settleScript: after A, token, lease shard field, cost (two limbs), keep ms,
 // entry JSON without its closing brace ("" for none), max entries, idle
 // ms, nonce, the entry's bucket, fingerprint, outcome, result reference
 // and goal hash (as in its JSON). Reply: head, then state (0 settled, 1
 // settled late, 2 repeat of an earlier settlement), late (0|1), cost
 // counted (two limbs).
 var settleScript = newScript("settle", `
-local tk, sh, nonce, idle = ARGV[4], 'H' .. ARGV[5], ARGV[12], tonum(ARGV[11])
+local tk, sh, c1, c0, keep, pre, max, idle, nonce, b, fp, o, ref, goal = args(sunpack(A .. 'I4c0I4c0dddI4c0ddI4c0I4c0I4c0I4c0I4c0I4c0', ARGV[1]))
 local rf = 'r:' .. tk
 EX[1], EX[2] = rf, sh
 local nx = 2
-if ARGV[9] ~= '' then
-  EX[3], EX[4], EX[5], EX[6], EX[7], nx = 'f:' .. ARGV[13], 'q0', 'q1', 'q2', 'q3', 7
+if pre ~= '' then
+  EX[3], EX[4], EX[5], EX[6], EX[7], nx = 'f:' .. b, 'q0', 'q1', 'q2', 'q3', 7
 end
 local bad = open(idle, nx)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[8]))
+reap(now, keep)
 local r = get(rf)
 local late, lates = 1, '1'
 local a1, a0 = held(r)
@@ -670,30 +687,30 @@ elseif r then
   local st, c1, c0, _, n = over(r)
   if st == '0' or st == '1' then
     save(idle, now)
-    if n == nonce then return head(tonum(st), tonum(st), c1, c0) end
-    return head(2, tonum(st), c1, c0)
+    if n == nonce then return head(tonum(st), tonum(st), tonum(c1), tonum(c0)) end
+    return head(2, tonum(st), tonum(c1), tonum(c0))
   end
   if st == '4' then uncharge(c1, c0) end
 end
-spend(ARGV[6], ARGV[7])
+spend(c1, c0)
 local nows = ms(now)
-ended(tk, lates, ARGV[6] .. ' ' .. ARGV[7], nonce, nows)
-if ARGV[9] ~= '' then record(ARGV[9], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[13], nows, tonum(ARGV[10])) end
+ended(tk, lates, sfmt('%d %d', c1, c0), nonce, nows)
+if pre ~= '' then record(pre, fp, o, ref, goal, b, nows, max) end
 changed = true
 save(idle, now)
-return head(late, late, ARGV[6], ARGV[7])
+return head(late, late, c1, c0)
 `)
 
-// releaseScript: ARGV 4.. token, lease shard, idle ms, keep ms. Frees the
+// releaseScript: after A, token, lease shard field, idle ms, keep ms. Frees the
 // hold without spending; gives back a charge made at lease expiry.
 // Reply: head.
 var releaseScript = newScript("release", `
-local tk, sh, idle = ARGV[4], 'H' .. ARGV[5], tonum(ARGV[6])
+local tk, sh, idle, keep = args(sunpack(A .. 'I4c0I4c0dd', ARGV[1]))
 EX[1], EX[2] = 'r:' .. tk, sh
 local bad = open(idle, 2)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[7]))
+reap(now, keep)
 local r = get('r:' .. tk)
 local a1, a0 = held(r)
 if a1 then
@@ -713,20 +730,20 @@ save(idle, now)
 return head()
 `)
 
-// renewScript: ARGV 4.. lease ms, idle ms, keep ms, then reservation
-// tokens. Extends the leases of those still held and, when there was
+// renewScript: after A, lease ms, idle ms, keep ms; the reservation
+// tokens in ARGV[2..]. Extends the leases of those still held and, when there was
 // one, the expiry of the scope's key. Reply: head, then how many were
 // held.
 var renewScript = newScript("renew", `
-local idle = tonum(ARGV[5])
+local lease_ms, idle, keep = args(sunpack(A .. 'ddd', ARGV[1]))
 local nx = 0
-for i = 7, #ARGV do nx = nx + 1; EX[nx] = 'r:' .. ARGV[i] end
+for i = 2, #ARGV do nx = nx + 1; EX[nx] = 'r:' .. ARGV[i] end
 local bad = open(idle, nx)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[6]))
-local until_ms, n = now + tonum(ARGV[4]), 0
-for i = 7, #ARGV do
+reap(now, keep)
+local until_ms, n = now + lease_ms, 0
+for i = 2, #ARGV do
   local a1, a0, st = held(get('r:' .. ARGV[i]))
   if a1 then
     put('r:' .. ARGV[i], 'h ' .. a1 .. ' ' .. a0 .. ' ' .. st .. ' ' .. ms(until_ms))
@@ -742,35 +759,36 @@ save(idle, now)
 return head(n)
 `)
 
-// appendScript: ARGV 4.. entry JSON without its closing brace, max
+// appendScript: after A, entry JSON without its closing brace, max
 // entries, idle ms, the entry's bucket, fingerprint, outcome, result
 // reference and goal hash. Reply: head.
 var appendScript = newScript("append", `
-local idle = tonum(ARGV[6])
-EX[1], EX[2], EX[3], EX[4], EX[5] = 'f:' .. ARGV[7], 'q0', 'q1', 'q2', 'q3'
+local pre, max, idle, b, fp, o, ref, goal = args(sunpack(A .. 'I4c0ddI4c0I4c0I4c0I4c0I4c0', ARGV[1]))
+EX[1], EX[2], EX[3], EX[4], EX[5] = 'f:' .. b, 'q0', 'q1', 'q2', 'q3'
 local bad = open(idle, 5)
 if bad then return bad end
 local now = clock()
-record(ARGV[4], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[7], ms(now), tonum(ARGV[5]))
+record(pre, fp, o, ref, goal, b, ms(now), max)
 save(idle, now)
 return head()
 `)
 
-// stateScript: ARGV 4.. what: a bucket, "" for none, "*" for every
-// entry; keep ms, idle ms. Reply: head, now ms (a number), then the lines
-// of the bucket, or of every bucket of the history (one string each).
+// stateScript: after A, what: a bucket, "" for none, "*" for every
+// entry; keep ms, idle ms. Reply: an array of head, now ms (a number),
+// then the lines of the bucket, or of every bucket of the history (one
+// string each).
 var stateScript = newScript("state", `
+local what, keep, idle = args(sunpack(A .. 'I4c0dd', ARGV[1]))
 local nx = 0
-if ARGV[4] == '*' then EX[1], EX[2], EX[3], EX[4], nx = 'q0', 'q1', 'q2', 'q3', 4 elseif ARGV[4] ~= '' then EX[1], nx = 'f:' .. ARGV[4], 1 end
-local idle = tonum(ARGV[6])
+if what == '*' then EX[1], EX[2], EX[3], EX[4], nx = 'q0', 'q1', 'q2', 'q3', 4 elseif what ~= '' then EX[1], nx = 'f:' .. what, 1 end
 local bad = open(idle, nx)
 if bad then return bad end
 local now = clock()
-reap(now, tonum(ARGV[5]))
+reap(now, keep)
 save(idle, now)
-local out = {M_epoch, M_ver, M_s1, M_s0, M_h1, M_h0, M_calls, now}
-if ARGV[4] ~= '*' then
-  if ARGV[4] ~= '' then out[#out + 1] = get('f:' .. ARGV[4]) or '' end
+local out = {head(), now}
+if what ~= '*' then
+  if what ~= '' then out[#out + 1] = get('f:' .. what) or '' end
   return out
 end
 local seen, fs = {}, {}

@@ -72,10 +72,12 @@ package redisledger
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -337,15 +339,15 @@ func fnv32(s string) uint32 {
 	return h
 }
 
-// shards are the lease shard numbers as text.
+// shards are the names of the lease shard fields.
 var shards = func() (s [16]string) {
 	for i := range s {
-		s[i] = strconv.Itoa(i)
+		s[i] = "H" + strconv.Itoa(i)
 	}
 	return s
 }()
 
-// shard is the lease shard (field H<n> of the scope) of token tk.
+// shard is the lease shard field (H<n>) of token tk.
 func shard(tk string) string { return shards[fnv32(tk)%16] }
 
 // historyBuckets is how many buckets (fields f:<b>) hold the history:
@@ -381,12 +383,12 @@ type storedEntry struct {
 // (the scripts add the time and the entry's number, then the brace), and
 // the arguments the scripts read it by: its fingerprint, outcome, result
 // reference and goal hash.
-func encodeEntry(e agent.Entry) []any {
+func encodeEntry(e agent.Entry) [5]string {
 	b, _ := json.Marshal(storedEntry{ID: e.ToolCallID, FP: e.Fingerprint, O: string(e.Outcome), Ref: e.ResultReference, Goal: e.GoalHash})
-	return []any{string(b[:len(b)-1]), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
+	return [5]string{string(b[:len(b)-1]), e.Fingerprint, string(e.Outcome), e.ResultReference, e.GoalHash}
 }
 
-func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 // bounded gives ctx the store's Timeout when it has no earlier deadline.
 func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -396,25 +398,66 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, s.timeout)
 }
 
-// run runs script with the scope's keys, the worker's knowledge of the
-// scope and args, and returns the reply after its head {epoch, version,
-// spent, held, calls}, with the balance.
-func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, agent.Balance, error) {
+// reply is a script's answer after the scope's epoch, version and
+// balance: the four numbers and the string its head carries (see head in
+// scripts.go), and, from the state script, the values after the head.
+type reply struct {
+	x    [4]int64
+	tail string
+	rest []any
+}
+
+// decodeHead reads a reply's head: the epoch (a 4-byte length and its
+// bytes), ten little-endian doubles (version, spent and held as limbs,
+// calls, then the script's four numbers) and the rest as its tail.
+func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error) {
+	if len(h) < 4 {
+		return "", nums, "", fmt.Errorf("redisledger: a script's reply of %d bytes", len(h))
+	}
+	n := int(binary.LittleEndian.Uint32([]byte(h[:4])))
+	if len(h) < 4+n+80 {
+		return "", nums, "", fmt.Errorf("redisledger: a script's reply of %d bytes", len(h))
+	}
+	epoch, h = h[4:4+n], h[4+n:]
+	for i := range nums {
+		f := math.Float64frombits(binary.LittleEndian.Uint64([]byte(h[8*i : 8*i+8])))
+		if f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+			return "", nums, "", fmt.Errorf("redisledger: %v in a script's reply is not an integer", f)
+		}
+		nums[i] = int64(f)
+	}
+	return epoch, nums, h[80:], nil
+}
+
+// run runs script with the scope's keys, one argument packing the
+// worker's knowledge of the scope and then args (see packer), and more
+// arguments, and returns the reply after its head {epoch, version, spent,
+// held, calls}, with the balance.
+func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) (reply, agent.Balance, error) {
 	s.mu.Lock()
-	argv := append([]any{s.epoch, s.seen, s.fresh}, args...)
+	p := make(packer, 0, 32+len(s.epoch)+len(s.fresh)+len(args))
+	p = p.str(s.epoch).num(s.seen).str(s.fresh)
 	s.mu.Unlock()
-	v, err := s.exec(ctx, script, argv).Slice()
+	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
+	var rep reply
+	v, err := s.exec(ctx, script, append(argv, more...)).Result()
 	if err != nil {
-		return nil, agent.Balance{}, scriptError(err)
+		return rep, agent.Balance{}, scriptError(err)
 	}
-	if len(v) < 7 {
-		return nil, agent.Balance{}, fmt.Errorf("redisledger: %d values from a script", len(v))
+	if a, ok := v.([]any); ok && len(a) > 0 {
+		v, rep.rest = a[0], a[1:]
 	}
-	epoch, _ := v[0].(string)
-	ver, err := limbInt(v[1])
-	if err != nil || epoch == "" {
-		return nil, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %v", v[1], v[0])
+	h, _ := v.(string)
+	epoch, nums, tail, err := decodeHead(h)
+	if err != nil {
+		return rep, agent.Balance{}, err
 	}
+	ver := nums[0]
+	if epoch == "" || ver < 0 {
+		return rep, agent.Balance{}, fmt.Errorf("redisledger: scope version %v, epoch %q", ver, epoch)
+	}
+	copy(rep.x[:], nums[6:])
+	rep.tail = tail
 	s.mu.Lock()
 	if s.epoch != "" && s.epoch != epoch || ver < s.seen {
 		// Another call of this worker saw a newer scope in the meantime;
@@ -423,8 +466,8 @@ func (s *Store) run(ctx context.Context, script *script, args ...any) ([]any, ag
 	}
 	s.epoch, s.seen = epoch, max(s.seen, ver)
 	s.mu.Unlock()
-	bal, err := balance(v[2:7])
-	return v[7:], bal, err
+	bal, err := balance([]any{nums[1], nums[2], nums[3], nums[4], nums[5]})
+	return rep, bal, err
 }
 
 // scriptError maps the scripts' errors to the agent package's.
@@ -446,7 +489,8 @@ func (s *Store) Append(ctx context.Context, e agent.Entry) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	enc := encodeEntry(e)
-	if _, _, err := s.run(ctx, appendScript, enc[0], preflight.MaxHistory, ms(s.idle), bucket(e.Fingerprint), enc[1], enc[2], enc[3], enc[4]); err != nil {
+	args := packer{}.str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(bucket(e.Fingerprint)).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
+	if _, _, err := s.run(ctx, appendScript, args); err != nil {
 		return fmt.Errorf("redisledger: append: %w", err)
 	}
 	return nil
@@ -469,15 +513,15 @@ func (s *Store) StateOf(ctx context.Context, fingerprint string) (agent.LedgerSt
 func (s *Store) state(ctx context.Context, b, fp string) (agent.LedgerState, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	v, bal, err := s.run(ctx, stateScript, b, ms(s.keep), ms(s.idle))
+	v, bal, err := s.run(ctx, stateScript, packer{}.str(b).num(ms(s.keep)).num(ms(s.idle)))
 	if err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
-	if len(v) < 1 {
+	if len(v.rest) < 1 {
 		return agent.LedgerState{}, errors.New("redisledger: state: no clock from the script")
 	}
 	st := agent.LedgerState{Balance: bal}
-	if st.Now, st.History, err = entriesOf(v[0], v[1:], fp, b == "*"); err != nil {
+	if st.Now, st.History, err = entriesOf(v.rest[0], v.rest[1:], fp, b == "*"); err != nil {
 		return agent.LedgerState{}, fmt.Errorf("redisledger: state: %w", err)
 	}
 	return st, nil
@@ -613,9 +657,9 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	if err := s.CheckLease(lease); err != nil {
 		return false, st, err
 	}
-	started := "0"
+	started := int64(0)
 	if r.Started {
-		started = "1"
+		started = 1
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
@@ -623,7 +667,12 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	// hold from the moment it exists.
 	s.keeper.Hold(r.ID, lease)
 	tk := token(r.ID)
-	v, bal, err := s.run(ctx, reserveScript, tk, shard(tk), a1, a0, l1, l0, r.MaxCalls, ms(lease), ms(s.idle), started, ms(s.keep), readBucket(fp))
+	fb := ""
+	if b := readBucket(fp); b != "" {
+		fb = "f:" + b
+	}
+	args := packer{}.str(tk).str(shard(tk)).limb(a1).limb(a0).limb(l1).limb(l0).num(int64(r.MaxCalls)).num(ms(lease)).num(ms(s.idle)).num(started).num(ms(s.keep)).str(fb)
+	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
 		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
@@ -631,15 +680,12 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
-	ok := len(v) > 0 && v[0] == int64(1)
+	ok := v.x[0] == 1
 	if !ok {
 		s.keeper.Drop(r.ID)
 	}
 	st.Balance = bal
-	if len(v) < 2 {
-		return ok, st, errors.New("redisledger: reserve: no clock from the script")
-	}
-	if st.Now, st.History, err = entriesOf(v[1], v[2:], fp, false); err != nil {
+	if st.Now, st.History, err = entriesOf(v.x[1], []any{v.tail}, fp, false); err != nil {
 		return ok, st, fmt.Errorf("redisledger: reserve: %w", err)
 	}
 	return ok, st, nil
@@ -652,7 +698,7 @@ func (s *Store) Cancel(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, cancelScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, cancelScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id)
@@ -674,7 +720,7 @@ func (s *Store) releaseLost(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lostReleaseTimeout)
 	defer cancel()
 	tk := token(id)
-	_, _, _ = s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+	_, _, _ = s.run(ctx, releaseScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 }
 
 // CheckLease returns an error when a reservation lease is longer than
@@ -717,7 +763,8 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	if err != nil {
 		return agent.Settlement{}, err
 	}
-	enc, b := []any{"", "", "", "", ""}, ""
+	var enc [5]string
+	b := ""
 	if record != nil {
 		enc, b = encodeEntry(*record), bucket(record.Fingerprint)
 	}
@@ -727,21 +774,19 @@ func (s *Store) Settle(ctx context.Context, id string, costUSD json.Number, reco
 	nonce := hex.EncodeToString(raw[:])
 	ctx, cancel := context.WithTimeout(ctx, s.settle)
 	defer cancel()
-	var v []any
+	var v reply
 	var bal agent.Balance
 	err = retry(ctx, func() error {
 		var err error
-		v, bal, err = s.run(ctx, settleScript, tk, shard(tk), c1, c0, ms(s.keep), enc[0], preflight.MaxHistory, ms(s.idle), nonce, b, enc[1], enc[2], enc[3], enc[4])
+		args := packer{}.str(tk).str(shard(tk)).limb(c1).limb(c0).num(ms(s.keep)).str(enc[0]).num(preflight.MaxHistory).num(ms(s.idle)).str(nonce).str(b).str(enc[1]).str(enc[2]).str(enc[3]).str(enc[4])
+		v, bal, err = s.run(ctx, settleScript, args)
 		return err
 	})
 	if err != nil {
 		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %w", id, err)
 	}
-	if len(v) < 4 {
-		return agent.Settlement{}, fmt.Errorf("redisledger: settle %s: %d values from the script", id, len(v))
-	}
-	counted, err := fromLimbs(v[2], v[3])
-	return agent.Settlement{Duplicate: v[0] == int64(2), Late: v[1] == int64(1), CostUSD: counted, Balance: bal}, err
+	counted, err := fromLimbs(v.x[2], v.x[3])
+	return agent.Settlement{Duplicate: v.x[0] == 2, Late: v.x[1] == 1, CostUSD: counted, Balance: bal}, err
 }
 
 // Release frees reservation id without spending.
@@ -750,7 +795,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 	defer cancel()
 	err := retry(ctx, func() error {
 		tk := token(id)
-		_, _, err := s.run(ctx, releaseScript, tk, shard(tk), ms(s.idle), ms(s.keep))
+		_, _, err := s.run(ctx, releaseScript, packer{}.str(tk).str(shard(tk)).num(ms(s.idle)).num(ms(s.keep)))
 		return err
 	})
 	s.keeper.Drop(id) // on failure the lease expires
