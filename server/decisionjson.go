@@ -111,49 +111,10 @@ func appendJSONNumber(b []byte, n json.Number) ([]byte, error) {
 	if s == "" {
 		s = "0"
 	}
-	if !isJSONNumber(s) {
+	if !strictjson.ValidNumber(s) {
 		return nil, fmt.Errorf("json: invalid number literal %q", s)
 	}
 	return append(b, s...), nil
-}
-
-// isJSONNumber reports whether s is a number literal of RFC 8259's
-// grammar: an optional minus, an integer part without leading zeros, an
-// optional fraction, an optional exponent.
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case digits() == 0:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // jsonMarshalEscaping is encoding/json.Marshal's form of a string: <, >

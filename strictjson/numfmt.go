@@ -273,3 +273,9 @@ func appendDigits(dst []byte, d digits) []byte {
 	}
 	return dst
 }
+
+// ValidNumber reports whether s is a number literal of RFC 8259's
+// grammar, as a JSON text must spell it: an optional minus, an integer
+// part without leading zeros, an optional fraction, an optional exponent,
+// and nothing around it (no sign +, no white space).
+func ValidNumber(s string) bool { return decimal.Valid(s) }
