@@ -25,8 +25,9 @@ import (
 // is decoded and encoded at every boundary. A POST that carries one
 // tools/call request and nothing else, in a session whose upstream speaks
 // Streamable HTTP, is served instead on the POST's own goroutine: the body
-// is decoded once, by the SDK's decoder, the guard decides as for any
-// other call (toolCall), the request goes upstream in a POST of its own
+// is read once, by readWire (which reads it as the SDK's decoder does, see
+// fastRequest), the guard decides as for any other call (toolCall), the
+// request goes upstream in a POST of its own
 // whose answer (JSON or an event stream) is read on the same goroutine,
 // and the response is written to the client's POST as the downstream
 // transport would write it: the same headers, one "message" event.
