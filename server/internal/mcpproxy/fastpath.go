@@ -136,10 +136,16 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
 		return
 	}
-	ev := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
-	ev = append(ev, "event: message\ndata: "...)
-	ev = append(append(ev, data...), "\n\n"...)
-	if _, err := a.w.Write(ev); err != nil {
+	// Written in three parts, without a copy of data: the response's own
+	// buffer joins them.
+	_, err = io.WriteString(a.w, "event: message\ndata: ")
+	if err == nil {
+		_, err = a.w.Write(data)
+	}
+	if err == nil {
+		_, err = io.WriteString(a.w, "\n\n")
+	}
+	if err != nil {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
 		return
 	}
