@@ -138,12 +138,12 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	}
 	// Written in three parts, without a copy of data: the response's own
 	// buffer joins them.
-	_, err = io.WriteString(a.w, "event: message\ndata: ")
+	_, err = a.w.Write(eventHead)
 	if err == nil {
 		_, err = a.w.Write(data)
 	}
 	if err == nil {
-		_, err = io.WriteString(a.w, "\n\n")
+		_, err = a.w.Write(eventTail)
 	}
 	if err != nil {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
@@ -151,6 +151,10 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	}
 	http.NewResponseController(a.w).Flush()
 }
+
+// The parts of the event that carries a call's answer around its data
+// (bytes, so that no writer converts them on each call).
+var eventHead, eventTail = []byte("event: message\ndata: "), []byte("\n\n")
 
 // upWrite sends the proxy's request req upstream. To an initialized HTTP
 // upstream it goes in a POST of its own whose answer is read here, every
