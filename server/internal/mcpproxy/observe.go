@@ -314,10 +314,76 @@ type callHead struct {
 
 // readHead reads params' name and _meta. A type error in one member
 // leaves the other read, as when each is read alone.
+//
+// Params of the plain shape (see scanHead) are scanned, not decoded.
 func readHead(params json.RawMessage) callHead {
+	if name, ok := scanHead(params); ok {
+		return callHead{Name: name}
+	}
 	var p callHead
 	json.Unmarshal(params, &p)
 	return p
+}
+
+// scanHead reads the name of params of the plain shape: valid UTF-8 JSON,
+// one object whose members' names are written without escapes in
+// printable ASCII, with no _meta, nor any case variant of it or of name,
+// and at most one name, a string without escapes (or null); ok false
+// means "not judged here". What it reads encoding/json reads the same
+// way (FuzzReadHead).
+func scanHead(params []byte) (name string, ok bool) {
+	r := wireReader{data: params}
+	r.space()
+	if !r.byte('{') {
+		return "", false
+	}
+	r.space()
+	seen := false
+	if !r.byte('}') {
+		for {
+			start := r.i
+			if !r.str() {
+				return "", false
+			}
+			key := params[start+1 : r.i-1]
+			r.space()
+			if !r.byte(':') {
+				return "", false
+			}
+			r.space()
+			switch {
+			case !plainName(key):
+				return "", false
+			case len(key) == len("_meta") && bytes.EqualFold(key, []byte("_meta")):
+				return "", false
+			case len(key) == len("name") && bytes.EqualFold(key, []byte("name")):
+				if seen || string(key) != "name" {
+					return "", false
+				}
+				seen = true
+				if !r.literal("null") {
+					if name, ok = r.plainString(); !ok {
+						return "", false
+					}
+				}
+			default:
+				if !r.value(1) {
+					return "", false
+				}
+			}
+			r.space()
+			if r.byte(',') {
+				r.space()
+				continue
+			}
+			if !r.byte('}') {
+				return "", false
+			}
+			break
+		}
+	}
+	r.space()
+	return name, r.i == len(params)
 }
 
 // toolAndTrace returns toolOf(params) and the trace context of a call:

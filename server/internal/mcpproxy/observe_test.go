@@ -88,3 +88,68 @@ func BenchmarkResultIsError(b *testing.B) {
 		}
 	})
 }
+
+// headCases are tools/call params with the name encoding/json reads, and
+// whether the scan judges them itself.
+var headCases = []struct {
+	name    string
+	params  string
+	want    string
+	scanned bool
+}{
+	{"plain call", `{"name":"market_quote","arguments":{"symbol":"S1"}}`, "market_quote", true},
+	{"name last", `{"arguments":{"name":"inner"},"name":"t"}`, "t", true},
+	{"no name", `{"arguments":{}}`, "", true},
+	{"null name", `{"name":null}`, "", true},
+	{"empty object", ` {} `, "", true},
+	{"_meta is decoded", `{"name":"t","_meta":{"traceparent":"00-x"}}`, "t", false},
+	{"case variant of _meta is decoded", `{"name":"t","_META":{}}`, "t", false},
+	{"case variant of name", `{"NAME":"t"}`, "t", false},
+	{"escaped name", `{"name":"t\u0041"}`, "tA", false},
+	{"escaped key", `{"n\u0061me":"t"}`, "t", false},
+	{"duplicate name: the last counts", `{"name":"a","name":"b"}`, "b", false},
+	{"name not a string", `{"name":1}`, "", false},
+	{"not an object", `["name"]`, "", false},
+	{"invalid JSON", `{"name":"t"`, "", false},
+	{"trailing data", `{"name":"t"}{}`, "", false},
+}
+
+func TestReadHead(t *testing.T) {
+	for _, c := range headCases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := readHead([]byte(c.params)).Name; got != c.want {
+				t.Errorf("readHead(%q).Name = %q, want %q", c.params, got, c.want)
+			}
+			if got := decodedHead([]byte(c.params)).Name; got != c.want {
+				t.Errorf("encoding/json reads the name of %q as %q; the case says %q", c.params, got, c.want)
+			}
+			if _, ok := scanHead([]byte(c.params)); ok != c.scanned {
+				t.Errorf("scanHead(%q) judged it: %v, want %v", c.params, ok, c.scanned)
+			}
+		})
+	}
+}
+
+// decodedHead is the head as encoding/json reads it.
+func decodedHead(params []byte) callHead {
+	var p callHead
+	json.Unmarshal(params, &p)
+	return p
+}
+
+// FuzzReadHead checks that what the scan judges, encoding/json reads the
+// same: the same name, and no _meta.
+func FuzzReadHead(f *testing.F) {
+	for _, c := range headCases {
+		f.Add([]byte(c.params))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		name, ok := scanHead(params)
+		if !ok {
+			return
+		}
+		if want := decodedHead(params); name != want.Name || want.Meta != nil {
+			t.Fatalf("scanHead(%q) = %q and no _meta; encoding/json reads %q and _meta %v", params, name, want.Name, want.Meta)
+		}
+	})
+}
