@@ -411,7 +411,13 @@ func (p callHead) trace(h http.Header) map[string]string {
 	if out["traceparent"] == "" && h != nil {
 		out = nil
 		for _, k := range []string{"traceparent", "tracestate"} {
-			if v := h.Get(k); v != "" {
+			// Looked up by the canonical form, which Get would otherwise
+			// make anew each call.
+			hk := "Traceparent"
+			if k == "tracestate" {
+				hk = "Tracestate"
+			}
+			if v := h.Get(hk); v != "" {
 				if out == nil {
 					out = make(map[string]string, 2)
 				}

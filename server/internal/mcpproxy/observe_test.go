@@ -2,7 +2,10 @@ package mcpproxy
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // isErrorCases are results with what encoding/json reads as their
@@ -152,4 +155,27 @@ func FuzzReadHead(f *testing.F) {
 			t.Fatalf("scanHead(%q) = %q and no _meta; encoding/json reads %q and _meta %v", params, name, want.Name, want.Meta)
 		}
 	})
+}
+
+func TestCallHeadTrace(t *testing.T) {
+	h := http.Header{}
+	h.Set("traceparent", "00-h")
+	h.Set("tracestate", "h=1")
+	for _, c := range []struct {
+		name   string
+		params string
+		h      http.Header
+		want   map[string]string
+	}{
+		{"from the headers", `{"name":"t"}`, h, map[string]string{"traceparent": "00-h", "tracestate": "h=1"}},
+		{"from _meta before the headers", `{"name":"t","_meta":{"traceparent":"00-m"}}`, h, map[string]string{"traceparent": "00-m"}},
+		{"none", `{"name":"t"}`, http.Header{}, nil},
+		{"no headers", `{"name":"t"}`, nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, readHead([]byte(c.params)).trace(c.h)); diff != "" {
+				t.Errorf("trace (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
