@@ -50,9 +50,9 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	if req == nil {
 		return false
 	}
+	// No POST tag (postHeader): a dropped POST cancels its call by the
+	// AfterFunc below, not by dropPost, which looks for tagged calls.
 	req.Extra = &mcp.RequestExtra{Header: r.Header}
-	post := strconv.FormatUint(s.posts.Add(1), 10)
-	r.Header.Set(postHeader, post)
 	s.mu.Lock()
 	_, dup := s.toolCs[req.ID]
 	if !dup {
@@ -81,7 +81,7 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
-	s.toolCs[req.ID] = toolCall{cancel: cancel, post: post}
+	s.toolCs[req.ID] = toolCall{cancel: cancel}
 	s.mu.Unlock()
 	// A client that drops the POST cancels the call, as dropPost does for
 	// one of the transport's.
