@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/agentpreflight/preflight/internal/redecide"
@@ -97,4 +98,43 @@ func TestDecideKeepingOwnsItsBytes(t *testing.T) {
 	if string(m.Request) != `{"query":"bbb"}` {
 		t.Fatalf("the memo holds %s, want the new bytes", m.Request)
 	}
+}
+
+// BenchmarkDecideTwice is what agent.Guard.Begin asks of the library for
+// a call with history: a first decision without it (to learn the
+// fingerprint), then one with it; each Decide on its own, and through
+// decideKeeping, which reads the payload and fingerprints it once.
+func BenchmarkDecideTwice(b *testing.B) {
+	data, err := os.ReadFile("testdata/bench/decide_history_100.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := DecodeToolCallRequest(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := *req
+	first.History = nil
+	b.Run("Decide", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Decide(&first); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := Decide(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decideKeeping", func(b *testing.B) {
+		for b.Loop() {
+			_, m, err := decideKeeping(nil, first, redecide.Memo{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, m, err = decideKeeping(nil, *req, m); err != nil {
+				b.Fatal(err)
+			}
+			m.Release()
+		}
+	})
 }
