@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/agentpreflight/preflight/internal/redecide"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -301,6 +302,18 @@ func (c *Catalog) Decide(req *ToolCallRequest) (*ToolCallDecision, error) {
 		return nil, err
 	}
 	return c.orDefault().decide(req, &in)
+}
+
+func init() { redecide.Decide = decideKeeping }
+
+// decideKeeping is redecide.Decide: Decide, reading req.Tool with m.
+func decideKeeping(c *Catalog, req ToolCallRequest, m redecide.Memo) (*ToolCallDecision, redecide.Memo, error) {
+	in := toolCallInput{memo: m, keep: true}
+	if err := readToolCallRequest(&req, &in); err != nil {
+		return nil, in.memo, err
+	}
+	dec, err := c.orDefault().decide(&req, &in)
+	return dec, in.memo, err
 }
 
 // DecideJSON is [DecideJSON] with the operations of c instead of the

@@ -73,10 +73,25 @@ func DecideJSON(data []byte) (*ToolCallDecision, error) {
 	return defaultCatalog.DecideJSON(data)
 }
 
+// fingerprint is the fingerprint of t, whose payload in holds: the one
+// in.memo kept for the same provider and operation, or computed (and
+// kept there when in.keep is set).
+func (in *toolCallInput) fingerprint(t *ToolCall) (string, *Error) {
+	m := &in.memo
+	if in.keep && m.Fingerprint != "" && m.Provider == t.Provider && m.Operation == t.Operation {
+		return m.Fingerprint, nil
+	}
+	fp, err := fingerprint(t.Provider, t.Operation, in.payload)
+	if in.keep && err == nil {
+		m.Provider, m.Operation, m.Fingerprint = t.Provider, t.Operation, fp
+	}
+	return fp, err
+}
+
 // decide is the decision on req, whose payload and numbers in holds.
 func (c *Catalog) decide(req *ToolCallRequest, in *toolCallInput) (*ToolCallDecision, error) {
 	t, f := &req.Tool, &in.facts
-	fp, ferr := fingerprint(t.Provider, t.Operation, in.payload)
+	fp, ferr := in.fingerprint(t)
 	if ferr != nil {
 		return nil, ferr
 	}

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -196,7 +197,8 @@ const payloadNodesBefore = 6
 var payloadLimits = strictjson.Limits{MaxDepth: maxToolCallDepth - 2, MaxNodes: maxToolCallNodes - payloadNodesBefore}
 
 // readToolCallRequest reads req into in. The payload's tree is released
-// by in.tree.Release.
+// by in.tree.Release, or kept in in.memo when in.keep is set: the tree
+// parsed from the same bytes before is taken from there.
 func readToolCallRequest(req *ToolCallRequest, in *toolCallInput) *Error {
 	t := &req.Tool
 	for _, s := range []struct{ at, s string }{{"/runId", req.RunID}, {"/stepId", req.StepID},
@@ -209,11 +211,22 @@ func readToolCallRequest(req *ToolCallRequest, in *toolCallInput) *Error {
 	if len(text) == 0 {
 		text = jsonNull // encoding/json writes a nil RawMessage as null
 	}
-	payload, err := strictjson.ParseScratch(slices.Clone(text), payloadLimits)
-	if err != nil {
-		return parseErrorAt(err, "/tool/request", toolCallLimits)
+	var payload strictjson.Value
+	if m := &in.memo; in.keep && m.Payload.IsValid() && bytes.Equal(m.Request, text) {
+		payload = m.Payload
+	} else {
+		own := slices.Clone(text)
+		var err error
+		if payload, err = strictjson.ParseScratch(own, payloadLimits); err != nil {
+			return parseErrorAt(err, "/tool/request", toolCallLimits)
+		}
+		if in.keep {
+			in.memo.Release()
+			in.memo.Request, in.memo.Payload = own, payload
+		} else {
+			in.tree = payload
+		}
 	}
-	in.tree = payload
 	// The values after the payload: their strings, and the node limit
 	// when the payload leaves too little room for them.
 	room := maxToolCallNodes // no limit can be reached

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpreflight/preflight/internal/clip"
 	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/redecide"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -58,6 +59,10 @@ type toolCallInput struct {
 	facts   toolCallFacts
 	ignored []Issue          // unknown top-level members, listed in the decision
 	tree    strictjson.Value // the tree to release, if any
+	// memo, when keep is set, keeps the payload's tree and fingerprint
+	// for the next decision of the same call (see package redecide).
+	memo redecide.Memo
+	keep bool
 }
 
 // toolCallFacts are the numbers of a tool-call request, parsed once.

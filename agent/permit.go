@@ -8,7 +8,13 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/internal/decimal"
+	"github.com/agentpreflight/preflight/internal/redecide"
 )
+
+// decideKeeping is package preflight's redecide.Decide: (*Catalog).Decide,
+// reading a call's payload and computing its fingerprint once for all the
+// decisions of one Begin.
+var decideKeeping = redecide.Decide.(func(*preflight.Catalog, preflight.ToolCallRequest, redecide.Memo) (*preflight.ToolCallDecision, redecide.Memo, error))
 
 // Permit is the right to make one tool call that [Guard.Begin] allowed. Its
 // estimate is held in flight (see "Budget reservation" on [Guard]) until
@@ -96,7 +102,10 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	}
 	g.fill(&pre, expect)
 	preCatalog := g.catalog.Load()
-	first, err := preCatalog.Decide(&pre)
+	// The call's payload is read and fingerprinted once, for both
+	// decisions.
+	first, memo, err := decideKeeping(preCatalog, pre, redecide.Memo{})
+	defer func() { memo.Release() }()
 	if err != nil {
 		return nil, Report{}, err
 	}
@@ -137,7 +146,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		// was not expected.
 		dec := first
 		if len(req.History) != 0 || req.Budget != pre.Budget || catalog != preCatalog {
-			dec, err = catalog.Decide(&req)
+			dec, memo, err = decideKeeping(catalog, req, memo)
 		}
 		if err != nil {
 			withdraw()

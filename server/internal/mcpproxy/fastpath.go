@@ -50,9 +50,9 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	if req == nil {
 		return false
 	}
+	// No POST tag (postHeader): a dropped POST cancels its call by the
+	// AfterFunc below, not by dropPost, which looks for tagged calls.
 	req.Extra = &mcp.RequestExtra{Header: r.Header}
-	post := strconv.FormatUint(s.posts.Add(1), 10)
-	r.Header.Set(postHeader, post)
 	s.mu.Lock()
 	_, dup := s.toolCs[req.ID]
 	if !dup {
@@ -81,7 +81,7 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.mu.Lock()
-	s.toolCs[req.ID] = toolCall{cancel: cancel, post: post}
+	s.toolCs[req.ID] = toolCall{cancel: cancel}
 	s.mu.Unlock()
 	// A client that drops the POST cancels the call, as dropPost does for
 	// one of the transport's.
@@ -136,15 +136,25 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
 		return
 	}
-	ev := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
-	ev = append(ev, "event: message\ndata: "...)
-	ev = append(append(ev, data...), "\n\n"...)
-	if _, err := a.w.Write(ev); err != nil {
+	// Written in three parts, without a copy of data: the response's own
+	// buffer joins them.
+	_, err = a.w.Write(eventHead)
+	if err == nil {
+		_, err = a.w.Write(data)
+	}
+	if err == nil {
+		_, err = a.w.Write(eventTail)
+	}
+	if err != nil {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
 		return
 	}
 	http.NewResponseController(a.w).Flush()
 }
+
+// The parts of the event that carries a call's answer around its data
+// (bytes, so that no writer converts them on each call).
+var eventHead, eventTail = []byte("event: message\ndata: "), []byte("\n\n")
 
 // upWrite sends the proxy's request req upstream. To an initialized HTTP
 // upstream it goes in a POST of its own whose answer is read here, every

@@ -1,10 +1,12 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/agent/tools"
@@ -132,15 +134,102 @@ func (o *observed) upstream(res *jsonrpc.Response, status int, since time.Time) 
 	case res.Error != nil:
 		o.rec.Upstream = UpstreamRPCError
 	default:
-		var r struct {
-			IsError bool `json:"isError"`
-		}
-		json.Unmarshal(res.Result, &r)
 		o.rec.Upstream = UpstreamOK
-		if r.IsError {
+		if resultIsError(res.Result) {
 			o.rec.Upstream = UpstreamToolError
 		}
 	}
+}
+
+// resultIsError reports whether result's isError is true, as
+// encoding/json reads it into a bool field named isError: the member
+// matched whatever its case, the last one of a boolean value counting,
+// false when result is not valid JSON. A result of the plain shape
+// (valid UTF-8, names of members at the top without escapes or other
+// than ASCII letters' case variants of isError, at most one such member,
+// true, false or null) is scanned without decoding; anything else is
+// decoded (FuzzResultIsError checks that both agree).
+func resultIsError(result []byte) bool {
+	if v, ok := scanIsError(result); ok {
+		return v
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	json.Unmarshal(result, &r)
+	return r.IsError
+}
+
+// scanIsError reads the top-level isError of result when it is of the
+// plain shape resultIsError describes; ok false means "not judged here".
+func scanIsError(result []byte) (isError, ok bool) {
+	r := wireReader{data: result}
+	r.space()
+	if !r.byte('{') {
+		return false, false
+	}
+	r.space()
+	seen := false
+	if !r.byte('}') {
+		for {
+			start := r.i
+			if !r.str() {
+				return false, false
+			}
+			name := result[start+1 : r.i-1]
+			r.space()
+			if !r.byte(':') {
+				return false, false
+			}
+			r.space()
+			switch {
+			case !plainName(name):
+				return false, false // escapes or letters encoding/json may fold
+			case len(name) == len("isError") && bytes.EqualFold(name, []byte("isError")):
+				if seen {
+					return false, false
+				}
+				seen = true
+				switch {
+				case r.literal("true"):
+					isError = true
+				case r.literal("false"), r.literal("null"):
+				default:
+					return false, false
+				}
+			default:
+				if !r.value(1) {
+					return false, false
+				}
+			}
+			r.space()
+			if r.byte(',') {
+				r.space()
+				continue
+			}
+			if !r.byte('}') {
+				return false, false
+			}
+			break
+		}
+	}
+	r.space()
+	if r.i != len(result) {
+		return false, false
+	}
+	return isError, true
+}
+
+// plainName reports whether a member name, as written between its
+// quotes, is printable ASCII without escapes: a name encoding/json
+// matches to a field by ASCII case folding alone.
+func plainName(name []byte) bool {
+	for _, c := range name {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // finish reports the call, answered with err (nil for a result).
@@ -225,10 +314,76 @@ type callHead struct {
 
 // readHead reads params' name and _meta. A type error in one member
 // leaves the other read, as when each is read alone.
+//
+// Params of the plain shape (see scanHead) are scanned, not decoded.
 func readHead(params json.RawMessage) callHead {
+	if name, ok := scanHead(params); ok {
+		return callHead{Name: name}
+	}
 	var p callHead
 	json.Unmarshal(params, &p)
 	return p
+}
+
+// scanHead reads the name of params of the plain shape: valid UTF-8 JSON,
+// one object whose members' names are written without escapes in
+// printable ASCII, with no _meta, nor any case variant of it or of name,
+// and at most one name, a string without escapes (or null); ok false
+// means "not judged here". What it reads encoding/json reads the same
+// way (FuzzReadHead).
+func scanHead(params []byte) (name string, ok bool) {
+	r := wireReader{data: params}
+	r.space()
+	if !r.byte('{') {
+		return "", false
+	}
+	r.space()
+	seen := false
+	if !r.byte('}') {
+		for {
+			start := r.i
+			if !r.str() {
+				return "", false
+			}
+			key := params[start+1 : r.i-1]
+			r.space()
+			if !r.byte(':') {
+				return "", false
+			}
+			r.space()
+			switch {
+			case !plainName(key):
+				return "", false
+			case len(key) == len("_meta") && bytes.EqualFold(key, []byte("_meta")):
+				return "", false
+			case len(key) == len("name") && bytes.EqualFold(key, []byte("name")):
+				if seen || string(key) != "name" {
+					return "", false
+				}
+				seen = true
+				if !r.literal("null") {
+					if name, ok = r.plainString(); !ok {
+						return "", false
+					}
+				}
+			default:
+				if !r.value(1) {
+					return "", false
+				}
+			}
+			r.space()
+			if r.byte(',') {
+				r.space()
+				continue
+			}
+			if !r.byte('}') {
+				return "", false
+			}
+			break
+		}
+	}
+	r.space()
+	return name, r.i == len(params)
 }
 
 // toolAndTrace returns toolOf(params) and the trace context of a call:
@@ -256,7 +411,13 @@ func (p callHead) trace(h http.Header) map[string]string {
 	if out["traceparent"] == "" && h != nil {
 		out = nil
 		for _, k := range []string{"traceparent", "tracestate"} {
-			if v := h.Get(k); v != "" {
+			// Looked up by the canonical form, which Get would otherwise
+			// make anew each call.
+			hk := "Traceparent"
+			if k == "tracestate" {
+				hk = "Tracestate"
+			}
+			if v := h.Get(hk); v != "" {
 				if out == nil {
 					out = make(map[string]string, 2)
 				}

@@ -64,7 +64,7 @@ type session struct {
 // toolCall is a tools/call being answered.
 type toolCall struct {
 	cancel context.CancelCauseFunc
-	post   string // the tag of the POST that carried it
+	post   string // the tag of the POST that carried it; "" on the direct path
 }
 
 // outgoing is a request in flight upstream.
