@@ -22,20 +22,23 @@ import (
 // and the microseconds Redis spent running commands per call (from INFO
 // commandstats), with a history of 0 and of MaxHistory entries.
 
-// roundTrips counts the commands a client sends (one round trip each:
-// the store never pipelines).
-type roundTrips struct{ n atomic.Int64 }
+// roundTrips counts the commands a client sends, each one round trip of
+// its caller whether sent alone or in a pipeline with others (n), and the
+// writes that carried them (one per command or pipeline: sends).
+type roundTrips struct{ n, sends atomic.Int64 }
 
 func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)
+		h.sends.Add(1)
 		return next(ctx, cmd)
 	}
 }
 func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
+		h.n.Add(int64(len(cmds)))
+		h.sends.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -69,6 +72,27 @@ func commandUsec(b testing.TB, c redis.UniversalClient) (scripts, cpu float64) {
 		}
 	}
 	return scripts, cpu
+}
+
+// redisCPU is the CPU time redis-server's process used in user and in
+// system (kernel) mode, from INFO cpu, in µs.
+func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			sys = f * 1e6
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			user = f * 1e6
+		}
+	}
+	return user, sys
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.
@@ -127,11 +151,12 @@ func BenchmarkGuardCall(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var usec0, cpu0 float64
+					var usec0, cpu0, user0, sys0 float64
 					if c != nil {
 						usec0, cpu0 = commandUsec(b, c)
+						user0, sys0 = redisCPU(b, c)
 					}
-					trips0 := hook.n.Load()
+					trips0, sends0 := hook.n.Load(), hook.sends.Load()
 					var next atomic.Int64
 					b.ReportAllocs()
 					b.ResetTimer()
@@ -168,6 +193,10 @@ func BenchmarkGuardCall(b *testing.B) {
 						usec, cpu := commandUsec(b, c)
 						b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
 						b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+						user, sys := redisCPU(b, c)
+						b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+						b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
 					}
 				})
 			}

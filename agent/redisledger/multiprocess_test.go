@@ -224,11 +224,14 @@ func TestFleetScale(t *testing.T) {
 	for _, procs := range []int{1, 4, 16} {
 		scope := fmt.Sprintf("scale-%d", procs)
 		_, cpu0 := commandUsec(t, c)
+		user0, sys0 := redisCPU(t, c)
 		f := runFleet(t, []string{p.addr()}, false, scope, budget, procs, 16, 10240/procs/16, nil)
 		_, cpu1 := commandUsec(t, c)
-		// Whether Redis is what limits the rate: its CPU per call, and
-		// how much of one core it used while the workers ran.
-		t.Logf("%d workers: redis-server used %.0f µs of CPU per call, %.0f%% of one core", procs, (cpu1-cpu0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100)
+		user1, sys1 := redisCPU(t, c)
+		// Whether Redis is what limits the rate: its CPU per call (in
+		// user and kernel mode), and how much of one core it used while
+		// the workers ran.
+		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core", procs, (cpu1-cpu0)/10240, (user1-user0)/10240, (sys1-sys0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100)
 		f.check(t, c, scope, budget, false)
 	}
 }
