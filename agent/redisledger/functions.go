@@ -88,18 +88,28 @@ func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
 // exec runs sc with the scope's keys and argv: as a function while the
 // server has the library (a server that lost it, restarted without its
 // data or a Cluster node added later, gets it again), as a script when it
-// cannot be loaded.
+// cannot be loaded. Function calls are pipelined with those of other
+// goroutines (see batcher) unless Options.NoPipelining.
 func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 	if s.functions.Load() {
 		_, _, names := library()
-		cmd := s.c.FCall(ctx, names[sc], s.keys, argv...)
+		cmd := s.fcall(ctx, names[sc], argv)
 		if err := cmd.Err(); err == nil || !strings.Contains(err.Error(), "Function not found") {
 			return cmd
 		}
 		if err := loadLibrary(ctx, s.c); err == nil {
-			return s.c.FCall(ctx, names[sc], s.keys, argv...)
+			return s.fcall(ctx, names[sc], argv)
 		}
 		s.functions.Store(false)
 	}
 	return sc.eval.Run(ctx, s.c, s.keys, argv...)
+}
+
+// fcall calls function name with the scope's keys and argv, through the
+// batcher unless Options.NoPipelining.
+func (s *Store) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
+	if s.batch == nil {
+		return s.c.FCall(ctx, name, s.keys, argv...)
+	}
+	return s.batch.fcall(ctx, name, argv)
 }

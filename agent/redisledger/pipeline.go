@@ -1,0 +1,170 @@
+package redisledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Automatic pipelining. Every function call of a Store goes through
+// (*batcher).fcall. A call that finds no other in progress is sent at
+// once, on its own, with the caller's context: exactly as without
+// batching. Calls that arrive while one is in progress wait in a queue,
+// and one flusher goroutine sends what is queued as one pipeline (at most
+// maxBatch commands) when the call in progress has its reply, and again
+// until the queue is empty. Redis then reads the commands of a pipeline
+// in one read and writes their replies in one write: the system calls and
+// event-loop work per call fall with the size of the batch, while each
+// call stays its own FCALL, run on its own, with its own reply.
+//
+// Nothing waits for a batch to fill (no timer): a pipeline holds what
+// queued during the previous round trip.
+//
+// Deadlines: a caller waits for its reply or for the end of its context,
+// whichever comes first. A caller whose context ends while its command is
+// still queued takes the command back (it is never sent: a reservation
+// sent for nobody would hold money for nobody) and gets an error wrapping
+// errNotSent. One whose command is in flight gets an error wrapping the
+// context's, and the command is as ambiguous as a command whose deadline
+// passes without batching: it may have run. The pipeline itself is bounded
+// by the latest deadline among its callers.
+
+// maxBatch bounds the commands of one pipeline.
+const maxBatch = 64
+
+// errNotSent is wrapped by the error of a call whose context ended while
+// its command waited to be sent: Redis never saw it.
+var errNotSent = errors.New("redisledger: the command was not sent to Redis: it was still queued behind other commands of this store when its context ended")
+
+// Where a queued call is.
+const (
+	queued int32 = iota
+	sent
+	left // its caller gave up before it was sent
+)
+
+// pendingCall is one queued function call.
+type pendingCall struct {
+	name     string
+	argv     []any
+	deadline time.Time
+	state    atomic.Int32
+	cmd      *redis.Cmd // set before done is closed
+	done     chan struct{}
+}
+
+// batcher sends the function calls of one Store, pipelining those that
+// overlap.
+type batcher struct {
+	c       redis.UniversalClient
+	keys    []string
+	timeout time.Duration // the deadline of a caller without one
+
+	mu    sync.Mutex
+	queue []*pendingCall
+	// busy is whether a call is in progress: a lone call sent by its
+	// caller or a flusher goroutine. While busy, calls queue; the queue
+	// is never left non-empty without a flusher to come.
+	busy bool
+}
+
+// fcall calls function name of the store's library with the scope's
+// keys and argv.
+func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
+	b.mu.Lock()
+	if !b.busy {
+		// Alone: sent at once, by the caller, as without batching.
+		b.busy = true
+		b.mu.Unlock()
+		cmd := b.c.FCall(ctx, name, b.keys, argv...)
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.busy = false
+		} else {
+			go b.flush()
+		}
+		b.mu.Unlock()
+		return cmd
+	}
+	p := &pendingCall{name: name, argv: argv, done: make(chan struct{})}
+	if d, ok := ctx.Deadline(); ok {
+		p.deadline = d
+	} else {
+		p.deadline = time.Now().Add(b.timeout)
+	}
+	b.queue = append(b.queue, p)
+	b.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.cmd
+	case <-ctx.Done():
+	}
+	select {
+	case <-p.done: // the reply came as the context ended: it counts
+		return p.cmd
+	default:
+	}
+	cmd := redis.NewCmd(ctx, "fcall", name)
+	if p.state.CompareAndSwap(queued, left) {
+		cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, context.Cause(ctx)))
+	} else {
+		cmd.SetErr(fmt.Errorf("redisledger: no reply from Redis before the context ended: %w", context.Cause(ctx)))
+	}
+	return cmd
+}
+
+// flush sends the queue as pipelines until it is empty, then marks the
+// batcher idle.
+func (b *batcher) flush() {
+	batch := make([]*pendingCall, 0, maxBatch)
+	for {
+		batch = batch[:0]
+		b.mu.Lock()
+		n := 0
+		for n < len(b.queue) && len(batch) < maxBatch {
+			p := b.queue[n]
+			n++
+			if p.state.CompareAndSwap(queued, sent) {
+				batch = append(batch, p)
+			}
+		}
+		rest := copy(b.queue, b.queue[n:])
+		clear(b.queue[rest:])
+		b.queue = b.queue[:rest]
+		if len(batch) == 0 {
+			b.busy = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.send(batch)
+	}
+}
+
+// send runs batch as one pipeline and hands each caller its command.
+func (b *batcher) send(batch []*pendingCall) {
+	deadline := batch[0].deadline
+	for _, p := range batch[1:] {
+		if p.deadline.After(deadline) {
+			deadline = p.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	pipe := b.c.Pipeline()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, p := range batch {
+		cmds[i] = pipe.FCall(ctx, p.name, b.keys, p.argv...)
+	}
+	// Each command carries its own error; Exec's is the first of them.
+	_, _ = pipe.Exec(ctx)
+	for i, p := range batch {
+		p.cmd = cmds[i]
+		close(p.done)
+	}
+}
