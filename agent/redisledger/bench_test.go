@@ -204,6 +204,81 @@ func BenchmarkGuardCall(b *testing.B) {
 	}
 }
 
+// BenchmarkStoreConcurrent is a reservation and its settlement (recording
+// an entry, on a full history) by each of 16 goroutines calling one Store
+// at once, with and without pipelining (lanes: the sends in progress at
+// once before calls queue; 2 is the default). Unlike a Guard, which
+// reserves one call at a time, this lets the calls overlap, as several
+// Guards (or Resumes) sharing one Store do.
+func BenchmarkStoreConcurrent(b *testing.B) {
+	p := startRedis(b)
+	scopes := 0
+	for _, v := range []struct {
+		name  string
+		lanes int // 0: NoPipelining
+	}{{"off", 0}, {"lanes=1", 1}, {"lanes=2", 2}} {
+		b.Run(v.name, func(b *testing.B) {
+			c := p.client(b)
+			hook := new(roundTrips)
+			c.AddHook(hook)
+			scopes++
+			s, err := New(c, "bench-concurrent-"+strconv.Itoa(scopes), &Options{NoPipelining: v.lanes == 0})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			if s.batch != nil {
+				s.batch.lanes = v.lanes
+			}
+			ctx := context.Background()
+			for i := range preflight.MaxHistory {
+				e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+				if err := s.Append(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_, cpu0 := commandUsec(b, c)
+			user0, sys0 := redisCPU(b, c)
+			trips0, sends0 := hook.n.Load(), hook.sends.Load()
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := next.Add(1)
+						if i > int64(b.N) {
+							return
+						}
+						id := "c" + strconv.FormatInt(i, 10)
+						ok, _, err := s.ReserveOf(ctx, agent.Reservation{ID: id, AmountUSD: "0.01", LimitUSD: "1000000000", Started: true}, fmt.Sprintf("%064x", i+1000))
+						if !ok || err != nil {
+							b.Error(ok, err)
+							return
+						}
+						e := agent.Entry{ToolCallID: id, Fingerprint: fmt.Sprintf("%064x", i+1000), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+						if _, err := s.Settle(ctx, id, "0.005", &e); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			_, cpu := commandUsec(b, c)
+			user, sys := redisCPU(b, c)
+			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+			b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+			b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+			b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+		})
+	}
+}
+
 func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
 	s, err := New(c, scope, nil)
 	if err != nil {

@@ -12,12 +12,12 @@ import (
 )
 
 // Automatic pipelining. Every function call of a Store goes through
-// (*batcher).fcall. A call that finds no other in progress is sent at
-// once, on its own, with the caller's context: exactly as without
-// batching. Calls that arrive while one is in progress wait in a queue,
-// and one flusher goroutine sends what is queued as one pipeline (at most
-// maxBatch commands) when the call in progress has its reply, and again
-// until the queue is empty. Redis then reads the commands of a pipeline
+// (*batcher).fcall. A call that finds a free lane (fewer than maxLanes
+// sends in progress) and nothing queued is sent at once, on its own, with
+// the caller's context: exactly as without batching. Calls that arrive
+// while every lane is busy wait in a queue, and one flusher goroutine
+// sends what is queued as one pipeline (at most maxBatch commands) as
+// soon as a lane is free, and again until the queue is empty. Redis then reads the commands of a pipeline
 // in one read and writes their replies in one write: the system calls and
 // event-loop work per call fall with the size of the batch, while each
 // call stays its own FCALL, run on its own, with its own reply.
@@ -64,30 +64,37 @@ type batcher struct {
 	c       redis.UniversalClient
 	keys    []string
 	timeout time.Duration // the deadline of a caller without one
+	// lanes bounds the sends in progress at once: lone calls sent by
+	// their callers and the flusher's pipelines (see maxLanes).
+	lanes int
 
 	mu    sync.Mutex
 	queue []*pendingCall
-	// busy is whether a call is in progress: a lone call sent by its
-	// caller or a flusher goroutine. While busy, calls queue; the queue
-	// is never left non-empty without a flusher to come.
-	busy bool
+	busy  int  // sends in progress
+	flush bool // whether a flusher goroutine runs (it counts in busy)
 }
+
+// maxLanes is how many sends of one Store may be in progress at once
+// before further calls queue for the flusher. One would batch every
+// overlap but hold each call behind the one in progress for a round
+// trip; a Guard reserves one call at a time, so its typical overlap is a
+// reservation and the settlement of the call before, which two lanes
+// send side by side, as without batching; calls beyond those queue.
+const maxLanes = 2
 
 // fcall calls function name of the store's library with the scope's
 // keys and argv.
 func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
 	b.mu.Lock()
-	if !b.busy {
-		// Alone: sent at once, by the caller, as without batching.
-		b.busy = true
+	if len(b.queue) == 0 && b.busy < b.lanes {
+		// A free lane and nothing queued: sent at once, by the caller,
+		// as without batching.
+		b.busy++
 		b.mu.Unlock()
 		cmd := b.c.FCall(ctx, name, b.keys, argv...)
 		b.mu.Lock()
-		if len(b.queue) == 0 {
-			b.busy = false
-		} else {
-			go b.flush()
-		}
+		b.busy--
+		b.kick()
 		b.mu.Unlock()
 		return cmd
 	}
@@ -98,6 +105,7 @@ func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd
 		p.deadline = time.Now().Add(b.timeout)
 	}
 	b.queue = append(b.queue, p)
+	b.kick()
 	b.mu.Unlock()
 	select {
 	case <-p.done:
@@ -118,9 +126,19 @@ func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd
 	return cmd
 }
 
-// flush sends the queue as pipelines until it is empty, then marks the
-// batcher idle.
-func (b *batcher) flush() {
+// kick starts the flusher when calls are queued, none runs and a lane is
+// free. The caller holds b.mu. Every change that can free a lane or
+// queue a call kicks, so a queue is never left without a flusher to come.
+func (b *batcher) kick() {
+	if len(b.queue) > 0 && !b.flush && b.busy < b.lanes {
+		b.flush = true
+		b.busy++
+		go b.flushQueue()
+	}
+}
+
+// flushQueue sends the queue as pipelines until it is empty.
+func (b *batcher) flushQueue() {
 	batch := make([]*pendingCall, 0, maxBatch)
 	for {
 		batch = batch[:0]
@@ -137,7 +155,8 @@ func (b *batcher) flush() {
 		clear(b.queue[rest:])
 		b.queue = b.queue[:rest]
 		if len(batch) == 0 {
-			b.busy = false
+			b.flush = false
+			b.busy--
 			b.mu.Unlock()
 			return
 		}

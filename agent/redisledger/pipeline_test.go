@@ -95,8 +95,8 @@ func TestPipelining(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// While Redis sleeps, the first reservation waits on it and
-			// the others arrive behind it.
+			// While Redis sleeps, the first reservations (one per lane)
+			// wait on it and the others arrive behind them.
 			wait := stallRedis(t, p, 300*time.Millisecond)
 			const n = 16
 			var wg sync.WaitGroup
@@ -131,8 +131,9 @@ func TestPipelining(t *testing.T) {
 			if tt.off && pipelines > 0 {
 				t.Errorf("with NoPipelining, %d pipelines of reservations were sent", pipelines)
 			}
-			// 15 arrive behind the first within the 300 ms stall; half
-			// of them is lenient for a machine that stalls this process too.
+			// 14 arrive behind the first two within the 300 ms stall;
+			// half of 16 is lenient for a machine that stalls this
+			// process too.
 			if !tt.off && largest < n/2 {
 				t.Errorf("the largest pipeline held %d reservations of the %d made at once; want at least %d", largest, n, n/2)
 			}
@@ -141,7 +142,7 @@ func TestPipelining(t *testing.T) {
 	}
 }
 
-// TestQueuedCallNotSent: a reservation queued behind a call in progress,
+// TestQueuedCallNotSent: a reservation queued behind calls in progress,
 // whose caller's deadline passes before it could be sent, returns at its
 // deadline and is never sent: Redis holds nothing for it and does not
 // count it.
@@ -153,12 +154,15 @@ func TestQueuedCallNotSent(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	wait := stallRedis(t, p, 500*time.Millisecond)
-	first := make(chan error, 1)
-	go func() {
-		_, _, err := s.Reserve(ctx, agent.Reservation{ID: "first", AmountUSD: "0.25", LimitUSD: "1"})
-		first <- err
-	}()
-	time.Sleep(50 * time.Millisecond) // the first is in progress
+	// Two reservations in progress take both lanes (maxLanes).
+	first := make(chan error, maxLanes)
+	for i := range maxLanes {
+		go func() {
+			_, _, err := s.Reserve(ctx, agent.Reservation{ID: "first" + strconv.Itoa(i), AmountUSD: "0.25", LimitUSD: "1"})
+			first <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // they are in progress
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -172,16 +176,19 @@ func TestQueuedCallNotSent(t *testing.T) {
 	if took > 400*time.Millisecond {
 		t.Errorf("the queued reservation returned after %v: it waited for the stall, not its deadline", took.Round(time.Millisecond))
 	}
-	if err := <-first; err != nil {
-		t.Fatal(err)
+	for range maxLanes {
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
 	}
 	wait()
 	st, err := s.State(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// warm and first counted; the queued one never reached Redis.
-	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.25", Calls: 2}, st.Balance); diff != "" {
+	// warm and the two in progress counted; the queued one never reached
+	// Redis.
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.5", Calls: 3}, st.Balance); diff != "" {
 		t.Errorf("after a queued reservation gave up (-want +got):\n%s", diff)
 	}
 }

@@ -133,9 +133,9 @@ type Options struct {
 	// calls of one Store that overlap (goroutines of one worker calling at
 	// once) are sent together as one pipeline on one connection, at most
 	// 64 at a time, which costs Redis less CPU per call: a call that finds
-	// none in progress is sent at once; one that finds a call in progress
-	// is queued and sent with the others that queued, when that call's
-	// reply has come. Each stays its own function call with its own
+	// fewer than two in progress is sent at once, as without pipelining;
+	// one that finds two is queued and sent with the others that queued
+	// as soon as one of those has its reply. Each stays its own function call with its own
 	// reply, and each caller's deadline is kept: a caller whose context
 	// ends while its call is queued returns at once and the call is never
 	// sent. Calls made as scripts (NoFunctions, or a server without Redis
@@ -267,7 +267,7 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
 	}
 	if !o.NoPipelining {
-		s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout}
+		s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout, lanes: maxLanes}
 	}
 	s.keeper = s.newKeeper()
 	if !o.NoFunctions {
