@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,4 +192,74 @@ func TestQueuedCallNotSent(t *testing.T) {
 	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.5", Calls: 3}, st.Balance); diff != "" {
 		t.Errorf("after a queued reservation gave up (-want +got):\n%s", diff)
 	}
+}
+
+// TestPipeliningCluster: on a Redis Cluster, reservations made at once go
+// to the primary of the scope's slot as one pipeline (go-redis splits a
+// Cluster pipeline by node; a scope is one key) and each is held once.
+// The primary is stopped (SIGSTOP) for 300 ms, well under the cluster's
+// node timeout, so that the calls arrive while the first two wait.
+func TestPipeliningCluster(t *testing.T) {
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs(nodes), MaxRedirects: 8, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	hook := new(reservePipelines)
+	c.AddHook(hook)
+	s, err := New(c, "cluster-pipe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	// The client knows the slots and has its connection.
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "warm", AmountUSD: "0"}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	primary := primaryOf(nodes[0], nodes, s.keys[0])
+	if primary == nil {
+		t.Fatal("no primary for the scope's slot")
+	}
+	if err := primary.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = primary.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "r" + strconv.Itoa(i), AmountUSD: "0.01", LimitUSD: "1"}); !ok || err != nil {
+				t.Error(ok, err)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	resume()
+	wg.Wait()
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.16", Calls: 17}, st.Balance); diff != "" {
+		t.Errorf("16 reservations of 0.01 at once (-want +got):\n%s", diff)
+	}
+	hook.mu.Lock()
+	largest := hook.largest
+	hook.mu.Unlock()
+	if largest < n/2 {
+		t.Errorf("the largest pipeline held %d reservations of the %d made at once; want at least %d", largest, n, n/2)
+	}
+	t.Logf("the largest pipeline held %d reservations", largest)
 }
