@@ -40,7 +40,9 @@
 // The scripts run as one library of Redis Functions (FCALL) where New can
 // load it (Redis 7 and later, FUNCTION allowed), which costs Redis less
 // per call, and as scripts (EVALSHA) elsewhere or with
-// Options.NoFunctions.
+// Options.NoFunctions. Function calls of one Store that overlap are
+// pipelined: sent together on one connection, each still its own call
+// with its own reply and deadline (see Options.NoPipelining).
 //
 // # Overshoot
 //
@@ -631,7 +633,9 @@ func balance(v []any) (agent.Balance, error) {
 // and only its reply lost (the deadline passed first, or the connection
 // broke): Reserve then releases it in the background, for up to 1 s, so
 // that its money is given back at once rather than a lease later; Reserve
-// itself returns at once. The call it counted stays counted, as for any
+// itself returns at once. A reservation whose context ended while it was
+// still queued to be pipelined (see Options.NoPipelining) was never sent:
+// there is nothing to release. The call it counted stays counted, as for any
 // release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
 	ok, st, err := s.reserve(ctx, r, "")
