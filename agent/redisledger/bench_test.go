@@ -279,6 +279,81 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 	}
 }
 
+// BenchmarkGuardsSharingStore is BenchmarkGuardCall's call (history full,
+// 16 goroutines) with the goroutines spread over 1, 4 or 16 Guards that
+// share one Store, pipelining on and off: a Guard reserves one call at a
+// time, so only with several Guards do a worker's reservations overlap
+// and get batched.
+func BenchmarkGuardsSharingStore(b *testing.B) {
+	p := startRedis(b)
+	scopes := 0
+	for _, guards := range []int{1, 4, 16} {
+		for _, off := range []bool{true, false} {
+			b.Run(fmt.Sprintf("guards=%d/pipelining=%v", guards, !off), func(b *testing.B) {
+				c := p.client(b)
+				hook := new(roundTrips)
+				c.AddHook(hook)
+				scopes++
+				s, err := New(c, "bench-guards-"+strconv.Itoa(scopes), &Options{NoPipelining: off})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				for i := range preflight.MaxHistory {
+					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+					if err := s.Append(context.Background(), e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				gs := make([]*agent.Guard, guards)
+				for i := range gs {
+					if gs[i], err = agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				_, cpu0 := commandUsec(b, c)
+				user0, sys0 := redisCPU(b, c)
+				trips0, sends0 := hook.n.Load(), hook.sends.Load()
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for w := range 16 {
+					g := gs[w%guards]
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1)
+							if i > int64(b.N) {
+								return
+							}
+							id := "g" + strconv.FormatInt(i, 10)
+							req := searchRequest(id, "0.01", false)
+							req.StepID = id
+							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+								return agent.Completion{CostUSD: "0.005"}, nil
+							})
+							if err != nil || !r.Called {
+								b.Error(r.Decision, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				_, cpu := commandUsec(b, c)
+				user, sys := redisCPU(b, c)
+				b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+				b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+				b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+				b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+			})
+		}
+	}
+}
+
 func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
 	s, err := New(c, scope, nil)
 	if err != nil {
