@@ -89,7 +89,8 @@ func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
 // server has the library (a server that lost it, restarted without its
 // data or a Cluster node added later, gets it again), as a script when it
 // cannot be loaded. Function calls are pipelined with those of other
-// goroutines (see batcher) unless Options.NoPipelining.
+// goroutines (see batcher) unless Options.NoPipelining; with
+// Options.WaitReplicas every call, a script's too, is followed by WAIT.
 func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 	if s.functions.Load() {
 		_, _, names := library()
@@ -102,14 +103,24 @@ func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 		}
 		s.functions.Store(false)
 	}
+	if s.batch.wait > 0 {
+		// The whole script (EVAL), so that it needs no second round
+		// trip after NOSCRIPT between the call and its WAIT.
+		return s.batch.do(ctx, append([]any{"eval", prelude + "init(KEYS)\n" + sc.body, len(s.keys)}, append(keysOf(s.keys), argv...)...))
+	}
 	return sc.eval.Run(ctx, s.c, s.keys, argv...)
 }
 
-// fcall calls function name with the scope's keys and argv, through the
-// batcher unless Options.NoPipelining.
-func (s *Store) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
-	if s.batch == nil {
-		return s.c.FCall(ctx, name, s.keys, argv...)
+func keysOf(keys []string) []any {
+	a := make([]any, len(keys))
+	for i, k := range keys {
+		a[i] = k
 	}
-	return s.batch.fcall(ctx, name, argv)
+	return a
+}
+
+// fcall calls function name with the scope's keys and argv, through the
+// batcher.
+func (s *Store) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
+	return s.batch.do(ctx, append([]any{"fcall", name, len(s.keys)}, append(keysOf(s.keys), argv...)...))
 }

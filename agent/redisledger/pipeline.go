@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,8 +51,7 @@ const (
 
 // pendingCall is one queued function call.
 type pendingCall struct {
-	name     string
-	argv     []any
+	args     []any // the command
 	deadline time.Time
 	state    atomic.Int32
 	cmd      *redis.Cmd // set before done is closed
@@ -67,6 +67,10 @@ type batcher struct {
 	// lanes bounds the sends in progress at once: lone calls sent by
 	// their callers and the flusher's pipelines (see maxLanes).
 	lanes int
+	// wait, when positive, is the replicas every send waits for (WAIT at
+	// the end of its pipeline), for at most waitFor.
+	wait    int
+	waitFor time.Duration
 
 	mu    sync.Mutex
 	queue []*pendingCall
@@ -82,23 +86,28 @@ type batcher struct {
 // send side by side, as without batching; calls beyond those queue.
 const maxLanes = 2
 
-// fcall calls function name of the store's library with the scope's
-// keys and argv.
-func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
+// do runs the command args (an FCALL of the store's library, or an EVAL
+// with WaitReplicas) and returns it.
+func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 	b.mu.Lock()
 	if len(b.queue) == 0 && b.busy < b.lanes {
 		// A free lane and nothing queued: sent at once, by the caller,
 		// as without batching.
 		b.busy++
 		b.mu.Unlock()
-		cmd := b.c.FCall(ctx, name, b.keys, argv...)
+		cmd := redis.NewCmd(ctx, args...)
+		if b.wait > 0 {
+			b.sendWait(ctx, []*redis.Cmd{cmd})
+		} else {
+			_ = b.c.Process(ctx, cmd)
+		}
 		b.mu.Lock()
 		b.busy--
 		b.kick()
 		b.mu.Unlock()
 		return cmd
 	}
-	p := &pendingCall{name: name, argv: argv, done: make(chan struct{})}
+	p := &pendingCall{args: args, done: make(chan struct{})}
 	if d, ok := ctx.Deadline(); ok {
 		p.deadline = d
 	} else {
@@ -117,7 +126,7 @@ func (b *batcher) fcall(ctx context.Context, name string, argv []any) *redis.Cmd
 		return p.cmd
 	default:
 	}
-	cmd := redis.NewCmd(ctx, "fcall", name)
+	cmd := redis.NewCmd(ctx, args[:2]...)
 	if p.state.CompareAndSwap(queued, left) {
 		cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, context.Cause(ctx)))
 	} else {
@@ -175,15 +184,79 @@ func (b *batcher) send(batch []*pendingCall) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	pipe := b.c.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, p := range batch {
-		cmds[i] = pipe.FCall(ctx, p.name, b.keys, p.argv...)
+		cmds[i] = redis.NewCmd(ctx, p.args...)
 	}
-	// Each command carries its own error; Exec's is the first of them.
-	_, _ = pipe.Exec(ctx)
+	if b.wait > 0 {
+		b.sendWait(ctx, cmds)
+	} else {
+		pipe := b.c.Pipeline()
+		for _, cmd := range cmds {
+			_ = pipe.Process(ctx, cmd)
+		}
+		// Each command carries its own error; Exec's is the first of
+		// them.
+		_, _ = pipe.Exec(ctx)
+	}
 	for i, p := range batch {
 		p.cmd = cmds[i]
 		close(p.done)
+	}
+}
+
+// sendWait sends cmds and then WAIT, in one pipeline on one connection to
+// the primary of the scope (on a Cluster, the primary of its slot, as the
+// client knows it), and fails every command that succeeded with an error
+// wrapping ErrNotReplicated unless WAIT saw b.wait replicas: WAIT counts
+// the replicas that have every write of its connection, the commands'
+// included (each writes: see A in scripts.go).
+func (b *batcher) sendWait(ctx context.Context, cmds []*redis.Cmd) {
+	var node redis.Pipeliner
+	cc, cluster := b.c.(*redis.ClusterClient)
+	if cluster {
+		n, err := cc.MasterForKey(ctx, b.keys[0])
+		if err != nil {
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return
+		}
+		node = n.Pipeline()
+	} else {
+		node = b.c.Pipeline()
+	}
+	for _, cmd := range cmds {
+		_ = node.Process(ctx, cmd)
+	}
+	timeout := b.waitFor
+	if d, ok := ctx.Deadline(); ok {
+		// WAIT's reply must come before the deadline: a few ms for it.
+		timeout = min(timeout, time.Until(d)-5*time.Millisecond)
+	}
+	timeout = max(timeout, time.Millisecond)
+	w := redis.NewIntCmd(ctx, "wait", b.wait, timeout.Milliseconds())
+	_ = node.Process(ctx, w)
+	_, _ = node.Exec(ctx)
+	n, werr := w.Result()
+	moved := false
+	for _, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil {
+			if msg := err.Error(); strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ") {
+				moved = true
+			}
+			continue
+		}
+		switch {
+		case werr != nil:
+			cmd.SetErr(fmt.Errorf("%w: WAIT failed: %w", ErrNotReplicated, werr))
+		case n < int64(b.wait):
+			cmd.SetErr(fmt.Errorf("%w: %d of %d replicas acknowledged it within %v; it may be lost if the primary fails", ErrNotReplicated, n, b.wait, timeout))
+		}
+	}
+	if moved && cluster {
+		// The slot moved: the next call asks the new primary.
+		cc.ReloadState(ctx)
 	}
 }

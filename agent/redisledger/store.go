@@ -143,6 +143,26 @@ type Options struct {
 	// sent. Calls made as scripts (NoFunctions, or a server without Redis
 	// Functions) are never pipelined.
 	NoPipelining bool
+	// WaitReplicas, when positive, makes every function call wait (WAIT,
+	// in the same pipeline, one per pipeline) until that many replicas
+	// have its writes, for a primary with replicas or a Cluster, so that
+	// a failover to one of them cannot lose an acknowledged hold or
+	// settlement. A call whose WAIT sees fewer replicas within
+	// WaitTimeout (or the caller's deadline) fails closed with an error
+	// wrapping ErrNotReplicated: a Reserve is not used (its hold, which
+	// may have reached a replica, is not released but lapses with its
+	// lease and, started, is charged); a Settle is not retried (its cost
+	// is counted if its write survives, the hold's estimate at lease
+	// expiry otherwise). Each function call then writes the scope's
+	// counters even when it changes nothing, so that WAIT covers what it
+	// read. Calls made as scripts wait too. On a Cluster the call and its
+	// WAIT go to the primary of the scope's slot; a call that meets a
+	// moved slot (MOVED, ASK: a slot migration) fails and the next one
+	// goes to the new primary. Zero: no WAIT (replication is
+	// asynchronous; see "Overshoot").
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT of WaitReplicas. Zero means 1 s.
+	WaitTimeout time.Duration
 	// AllowUnsafeServer makes New skip its check of the server's
 	// configuration (see "Required configuration" in the package doc).
 	// With a server that may evict the scope's keys or restart without
@@ -165,9 +185,13 @@ type Store struct {
 	fresh   string // the epoch this worker creates the scope with
 
 	keeper *leases.Keeper
-	// batch pipelines overlapping function calls; nil with
-	// Options.NoPipelining.
+	// batch sends the function calls: pipelined when they overlap, each
+	// at once with Options.NoPipelining; followed by WAIT with
+	// Options.WaitReplicas.
 	batch *batcher
+	// mustWrite is 1 when every function call must write (see A in
+	// scripts.go): with Options.WaitReplicas.
+	mustWrite int64
 	// functions is whether the server runs the store's library (see
 	// script).
 	functions atomic.Bool
@@ -178,6 +202,11 @@ type Store struct {
 }
 
 var _ agent.LedgerStore = (*Store)(nil)
+
+// ErrNotReplicated is wrapped by the error of a call whose writes fewer
+// than Options.WaitReplicas replicas acknowledged in time: it fails
+// closed (see Options.WaitReplicas).
+var ErrNotReplicated = errors.New("redisledger: the write did not reach Options.WaitReplicas replicas in time")
 
 // ErrScope is wrapped by the error of New for an unusable scope.
 var ErrScope = errors.New("redisledger: bad scope")
@@ -268,8 +297,15 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		settle:  o.SettleTimeout,
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
 	}
-	if !o.NoPipelining {
-		s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout, lanes: maxLanes}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = time.Second
+	}
+	s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout, lanes: maxLanes, wait: max(o.WaitReplicas, 0), waitFor: o.WaitTimeout}
+	if o.NoPipelining {
+		s.batch.lanes = math.MaxInt
+	}
+	if o.WaitReplicas > 0 {
+		s.mustWrite = 1
 	}
 	s.keeper = s.newKeeper()
 	if !o.NoFunctions {
@@ -455,8 +491,8 @@ func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error)
 // held, calls}, with the balance.
 func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) (reply, agent.Balance, error) {
 	s.mu.Lock()
-	p := make(packer, 0, 32+len(s.epoch)+len(s.fresh)+len(args))
-	p = p.str(s.epoch).num(s.seen).str(s.fresh)
+	p := make(packer, 0, 40+len(s.epoch)+len(s.fresh)+len(args))
+	p = p.str(s.epoch).num(s.seen).str(s.fresh).num(s.mustWrite)
 	s.mu.Unlock()
 	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
 	var rep reply
@@ -697,7 +733,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
-		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) && !errors.Is(err, errNotSent) {
+		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) && !errors.Is(err, errNotSent) && !errors.Is(err, ErrNotReplicated) {
 			go s.releaseLost(r.ID)
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
@@ -828,12 +864,13 @@ func (s *Store) Release(ctx context.Context, id string) error {
 }
 
 // retry runs f until it succeeds, returns a script error (which a retry
-// would repeat), or ctx ends.
+// would repeat) or ErrNotReplicated (a retry could not tell whether the
+// first write survives), or ctx ends.
 func retry(ctx context.Context, f func() error) error {
 	wait := 20 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || isScriptError(err) || errors.Is(err, agent.ErrStoreStateLost) || errors.Is(err, agent.ErrReservationEnded) {
+		if err == nil || isScriptError(err) || errors.Is(err, agent.ErrStoreStateLost) || errors.Is(err, agent.ErrReservationEnded) || errors.Is(err, ErrNotReplicated) {
 			return err
 		}
 		select {
