@@ -148,17 +148,20 @@ type Options struct {
 	// have its writes, for a primary with replicas or a Cluster, so that
 	// a failover to one of them cannot lose an acknowledged hold or
 	// settlement. A call whose WAIT sees fewer replicas within
-	// WaitTimeout (or the caller's deadline) fails closed with an error
-	// wrapping ErrNotReplicated: a Reserve is not used (its hold, which
-	// may have reached a replica, is not released but lapses with its
-	// lease and, started, is charged); a Settle is not retried (its cost
-	// is counted if its write survives, the hold's estimate at lease
-	// expiry otherwise). Each function call then writes the scope's
+	// WaitTimeout (or the caller's deadline) did its writes on the
+	// primary but is not acknowledged: a Reserve fails closed with an
+	// error wrapping ErrNotReplicated and, as after a lost reply, releases
+	// the hold in the background (the release is safe whichever copy
+	// survives a failover: a hold that survives without it lapses with
+	// its lease and, started, is charged: counted, never spent twice);
+	// Settle, Cancel and Release retry within their deadlines, as when
+	// Redis is unreachable (each retry writes again, so its WAIT covers
+	// the first copy too). Each function call then writes the scope's
 	// counters even when it changes nothing, so that WAIT covers what it
-	// read. Calls made as scripts wait too. On a Cluster the call and its
-	// WAIT go to the primary of the scope's slot; a call that meets a
-	// moved slot (MOVED, ASK: a slot migration) fails and the next one
-	// goes to the new primary. Zero: no WAIT (replication is
+	// read. Calls made as scripts wait too (sent as EVAL). On a Cluster the
+	// call and its WAIT go to the primary of the scope's slot; a call that
+	// meets a moved slot (MOVED, ASK: a slot migration) fails and the next
+	// one goes to the new primary. Zero: no WAIT (replication is
 	// asynchronous; see "Overshoot").
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT of WaitReplicas. Zero means 1 s.
@@ -733,7 +736,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
-		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) && !errors.Is(err, errNotSent) && !errors.Is(err, ErrNotReplicated) {
+		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) && !errors.Is(err, errNotSent) {
 			go s.releaseLost(r.ID)
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
@@ -864,13 +867,16 @@ func (s *Store) Release(ctx context.Context, id string) error {
 }
 
 // retry runs f until it succeeds, returns a script error (which a retry
-// would repeat) or ErrNotReplicated (a retry could not tell whether the
-// first write survives), or ctx ends.
+// would repeat), or ctx ends. A call that failed with ErrNotReplicated is
+// retried too: the retry writes again (see Options.WaitReplicas), after
+// the first copy in the primary's replication stream, so a WAIT that
+// covers it covers the first copy as well; and if a failover lost the
+// first copy, the retry is the one that counts.
 func retry(ctx context.Context, f func() error) error {
 	wait := 20 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || isScriptError(err) || errors.Is(err, agent.ErrStoreStateLost) || errors.Is(err, agent.ErrReservationEnded) || errors.Is(err, ErrNotReplicated) {
+		if err == nil || isScriptError(err) || errors.Is(err, agent.ErrStoreStateLost) || errors.Is(err, agent.ErrReservationEnded) {
 			return err
 		}
 		select {

@@ -83,10 +83,10 @@ func (h *waitPipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 // alone or pipelined with others, is followed in its pipeline by one
 // WAIT, and succeeds while the replica keeps up. With the replica stopped
 // (SIGSTOP), a reservation fails closed with ErrNotReplicated within
-// WaitTimeout and its hold is not released (it may have reached a
-// replica); a settlement fails the same way at once, without retrying
-// for SettleTimeout, and stands on the primary; a Guard's call is not
-// made.
+// WaitTimeout and its hold is released on the primary; a settlement
+// retries until SettleTimeout and fails with ErrNotReplicated, counted on
+// the primary once; one that retries while the replica resumes succeeds,
+// counted once; a Guard's call is not made.
 func TestWaitReplicas(t *testing.T) {
 	for _, noFunctions := range []bool{false, true} {
 		t.Run("NoFunctions="+strconv.FormatBool(noFunctions), func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestWaitReplicas(t *testing.T) {
 			hook := new(waitPipelines)
 			c.AddHook(hook)
 			const waitFor = 200 * time.Millisecond
-			s, err := New(c, "waited", &Options{WaitReplicas: 1, WaitTimeout: waitFor, NoFunctions: noFunctions})
+			s, err := New(c, "waited", &Options{WaitReplicas: 1, WaitTimeout: waitFor, NoFunctions: noFunctions, SettleTimeout: 700 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,17 +155,43 @@ func TestWaitReplicas(t *testing.T) {
 			if !errors.Is(err, ErrNotReplicated) {
 				t.Errorf("Settle with the replica stopped: %v; want an error wrapping ErrNotReplicated", err)
 			}
-			if took > 2*time.Second {
-				t.Errorf("Settle with the replica stopped returned after %v: it retried; WaitTimeout is %v", took.Round(time.Millisecond), waitFor)
+			// Not a timing claim: it retried until SettleTimeout (700 ms),
+			// not the store's 5 s Timeout.
+			if took > 3*time.Second {
+				t.Errorf("Settle with the replica stopped returned after %v; SettleTimeout is 700 ms", took.Round(time.Millisecond))
 			}
-			// The primary has both: the unreplicated hold is kept (not
-			// released: it lapses with its lease), the settlement counted.
-			st, err := newStore(t, primary, "waited", nil).State(ctx)
-			if err != nil {
-				t.Fatal(err)
+			// A settlement retried while the replica resumes.
+			if ok, _, err := func() (bool, agent.Balance, error) {
+				_ = replica.cmd.Process.Signal(syscall.SIGCONT)
+				defer func() { _ = replica.cmd.Process.Signal(syscall.SIGSTOP) }()
+				return s.Reserve(ctx, agent.Reservation{ID: "resumed", AmountUSD: "0.25", LimitUSD: "1", Started: true})
+			}(); !ok || err != nil {
+				t.Fatal(ok, err)
 			}
-			if diff := cmp.Diff(agent.Balance{SpentUSD: "0.205", ReservedUSD: "0.25", Calls: 18}, st.Balance); diff != "" {
+			time.Sleep(50 * time.Millisecond) // stopped again
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				_ = replica.cmd.Process.Signal(syscall.SIGCONT)
+			}()
+			if set, err := s.Settle(ctx, "resumed", "0.0625", nil); err != nil || set.Duplicate || set.Late {
+				t.Errorf("Settle retried while the replica resumed: %+v, %v; want counted once", set, err)
+			}
+			// The primary: the unreplicated hold released, both
+			// settlements counted once.
+			var st agent.LedgerState
+			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if st, err = newStore(t, primary, "waited", nil).State(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if st.Balance.ReservedUSD == "0" || time.Now().After(deadline) {
+					break
+				}
+			}
+			if diff := cmp.Diff(agent.Balance{SpentUSD: "0.2675", ReservedUSD: "0", Calls: 19}, st.Balance); diff != "" {
 				t.Errorf("on the primary (-want +got):\n%s", diff)
+			}
+			if err := replica.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
 			}
 			g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "10"})
 			if err != nil {
