@@ -354,6 +354,69 @@ func BenchmarkGuardsSharingStore(b *testing.B) {
 	}
 }
 
+// BenchmarkWaitReplicas is BenchmarkGuardCall's call (history full) on a
+// primary with one replica, with Options.WaitReplicas 0 and 1, by one
+// goroutine and by 16 sharing one Guard: the cost of waiting for the
+// replica after every call.
+func BenchmarkWaitReplicas(b *testing.B) {
+	primary, _ := startReplicated(b)
+	scopes := 0
+	for _, goroutines := range []int{1, 16} {
+		for _, wait := range []int{0, 1} {
+			b.Run(fmt.Sprintf("goroutines=%d/wait=%d", goroutines, wait), func(b *testing.B) {
+				c := primary.client(b)
+				scopes++
+				s, err := New(c, "bench-wait-"+strconv.Itoa(scopes), &Options{WaitReplicas: wait})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				for i := range preflight.MaxHistory {
+					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+					if err := s.Append(context.Background(), e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, cpu0 := commandUsec(b, c)
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1)
+							if i > int64(b.N) {
+								return
+							}
+							id := "w" + strconv.FormatInt(i, 10)
+							req := searchRequest(id, "0.01", false)
+							req.StepID = id
+							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+								return agent.Completion{CostUSD: "0.005"}, nil
+							})
+							if err != nil || !r.Called {
+								b.Error(r.Decision, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				_, cpu := commandUsec(b, c)
+				b.ReportMetric((cpu-cpu0)/float64(b.N), "primary-cpu-µs/call")
+			})
+		}
+	}
+}
+
 func newStoreOn(b *testing.B, c redis.UniversalClient, scope string) *Store {
 	s, err := New(c, scope, nil)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // startReplicated starts a primary and one replica of it, and returns
 // once the replica is in sync.
-func startReplicated(t *testing.T) (primary, replica *redisProc) {
+func startReplicated(t testing.TB) (primary, replica *redisProc) {
 	t.Helper()
 	// The primary syncs a replica at once (by default it waits 5 s for
 	// more of them).
