@@ -60,8 +60,10 @@
 //     calls in flight when the last call was reserved.
 //   - On a failover (Sentinel or Cluster), asynchronous replication can
 //     lose writes the old primary acknowledged. A worker whose watermark
-//     is past the new primary's version fails closed; settlements lost
-//     otherwise pass the budget by at most their costs.
+//     is past the new primary's version fails closed; settlements and
+//     holds lost otherwise pass the budget by at most their costs and
+//     estimates. With Options.WaitReplicas no acknowledged write is lost
+//     to a failover onto a replica that acknowledged it.
 //
 // Counting errs the other way, never under, in three cases: a worker that
 // dies between its reservation and its tool is charged the estimate; a
