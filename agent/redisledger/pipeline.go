@@ -12,16 +12,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Automatic pipelining. Every function call of a Store goes through
-// (*batcher).fcall. A call that finds a free lane (fewer than maxLanes
-// sends in progress) and nothing queued is sent at once, on its own, with
-// the caller's context: exactly as without batching. Calls that arrive
-// while every lane is busy wait in a queue, and one flusher goroutine
-// sends what is queued as one pipeline (at most maxBatch commands) as
-// soon as a lane is free, and again until the queue is empty. Redis then reads the commands of a pipeline
-// in one read and writes their replies in one write: the system calls and
-// event-loop work per call fall with the size of the batch, while each
-// call stays its own FCALL, run on its own, with its own reply.
+// Automatic pipelining. Every function call of a Store (and, with
+// Options.WaitReplicas, every script call) goes through (*batcher).do. A
+// call that finds a free lane (fewer than maxLanes sends in progress) and
+// nothing queued is sent at once, on its own, with the caller's context:
+// exactly as without batching. Calls that arrive while every lane is busy
+// wait in a queue, and one flusher goroutine sends what is queued as one
+// pipeline (at most maxBatch commands) as soon as a lane is free, and
+// again until the queue is empty. Redis then reads the commands of a
+// pipeline in one read and writes their replies in one write: the system
+// calls and event-loop work per call fall with the size of the batch,
+// while each call stays its own FCALL, run on its own, with its own
+// reply. With Options.NoPipelining every call has a lane of its own.
+// With Options.WaitReplicas every send, lone or pipelined, ends with one
+// WAIT (sendWait).
 //
 // Nothing waits for a batch to fill (no timer): a pipeline holds what
 // queued during the previous round trip.
