@@ -106,21 +106,24 @@ func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 	if s.batch.wait > 0 {
 		// The whole script (EVAL), so that it needs no second round
 		// trip after NOSCRIPT between the call and its WAIT.
-		return s.batch.do(ctx, append([]any{"eval", prelude + "init(KEYS)\n" + sc.body, len(s.keys)}, append(keysOf(s.keys), argv...)...))
+		return s.batch.do(ctx, s.command("eval", prelude+"init(KEYS)\n"+sc.body, argv))
 	}
 	return sc.eval.Run(ctx, s.c, s.keys, argv...)
 }
 
-func keysOf(keys []string) []any {
-	a := make([]any, len(keys))
-	for i, k := range keys {
-		a[i] = k
+// command is the arguments of verb (FCALL, EVAL) of fn (a function's name,
+// a script) with the scope's keys and argv, in one allocation.
+func (s *Store) command(verb, fn string, argv []any) []any {
+	a := make([]any, 0, 3+len(s.keys)+len(argv))
+	a = append(a, verb, fn, len(s.keys))
+	for _, k := range s.keys {
+		a = append(a, k)
 	}
-	return a
+	return append(a, argv...)
 }
 
 // fcall calls function name with the scope's keys and argv, through the
 // batcher.
 func (s *Store) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
-	return s.batch.do(ctx, append([]any{"fcall", name, len(s.keys)}, append(keysOf(s.keys), argv...)...))
+	return s.batch.do(ctx, s.command("fcall", name, argv))
 }

@@ -192,9 +192,12 @@ func (b *batcher) send(batch []*pendingCall) {
 	for i, p := range batch {
 		cmds[i] = redis.NewCmd(ctx, p.args...)
 	}
-	if b.wait > 0 {
+	switch {
+	case b.wait > 0:
 		b.sendWait(ctx, cmds)
-	} else {
+	case len(cmds) == 1:
+		_ = b.c.Process(ctx, cmds[0])
+	default:
 		pipe := b.c.Pipeline()
 		for _, cmd := range cmds {
 			_ = pipe.Process(ctx, cmd)
