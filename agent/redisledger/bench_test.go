@@ -22,20 +22,23 @@ import (
 // and the microseconds Redis spent running commands per call (from INFO
 // commandstats), with a history of 0 and of MaxHistory entries.
 
-// roundTrips counts the commands a client sends (one round trip each:
-// the store never pipelines).
-type roundTrips struct{ n atomic.Int64 }
+// roundTrips counts the commands a client sends, each one round trip of
+// its caller whether sent alone or in a pipeline with others (n), and the
+// writes that carried them (one per command or pipeline: sends).
+type roundTrips struct{ n, sends atomic.Int64 }
 
 func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)
+		h.sends.Add(1)
 		return next(ctx, cmd)
 	}
 }
 func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
+		h.n.Add(int64(len(cmds)))
+		h.sends.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -69,6 +72,27 @@ func commandUsec(b testing.TB, c redis.UniversalClient) (scripts, cpu float64) {
 		}
 	}
 	return scripts, cpu
+}
+
+// redisCPU is the CPU time redis-server's process used in user and in
+// system (kernel) mode, from INFO cpu, in µs.
+func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
+	info, err := c.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			sys = f * 1e6
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			user = f * 1e6
+		}
+	}
+	return user, sys
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.
@@ -127,11 +151,12 @@ func BenchmarkGuardCall(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var usec0, cpu0 float64
+					var usec0, cpu0, user0, sys0 float64
 					if c != nil {
 						usec0, cpu0 = commandUsec(b, c)
+						user0, sys0 = redisCPU(b, c)
 					}
-					trips0 := hook.n.Load()
+					trips0, sends0 := hook.n.Load(), hook.sends.Load()
 					var next atomic.Int64
 					b.ReportAllocs()
 					b.ResetTimer()
@@ -168,9 +193,226 @@ func BenchmarkGuardCall(b *testing.B) {
 						usec, cpu := commandUsec(b, c)
 						b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
 						b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+						user, sys := redisCPU(b, c)
+						b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+						b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkStoreConcurrent is a reservation and its settlement (recording
+// an entry, on a full history) by each of 16 goroutines calling one Store
+// at once, with and without pipelining (lanes: the sends in progress at
+// once before calls queue; 2 is the default). Unlike a Guard, which
+// reserves one call at a time, this lets the calls overlap, as several
+// Guards (or Resumes) sharing one Store do.
+func BenchmarkStoreConcurrent(b *testing.B) {
+	p := startRedis(b)
+	scopes := 0
+	for _, v := range []struct {
+		name  string
+		lanes int // 0: NoPipelining
+	}{{"off", 0}, {"lanes=1", 1}, {"lanes=2", 2}} {
+		b.Run(v.name, func(b *testing.B) {
+			c := p.client(b)
+			hook := new(roundTrips)
+			c.AddHook(hook)
+			scopes++
+			s, err := New(c, "bench-concurrent-"+strconv.Itoa(scopes), &Options{NoPipelining: v.lanes == 0})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			if s.batch != nil {
+				s.batch.lanes = v.lanes
+			}
+			ctx := context.Background()
+			for i := range preflight.MaxHistory {
+				e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+				if err := s.Append(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_, cpu0 := commandUsec(b, c)
+			user0, sys0 := redisCPU(b, c)
+			trips0, sends0 := hook.n.Load(), hook.sends.Load()
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := next.Add(1)
+						if i > int64(b.N) {
+							return
+						}
+						id := "c" + strconv.FormatInt(i, 10)
+						ok, _, err := s.ReserveOf(ctx, agent.Reservation{ID: id, AmountUSD: "0.01", LimitUSD: "1000000000", Started: true}, fmt.Sprintf("%064x", i+1000))
+						if !ok || err != nil {
+							b.Error(ok, err)
+							return
+						}
+						e := agent.Entry{ToolCallID: id, Fingerprint: fmt.Sprintf("%064x", i+1000), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+						if _, err := s.Settle(ctx, id, "0.005", &e); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			_, cpu := commandUsec(b, c)
+			user, sys := redisCPU(b, c)
+			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+			b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+			b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+			b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+		})
+	}
+}
+
+// BenchmarkGuardsSharingStore is BenchmarkGuardCall's call (history full,
+// 16 goroutines) with the goroutines spread over 1, 4 or 16 Guards that
+// share one Store, pipelining on and off: a Guard reserves one call at a
+// time, so only with several Guards do a worker's reservations overlap
+// and get batched.
+func BenchmarkGuardsSharingStore(b *testing.B) {
+	p := startRedis(b)
+	scopes := 0
+	for _, guards := range []int{1, 4, 16} {
+		for _, off := range []bool{true, false} {
+			b.Run(fmt.Sprintf("guards=%d/pipelining=%v", guards, !off), func(b *testing.B) {
+				c := p.client(b)
+				hook := new(roundTrips)
+				c.AddHook(hook)
+				scopes++
+				s, err := New(c, "bench-guards-"+strconv.Itoa(scopes), &Options{NoPipelining: off})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				for i := range preflight.MaxHistory {
+					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+					if err := s.Append(context.Background(), e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				gs := make([]*agent.Guard, guards)
+				for i := range gs {
+					if gs[i], err = agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				_, cpu0 := commandUsec(b, c)
+				user0, sys0 := redisCPU(b, c)
+				trips0, sends0 := hook.n.Load(), hook.sends.Load()
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for w := range 16 {
+					g := gs[w%guards]
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1)
+							if i > int64(b.N) {
+								return
+							}
+							id := "g" + strconv.FormatInt(i, 10)
+							req := searchRequest(id, "0.01", false)
+							req.StepID = id
+							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+								return agent.Completion{CostUSD: "0.005"}, nil
+							})
+							if err != nil || !r.Called {
+								b.Error(r.Decision, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				_, cpu := commandUsec(b, c)
+				user, sys := redisCPU(b, c)
+				b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+				b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
+				b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
+				b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+			})
+		}
+	}
+}
+
+// BenchmarkWaitReplicas is BenchmarkGuardCall's call (history full) on a
+// primary with one replica, with Options.WaitReplicas 0 and 1, by one
+// goroutine and by 16 sharing one Guard: the cost of waiting for the
+// replica after every call.
+func BenchmarkWaitReplicas(b *testing.B) {
+	primary, _ := startReplicated(b)
+	scopes := 0
+	for _, goroutines := range []int{1, 16} {
+		for _, wait := range []int{0, 1} {
+			b.Run(fmt.Sprintf("goroutines=%d/wait=%d", goroutines, wait), func(b *testing.B) {
+				c := primary.client(b)
+				scopes++
+				s, err := New(c, "bench-wait-"+strconv.Itoa(scopes), &Options{WaitReplicas: wait})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				for i := range preflight.MaxHistory {
+					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+					if err := s.Append(context.Background(), e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, cpu0 := commandUsec(b, c)
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range goroutines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1)
+							if i > int64(b.N) {
+								return
+							}
+							id := "w" + strconv.FormatInt(i, 10)
+							req := searchRequest(id, "0.01", false)
+							req.StepID = id
+							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+								return agent.Completion{CostUSD: "0.005"}, nil
+							})
+							if err != nil || !r.Called {
+								b.Error(r.Decision, err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				_, cpu := commandUsec(b, c)
+				b.ReportMetric((cpu-cpu0)/float64(b.N), "primary-cpu-µs/call")
+			})
 		}
 	}
 }

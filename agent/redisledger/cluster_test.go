@@ -129,7 +129,7 @@ func TestCluster(t *testing.T) {
 		}
 	})
 	time.Sleep(2500 * time.Millisecond) // holds whose reply was lost expire
-	f.check(t, c, scope, budget, true)
+	f.check(t, c, scope, budget, failoverAsync)
 	if f.CrossReused == 0 {
 		t.Error("no result saved by one process was reused by another")
 	}
@@ -143,4 +143,69 @@ func indexOf(nodes []*redisProc, p *redisProc) int {
 		}
 	}
 	return -1
+}
+
+// TestClusterWaitReplicas is TestCluster with Options.WaitReplicas 1: the
+// scope's primary is killed mid-run, its replica takes over, and the old
+// primary is started again and rejoins as the new primary's replica
+// (until then no call can be acknowledged: they fail closed). Every hold
+// and settlement a worker was told of had reached the replica: none is
+// lost, spending stays within the budget with no allowance, and the
+// scope is never found lost (TestCluster allows the holds and
+// settlements of the calls in flight at the failover).
+func TestClusterWaitReplicas(t *testing.T) {
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	addrs := clusterAddrs(nodes)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
+	defer c.Close()
+	const scope, budget = "cluster-wait", "500.000000000000000001"
+	s, err := New(c, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := primaryOf(nodes[0], nodes, s.keys[0])
+	if victim == nil {
+		t.Fatal("no primary for the scope's slot")
+	}
+	live := nodes[(indexOf(nodes, victim)+1)%6]
+	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
+		time.Sleep(2 * time.Second)
+		victim.kill()
+		killedAt := time.Now()
+		var promoted *redisProc
+		for promoted == nil {
+			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(live.port), "cluster", "info").Output()
+			if strings.Contains(string(out), "cluster_state:ok") {
+				if p := primaryOf(live, nodes, s.keys[0]); p != nil && p != victim {
+					promoted = p
+					t.Logf("primary %s killed; replica %s took over after %v", victim.addr(), p.addr(), time.Since(killedAt).Round(time.Millisecond))
+				}
+			}
+			if time.Since(killedAt) > 30*time.Second {
+				t.Error("no replica took over")
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		victim.start()
+		for {
+			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(promoted.port), "info", "replication").Output()
+			if strings.Contains(string(out), "state=online") {
+				t.Logf("the old primary rejoined as a replica %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+				return
+			}
+			if time.Since(killedAt) > 30*time.Second {
+				t.Error("the old primary did not rejoin as a replica")
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}, func(cfg *workerConfig) { cfg.WaitReplicas = 1 })
+	time.Sleep(2500 * time.Millisecond) // holds whose reply was lost expire
+	f.check(t, c, scope, budget, failoverWaited)
+	t.Logf("%d calls failed closed during the failover", f.Unavailable)
 }

@@ -74,3 +74,25 @@ func ExampleStore_Recover() {
 		}
 	}
 }
+
+// A fleet on a Redis Cluster (each primary with a replica) that must not
+// lose an acknowledged hold or settlement when a primary fails: every
+// call waits until one replica has its writes, and fails closed when
+// none does in time. (Compiled, not run: it needs a Cluster.)
+func ExampleOptions_waitReplicas() {
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                 []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"},
+		ContextTimeoutEnabled: true,
+	})
+	defer rdb.Close()
+	store, err := redisledger.New(rdb, "customer-42/run-7", &redisledger.Options{WaitReplicas: 1, WaitTimeout: 500 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	_, _, err = store.Reserve(ctx, agent.Reservation{ID: "call-1", AmountUSD: "0.02", LimitUSD: "25", Started: true})
+	if errors.Is(err, redisledger.ErrNotReplicated) {
+		fmt.Println("no replica acknowledged the hold in time: the call is not made")
+	}
+}

@@ -324,7 +324,7 @@ func TestSlowRedis(t *testing.T) {
 	proxy := delayProxy(t, p.addr(), 2*time.Millisecond)
 	const budget = "80.5"
 	f := runFleet(t, []string{proxy}, false, "slow", budget, 4, 16, 40, nil)
-	f.check(t, p.client(t), "slow", budget, false)
+	f.check(t, p.client(t), "slow", budget, noFailover)
 	if f.Unavailable > 0 {
 		t.Logf("%d calls failed closed on timeouts", f.Unavailable)
 	}

@@ -88,18 +88,42 @@ func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
 // exec runs sc with the scope's keys and argv: as a function while the
 // server has the library (a server that lost it, restarted without its
 // data or a Cluster node added later, gets it again), as a script when it
-// cannot be loaded.
+// cannot be loaded. Function calls are pipelined with those of other
+// goroutines (see batcher) unless Options.NoPipelining; with
+// Options.WaitReplicas every call, a script's too, is followed by WAIT.
 func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 	if s.functions.Load() {
 		_, _, names := library()
-		cmd := s.c.FCall(ctx, names[sc], s.keys, argv...)
+		cmd := s.fcall(ctx, names[sc], argv)
 		if err := cmd.Err(); err == nil || !strings.Contains(err.Error(), "Function not found") {
 			return cmd
 		}
 		if err := loadLibrary(ctx, s.c); err == nil {
-			return s.c.FCall(ctx, names[sc], s.keys, argv...)
+			return s.fcall(ctx, names[sc], argv)
 		}
 		s.functions.Store(false)
 	}
+	if s.batch.wait > 0 {
+		// The whole script (EVAL), so that it needs no second round
+		// trip after NOSCRIPT between the call and its WAIT.
+		return s.batch.do(ctx, s.command("eval", prelude+"init(KEYS)\n"+sc.body, argv))
+	}
 	return sc.eval.Run(ctx, s.c, s.keys, argv...)
+}
+
+// command is the arguments of verb (FCALL, EVAL) of fn (a function's name,
+// a script) with the scope's keys and argv, in one allocation.
+func (s *Store) command(verb, fn string, argv []any) []any {
+	a := make([]any, 0, 3+len(s.keys)+len(argv))
+	a = append(a, verb, fn, len(s.keys))
+	for _, k := range s.keys {
+		a = append(a, k)
+	}
+	return append(a, argv...)
+}
+
+// fcall calls function name with the scope's keys and argv, through the
+// batcher.
+func (s *Store) fcall(ctx context.Context, name string, argv []any) *redis.Cmd {
+	return s.batch.do(ctx, s.command("fcall", name, argv))
 }

@@ -148,7 +148,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	if movedBy > f.duration-200*time.Millisecond {
 		t.Errorf("the workers ended %v after they started, the last move %v: the moves were not mid-run", f.duration, movedBy)
 	}
-	f.check(t, c, scope, budget, false)
+	f.check(t, c, scope, budget, noFailover)
 	if f.Unavailable > 0 {
 		t.Logf("%d calls failed closed during the migrations", f.Unavailable)
 	}

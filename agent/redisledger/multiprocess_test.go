@@ -30,7 +30,9 @@ func runFleet(t *testing.T, addrs []string, cluster bool, scope, budget string, 
 	return runFleetLease(t, addrs, cluster, scope, budget, workers, goroutines, calls, 0, during)
 }
 
-func runFleetLease(t *testing.T, addrs []string, cluster bool, scope, budget string, workers, goroutines, calls int, lease time.Duration, during func()) fleet {
+// runFleetLease is runFleet with the workers' lease; more changes the
+// workers' configuration further.
+func runFleetLease(t *testing.T, addrs []string, cluster bool, scope, budget string, workers, goroutines, calls int, lease time.Duration, during func(), more ...func(*workerConfig)) fleet {
 	t.Helper()
 	dir := t.TempDir()
 	start := time.Now()
@@ -39,7 +41,11 @@ func runFleetLease(t *testing.T, addrs []string, cluster bool, scope, budget str
 	for i := range workers {
 		out := filepath.Join(dir, fmt.Sprintf("worker-%d.json", i))
 		outs = append(outs, out)
-		cmds = append(cmds, startWorker(t, workerConfig{Index: i, Addrs: addrs, Cluster: cluster, Scope: scope, BudgetUSD: budget, Goroutines: goroutines, Calls: calls, Lease: lease, Out: out}))
+		cfg := workerConfig{Index: i, Addrs: addrs, Cluster: cluster, Scope: scope, BudgetUSD: budget, Goroutines: goroutines, Calls: calls, Lease: lease, Out: out}
+		for _, m := range more {
+			m(&cfg)
+		}
+		cmds = append(cmds, startWorker(t, cfg))
 	}
 	if during != nil {
 		during()
@@ -82,11 +88,28 @@ func sumUSD(t *testing.T, calls []ranCall) *big.Rat {
 // (worker_test.go draws them up to 0.5 USD).
 var maxEstimateUSD = big.NewRat(1, 2)
 
+// failover is what a run's failover may lose.
+type failover int
+
+const (
+	noFailover failover = iota
+	// failoverAsync: replication is asynchronous; acknowledged holds and
+	// settlements may be lost, and the scope found lost.
+	failoverAsync
+	// failoverWaited: the workers wait for a replica after every call
+	// (Options.WaitReplicas): nothing acknowledged is lost.
+	failoverWaited
+)
+
 // check verifies the invariants of a run against what Redis holds. With
-// mayLose (a failover of an asynchronous replica), acknowledged
-// settlements may be missing from Redis, never counted twice; the loss is
-// logged.
-func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string, mayLose bool) {
+// failoverAsync (a failover to an asynchronous replica), acknowledged
+// settlements and holds may be missing from Redis, never counted twice;
+// the loss is logged and bounded. With failoverWaited nothing
+// acknowledged may be missing and nothing may pass the budget; with
+// either, calls that failed closed may have had their started holds
+// charged at their estimates.
+func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string, fo failover) {
+	mayLose := fo == failoverAsync
 	t.Helper()
 	ctx := context.Background()
 	s, err := New(c, scope, nil)
@@ -145,7 +168,7 @@ func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string
 	_, settled := rawMoney(t, c, s)
 	lost := len(f.Ran) - int(settled)
 	switch {
-	case !mayLose && spent.Cmp(ran) != 0:
+	case fo == noFailover && spent.Cmp(ran) != 0:
 		t.Errorf("Redis counts %s spent, the workers' settled calls cost %s: not exact", st.Balance.SpentUSD, ran.FloatString(18))
 	case !mayLose && lost != 0:
 		t.Errorf("Redis recorded %d settlements, the workers completed %d calls", settled, len(f.Ran))
@@ -158,7 +181,7 @@ func (f fleet) check(t *testing.T, c redis.UniversalClient, scope, budget string
 		// (started calls are spent), at most maxEstimateUSD each.
 		over := new(big.Rat).Sub(spent, ran)
 		bound := new(big.Rat).Mul(big.NewRat(int64(f.Unavailable), 1), maxEstimateUSD)
-		if !mayLose || over.Cmp(bound) > 0 {
+		if fo == noFailover || over.Cmp(bound) > 0 {
 			t.Errorf("Redis counts %s USD more than the %d completed calls cost, beyond the %s USD the holds of %d calls that failed closed may add: counted twice", over.FloatString(9), len(f.Ran), bound.FloatString(9), f.Unavailable)
 		} else {
 			t.Logf("Redis counts %s USD more than the completed calls cost: the started holds of calls that failed closed, charged at their estimates (at most %s USD)", over.FloatString(9), bound.FloatString(9))
@@ -194,7 +217,7 @@ func TestMultiProcess(t *testing.T) {
 		t.Skip("multi-process run skipped in -short mode")
 	}
 	f := runFleet(t, []string{p.addr()}, false, "mp", budget, 4, 16, 160, nil)
-	f.check(t, p.client(t), "mp", budget, false)
+	f.check(t, p.client(t), "mp", budget, noFailover)
 	if f.Deferred == 0 {
 		t.Error("the budget never ran out: the cap was not tested")
 	}
@@ -224,11 +247,14 @@ func TestFleetScale(t *testing.T) {
 	for _, procs := range []int{1, 4, 16} {
 		scope := fmt.Sprintf("scale-%d", procs)
 		_, cpu0 := commandUsec(t, c)
+		user0, sys0 := redisCPU(t, c)
 		f := runFleet(t, []string{p.addr()}, false, scope, budget, procs, 16, 10240/procs/16, nil)
 		_, cpu1 := commandUsec(t, c)
-		// Whether Redis is what limits the rate: its CPU per call, and
-		// how much of one core it used while the workers ran.
-		t.Logf("%d workers: redis-server used %.0f µs of CPU per call, %.0f%% of one core", procs, (cpu1-cpu0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100)
-		f.check(t, c, scope, budget, false)
+		user1, sys1 := redisCPU(t, c)
+		// Whether Redis is what limits the rate: its CPU per call (in
+		// user and kernel mode), and how much of one core it used while
+		// the workers ran.
+		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core", procs, (cpu1-cpu0)/10240, (user1-user0)/10240, (sys1-sys0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100)
+		f.check(t, c, scope, budget, noFailover)
 	}
 }

@@ -558,12 +558,18 @@ local function record(pre, fp, o, ref, goal, b, nows, max)
   end
 end
 
--- A is the format of the arguments every script starts with.
-local A = '<I4c0dI4c0'
+-- A is the format of the arguments every script starts with: the epoch
+-- the worker knows, the highest version it saw, the epoch it would create
+-- the scope with, and 1 when the call must write (the worker waits for
+-- replicas after it: WAIT covers the writes of its own connection, so a
+-- call that wrote nothing, such as a retried reservation, would have
+-- nothing to wait for) or 0.
+local A = '<I4c0dI4c0d'
 
 -- args takes the arguments every script starts with and returns the rest.
-local function args(k, s, f, ...)
+local function args(k, s, f, w, ...)
   known, seen, fresh = k, s, f
+  if w == 1 then dirty = true end
   return ...
 end
 

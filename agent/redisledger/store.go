@@ -40,7 +40,9 @@
 // The scripts run as one library of Redis Functions (FCALL) where New can
 // load it (Redis 7 and later, FUNCTION allowed), which costs Redis less
 // per call, and as scripts (EVALSHA) elsewhere or with
-// Options.NoFunctions.
+// Options.NoFunctions. Function calls of one Store that overlap are
+// pipelined: sent together on one connection, each still its own call
+// with its own reply and deadline (see Options.NoPipelining).
 //
 // # Overshoot
 //
@@ -58,8 +60,10 @@
 //     calls in flight when the last call was reserved.
 //   - On a failover (Sentinel or Cluster), asynchronous replication can
 //     lose writes the old primary acknowledged. A worker whose watermark
-//     is past the new primary's version fails closed; settlements lost
-//     otherwise pass the budget by at most their costs.
+//     is past the new primary's version fails closed; settlements and
+//     holds lost otherwise pass the budget by at most their costs and
+//     estimates. With Options.WaitReplicas no acknowledged write is lost
+//     to a failover onto a replica that acknowledged it.
 //
 // Counting errs the other way, never under, in three cases: a worker that
 // dies between its reservation and its tool is charged the estimate; a
@@ -129,6 +133,41 @@ type Options struct {
 	// falls back to scripts otherwise: set NoFunctions for a server on
 	// which the store must not create functions.
 	NoFunctions bool
+	// NoPipelining makes every call to Redis go on its own. By default,
+	// calls of one Store that overlap (goroutines of one worker calling at
+	// once) are sent together as one pipeline on one connection, at most
+	// 64 at a time, which costs Redis less CPU per call: a call that finds
+	// fewer than two in progress is sent at once, as without pipelining;
+	// one that finds two is queued and sent with the others that queued
+	// as soon as one of those has its reply. Each stays its own function call with its own
+	// reply, and each caller's deadline is kept: a caller whose context
+	// ends while its call is queued returns at once and the call is never
+	// sent. Calls made as scripts (NoFunctions, or a server without Redis
+	// Functions) are never pipelined.
+	NoPipelining bool
+	// WaitReplicas, when positive, makes every function call wait (WAIT,
+	// in the same pipeline, one per pipeline) until that many replicas
+	// have its writes, for a primary with replicas or a Cluster, so that
+	// a failover to one of them cannot lose an acknowledged hold or
+	// settlement. A call whose WAIT sees fewer replicas within
+	// WaitTimeout (or the caller's deadline) did its writes on the
+	// primary but is not acknowledged: a Reserve fails closed with an
+	// error wrapping ErrNotReplicated and, as after a lost reply, releases
+	// the hold in the background (the release is safe whichever copy
+	// survives a failover: a hold that survives without it lapses with
+	// its lease and, started, is charged: counted, never spent twice);
+	// Settle, Cancel and Release retry within their deadlines, as when
+	// Redis is unreachable (each retry writes again, so its WAIT covers
+	// the first copy too). Each function call then writes the scope's
+	// counters even when it changes nothing, so that WAIT covers what it
+	// read. Calls made as scripts wait too (sent as EVAL). On a Cluster the
+	// call and its WAIT go to the primary of the scope's slot; a call that
+	// meets a moved slot (MOVED, ASK: a slot migration) fails and the next
+	// one goes to the new primary. Zero: no WAIT (replication is
+	// asynchronous; see "Overshoot").
+	WaitReplicas int
+	// WaitTimeout bounds each WAIT of WaitReplicas. Zero means 1 s.
+	WaitTimeout time.Duration
 	// AllowUnsafeServer makes New skip its check of the server's
 	// configuration (see "Required configuration" in the package doc).
 	// With a server that may evict the scope's keys or restart without
@@ -151,6 +190,13 @@ type Store struct {
 	fresh   string // the epoch this worker creates the scope with
 
 	keeper *leases.Keeper
+	// batch sends the function calls: pipelined when they overlap, each
+	// at once with Options.NoPipelining; followed by WAIT with
+	// Options.WaitReplicas.
+	batch *batcher
+	// mustWrite is 1 when every function call must write (see A in
+	// scripts.go): with Options.WaitReplicas.
+	mustWrite int64
 	// functions is whether the server runs the store's library (see
 	// script).
 	functions atomic.Bool
@@ -161,6 +207,11 @@ type Store struct {
 }
 
 var _ agent.LedgerStore = (*Store)(nil)
+
+// ErrNotReplicated is wrapped by the error of a call whose writes fewer
+// than Options.WaitReplicas replicas acknowledged in time: it fails
+// closed (see Options.WaitReplicas).
+var ErrNotReplicated = errors.New("redisledger: the write did not reach Options.WaitReplicas replicas in time")
 
 // ErrScope is wrapped by the error of New for an unusable scope.
 var ErrScope = errors.New("redisledger: bad scope")
@@ -250,6 +301,16 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		timeout: o.Timeout,
 		settle:  o.SettleTimeout,
 		fresh:   strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" + hex.EncodeToString(raw[:]),
+	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = time.Second
+	}
+	s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout, lanes: maxLanes, wait: max(o.WaitReplicas, 0), waitFor: o.WaitTimeout}
+	if o.NoPipelining {
+		s.batch.lanes = math.MaxInt
+	}
+	if o.WaitReplicas > 0 {
+		s.mustWrite = 1
 	}
 	s.keeper = s.newKeeper()
 	if !o.NoFunctions {
@@ -435,8 +496,8 @@ func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error)
 // held, calls}, with the balance.
 func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) (reply, agent.Balance, error) {
 	s.mu.Lock()
-	p := make(packer, 0, 32+len(s.epoch)+len(s.fresh)+len(args))
-	p = p.str(s.epoch).num(s.seen).str(s.fresh)
+	p := make(packer, 0, 40+len(s.epoch)+len(s.fresh)+len(args))
+	p = p.str(s.epoch).num(s.seen).str(s.fresh).num(s.mustWrite)
 	s.mu.Unlock()
 	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
 	var rep reply
@@ -613,7 +674,9 @@ func balance(v []any) (agent.Balance, error) {
 // and only its reply lost (the deadline passed first, or the connection
 // broke): Reserve then releases it in the background, for up to 1 s, so
 // that its money is given back at once rather than a lease later; Reserve
-// itself returns at once. The call it counted stays counted, as for any
+// itself returns at once. A reservation whose context ended while it was
+// still queued to be pipelined (see Options.NoPipelining) was never sent:
+// there is nothing to release. The call it counted stays counted, as for any
 // release.
 func (s *Store) Reserve(ctx context.Context, r agent.Reservation) (bool, agent.Balance, error) {
 	ok, st, err := s.reserve(ctx, r, "")
@@ -675,7 +738,7 @@ func (s *Store) reserve(ctx context.Context, r agent.Reservation, fp string) (bo
 	v, bal, err := s.run(ctx, reserveScript, args)
 	if err != nil {
 		s.keeper.Drop(r.ID)
-		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) {
+		if !isScriptError(err) && !errors.Is(err, agent.ErrStoreStateLost) && !errors.Is(err, agent.ErrReservationEnded) && !errors.Is(err, errNotSent) {
 			go s.releaseLost(r.ID)
 		}
 		return false, st, fmt.Errorf("redisledger: reserve: %w", err)
@@ -806,7 +869,11 @@ func (s *Store) Release(ctx context.Context, id string) error {
 }
 
 // retry runs f until it succeeds, returns a script error (which a retry
-// would repeat), or ctx ends.
+// would repeat), or ctx ends. A call that failed with ErrNotReplicated is
+// retried too: the retry writes again (see Options.WaitReplicas), after
+// the first copy in the primary's replication stream, so a WAIT that
+// covers it covers the first copy as well; and if a failover lost the
+// first copy, the retry is the one that counts.
 func retry(ctx context.Context, f func() error) error {
 	wait := 20 * time.Millisecond
 	for {

@@ -34,7 +34,9 @@ type workerConfig struct {
 	Calls      int           // per goroutine
 	Lease      time.Duration // zero: the store's default
 	Hang       bool          // reserve one call, report, then hang until killed
-	ToolDelay  time.Duration // how long each tool call takes
+	// WaitReplicas is the store's Options.WaitReplicas.
+	WaitReplicas int
+	ToolDelay    time.Duration // how long each tool call takes
 	// ProviderLog, when set, is a file each call appends "id cost\n" to as
 	// it reaches its provider, before it settles: what the provider
 	// charged, whatever happens to the worker afterwards.
@@ -117,7 +119,7 @@ func TestWorker(t *testing.T) {
 	}
 	c := cfg.client()
 	defer c.Close()
-	st, err := New(c, cfg.Scope, &Options{Lease: cfg.Lease, SettleTimeout: 20 * time.Second})
+	st, err := New(c, cfg.Scope, &Options{Lease: cfg.Lease, SettleTimeout: 20 * time.Second, WaitReplicas: cfg.WaitReplicas})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,265 @@
+package redisledger
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight/agent"
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+)
+
+// reservePipelines records the largest number of reservations a client
+// sent in one pipeline, and how many pipelines with reservations it sent
+// (go-redis sends the handshake of each new connection as a pipeline too).
+type reservePipelines struct {
+	mu        sync.Mutex
+	largest   int
+	pipelines int
+}
+
+func (h *reservePipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *reservePipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *reservePipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		n := 0
+		for _, c := range cmds {
+			if a := c.Args(); len(a) > 1 && c.Name() == "fcall" && strings.HasSuffix(a[1].(string), "_reserve") {
+				n++
+			}
+		}
+		if n == 0 {
+			return next(ctx, cmds)
+		}
+		h.mu.Lock()
+		h.pipelines++
+		h.largest = max(h.largest, n)
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// stallRedis makes the server of p busy for d (DEBUG SLEEP) from a
+// connection of its own, and returns once the stall has begun; wait ends
+// with it.
+func stallRedis(t *testing.T, p *redisProc, d time.Duration) (wait func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	c := p.client(t)
+	go func() {
+		done <- c.Do(context.Background(), "DEBUG", "SLEEP", strconv.FormatFloat(d.Seconds(), 'f', 3, 64)).Err()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	return func() {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPipelining: reservations that one Store's goroutines make while a
+// call is in progress go to Redis together in one pipeline, and each gets
+// its own outcome; with Options.NoPipelining each goes on its own. Also
+// when the server has lost the store's library ("Function not found" in
+// the pipeline's replies: each caller loads it again and retries).
+func TestPipelining(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		off, flushLib bool
+	}{
+		{"pipelining", false, false},
+		{"pipelining, library lost", false, true},
+		{"NoPipelining", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startRedis(t, "--enable-debug-command", "yes")
+			c := p.client(t)
+			hook := new(reservePipelines)
+			c.AddHook(hook)
+			s, err := New(c, "pipe", &Options{NoPipelining: tt.off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			ctx := context.Background()
+			if tt.flushLib {
+				if err := c.FunctionFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// While Redis sleeps, the first reservations (one per lane)
+			// wait on it and the others arrive behind them.
+			wait := stallRedis(t, p, 300*time.Millisecond)
+			const n = 16
+			var wg sync.WaitGroup
+			var held atomic.Int64
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "r" + strconv.Itoa(i), AmountUSD: "0.01", LimitUSD: "0.125"})
+					if err != nil {
+						t.Error(err)
+					}
+					if ok {
+						held.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			wait()
+			st, err := s.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Each reservation is its own function call: 12 fit the limit,
+			// every one was counted once.
+			if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.12", Calls: 12}, st.Balance); diff != "" || held.Load() != 12 {
+				t.Errorf("16 reservations of 0.01 under a limit of 0.125: %d held; balance (-want +got):\n%s", held.Load(), diff)
+			}
+			hook.mu.Lock()
+			largest, pipelines := hook.largest, hook.pipelines
+			hook.mu.Unlock()
+			if tt.off && pipelines > 0 {
+				t.Errorf("with NoPipelining, %d pipelines of reservations were sent", pipelines)
+			}
+			// 14 arrive behind the first two within the 300 ms stall;
+			// half of 16 is lenient for a machine that stalls this
+			// process too.
+			if !tt.off && largest < n/2 {
+				t.Errorf("the largest pipeline held %d reservations of the %d made at once; want at least %d", largest, n, n/2)
+			}
+			t.Logf("%d pipelines, the largest with %d reservations", pipelines, largest)
+		})
+	}
+}
+
+// TestQueuedCallNotSent: a reservation queued behind calls in progress,
+// whose caller's deadline passes before it could be sent, returns at its
+// deadline and is never sent: Redis holds nothing for it and does not
+// count it.
+func TestQueuedCallNotSent(t *testing.T) {
+	p := startRedis(t, "--enable-debug-command", "yes")
+	s := newStore(t, p, "queued", nil)
+	ctx := context.Background()
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "warm", AmountUSD: "0"}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	wait := stallRedis(t, p, 500*time.Millisecond)
+	// Two reservations in progress take both lanes (maxLanes).
+	first := make(chan error, maxLanes)
+	for i := range maxLanes {
+		go func() {
+			_, _, err := s.Reserve(ctx, agent.Reservation{ID: "first" + strconv.Itoa(i), AmountUSD: "0.25", LimitUSD: "1"})
+			first <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // they are in progress
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	ok, _, err := s.Reserve(short, agent.Reservation{ID: "queued", AmountUSD: "0.5", LimitUSD: "1"})
+	took := time.Since(start)
+	if ok || !errors.Is(err, errNotSent) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a reservation queued past its deadline: %v, %v; want not held, an error wrapping errNotSent and the deadline's", ok, err)
+	}
+	// Not a timing claim: the stall lasts 500 ms, the deadline 100 ms;
+	// which of them ended the wait is what counts.
+	if took > 400*time.Millisecond {
+		t.Errorf("the queued reservation returned after %v: it waited for the stall, not its deadline", took.Round(time.Millisecond))
+	}
+	for range maxLanes {
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait()
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// warm and the two in progress counted; the queued one never reached
+	// Redis.
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.5", Calls: 3}, st.Balance); diff != "" {
+		t.Errorf("after a queued reservation gave up (-want +got):\n%s", diff)
+	}
+}
+
+// TestPipeliningCluster: on a Redis Cluster, reservations made at once go
+// to the primary of the scope's slot as one pipeline (go-redis splits a
+// Cluster pipeline by node; a scope is one key) and each is held once.
+// The primary is stopped (SIGSTOP) for 300 ms, well under the cluster's
+// node timeout, so that the calls arrive while the first two wait.
+func TestPipeliningCluster(t *testing.T) {
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs(nodes), MaxRedirects: 8, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	hook := new(reservePipelines)
+	c.AddHook(hook)
+	s, err := New(c, "cluster-pipe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	// The client knows the slots and has its connection.
+	if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "warm", AmountUSD: "0"}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	primary := primaryOf(nodes[0], nodes, s.keys[0])
+	if primary == nil {
+		t.Fatal("no primary for the scope's slot")
+	}
+	if err := primary.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = primary.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "r" + strconv.Itoa(i), AmountUSD: "0.01", LimitUSD: "1"}); !ok || err != nil {
+				t.Error(ok, err)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	resume()
+	wg.Wait()
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "0", ReservedUSD: "0.16", Calls: 17}, st.Balance); diff != "" {
+		t.Errorf("16 reservations of 0.01 at once (-want +got):\n%s", diff)
+	}
+	hook.mu.Lock()
+	largest := hook.largest
+	hook.mu.Unlock()
+	if largest < n/2 {
+		t.Errorf("the largest pipeline held %d reservations of the %d made at once; want at least %d", largest, n, n/2)
+	}
+	t.Logf("the largest pipeline held %d reservations", largest)
+}
