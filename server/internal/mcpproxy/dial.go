@@ -68,12 +68,19 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 // calls, their notifications) the connections returned past the second
 // are closed and the next requests open new ones: a TCP connect, and
 // for https a TLS handshake, added to a call's latency.
-var upstreamTransport http.RoundTripper = func() *http.Transport {
+//
+// Requests to a plain-HTTP upstream are written and answered on the
+// caller's goroutine (newUpstreamTransport, upTransport), with these
+// settings; the others go to the http.Transport.
+var upstreamTransport = newUpstreamTransport(upstreamHTTPTransport())
+
+// upstreamHTTPTransport is the http.Transport of upstreamTransport.
+func upstreamHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = max(t.MaxIdleConns, DefaultMaxCallsInFlight)
 	t.MaxIdleConnsPerHost = DefaultMaxCallsInFlight
 	return t
-}()
+}
 
 // httpConn is an upstream Streamable HTTP connection that also reads the
 // standalone stream.
