@@ -33,8 +33,9 @@ import (
 // server's close, or bytes nobody asked for, and it is closed and another
 // taken or dialed); once writing began, any failure is the caller's
 // error. What it does not carry goes to base: https, a host reached
-// through a proxy (base.Proxy), requests with Expect, Upgrade, a client
-// trace or the deprecated Cancel channel.
+// through a proxy (base.Proxy), CONNECT, requests with Expect, Upgrade or
+// a client trace. (Request.Cancel, deprecated, is not watched: the proxy
+// ends its requests with their contexts.)
 //
 // What it keeps of base: the dialer (base.DialContext), the bound on a
 // response's head (base.MaxResponseHeaderBytes, net/http's default when
@@ -129,7 +130,7 @@ func (t *upTransport) CloseIdleConnections() {
 
 // takes returns the host of r when the transport carries r itself, or nil.
 func (t *upTransport) takes(r *http.Request) *upHost {
-	if r.URL == nil || r.URL.Scheme != "http" || r.URL.Host == "" || r.Cancel != nil || r.Method == http.MethodConnect ||
+	if r.URL == nil || r.URL.Scheme != "http" || r.URL.Host == "" || r.Method == http.MethodConnect ||
 		len(r.Header["Expect"]) > 0 || len(r.Header["Upgrade"]) > 0 || httptrace.ContextClientTrace(r.Context()) != nil {
 		return nil
 	}
