@@ -376,7 +376,10 @@ func newUpConn(nc net.Conn) *upConn {
 			c.rc, c.poolable = rc, true
 		}
 	}
-	c.interrupt = func() { nc.SetDeadline(time.Unix(1, 0)) }
+	// As http.Transport does, the connection is closed at once, so that a
+	// body nobody reads or closes after its context ended does not hold
+	// it.
+	c.interrupt = func() { nc.Close() }
 	c.peekFn = c.peek
 	return c
 }

@@ -748,3 +748,69 @@ func TestUpstreamTransportRefusesBadHeaders(t *testing.T) {
 		}
 	}
 }
+
+// closeCounter is a request body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
+
+// TestUpstreamTransportDialFails: an upstream that cannot be reached is
+// the caller's error, and the request's body is closed as a RoundTripper
+// must close it.
+func TestUpstreamTransportDialFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for name, rt := range upstreamTransports(t, nil) {
+		t.Run(name, func(t *testing.T) {
+			body := &closeCounter{Reader: strings.NewReader(upCallBody)}
+			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", body)
+			req.ContentLength = int64(len(upCallBody))
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+				t.Fatal("no error")
+			}
+			if n := body.closed.Load(); n < 1 {
+				t.Errorf("the body was closed %d times; want at least once", n)
+			}
+		})
+	}
+}
+
+// TestUpstreamTransportCancelUnreadBody: once a request's context ends,
+// its connection is closed although nobody reads or closes the response
+// body (a session that ended leaves its streams so): the upstream sees
+// the close at once, and no descriptor waits for the body's garbage.
+func TestUpstreamTransportCancelUnreadBody(t *testing.T) {
+	for name, rt := range upstreamTransports(t, nil) {
+		t.Run(name, func(t *testing.T) {
+			closed := make(chan struct{})
+			s := startRaw(t, func(req *http.Request, br *bufio.Reader, conn net.Conn) bool {
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+				br.ReadByte() // returns when the client closes
+				close(closed)
+				return false
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url(), strings.NewReader(upCallBody))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			cancel()
+			select {
+			case <-closed:
+			case <-time.After(2 * time.Second):
+				t.Fatal("the connection stayed open after the context ended")
+			}
+		})
+	}
+}
