@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +30,9 @@ import (
 //
 // It reports in microseconds the p50 and p90 of each proxy's added
 // latency (its percentile less the direct one's) and their difference
-// (saved: nethttp's less up's), and, measured after the timed loop, the
+// (saved: nethttp's less up's); the CPU time the process (client,
+// proxies and upstream) spent during a call through each, less during a
+// direct one, on average; and, measured after the timed loop, the
 // allocations of one call through each less a direct one's.
 func BenchmarkUpstreamTransport(b *testing.B) {
 	up, _ := httpUpstream(b)
@@ -67,6 +70,12 @@ func benchTransports(b *testing.B, direct, viaNet, viaUp string, history int) {
 	closeAll := func() { dcs.Close(); ncs.Close(); ucs.Close() }
 	open()
 	lat := [3][]time.Duration{}
+	var cpu [3]time.Duration // the process's CPU time during each way's calls
+	timed := func(w int, cs *mcp.ClientSession, sym string) {
+		c0 := processCPU()
+		lat[w] = append(lat[w], benchQuote(b, cs, sym))
+		cpu[w] += processCPU() - c0
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if history == 0 && i > 0 {
@@ -79,11 +88,11 @@ func benchTransports(b *testing.B, direct, viaNet, viaUp string, history int) {
 		for k := range 3 {
 			switch w := (i + k) % 3; w {
 			case 0:
-				lat[w] = append(lat[w], benchQuote(b, dcs, sym))
+				timed(w, dcs, sym)
 			case 1:
-				lat[w] = append(lat[w], benchQuote(b, ncs, sym))
+				timed(w, ncs, sym)
 			case 2:
-				lat[w] = append(lat[w], benchQuote(b, ucs, sym))
+				timed(w, ucs, sym)
 			}
 		}
 	}
@@ -97,6 +106,9 @@ func benchTransports(b *testing.B, direct, viaNet, viaUp string, history int) {
 		b.ReportMetric(µs(u-d), fmt.Sprintf("up-added-p%d-µs", q))
 		b.ReportMetric(µs(n-u), fmt.Sprintf("saved-p%d-µs", q))
 	}
+	perCall := func(d time.Duration) float64 { return µs(d) / float64(b.N) }
+	b.ReportMetric(perCall(cpu[1]-cpu[0]), "nethttp-added-cpu-µs")
+	b.ReportMetric(perCall(cpu[2]-cpu[0]), "up-added-cpu-µs")
 	if history > 0 {
 		allocs := func(cs *mcp.ClientSession, prefix string) float64 {
 			i := 0
@@ -166,4 +178,13 @@ func BenchmarkUpstreamHop(b *testing.B) {
 	for i, name := range []string{"nethttp", "up"} {
 		b.ReportMetric(testing.AllocsPerRun(200, func() { post(rts[i]) }), name+"-allocs")
 	}
+}
+
+// processCPU returns the CPU time the process has used, all its threads.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
