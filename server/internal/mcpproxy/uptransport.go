@@ -19,7 +19,8 @@ import (
 	"time"
 )
 
-// upTransport carries the proxy's requests to a plain-HTTP upstream
+// upTransport can carry the proxy's requests to a plain-HTTP upstream
+// (it is not in use: see upstreamTransport for why, with figures)
 // over HTTP/1.1 connections it keeps, writing each request (Request.Write)
 // and reading its response (http.ReadResponse) on the caller's goroutine.
 //
