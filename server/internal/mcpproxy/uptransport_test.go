@@ -198,7 +198,7 @@ func TestUpstreamTransportNeverResends(t *testing.T) {
 				}
 				if c.closeAt {
 					<-closed
-					time.Sleep(20 * time.Millisecond) // the close reaches the client
+					time.Sleep(100 * time.Millisecond) // the close reaches the client (and http.Transport notices it)
 				}
 				body := c.body
 				if body == nil {
