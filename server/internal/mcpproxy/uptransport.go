@@ -33,7 +33,9 @@ import (
 // request is written on it (a non-blocking peek at its socket: the
 // server's close, or bytes nobody asked for, and it is closed and another
 // taken or dialed); once writing began, any failure is the caller's
-// error. What it does not carry goes to base: https, a host reached
+// error. The request's context ending closes its connection at once, as
+// http.Transport closes it, whether or not anyone reads the body. What it
+// does not carry goes to base: https, a host reached
 // through a proxy (base.Proxy), CONNECT, requests with Expect, Upgrade or
 // a client trace. (Request.Cancel, deprecated, is not watched: the proxy
 // ends its requests with their contexts.)
