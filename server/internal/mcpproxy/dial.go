@@ -69,16 +69,14 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 // are closed and the next requests open new ones: a TCP connect, and
 // for https a TLS handshake, added to a call's latency.
 //
-// upTransport (newUpstreamTransport), which writes a plain-HTTP
-// upstream's requests and reads their answers on the caller's goroutine,
-// is not used here: side by side with this http.Transport
-// (BenchmarkUpstreamTransport, 2 cores under load 2-5, 17 runs) it took
-// 15-33 µs off the p50 of a call in a new session, but -5 to 26 µs (6 on
-// average; -1 to 5 in the longest runs) off one in a session with 100
-// calls of history, short of the 15 µs at p50 on every call asked of it
-// to replace http.Transport (#38); its p90 gains were larger (mostly
-// 30-90 µs), and it makes 24 fewer allocations per call. Wiring it in is
-// this one line: newUpstreamTransport(upstreamHTTPTransport()).
+// A transport of the proxy's own that wrote each request and read its
+// answer on the caller's goroutine was measured against this one (2
+// cores, a call's latency taken as BenchmarkToolCall takes it): about
+// 5 µs less on a bare hop, 15-33 µs less at p50 on a call in a new
+// session, -5 to 26 µs on one in a session with 100 calls of history.
+// It was not adopted: http.Transport already never sends a POST twice
+// once any of it may have reached the upstream (upstream_test.go holds
+// it to that and to the rest the proxy relies on).
 var upstreamTransport http.RoundTripper = upstreamHTTPTransport()
 
 // upstreamHTTPTransport is the http.Transport of upstreamTransport.
