@@ -68,12 +68,24 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 // calls, their notifications) the connections returned past the second
 // are closed and the next requests open new ones: a TCP connect, and
 // for https a TLS handshake, added to a call's latency.
-var upstreamTransport http.RoundTripper = func() *http.Transport {
+//
+// A transport of the proxy's own that wrote each request and read its
+// answer on the caller's goroutine was measured against this one (2
+// cores, a call's latency taken as BenchmarkToolCall takes it): about
+// 5 µs less on a bare hop, 15-33 µs less at p50 on a call in a new
+// session, -5 to 26 µs on one in a session with 100 calls of history.
+// It was not adopted: http.Transport already never sends a POST twice
+// once any of it may have reached the upstream (upstream_test.go holds
+// it to that and to the rest the proxy relies on).
+var upstreamTransport http.RoundTripper = upstreamHTTPTransport()
+
+// upstreamHTTPTransport is the http.Transport of upstreamTransport.
+func upstreamHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = max(t.MaxIdleConns, DefaultMaxCallsInFlight)
 	t.MaxIdleConnsPerHost = DefaultMaxCallsInFlight
 	return t
-}()
+}
 
 // httpConn is an upstream Streamable HTTP connection that also reads the
 // standalone stream.
