@@ -47,9 +47,9 @@ func HTTPDialer(url string, client *http.Client) Dialer {
 		c.client = &http.Client{Transport: capBody{base: versionHeader{base: base, version: &c.version}, max: max},
 			CheckRedirect: client.CheckRedirect, Jar: client.Jar, Timeout: client.Timeout}
 		// The SDK's own bound on an event, which would end the whole
-		// connection, stays above ours.
+		// connection, stays above ours on a line (sseReader's too).
 		t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: c.client, DisableStandaloneSSE: true,
-			MaxEventSize: int(min(max+64<<10, 1<<40))}
+			MaxEventSize: int(eventBound(max))}
 		conn, err := t.Connect(ctx)
 		if err != nil {
 			return nil, err
@@ -183,30 +183,26 @@ func (c *httpConn) listen() {
 	}
 }
 
-// readEvents delivers the JSON-RPC messages of an SSE stream.
+// readEvents delivers the JSON-RPC messages of an SSE stream (see
+// sseReader), until it ends or breaks the rules; an event that is not a
+// message, or whose data is no JSON-RPC message, is skipped.
 func (c *httpConn) readEvents(ctx context.Context, resp *http.Response) {
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, int(min(c.max, 1<<40))) // grows from 4 KiB as events need: one stream per session
-	var data bytes.Buffer
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if data.Len() > 0 {
-				if msg, err := jsonrpc.DecodeMessage(data.Bytes()); err == nil {
-					select {
-					case c.msgs <- readResult{msg: msg}:
-					case <-ctx.Done():
-						return
-					}
-				}
-				data.Reset()
+	var sr sseReader
+	sr.reset(resp.Body, eventBound(c.max))
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			return
+		}
+		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+			continue
+		}
+		if msg, err := jsonrpc.DecodeMessage(ev.data); err == nil {
+			select {
+			case c.msgs <- readResult{msg: msg}:
+			case <-ctx.Done():
+				return
 			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
 		}
 	}
 }

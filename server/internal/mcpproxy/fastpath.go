@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -294,111 +292,69 @@ func checkAnswer(summary, session string, resp *http.Response) error {
 
 // readCall reads the event stream of the call id, as the SDK's client
 // transport reads it, until the response to id; the rest of the stream
-// is drained on another goroutine. body is bounded per line by capBody.
+// is drained on another goroutine. body is bounded per line by capBody,
+// and per event by sseReader at the SDK's own bound (see HTTPDialer).
 func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadCloser, id jsonrpc.ID, deliver func(jsonrpc.Message)) error {
-	br := bufio.NewReader(body)
-	var name []byte
-	var data bytes.Buffer
-	hasData := false // a data field came: the next one is joined with a newline
+	var sr sseReader
+	sr.reset(body, eventBound(c.max))
 	lastID, retry := "", time.Duration(0)
 	tries := 0 // resumptions since the last event id
-	// ended handles the end of a stream before the response: one whose
-	// events had ids is resumed, as the SDK's transport resumes it;
-	// otherwise the call gets the transport's error.
-	ended := func() (resumed bool, err error) {
-		body.Close()
-		if lastID == "" || ctx.Err() != nil {
-			if ctx.Err() == nil {
-				deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
-			}
-			return false, nil
-		}
-		nb, err := c.resume(ctx, summary, lastID, retry, &tries)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, nil
-			}
-			return false, &connFailure{err}
-		}
-		body = nb
-		br.Reset(nb)
-		name, hasData = name[:0], false
-		data = bytes.Buffer{}
-		return true, nil
-	}
 	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A long line: read it whole (capBody bounds it).
-			long := bytes.Clone(line)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		eof := err == io.EOF
-		if err != nil && !eof {
-			if resumed, err := ended(); resumed {
-				continue
-			} else {
-				return err // nil when cancelled: the waiter sees why
-			}
-		}
-		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
-			key, value, found := bytes.Cut(line, []byte{':'})
-			if !found {
+		ev, err := sr.next()
+		if err != nil {
+			var bad *sseError
+			if errors.As(err, &bad) {
 				body.Close()
-				return &connFailure{fmt.Errorf("%s: malformed event: malformed line in SSE stream: %q", summary, string(line))}
+				return &connFailure{fmt.Errorf("%s: %w", summary, err)}
 			}
-			switch string(key) {
-			case "event":
-				name = append(name[:0], strings.TrimSpace(string(value))...)
-			case "id":
-				if v := strings.TrimSpace(string(value)); v != lastID {
-					lastID, tries = v, 0
+			// The end of the stream before the response: one whose events
+			// had ids is resumed, as the SDK's transport resumes it;
+			// otherwise the call gets the transport's error.
+			body.Close()
+			if lastID == "" || ctx.Err() != nil {
+				if ctx.Err() == nil {
+					deliver(&jsonrpc.Response{ID: id, Error: errNoResponse})
 				}
-			case "retry":
-				if n, err := strconv.ParseInt(strings.TrimSpace(string(value)), 10, 64); err == nil {
-					retry = time.Duration(n) * time.Millisecond
-				}
-			case "data":
-				if hasData {
-					data.WriteByte('\n')
-				}
-				data.Write(bytes.TrimSpace(value))
-				hasData = true
+				return nil // nil when cancelled: the waiter sees why
 			}
-		}
-		if len(line) == 0 || eof {
-			// The end of an event (an empty event data is skipped, and one
-			// named other than message).
-			if data.Len() > 0 && (len(name) == 0 || string(name) == "message") {
-				msg, err := decodeUpstream(data.Bytes())
-				if err != nil {
-					body.Close()
-					return &connFailure{fmt.Errorf("%s: failed to decode event: %v", summary, err)}
-				}
-				deliver(msg)
-				if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
-					go func() {
-						io.Copy(io.Discard, body) // the connection is kept when the stream ends in time
-						body.Close()
-					}()
+			nb, err := c.resume(ctx, summary, lastID, retry, &tries)
+			if err != nil {
+				if ctx.Err() != nil {
 					return nil
 				}
+				return &connFailure{err}
 			}
-			name, hasData = name[:0], false
-			if data.Len() > 0 {
-				data = bytes.Buffer{} // the message delivered may keep its bytes
+			body = nb
+			sr.reset(nb, eventBound(c.max))
+			continue
+		}
+		// The SDK's client keeps the last non-empty id, and takes a retry
+		// that ParseInt reads.
+		if len(ev.id) > 0 && string(ev.id) != lastID {
+			lastID, tries = string(ev.id), 0
+		}
+		if len(ev.retry) > 0 {
+			if n, err := strconv.ParseInt(string(ev.retry), 10, 64); err == nil {
+				retry = time.Duration(n) * time.Millisecond
 			}
 		}
-		if eof {
-			if resumed, err := ended(); resumed {
-				continue
-			} else {
-				return err
-			}
+		// An event with empty data is skipped, and one named other than
+		// message.
+		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+			continue
+		}
+		msg, err := decodeUpstream(ev.data)
+		if err != nil {
+			body.Close()
+			return &connFailure{fmt.Errorf("%s: failed to decode event: %v", summary, err)}
+		}
+		deliver(msg)
+		if r, ok := msg.(*jsonrpc.Response); ok && r.ID == id {
+			go func() {
+				io.Copy(io.Discard, body) // the connection is kept when the stream ends in time
+				body.Close()
+			}()
+			return nil
 		}
 	}
 }

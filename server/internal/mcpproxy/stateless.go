@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -441,7 +440,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 				ob.upstream(nil, resp.StatusCode, since)
 				return nil, fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)
 			}
-			res, err := awaitResponse(resp, req.ID, ev.send)
+			res, err := awaitResponse(resp, p.b.maxResult, req.ID, ev.send)
 			ob.upstream(res, resp.StatusCode, since)
 			if err != nil {
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
@@ -561,9 +560,11 @@ func (e *events) close() {
 }
 
 // awaitResponse reads the upstream's answer to the request id, JSON or an
-// event stream, handing every other message of the stream to relay, and
-// returns the response. An HTTP error that is not JSON-RPC is an error.
-func awaitResponse(resp *http.Response, id jsonrpc.ID, relay func([]byte)) (*jsonrpc.Response, error) {
+// event stream (see sseReader; max is the proxy's MaxResultBytes), handing
+// every other message of the stream to relay, and returns the response.
+// An HTTP error that is not JSON-RPC is an error, and so is a stream that
+// breaks sseReader's rules.
+func awaitResponse(resp *http.Response, max int64, id jsonrpc.ID, relay func([]byte)) (*jsonrpc.Response, error) {
 	if baseType(resp.Header.Get("Content-Type")) != "text/event-stream" {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
@@ -576,36 +577,24 @@ func awaitResponse(resp *http.Response, id jsonrpc.ID, relay func([]byte)) (*jso
 		}
 		return nil, fmt.Errorf("the upstream answered HTTP %d without a JSON-RPC response: %.200s", resp.StatusCode, bytes.TrimSpace(b))
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<40) // the body is bounded by capBody's lineLimit
-	var data bytes.Buffer
+	var sr sseReader
+	sr.reset(resp.Body, eventBound(max))
 	for {
-		more := sc.Scan()
-		line := sc.Bytes()
-		switch {
-		case more && len(line) > 0:
-			if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.Write(bytes.TrimPrefix(rest, []byte(" ")))
-			}
-			continue
-		case data.Len() > 0:
-			b := bytes.Clone(data.Bytes())
-			data.Reset()
-			if m, err := jsonrpc.DecodeMessage(b); err == nil {
-				if res, ok := m.(*jsonrpc.Response); ok && res.ID == id {
-					return res, nil
-				}
-				relay(b)
-			}
-		}
-		if !more {
-			if err := sc.Err(); err != nil {
-				return nil, err
-			}
+		ev, err := sr.next()
+		if err == io.EOF {
 			return nil, errors.New("the upstream's event stream ended before the result")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+			continue
+		}
+		if m, err := jsonrpc.DecodeMessage(ev.data); err == nil {
+			if res, ok := m.(*jsonrpc.Response); ok && res.ID == id {
+				return res, nil
+			}
+			relay(ev.data)
 		}
 	}
 }
@@ -644,7 +633,7 @@ func (p *Proxy) statelessList(ctx context.Context, h http.Header, callParams jso
 		if err != nil {
 			return
 		}
-		res, err := awaitResponse(resp, id, func([]byte) {})
+		res, err := awaitResponse(resp, p.b.maxResult, id, func([]byte) {})
 		resp.Body.Close()
 		if err != nil || res.Error != nil {
 			return
