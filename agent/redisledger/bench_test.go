@@ -95,6 +95,26 @@ func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
 	return user, sys
 }
 
+// redisReads is the commands redis-server ran and the reads from its
+// clients' connections it made, from INFO stats: their ratio is the
+// commands each write of a client carried (pipelining).
+func redisReads(tb testing.TB, c redis.UniversalClient) (commands, reads float64) {
+	info, err := c.Info(context.Background(), "stats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			commands, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "total_reads_processed:"); ok {
+			reads, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	return commands, reads
+}
+
 // BenchmarkReserveSettle is one reservation and its settlement.
 func BenchmarkReserveSettle(b *testing.B) {
 	p := startRedis(b)
