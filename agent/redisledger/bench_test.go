@@ -95,24 +95,31 @@ func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
 	return user, sys
 }
 
-// redisReads is the commands redis-server ran and the reads from its
-// clients' connections it made, from INFO stats: their ratio is the
-// commands each write of a client carried (pipelining).
-func redisReads(tb testing.TB, c redis.UniversalClient) (commands, reads float64) {
-	info, err := c.Info(context.Background(), "stats").Result()
+// redisReads is the function calls (FCALL, EVALSHA and EVAL, not the
+// commands they run) redis-server ran and the reads from its clients'
+// connections it made, from INFO: their ratio is the calls each write of
+// a client carried (pipelining).
+func redisReads(tb testing.TB, c redis.UniversalClient) (calls, reads float64) {
+	info, err := c.Info(context.Background(), "stats", "commandstats").Result()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
-			commands, _ = strconv.ParseFloat(v, 64)
-		}
 		if v, ok := strings.CutPrefix(line, "total_reads_processed:"); ok {
 			reads, _ = strconv.ParseFloat(v, 64)
 		}
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") && !strings.HasPrefix(line, "cmdstat_fcall:") {
+			continue
+		}
+		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, _ := strconv.ParseFloat(v, 64)
+				calls += n
+			}
+		}
 	}
-	return commands, reads
+	return calls, reads
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.

@@ -255,9 +255,9 @@ func TestFleetScale(t *testing.T) {
 		cmds1, reads1 := redisReads(t, c)
 		// Whether Redis is what limits the rate: its CPU per call (in
 		// user and kernel mode), how much of one core it used while the
-		// workers ran, and the commands each read of a connection
-		// carried (more than one when calls are pipelined).
-		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core; %.2f commands per read", procs, (cpu1-cpu0)/10240, (user1-user0)/10240, (sys1-sys0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100, (cmds1-cmds0)/max(reads1-reads0, 1))
+		// workers ran, and the function calls each read of a
+		// connection carried (more than one when calls are pipelined).
+		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core; %.2f function calls per read", procs, (cpu1-cpu0)/10240, (user1-user0)/10240, (sys1-sys0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100, (cmds1-cmds0)/max(reads1-reads0, 1))
 		f.check(t, c, scope, budget, noFailover)
 	}
 }
