@@ -234,9 +234,8 @@ func BenchmarkGuardCall(b *testing.B) {
 // BenchmarkStoreConcurrent is a reservation and its settlement (recording
 // an entry, on a full history) by each of 16 goroutines calling one Store
 // at once, with and without pipelining (lanes: the sends in progress at
-// once before calls queue; 2 is the default). Unlike a Guard, which
-// reserves one call at a time, this lets the calls overlap, as several
-// Guards (or Resumes) sharing one Store do.
+// once before calls queue; 2 is the default): the Store alone, without
+// a Guard's decisions between its calls, all of them overlapping.
 func BenchmarkStoreConcurrent(b *testing.B) {
 	p := startRedis(b)
 	scopes := 0
