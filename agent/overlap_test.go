@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,5 +139,62 @@ func TestGuardIdenticalCallsCoalesce(t *testing.T) {
 		if res, err := f.Wait(context.Background()); err != nil || res.ResultReference != "the-result" {
 			t.Errorf("Flight.Wait = %+v, %v; want the leader's result", res, err)
 		}
+	}
+}
+
+// TestGuardGate: SetCatalog waits for a decision under way (one stuck on
+// the store), and a call proposed meanwhile, even one with another
+// fingerprint, waits for SetCatalog and keeps its own deadline.
+func TestGuardGate(t *testing.T) {
+	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
+		first <- err
+	}()
+	<-st.entered // the first decision is under way, stuck on the store
+	set := make(chan struct{})
+	go func() {
+		g.SetCatalog(preflight.DefaultCatalog())
+		close(set)
+	}()
+	// SetCatalog is now waiting (or about to): a call with another
+	// fingerprint waits for it, until its own deadline.
+	for {
+		g.mu.Lock()
+		waiting := g.changesWaiting
+		g.mu.Unlock()
+		if waiting == 1 {
+			break
+		}
+		select {
+		case <-set:
+			t.Fatal("SetCatalog returned while a decision was under way")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	_, err = g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
+	if ran || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("behind a waiting SetCatalog: ran %v, error %v; want not run and context.DeadlineExceeded", ran, err)
+	}
+	select {
+	case <-set:
+		t.Fatal("SetCatalog returned while a decision was under way")
+	default:
+	}
+	close(st.release)
+	if err := <-first; err != nil {
+		t.Errorf("the first call: %v", err)
+	}
+	<-set
+	if _, err := g.Call(context.Background(), searchReq("c", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil }); err != nil {
+		t.Errorf("a call after SetCatalog: %v", err)
 	}
 }
