@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -196,8 +197,17 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 // both be allowed, even if together they do not fit. The Guard closes that
 // gap for calls made through it. From the moment a call is decided to run
 // until its function returns, its estimate (external plus model) is held in
-// flight and added to Budget.ReservedUSD of every other request; deciding
-// and reserving happen under one lock. That is enough when the Guard owns
+// flight and added to Budget.ReservedUSD of every other request. Calls
+// with the same request fingerprint decide and reserve one at a time,
+// since each one's decision depends on the others' (history, calls in
+// flight); calls with different fingerprints decide and reserve at the
+// same time, and share only money, which the store checks and holds in
+// one atomic step (as it does for calls in different processes): a call
+// whose reservation no longer fits, because another one took the money
+// meanwhile, is decided again on the balance then. A call may thus see
+// another one's estimate held for a moment while that one is still being
+// decided, and be deferred although that one is then not run; it is never
+// allowed money that another holds. That is enough when the Guard owns
 // the budget (GuardOptions.BudgetUSD), as far as estimates go: a call whose
 // Completion.CostUSD exceeds its estimate takes spending past BudgetUSD by the
 // difference (the calls after it see nothing left). When the caller supplies
@@ -232,8 +242,8 @@ type Guard struct {
 	settleFor   time.Duration // SettleTimeout
 	advise      AdvisePolicy
 	unsupported UnsupportedPolicy
-	catalog     atomic.Pointer[preflight.Catalog] // nil means the default; changed under mu, read before it too
-	budget      atomic.Pointer[decimal.Dec]       // nil unless a budget was set; changed under mu
+	catalog     atomic.Pointer[preflight.Catalog] // nil means the default; changed at the gate (lock.go), read before it too
+	budget      atomic.Pointer[decimal.Dec]       // nil unless a budget was set; changed at the gate
 
 	maxCalls int
 	coalesce bool
@@ -242,8 +252,17 @@ type Guard struct {
 	// set for them (see bound).
 	inProcess bool
 
-	mu      ctxLock            // Begin's decide-and-reserve step; see lock.go
-	flights map[string]*Flight // read-only calls in flight, by fingerprint
+	// mu guards the fields below it, never across I/O; see lock.go.
+	mu         sync.Mutex
+	flights    map[string]*Flight // read-only calls in flight, by fingerprint
+	turns      map[string]*turn   // the fingerprints deciding, or waiting to
+	spareTurns []*turn
+	// The gate: decisions under way, and SetCatalog or SetBudget under
+	// way or waiting for them.
+	deciding       int
+	changing       bool
+	changesWaiting int
+	gateWake       chan struct{}
 
 	// seen is the balance the next Begin expects its decision to see
 	// (the last one seen, with the calls settled since): Begin's first
@@ -274,7 +293,7 @@ func NewGuard(ledger *Ledger, opts *GuardOptions) (*Guard, error) {
 	if store == nil {
 		store = NewMemoryLedgerStore(nil)
 	}
-	g := &Guard{ledger: ledger, store: store, coalesce: true, mu: newCtxLock(), flights: make(map[string]*Flight),
+	g := &Guard{ledger: ledger, store: store, coalesce: true, flights: make(map[string]*Flight), turns: make(map[string]*turn),
 		timeout: defaultStoreTimeout, settleFor: defaultSettleTimeout}
 	_, memMoney := store.(*memoryLedgerStore)
 	_, memHistory := ledger.store.(*memoryLedgerStore)
@@ -367,7 +386,8 @@ func (g *Guard) BudgetUSD() json.Number {
 // what calls in flight hold are kept: a budget below the spending leaves
 // nothing for new calls, and undoes no call; a call deferred for the
 // budget before is decided again when it is proposed again. SetBudget
-// waits for a decision under way and is safe for concurrent use; to add
+// waits for the decisions under way (new ones wait for it) and is safe
+// for concurrent use; to add
 // to the budget while others may change it, use [Guard.RaiseBudget].
 // With a store shared by processes the budget is each Guard's own: set
 // it on each. It fails, changing nothing, when usd is not a
@@ -377,9 +397,7 @@ func (g *Guard) SetBudget(usd json.Number) error {
 	if err != nil {
 		return err
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.budget.Store(&b)
+	g.change(func() { g.budget.Store(&b) })
 	return nil
 }
 
@@ -394,28 +412,30 @@ func (g *Guard) RaiseBudget(usd json.Number) (json.Number, error) {
 	if err != nil || by.Sign() < 0 || usd == "" {
 		return "", fmt.Errorf("agent: a budget raise %q must be a non-negative decimal", string(usd))
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	old := g.budget.Load()
-	if old == nil {
-		return "", errors.New("agent: the Guard has no budget of its own (GuardOptions.BudgetUSD) to raise; set one with SetBudget")
-	}
-	b, err := g.checkBudget(formatUSD(decimal.Add(*old, by)))
-	if err != nil {
-		return "", err
-	}
-	g.budget.Store(&b)
-	return formatUSD(b), nil
+	var raised json.Number
+	g.change(func() {
+		old := g.budget.Load()
+		if old == nil {
+			err = errors.New("agent: the Guard has no budget of its own (GuardOptions.BudgetUSD) to raise; set one with SetBudget")
+			return
+		}
+		var b decimal.Dec
+		if b, err = g.checkBudget(formatUSD(decimal.Add(*old, by))); err != nil {
+			return
+		}
+		g.budget.Store(&b)
+		raised = formatUSD(b)
+	})
+	return raised, err
 }
 
 // SetCatalog replaces the catalog later calls are decided with (nil means
 // preflight.DefaultCatalog()), for example after the tool list changed. It
-// waits for a decision under way to finish; the ledger, the money and
+// waits for the decisions under way to finish (new ones wait for it); the
+// ledger, the money and
 // calls in flight are kept.
 func (g *Guard) SetCatalog(c *preflight.Catalog) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.catalog.Store(c)
+	g.change(func() { g.catalog.Store(c) })
 }
 
 // Catalog returns the catalog calls are decided with now (nil means
@@ -442,8 +462,8 @@ func (g *Guard) Catalog() *preflight.Catalog { return g.catalog.Load() }
 //     if the Completion is malformed, in which case nothing is recorded).
 //
 // When call does not run, nothing is recorded. A context that is already
-// done when Call starts, that ends while Call waits for another call's
-// decision and reservation (on a slow store), or that is done when the
+// done when Call starts, that ends while Call waits for the decision and
+// reservation of an identical call (on a slow store), or that is done when the
 // call is about to run, stops it before running call: Call returns
 // ctx.Err() and records nothing. A context
 // cancelled while call runs is call's business: its Completion is recorded

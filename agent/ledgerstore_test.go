@@ -170,8 +170,10 @@ func TestMemoryLedgerStoreRetries(t *testing.T) {
 }
 
 // TestGuardDeadlineBehindStuckCall: a call waiting for the Guard's
-// decide-and-reserve step behind another call stuck on the store returns
-// when its own context ends, without running.
+// decide-and-reserve step behind an identical call (same fingerprint)
+// stuck on the store returns when its own context ends, without running.
+// (A call with another fingerprint does not wait for it: see
+// TestGuardReservesOverlap.)
 func TestGuardDeadlineBehindStuckCall(t *testing.T) {
 	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
 	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
@@ -189,7 +191,7 @@ func TestGuardDeadlineBehindStuckCall(t *testing.T) {
 	second := make(chan error, 1)
 	ran := false
 	go func() {
-		_, err := g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
+		_, err := g.Call(ctx, searchReq("a", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
 		second <- err
 	}()
 	select {

@@ -2,23 +2,159 @@ package agent
 
 import "context"
 
-// ctxLock is a mutex whose holder may be slow (it waits on a store across
-// the network): a goroutine that waits for it with lockCtx gives up when
-// its own context ends, instead of waiting out another call's I/O.
-type ctxLock struct{ ch chan struct{} }
+// The locking of a Guard. Begin's decide-and-reserve step waits on a
+// store across the network, so no lock that other calls need is held
+// across it:
+//
+//   - g.mu, a plain mutex, guards the Guard's bookkeeping (the flights, the
+//     turns and the gate below) and is never held across I/O or a
+//     decision.
+//   - A turn per fingerprint: calls with the same fingerprint decide and
+//     reserve one at a time, since their decisions read each other's
+//     outcome (history, flights in progress). Calls with different
+//     fingerprints share only money, which the store's reserve checks and
+//     holds in one atomic step, as for workers in different processes.
+//   - The gate: SetCatalog, SetBudget and RaiseBudget wait until no
+//     decision is under way and hold off new ones while they change the
+//     Guard, so that a decision sees one catalog and one budget.
+//
+// A Begin waiting for its turn or at the gate gives up when its own
+// context ends, instead of waiting out another call's I/O.
 
-func newCtxLock() ctxLock { return ctxLock{ch: make(chan struct{}, 1)} }
+// turn is the fingerprint lock of the calls deciding, or waiting to
+// decide, with one fingerprint. It lives in g.turns while refs > 0.
+type turn struct {
+	refs int           // calls holding or waiting for the turn
+	busy bool          // a call holds the turn
+	wake chan struct{} // closed when the turn is given back; nil when nobody waits
+}
 
-func (l ctxLock) Lock() { l.ch <- struct{}{} }
+// maxSpareTurns bounds the unused turns a Guard keeps for reuse.
+const maxSpareTurns = 16
 
-func (l ctxLock) Unlock() { <-l.ch }
-
-// lockCtx takes the lock, or returns ctx.Err() if ctx ends first.
-func (l ctxLock) lockCtx(ctx context.Context) error {
-	select {
-	case l.ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// enter takes the turn of fingerprint fp and passes the gate, or returns
+// ctx.Err() when ctx ends first (having taken nothing). The returned turn
+// is given back with leave.
+func (g *Guard) enter(ctx context.Context, fp string) (*turn, error) {
+	g.mu.Lock()
+	t := g.turns[fp]
+	if t == nil {
+		if n := len(g.spareTurns); n > 0 {
+			t = g.spareTurns[n-1]
+			g.spareTurns = g.spareTurns[:n-1]
+		} else {
+			t = new(turn)
+		}
+		g.turns[fp] = t
 	}
+	t.refs++
+	for t.busy {
+		if t.wake == nil {
+			t.wake = make(chan struct{})
+		}
+		w := t.wake
+		g.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			g.mu.Lock()
+			g.dropTurn(fp, t, false)
+			g.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		g.mu.Lock()
+	}
+	t.busy = true
+	// A change waiting at the gate goes first: decisions wait for it.
+	for g.changing || g.changesWaiting > 0 {
+		w := g.gateWait()
+		g.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			g.mu.Lock()
+			g.dropTurn(fp, t, true)
+			g.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		g.mu.Lock()
+	}
+	g.deciding++
+	g.mu.Unlock()
+	return t, nil
+}
+
+// leave gives back the turn of fp that enter returned and the place at
+// the gate.
+func (g *Guard) leave(fp string, t *turn) {
+	g.mu.Lock()
+	g.deciding--
+	if g.deciding == 0 {
+		g.gateOpen()
+	}
+	g.dropTurn(fp, t, true)
+	g.mu.Unlock()
+}
+
+// dropTurn lets go of t: held, it is given back and the calls waiting
+// for it wake up; not held, the caller stops waiting for it. The caller
+// holds g.mu.
+func (g *Guard) dropTurn(fp string, t *turn, held bool) {
+	if held {
+		t.busy = false
+	}
+	if t.refs--; t.refs > 0 {
+		if held && t.wake != nil {
+			close(t.wake)
+			t.wake = nil
+		}
+		return
+	}
+	delete(g.turns, fp)
+	if len(g.spareTurns) < maxSpareTurns {
+		*t = turn{}
+		g.spareTurns = append(g.spareTurns, t)
+	}
+}
+
+// gateWait returns the channel closed at the gate's next change. The
+// caller holds g.mu.
+func (g *Guard) gateWait() chan struct{} {
+	if g.gateWake == nil {
+		g.gateWake = make(chan struct{})
+	}
+	return g.gateWake
+}
+
+// gateOpen wakes whoever waits at the gate. The caller holds g.mu.
+func (g *Guard) gateOpen() {
+	if g.gateWake != nil {
+		close(g.gateWake)
+		g.gateWake = nil
+	}
+}
+
+// change runs f with no decision under way and none starting: what
+// SetCatalog and SetBudget change is read once by each decision. It
+// waits for the decisions under way (which are bounded by the store's
+// deadlines), however long they take.
+func (g *Guard) change(f func()) {
+	g.mu.Lock()
+	g.changesWaiting++
+	for g.changing || g.deciding > 0 {
+		w := g.gateWait()
+		g.mu.Unlock()
+		<-w
+		g.mu.Lock()
+	}
+	g.changesWaiting--
+	g.changing = true
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.changing = false
+		g.gateOpen()
+		g.mu.Unlock()
+	}()
+	f()
 }

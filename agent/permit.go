@@ -76,7 +76,8 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // Decision, ReuseReference, OverBudget, or InFlight when an identical
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
-// waits for another call's decision on this Guard), or a [LedgerStore]
+// waits for the decision of an identical call, one with the same request
+// fingerprint, on this Guard, or for SetCatalog or SetBudget), or a [LedgerStore]
 // that could not be read or could not reserve (wrapping
 // ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
@@ -111,13 +112,17 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	}
 	fp := first.RequestFingerprint
 
-	// Deciding and reserving are one step per Guard; a call waiting behind
-	// another one that is stuck on a slow store keeps its own deadline.
-	if err := g.mu.lockCtx(ctx); err != nil {
+	// Deciding and reserving are one step per fingerprint: calls with
+	// other fingerprints decide and reserve meanwhile, sharing only the
+	// money, which the store holds atomically (see lock.go). A call
+	// waiting behind an identical one stuck on a slow store keeps its own
+	// deadline.
+	t, err := g.enter(ctx, fp)
+	if err != nil {
 		return nil, Report{}, err
 	}
-	defer g.mu.Unlock()
-	catalog := g.catalog.Load() // SetCatalog waits for the lock
+	defer g.leave(fp, t)
+	catalog := g.catalog.Load() // SetCatalog waits at the gate
 	callerReserved := req.Budget.ReservedUSD
 	// The estimate is reserved before the decision, in the same trip to
 	// the store as the read of the balance and history, and withdrawn
@@ -184,7 +189,10 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			shareable = ok && eff == preflight.EffectsReadOnly
 		}
 		if shareable {
-			if f := g.flights[dec.RequestFingerprint]; f != nil {
+			g.mu.Lock()
+			f := g.flights[dec.RequestFingerprint]
+			g.mu.Unlock()
+			if f != nil {
 				rep.InFlight = f
 				withdraw()
 				return nil, rep, nil
@@ -206,7 +214,11 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id, seen: st.Balance}
 		if shareable {
 			p.flight = &Flight{done: make(chan struct{})}
+			// No other flight of this fingerprint started since the
+			// look above: this call holds the fingerprint's turn.
+			g.mu.Lock()
 			g.flights[dec.RequestFingerprint] = p.flight
+			g.mu.Unlock()
 		}
 		return p, p.rep, nil
 	}

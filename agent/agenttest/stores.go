@@ -31,7 +31,9 @@ import (
 // entry in the same step, Release frees a hold without spending but the
 // call still counts, Cancel withdraws a hold and its call, StateOf
 // returns the entries of one fingerprint and ReserveOf reserves and reads
-// them in one step.
+// them in one step. A Guard on the store, whose calls with different
+// fingerprints reserve at the same time, keeps its budget to the digit
+// and its MaxCalls exactly.
 // Every broken promise fails t.
 //
 // newStore must return a new, empty store of a scope of its own on every
@@ -64,6 +66,8 @@ func TestLedgerStore(t *testing.T, newStore func(t *testing.T) agent.LedgerStore
 		{"parallel retries of one settle count once", ledgerParallelSettle},
 		{"reserve-of reads one fingerprint in the same step", ledgerReserveOf},
 		{"cancel withdraws the call", ledgerCancel},
+		{"one guard's parallel calls stay within the budget", guardParallelBudget},
+		{"one guard's parallel calls stay within MaxCalls", guardParallelCalls},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, newStore(t)) })
 	}

@@ -95,6 +95,33 @@ func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
 	return user, sys
 }
 
+// redisReads is the function calls (FCALL, EVALSHA and EVAL, not the
+// commands they run) redis-server ran and the reads from its clients'
+// connections it made, from INFO: their ratio is the calls each write of
+// a client carried (pipelining).
+func redisReads(tb testing.TB, c redis.UniversalClient) (calls, reads float64) {
+	info, err := c.Info(context.Background(), "stats", "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "total_reads_processed:"); ok {
+			reads, _ = strconv.ParseFloat(v, 64)
+		}
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") && !strings.HasPrefix(line, "cmdstat_fcall:") {
+			continue
+		}
+		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, _ := strconv.ParseFloat(v, 64)
+				calls += n
+			}
+		}
+	}
+	return calls, reads
+}
+
 // BenchmarkReserveSettle is one reservation and its settlement.
 func BenchmarkReserveSettle(b *testing.B) {
 	p := startRedis(b)
@@ -207,9 +234,8 @@ func BenchmarkGuardCall(b *testing.B) {
 // BenchmarkStoreConcurrent is a reservation and its settlement (recording
 // an entry, on a full history) by each of 16 goroutines calling one Store
 // at once, with and without pipelining (lanes: the sends in progress at
-// once before calls queue; 2 is the default). Unlike a Guard, which
-// reserves one call at a time, this lets the calls overlap, as several
-// Guards (or Resumes) sharing one Store do.
+// once before calls queue; 2 is the default): the Store alone, without
+// a Guard's decisions between its calls, all of them overlapping.
 func BenchmarkStoreConcurrent(b *testing.B) {
 	p := startRedis(b)
 	scopes := 0

@@ -85,9 +85,10 @@ type batcher struct {
 // maxLanes is how many sends of one Store may be in progress at once
 // before further calls queue for the flusher. One would batch every
 // overlap but hold each call behind the one in progress for a round
-// trip; a Guard reserves one call at a time, so its typical overlap is a
-// reservation and the settlement of the call before, which two lanes
-// send side by side, as without batching; calls beyond those queue.
+// trip; a lone caller's typical overlap (a Guard used by one goroutine)
+// is a reservation and the settlement of the call before, which two
+// lanes send side by side, as without batching; calls beyond those (a
+// Guard's goroutines reserving different calls at once) queue.
 const maxLanes = 2
 
 // do runs the command args (an FCALL of the store's library, or an EVAL

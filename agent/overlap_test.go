@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentpreflight/preflight"
+)
+
+// overlapStore is a slow store: each ReserveOf waits, up to wait, for
+// another one to be under way, and the most under way at once is kept.
+type overlapStore struct {
+	LedgerStore
+	wait   time.Duration
+	inside atomic.Int32
+	most   atomic.Int32
+	mu     sync.Mutex
+	two    chan struct{} // closed when two are under way
+}
+
+func (s *overlapStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
+	n := s.inside.Add(1)
+	defer s.inside.Add(-1)
+	for {
+		m := s.most.Load()
+		if n <= m || s.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if n >= 2 {
+		s.mu.Lock()
+		select {
+		case <-s.two:
+		default:
+			close(s.two)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case <-s.two:
+	case <-time.After(s.wait): // not a timing claim: the other call may never come
+	}
+	return s.LedgerStore.ReserveOf(ctx, r, fp)
+}
+
+// TestGuardReservesOverlap: two calls with different fingerprints on one
+// Guard reserve at the same time (the second does not wait for the
+// first's trip to the store); two identical calls never do.
+func TestGuardReservesOverlap(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		a, b   preflight.ToolCallRequest
+		wait   time.Duration
+		atOnce int32
+	}{
+		{"different calls", searchReq("a", "0.1"), searchReq("b", "0.1"), 10 * time.Second, 2},
+		{"identical calls", searchReq("a", "0.1"), searchReq("a", "0.1"), 200 * time.Millisecond, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &overlapStore{LedgerStore: NewMemoryLedgerStore(nil), wait: tt.wait, two: make(chan struct{})}
+			g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for _, req := range []preflight.ToolCallRequest{tt.a, tt.b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := g.Call(context.Background(), req, func(context.Context) (Completion, error) { return Completion{ResultReference: "r"}, nil }); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			if got := st.most.Load(); got != tt.atOnce {
+				t.Errorf("at most %d reservations were under way at once, want %d", got, tt.atOnce)
+			}
+		})
+	}
+}
+
+// TestGuardIdenticalCallsCoalesce: many identical read-only calls proposed
+// at once on one Guard, the first still running: one runs, every other
+// one is told it is in flight and gets its result.
+func TestGuardIdenticalCallsCoalesce(t *testing.T) {
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 16
+	type answer struct {
+		p   *Permit
+		rep Report
+		err error
+	}
+	answers := make(chan answer, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, rep, err := g.Begin(context.Background(), searchReq("same", "0.1"))
+			answers <- answer{p, rep, err}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	var leader *Permit
+	var flights []*Flight
+	for a := range answers {
+		switch {
+		case a.err != nil:
+			t.Fatal(a.err)
+		case a.p != nil && leader != nil:
+			t.Fatal("two identical read-only calls were both allowed to run at once")
+		case a.p != nil:
+			leader = a.p
+		case a.rep.InFlight != nil:
+			flights = append(flights, a.rep.InFlight)
+		default:
+			t.Fatalf("an identical call was refused with %+v, want InFlight", a.rep.Decision)
+		}
+	}
+	if leader == nil || len(flights) != workers-1 {
+		t.Fatalf("leader %v, %d calls in flight; want one leader and %d waiting", leader != nil, len(flights), workers-1)
+	}
+	if _, err := leader.End(Completion{ResultReference: "the-result"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flights {
+		if f != flights[0] {
+			t.Fatal("the waiting calls wait on different flights")
+		}
+		if res, err := f.Wait(context.Background()); err != nil || res.ResultReference != "the-result" {
+			t.Errorf("Flight.Wait = %+v, %v; want the leader's result", res, err)
+		}
+	}
+}
+
+// TestGuardGate: SetCatalog waits for a decision under way (one stuck on
+// the store), and a call proposed meanwhile, even one with another
+// fingerprint, waits for SetCatalog and keeps its own deadline.
+func TestGuardGate(t *testing.T) {
+	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
+		first <- err
+	}()
+	<-st.entered // the first decision is under way, stuck on the store
+	set := make(chan struct{})
+	go func() {
+		g.SetCatalog(preflight.DefaultCatalog())
+		close(set)
+	}()
+	// SetCatalog is now waiting (or about to): a call with another
+	// fingerprint waits for it, until its own deadline.
+	for {
+		g.mu.Lock()
+		waiting := g.changesWaiting
+		g.mu.Unlock()
+		if waiting == 1 {
+			break
+		}
+		select {
+		case <-set:
+			t.Fatal("SetCatalog returned while a decision was under way")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	_, err = g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
+	if ran || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("behind a waiting SetCatalog: ran %v, error %v; want not run and context.DeadlineExceeded", ran, err)
+	}
+	select {
+	case <-set:
+		t.Fatal("SetCatalog returned while a decision was under way")
+	default:
+	}
+	close(st.release)
+	if err := <-first; err != nil {
+		t.Errorf("the first call: %v", err)
+	}
+	<-set
+	if _, err := g.Call(context.Background(), searchReq("c", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil }); err != nil {
+		t.Errorf("a call after SetCatalog: %v", err)
+	}
+}
