@@ -198,3 +198,78 @@ func TestGuardGate(t *testing.T) {
 		t.Errorf("a call after SetCatalog: %v", err)
 	}
 }
+
+// pausedStore pauses the ReserveOf calls made while pause is set after
+// they read the store: it signals read and waits for resume before it
+// answers.
+type pausedStore struct {
+	LedgerStore
+	pause  atomic.Bool
+	read   chan struct{}
+	resume chan struct{}
+}
+
+func (s *pausedStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
+	ok, st, err := s.LedgerStore.ReserveOf(ctx, r, fp)
+	if s.pause.Load() {
+		s.read <- struct{}{}
+		<-s.resume
+	}
+	return ok, st, err
+}
+
+// TestGuardFlightLandsDuringDecision: an identical read-only call reads
+// the history while the first one still runs, and the first one ends
+// (recorded, its flight landed) before the second one is decided. The
+// second one must not run: it saw the first one in flight when it read
+// the history, so it waits on it (or reuses its result), as when the
+// first one ends before or after the second one's decision.
+func TestGuardFlightLandsDuringDecision(t *testing.T) {
+	st := &pausedStore{LedgerStore: NewMemoryLedgerStore(nil), read: make(chan struct{}), resume: make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _, err := g.Begin(context.Background(), searchReq("same", "0.1"))
+	if err != nil || leader == nil {
+		t.Fatalf("the first call: permit %v, error %v; want a permit", leader, err)
+	}
+	st.pause.Store(true)
+	type answer struct {
+		p   *Permit
+		rep Report
+		err error
+	}
+	second := make(chan answer, 1)
+	go func() {
+		p, rep, err := g.Begin(context.Background(), searchReq("same", "0.1"))
+		second <- answer{p, rep, err}
+	}()
+	<-st.read // the second call read the history: the first one is not in it
+	st.pause.Store(false)
+	if _, err := leader.End(Completion{ResultReference: "the-result"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(st.resume)
+	a := <-second
+	switch {
+	case a.err != nil:
+		t.Fatal(a.err)
+	case a.p != nil:
+		a.p.Release()
+		t.Fatalf("the identical call was allowed to run again (%s %v), want it to wait on the first one or reuse its result", a.rep.Decision.Verdict, a.rep.Decision.ReasonCodes)
+	case a.rep.InFlight != nil:
+		if res, err := a.rep.InFlight.Wait(context.Background()); err != nil || res.ResultReference != "the-result" {
+			t.Errorf("Flight.Wait = %+v, %v; want the first call's result", res, err)
+		}
+	case a.rep.ReuseReference != "the-result":
+		t.Errorf("the identical call: %s %v, reuse %q; want it in flight or reusing the first one's result", a.rep.Decision.Verdict, a.rep.Decision.ReasonCodes, a.rep.ReuseReference)
+	}
+	s, err := st.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Balance; b.Calls != 1 || b.SpentUSD != "0.1" || b.ReservedUSD != "0" {
+		t.Errorf("balance %+v, want one call of 0.1 and nothing held", b)
+	}
+}
