@@ -77,8 +77,8 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
 // waits for the decision of an identical call, one with the same request
-// fingerprint, on this Guard, or for SetCatalog or SetBudget), or a [LedgerStore]
-// that could not be read or could not reserve (wrapping
+// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget),
+// or a [LedgerStore] that could not be read or could not reserve (wrapping
 // ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
