@@ -206,9 +206,11 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 // whose reservation no longer fits, because another one took the money
 // meanwhile, is decided again on the balance then. A call may thus see
 // another one's estimate held for a moment while that one is still being
-// decided, and be deferred although that one is then not run; it is never
-// allowed money that another holds. That is enough when the Guard owns
-// the budget (GuardOptions.BudgetUSD), as far as estimates go: a call whose
+// decided, and be deferred although that one is then not run (with
+// GuardOptions.MaxCalls, likewise for the call that one counts while it is
+// decided); it is never allowed money, or a call, that another holds.
+// That is enough when the Guard owns the budget (GuardOptions.BudgetUSD),
+// as far as estimates go: a call whose
 // Completion.CostUSD exceeds its estimate takes spending past BudgetUSD by the
 // difference (the calls after it see nothing left). When the caller supplies
 // RemainingUSD itself, it must deduct a call's cost before the call's
@@ -257,8 +259,8 @@ type Guard struct {
 	flights    map[string]*Flight // read-only calls in flight, by fingerprint
 	turns      map[string]*turn   // the fingerprints deciding, or waiting to
 	spareTurns []*turn
-	// The gate: decisions under way, and SetCatalog or SetBudget under
-	// way or waiting for them.
+	// The gate: decisions under way, and SetCatalog, SetBudget or
+	// RaiseBudget under way or waiting for them.
 	deciding       int
 	changing       bool
 	changesWaiting int
@@ -463,7 +465,8 @@ func (g *Guard) Catalog() *preflight.Catalog { return g.catalog.Load() }
 //
 // When call does not run, nothing is recorded. A context that is already
 // done when Call starts, that ends while Call waits for the decision and
-// reservation of an identical call (on a slow store), or that is done when the
+// reservation of an identical call (on a slow store) or for SetCatalog,
+// SetBudget or RaiseBudget, or that is done when the
 // call is about to run, stops it before running call: Call returns
 // ctx.Err() and records nothing. A context
 // cancelled while call runs is call's business: its Completion is recorded

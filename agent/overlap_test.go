@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,5 +198,189 @@ func TestGuardGate(t *testing.T) {
 	<-set
 	if _, err := g.Call(context.Background(), searchReq("c", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil }); err != nil {
 		t.Errorf("a call after SetCatalog: %v", err)
+	}
+}
+
+// pausedStore pauses the ReserveOf calls made while pause is set after
+// they read the store: it signals read and waits for resume before it
+// answers.
+type pausedStore struct {
+	LedgerStore
+	pause  atomic.Bool
+	read   chan struct{}
+	resume chan struct{}
+}
+
+func (s *pausedStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
+	ok, st, err := s.LedgerStore.ReserveOf(ctx, r, fp)
+	if s.pause.Load() {
+		s.read <- struct{}{}
+		<-s.resume
+	}
+	return ok, st, err
+}
+
+// TestGuardFlightLandsDuringDecision: an identical read-only call reads
+// the history while the first one still runs, and the first one ends
+// (recorded, its flight landed) before the second one is decided. The
+// second one must not run: it saw the first one in flight when it read
+// the history, so it waits on it (or reuses its result), as when the
+// first one ends before or after the second one's decision.
+func TestGuardFlightLandsDuringDecision(t *testing.T) {
+	st := &pausedStore{LedgerStore: NewMemoryLedgerStore(nil), read: make(chan struct{}), resume: make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _, err := g.Begin(context.Background(), searchReq("same", "0.1"))
+	if err != nil || leader == nil {
+		t.Fatalf("the first call: permit %v, error %v; want a permit", leader, err)
+	}
+	st.pause.Store(true)
+	type answer struct {
+		p   *Permit
+		rep Report
+		err error
+	}
+	second := make(chan answer, 1)
+	go func() {
+		p, rep, err := g.Begin(context.Background(), searchReq("same", "0.1"))
+		second <- answer{p, rep, err}
+	}()
+	<-st.read // the second call read the history: the first one is not in it
+	st.pause.Store(false)
+	if _, err := leader.End(Completion{ResultReference: "the-result"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(st.resume)
+	a := <-second
+	switch {
+	case a.err != nil:
+		t.Fatal(a.err)
+	case a.p != nil:
+		a.p.Release()
+		t.Fatalf("the identical call was allowed to run again (%s %v), want it to wait on the first one or reuse its result", a.rep.Decision.Verdict, a.rep.Decision.ReasonCodes)
+	case a.rep.InFlight != nil:
+		if res, err := a.rep.InFlight.Wait(context.Background()); err != nil || res.ResultReference != "the-result" {
+			t.Errorf("Flight.Wait = %+v, %v; want the first call's result", res, err)
+		}
+	case a.rep.ReuseReference != "the-result":
+		t.Errorf("the identical call: %s %v, reuse %q; want it in flight or reusing the first one's result", a.rep.Decision.Verdict, a.rep.Decision.ReasonCodes, a.rep.ReuseReference)
+	}
+	s, err := st.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Balance; b.Calls != 1 || b.SpentUSD != "0.1" || b.ReservedUSD != "0" {
+		t.Errorf("balance %+v, want one call of 0.1 and nothing held", b)
+	}
+}
+
+// lockState is a Guard's locking bookkeeping at one moment.
+type lockState struct {
+	turns, refs, busy, spare, deciding, changesWaiting int
+	changing                                           bool
+}
+
+func lockStateOf(g *Guard) lockState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := lockState{turns: len(g.turns), spare: len(g.spareTurns), deciding: g.deciding, changesWaiting: g.changesWaiting, changing: g.changing}
+	for _, t := range g.turns {
+		s.refs += t.refs
+		if t.busy {
+			s.busy++
+		}
+	}
+	return s
+}
+
+// waitLockState waits until g's bookkeeping satisfies ok.
+func waitLockState(t *testing.T, g *Guard, what string, ok func(lockState) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second) // not a timing claim: it would wait for ever
+	for !ok(lockStateOf(g)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %+v after 10 s", what, lockStateOf(g))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestGuardWaitersGiveUp: behind a call stuck on the store, identical
+// calls waiting for their turn and other calls waiting at the gate behind
+// SetCatalog all give up when their contexts end, without running and
+// without leaving a turn, a place at the gate or a goroutine behind; the
+// stuck call, SetCatalog and later calls then go on as usual.
+func TestGuardWaitersGiveUp(t *testing.T) {
+	before := runtime.NumGoroutine()
+	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 64), make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(context.Context) (Completion, error) { return Completion{ResultReference: "r"}, nil }
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), run)
+		first <- err
+	}()
+	<-st.entered // the first call is deciding, stuck on the store
+	const waiters = 8
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran atomic.Int32
+	gaveUp := make(chan error, 2*waiters)
+	for range waiters { // identical calls: they wait for their turn
+		go func() {
+			_, err := g.Call(ctx, searchReq("a", "0.1"), func(context.Context) (Completion, error) { ran.Add(1); return Completion{}, nil })
+			gaveUp <- err
+		}()
+	}
+	waitLockState(t, g, "identical calls waiting for their turn", func(s lockState) bool { return s.turns == 1 && s.refs == 1+waiters })
+	set := make(chan struct{})
+	go func() {
+		g.SetCatalog(nil)
+		close(set)
+	}()
+	waitLockState(t, g, "SetCatalog waiting", func(s lockState) bool { return s.changesWaiting == 1 })
+	for i := range waiters { // other calls: they wait at the gate
+		go func() {
+			_, err := g.Call(ctx, searchReq(fmt.Sprintf("b%d", i), "0.1"), func(context.Context) (Completion, error) { ran.Add(1); return Completion{}, nil })
+			gaveUp <- err
+		}()
+	}
+	waitLockState(t, g, "other calls at the gate", func(s lockState) bool { return s.turns == 1+waiters && s.busy == 1+waiters })
+	cancel()
+	for range 2 * waiters {
+		if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+			t.Errorf("a waiting call whose context ended: %v, want context.Canceled", err)
+		}
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d waiting calls ran after their contexts ended", n)
+	}
+	if s := lockStateOf(g); s != (lockState{turns: 1, refs: 1, busy: 1, spare: waiters, deciding: 1, changesWaiting: 1}) {
+		t.Errorf("after the waiting calls gave up: %+v, want only the stuck call's turn and SetCatalog waiting", s)
+	}
+	close(st.release)
+	if err := <-first; err != nil {
+		t.Errorf("the stuck call: %v", err)
+	}
+	<-set
+	for _, q := range []string{"a", "b0"} {
+		if rep, err := g.Call(context.Background(), searchReq(q, "0.1"), run); err != nil || !rep.Called && rep.ReuseReference == "" {
+			t.Errorf("a call of %q afterwards: %+v, %v; want it run or reused", q, rep.Decision, err)
+		}
+	}
+	if s := lockStateOf(g); s.turns != 0 || s.refs != 0 || s.deciding != 0 || s.changesWaiting != 0 || s.changing || s.spare > maxSpareTurns {
+		t.Errorf("at rest: %+v, want no turn, no decision, no change", s)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the calls, %d before", n, before)
 	}
 }

@@ -77,8 +77,8 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
 // waits for the decision of an identical call, one with the same request
-// fingerprint, on this Guard, or for SetCatalog or SetBudget), or a [LedgerStore]
-// that could not be read or could not reserve (wrapping
+// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget),
+// or a [LedgerStore] that could not be read or could not reserve (wrapping
 // ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
@@ -130,6 +130,17 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// shared with other processes means they spent in the meantime:
 	// decide again on the fresh balance.
 	for attempt := 1; ; attempt++ {
+		// The call in flight with this fingerprint, looked up before the
+		// history is read: one that lands meanwhile (End records its
+		// outcome, then lands) may be missing from both the history read
+		// and g.flights by the time of the decision. None starts while
+		// this call holds the fingerprint's turn.
+		var flying *Flight
+		if g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult {
+			g.mu.Lock()
+			flying = g.flights[fp]
+			g.mu.Unlock()
+		}
 		id, held, st, err := g.reserveOf(ctx, fp, estimate)
 		if err != nil {
 			return nil, Report{}, err
@@ -188,15 +199,10 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			eff, ok := catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
 			shareable = ok && eff == preflight.EffectsReadOnly
 		}
-		if shareable {
-			g.mu.Lock()
-			f := g.flights[dec.RequestFingerprint]
-			g.mu.Unlock()
-			if f != nil {
-				rep.InFlight = f
-				withdraw()
-				return nil, rep, nil
-			}
+		if shareable && flying != nil {
+			rep.InFlight = flying
+			withdraw()
+			return nil, rep, nil
 		}
 		if err := ctx.Err(); err != nil {
 			withdraw()
@@ -214,8 +220,9 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id, seen: st.Balance}
 		if shareable {
 			p.flight = &Flight{done: make(chan struct{})}
-			// No other flight of this fingerprint started since the
-			// look above: this call holds the fingerprint's turn.
+			// No flight of this fingerprint was in flight when the
+			// history was read, and none started since: this call holds
+			// the fingerprint's turn.
 			g.mu.Lock()
 			g.flights[dec.RequestFingerprint] = p.flight
 			g.mu.Unlock()

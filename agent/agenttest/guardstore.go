@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -120,4 +121,145 @@ func guardParallelCalls(t *testing.T, st agent.LedgerStore) {
 		t.Errorf("%d of %d calls proposed at once were allowed under MaxCalls %d, want exactly %d", got, workers, maxCalls, maxCalls)
 	}
 	wantBalance(t, "after the calls", state(t, st).Balance, "0.05", "0", maxCalls)
+}
+
+// guardMixed: one Guard on the store, a tight budget and call limit, many
+// goroutines proposing identical read-only calls (coalesced onto one
+// another, or reusing a result) and different ones at once, through Call
+// (some of whose functions panic) and through Begin with End or Release,
+// while SetCatalog, SetBudget and RaiseBudget keep changing the Guard (to
+// the same values): nothing stays held, each call counted is a permit the
+// Guard gave, and the spending is the sum of what the calls settled,
+// within the budget, in at most MaxCalls calls.
+func guardMixed(t *testing.T, st agent.LedgerStore) {
+	const budget, maxCalls, workers, each = "1.5", 24, 12, 20
+	g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: st, BudgetUSD: budget, MaxCalls: maxCalls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, changed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(changed)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var err error
+			switch i % 3 {
+			case 0:
+				g.SetCatalog(nil)
+			case 1:
+				err = g.SetBudget(budget)
+			case 2:
+				_, err = g.RaiseBudget("0")
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			runtime.Gosched()
+		}
+	}()
+	var mu sync.Mutex
+	settled, permits := new(big.Rat), 0
+	count := func(usd json.Number) {
+		mu.Lock()
+		defer mu.Unlock()
+		if usd != "" {
+			settled.Add(settled, money(t, "settled", usd))
+		}
+	}
+	allowed := func() {
+		mu.Lock()
+		permits++
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				n := w*each + i
+				query := fmt.Sprintf("shared-%d", n%3)
+				if n%2 == 1 {
+					query = fmt.Sprintf("own-%d", n)
+				}
+				cents := 3 + n%17
+				req := guardRequest(query, fmt.Sprintf("0.%02d", cents))
+				req.Capabilities = &preflight.Capabilities{CanReusePriorResult: true}
+				res := agent.Completion{ResultReference: "r-" + query, CostUSD: json.Number(fmt.Sprintf("0.%02d", cents-n%2))}
+				if n%5 == 0 {
+					res.Outcome = preflight.OutcomeTransientFailure
+				}
+				switch n % 4 {
+				case 0, 1:
+					rep, err := guardCallRecovering(g, req, n%7 == 0, res, allowed, count)
+					if err != nil {
+						t.Errorf("call %d: %v", n, err)
+					}
+					count(rep.SettledUSD)
+					if rep.InFlight != nil {
+						_, _ = rep.InFlight.Wait(context.Background())
+					}
+				default:
+					p, rep, err := g.Begin(context.Background(), req)
+					if err != nil {
+						t.Errorf("Begin %d: %v", n, err)
+					}
+					if rep.InFlight != nil {
+						_, _ = rep.InFlight.Wait(context.Background())
+					}
+					if p == nil {
+						continue
+					}
+					allowed()
+					runtime.Gosched()
+					if n%3 == 0 {
+						p.Release()
+						continue
+					}
+					rep, err = p.End(res, nil)
+					if err != nil {
+						t.Errorf("End %d: %v", n, err)
+					}
+					count(rep.SettledUSD)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-changed
+	b := state(t, st).Balance
+	spent := money(t, "SpentUSD", b.SpentUSD)
+	if spent.Cmp(settled) != 0 || spent.Cmp(money(t, "budget", budget)) > 0 || money(t, "ReservedUSD", b.ReservedUSD).Sign() != 0 ||
+		b.Calls != permits || b.Calls > maxCalls {
+		t.Errorf("after %d permits: balance %+v; want the %s the calls settled, at most %s, nothing held, and one call per permit, at most %d",
+			permits, b, settled.FloatString(2), budget, maxCalls)
+	}
+	if permits == 0 {
+		t.Error("no call was allowed")
+	}
+}
+
+// guardCallRecovering makes a Call whose function reports res, or panics
+// when panics is set, telling allowed when it runs and count what a
+// panicking call is settled at (its estimate).
+func guardCallRecovering(g *agent.Guard, req preflight.ToolCallRequest, panics bool, res agent.Completion, allowed func(), count func(json.Number)) (rep agent.Report, err error) {
+	defer func() {
+		if r := recover(); r != nil && r != "tool panicked" {
+			panic(r)
+		}
+	}()
+	return g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+		allowed()
+		runtime.Gosched()
+		if panics {
+			count(req.Tool.EstimatedExternalCostUSD)
+			panic("tool panicked")
+		}
+		return res, nil
+	})
 }

@@ -33,7 +33,8 @@ import (
 // returns the entries of one fingerprint and ReserveOf reserves and reads
 // them in one step. A Guard on the store, whose calls with different
 // fingerprints reserve at the same time, keeps its budget to the digit
-// and its MaxCalls exactly.
+// and its MaxCalls exactly, also with identical calls among them, calls
+// released or panicking, and its budget and catalog changed meanwhile.
 // Every broken promise fails t.
 //
 // newStore must return a new, empty store of a scope of its own on every
@@ -68,6 +69,7 @@ func TestLedgerStore(t *testing.T, newStore func(t *testing.T) agent.LedgerStore
 		{"cancel withdraws the call", ledgerCancel},
 		{"one guard's parallel calls stay within the budget", guardParallelBudget},
 		{"one guard's parallel calls stay within MaxCalls", guardParallelCalls},
+		{"one guard's mixed calls while its budget and catalog change", guardMixed},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, newStore(t)) })
 	}
