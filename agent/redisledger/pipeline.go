@@ -99,7 +99,7 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 		// as without batching.
 		b.busy++
 		b.mu.Unlock()
-		cmd := redis.NewCmd(ctx, args...)
+		cmd := newCall(ctx, args)
 		if b.wait > 0 {
 			b.sendWait(ctx, []*redis.Cmd{cmd})
 		} else {
@@ -136,6 +136,17 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 	} else {
 		cmd.SetErr(fmt.Errorf("redisledger: no reply from Redis before the context ended: %w", context.Cause(ctx)))
 	}
+	return cmd
+}
+
+// newCall is the command args (FCALL or EVAL, see Store.command), told
+// where its keys start, as FCall tells it: go-redis routes a command by
+// its first key and, for an FCALL it was not told of, would take the
+// function's name for it (on a Cluster, its slot's primary would answer
+// MOVED and send the call on, a round trip more).
+func newCall(ctx context.Context, args []any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
 	return cmd
 }
 
@@ -190,7 +201,7 @@ func (b *batcher) send(batch []*pendingCall) {
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, p := range batch {
-		cmds[i] = redis.NewCmd(ctx, p.args...)
+		cmds[i] = newCall(ctx, p.args)
 	}
 	switch {
 	case b.wait > 0:
