@@ -263,3 +263,46 @@ func TestPipeliningCluster(t *testing.T) {
 	}
 	t.Logf("the largest pipeline held %d reservations", largest)
 }
+
+// TestFlusherSkipsCallsPastTheirDeadline: a queued call whose deadline has
+// passed, or whose context was cancelled, by the time the flusher takes
+// it is not sent, even in a pipeline
+// with a call that still has time (whose deadline the pipeline keeps). The
+// test puts the calls in the queue itself, as do would, to stand for the
+// moment between the end of a caller's context and the caller's taking
+// its call back, which the scheduler decides: without the check the call
+// went to Redis for a caller that had given up.
+func TestFlusherSkipsCallsPastTheirDeadline(t *testing.T) {
+	p := startRedis(t)
+	c := p.client(t)
+	ctx := context.Background()
+	b := &batcher{c: c, timeout: time.Second, lanes: 1}
+	late := &pendingCall{args: []any{"set", "late", "1"}, ctx: ctx, deadline: time.Now().Add(-time.Millisecond), done: make(chan struct{})}
+	cancelled, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("the caller left"))
+	left := &pendingCall{args: []any{"set", "left", "1"}, ctx: cancelled, deadline: time.Now().Add(5 * time.Second), done: make(chan struct{})}
+	live := &pendingCall{args: []any{"set", "live", "1"}, ctx: ctx, deadline: time.Now().Add(5 * time.Second), done: make(chan struct{})}
+	b.mu.Lock()
+	b.queue = append(b.queue, late, left, live)
+	b.kick()
+	b.mu.Unlock()
+	for _, q := range []*pendingCall{late, left, live} {
+		select {
+		case <-q.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: no answer", q.args)
+		}
+	}
+	if err := live.cmd.Err(); err != nil {
+		t.Errorf("the call with time left: %v", err)
+	}
+	if err := late.cmd.Err(); !errors.Is(err, errNotSent) {
+		t.Errorf("the call past its deadline: %v, want an error wrapping errNotSent", err)
+	}
+	if err := left.cmd.Err(); !errors.Is(err, errNotSent) || context.Cause(cancelled) == nil || !errors.Is(err, context.Cause(cancelled)) {
+		t.Errorf("the call whose context was cancelled: %v, want an error wrapping errNotSent and the context's cause", err)
+	}
+	if n, err := c.Exists(ctx, "late", "left").Result(); err != nil || n != 0 {
+		t.Errorf("calls whose callers gave up reached Redis: EXISTS late left = %d, %v", n, err)
+	}
+}
