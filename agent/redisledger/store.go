@@ -143,7 +143,7 @@ type Options struct {
 	// reply, and each caller's deadline is kept: a caller whose context
 	// ends while its call is queued returns at once and the call is never
 	// sent. Calls made as scripts (NoFunctions, or a server without Redis
-	// Functions) are never pipelined.
+	// Functions) are pipelined only with WaitReplicas (sent as EVAL).
 	NoPipelining bool
 	// WaitReplicas, when positive, makes every function call wait (WAIT,
 	// in the same pipeline, one per pipeline) until that many replicas
