@@ -5,9 +5,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentpreflight/preflight/agent"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -208,4 +210,71 @@ func TestClusterWaitReplicas(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // holds whose reply was lost expire
 	f.check(t, c, scope, budget, failoverWaited)
 	t.Logf("%d calls failed closed during the failover", f.Unavailable)
+}
+
+// TestClusterCallsGoToTheScopesPrimary: every function call goes straight
+// to the primary of the scope's slot, lone or pipelined. go-redis routes
+// a command by its first key; for FCALL it knows that position only when
+// the command is told (as FCall tells it), and otherwise routes by the
+// function's name, whose slot's primary answers MOVED and sends the call
+// on: two round trips and a reload of the client's slot map per call.
+// The scope is chosen so that the two primaries differ.
+func TestClusterCallsGoToTheScopesPrimary(t *testing.T) {
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	_, _, names := library()
+	byName := primaryOf(nodes[0], nodes, names[reserveScript])
+	if byName == nil {
+		t.Fatal("no primary for the slot of the function's name")
+	}
+	scope := ""
+	for i := range 64 {
+		sc := "route-" + strconv.Itoa(i)
+		if p := primaryOf(nodes[0], nodes, "preflight:{"+sc+"}:s"); p != nil && p != byName {
+			scope = sc
+			break
+		}
+	}
+	if scope == "" {
+		t.Fatal("no scope whose primary differs from the function name's")
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs(nodes), MaxRedirects: 8, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	s, err := New(c, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !s.functions.Load() {
+		t.Fatal("the store did not load its library: the test is about function calls")
+	}
+	ctx := context.Background()
+	for _, p := range nodes {
+		if err := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "config", "resetstat").Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: "r" + strconv.Itoa(i), AmountUSD: "0.01", LimitUSD: "1"}); !ok || err != nil {
+				t.Error(ok, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range nodes {
+		out, err := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "info", "errorstats").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "errorstat_MOVED") {
+			t.Errorf("node %s redirected calls (MOVED): they were not sent to the scope's primary\n%s", p.addr(), out)
+		}
+	}
 }

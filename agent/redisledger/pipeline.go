@@ -34,7 +34,9 @@ import (
 // whichever comes first. A caller whose context ends while its command is
 // still queued takes the command back (it is never sent: a reservation
 // sent for nobody would hold money for nobody) and gets an error wrapping
-// errNotSent. One whose command is in flight gets an error wrapping the
+// errNotSent; so does one whose context has ended, or whose deadline has
+// passed, when the flusher comes to its command (before its own goroutine
+// could take it back): the flusher leaves it unsent. One whose command is in flight gets an error wrapping the
 // context's, and the command is as ambiguous as a command whose deadline
 // passes without batching: it may have run. The pipeline itself is bounded
 // by the latest deadline among its callers.
@@ -56,7 +58,8 @@ const (
 // pendingCall is one queued function call.
 type pendingCall struct {
 	args     []any // the command
-	deadline time.Time
+	ctx      context.Context
+	deadline time.Time // ctx's, or the store's timeout from the call
 	state    atomic.Int32
 	cmd      *redis.Cmd // set before done is closed
 	done     chan struct{}
@@ -100,7 +103,7 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 		// as without batching.
 		b.busy++
 		b.mu.Unlock()
-		cmd := redis.NewCmd(ctx, args...)
+		cmd := newCall(ctx, args)
 		if b.wait > 0 {
 			b.sendWait(ctx, []*redis.Cmd{cmd})
 		} else {
@@ -112,7 +115,7 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 		b.mu.Unlock()
 		return cmd
 	}
-	p := &pendingCall{args: args, done: make(chan struct{})}
+	p := &pendingCall{args: args, ctx: ctx, done: make(chan struct{})}
 	if d, ok := ctx.Deadline(); ok {
 		p.deadline = d
 	} else {
@@ -132,11 +135,23 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 	default:
 	}
 	cmd := redis.NewCmd(ctx, args[:2]...)
-	if p.state.CompareAndSwap(queued, left) {
+	// Left by the flusher too, which then answers it: errNotSent either way.
+	if p.state.CompareAndSwap(queued, left) || p.state.Load() == left {
 		cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, context.Cause(ctx)))
 	} else {
 		cmd.SetErr(fmt.Errorf("redisledger: no reply from Redis before the context ended: %w", context.Cause(ctx)))
 	}
+	return cmd
+}
+
+// newCall is the command args (FCALL or EVAL, see Store.command), told
+// where its keys start, as FCall tells it: go-redis routes a command by
+// its first key and, for an FCALL it was not told of, would take the
+// function's name for it (on a Cluster, its slot's primary would answer
+// MOVED and send the call on, a round trip more).
+func newCall(ctx context.Context, args []any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(3)
 	return cmd
 }
 
@@ -158,9 +173,19 @@ func (b *batcher) flushQueue() {
 		batch = batch[:0]
 		b.mu.Lock()
 		n := 0
+		now := time.Now()
 		for n < len(b.queue) && len(batch) < maxBatch {
 			p := b.queue[n]
 			n++
+			if err := p.gone(now); err != nil {
+				// Its caller gave up: it is not sent with the others.
+				if p.state.CompareAndSwap(queued, left) {
+					p.cmd = redis.NewCmd(p.ctx, p.args[:2]...)
+					p.cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, err))
+					close(p.done)
+				}
+				continue
+			}
 			if p.state.CompareAndSwap(queued, sent) {
 				batch = append(batch, p)
 			}
@@ -179,6 +204,18 @@ func (b *batcher) flushQueue() {
 	}
 }
 
+// gone returns why p's caller gives up by now (its context's cause, or
+// the end of its deadline), or nil.
+func (p *pendingCall) gone(now time.Time) error {
+	if err := context.Cause(p.ctx); err != nil {
+		return err
+	}
+	if !now.Before(p.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // send runs batch as one pipeline and hands each caller its command.
 func (b *batcher) send(batch []*pendingCall) {
 	deadline := batch[0].deadline
@@ -191,7 +228,7 @@ func (b *batcher) send(batch []*pendingCall) {
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, p := range batch {
-		cmds[i] = redis.NewCmd(ctx, p.args...)
+		cmds[i] = newCall(ctx, p.args)
 	}
 	switch {
 	case b.wait > 0:

@@ -263,3 +263,126 @@ func TestPipeliningCluster(t *testing.T) {
 	}
 	t.Logf("the largest pipeline held %d reservations", largest)
 }
+
+// TestFlusherSkipsCallsPastTheirDeadline: a queued call whose deadline has
+// passed, or whose context was cancelled, by the time the flusher takes
+// it is not sent, even in a pipeline
+// with a call that still has time (whose deadline the pipeline keeps). The
+// test puts the calls in the queue itself, as do would, to stand for the
+// moment between the end of a caller's context and the caller's taking
+// its call back, which the scheduler decides: without the check the call
+// went to Redis for a caller that had given up.
+func TestFlusherSkipsCallsPastTheirDeadline(t *testing.T) {
+	p := startRedis(t)
+	c := p.client(t)
+	ctx := context.Background()
+	b := &batcher{c: c, timeout: time.Second, lanes: 1}
+	late := &pendingCall{args: []any{"set", "late", "1"}, ctx: ctx, deadline: time.Now().Add(-time.Millisecond), done: make(chan struct{})}
+	cancelled, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("the caller left"))
+	left := &pendingCall{args: []any{"set", "left", "1"}, ctx: cancelled, deadline: time.Now().Add(5 * time.Second), done: make(chan struct{})}
+	live := &pendingCall{args: []any{"set", "live", "1"}, ctx: ctx, deadline: time.Now().Add(5 * time.Second), done: make(chan struct{})}
+	b.mu.Lock()
+	b.queue = append(b.queue, late, left, live)
+	b.kick()
+	b.mu.Unlock()
+	for _, q := range []*pendingCall{late, left, live} {
+		select {
+		case <-q.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: no answer", q.args)
+		}
+	}
+	if err := live.cmd.Err(); err != nil {
+		t.Errorf("the call with time left: %v", err)
+	}
+	if err := late.cmd.Err(); !errors.Is(err, errNotSent) {
+		t.Errorf("the call past its deadline: %v, want an error wrapping errNotSent", err)
+	}
+	if err := left.cmd.Err(); !errors.Is(err, errNotSent) || context.Cause(cancelled) == nil || !errors.Is(err, context.Cause(cancelled)) {
+		t.Errorf("the call whose context was cancelled: %v, want an error wrapping errNotSent and the context's cause", err)
+	}
+	if n, err := c.Exists(ctx, "late", "left").Result(); err != nil || n != 0 {
+		t.Errorf("calls whose callers gave up reached Redis: EXISTS late left = %d, %v", n, err)
+	}
+}
+
+// TestRingCallsStayOnTheScopesShard: a Ring (a UniversalClient New takes)
+// sends each command to the shard of its first key. Every call of a
+// store, whatever its function, must reach the shard of the scope's key:
+// routed by the function's name instead, a reservation and its settlement
+// would run on different shards, each with counters of its own. The
+// scope is chosen so that its key and the function's name are on
+// different shards.
+func TestRingCallsStayOnTheScopesShard(t *testing.T) {
+	a, b := startRedis(t), startRedis(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.addr(), "b": b.addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { ring.Close() })
+	ctx := context.Background()
+	// shardOf is the shard the Ring sends key to: where a SET of it lands.
+	shardOf := func(key string) *redisProc {
+		t.Helper()
+		if err := ring.Set(ctx, key, "probe", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		defer ring.Del(ctx, key)
+		for _, p := range []*redisProc{a, b} {
+			if n, _ := p.client(t).Exists(ctx, key).Result(); n == 1 {
+				return p
+			}
+		}
+		t.Fatalf("%s is on no shard", key)
+		return nil
+	}
+	_, _, names := library()
+	byName := shardOf(names[reserveScript])
+	scope := ""
+	for i := range 64 {
+		if sc := "ring-route-" + strconv.Itoa(i); shardOf("preflight:{"+sc+"}:s") != byName {
+			scope = sc
+			break
+		}
+	}
+	if scope == "" {
+		t.Fatal("no scope on another shard than the function's name")
+	}
+	// Both shards have the library, so that every call is a function call.
+	for _, p := range []*redisProc{a, b} {
+		if err := loadLibrary(ctx, p.client(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(ring, scope, &Options{AllowUnsafeServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for i := range 4 {
+		id := "r" + strconv.Itoa(i)
+		if ok, _, err := s.Reserve(ctx, agent.Reservation{ID: id, AmountUSD: "0.5", LimitUSD: "10"}); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if _, err := s.Settle(ctx, id, "0.25", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.functions.Load() {
+		t.Fatal("the store fell back to scripts: the test is about function calls")
+	}
+	st, err := s.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(agent.Balance{SpentUSD: "1", ReservedUSD: "0", Calls: 4}, st.Balance); diff != "" {
+		t.Errorf("four calls reserved at 0.5 and settled at 0.25 (-want +got):\n%s", diff)
+	}
+	for _, p := range []*redisProc{a, b} {
+		n, err := p.client(t).Exists(ctx, s.keys[0]).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on := p == byName; (n == 1) == on {
+			t.Errorf("the scope's key on the shard %s: %v, want %v (the shard the Ring sends the key to)", p.addr(), n == 1, !on)
+		}
+	}
+}

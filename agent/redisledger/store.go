@@ -143,7 +143,7 @@ type Options struct {
 	// reply, and each caller's deadline is kept: a caller whose context
 	// ends while its call is queued returns at once and the call is never
 	// sent. Calls made as scripts (NoFunctions, or a server without Redis
-	// Functions) are never pipelined.
+	// Functions) are pipelined only with WaitReplicas (sent as EVAL).
 	NoPipelining bool
 	// WaitReplicas, when positive, makes every function call wait (WAIT,
 	// in the same pipeline, one per pipeline) until that many replicas
@@ -163,8 +163,9 @@ type Options struct {
 	// read. Calls made as scripts wait too (sent as EVAL). On a Cluster the
 	// call and its WAIT go to the primary of the scope's slot; a call that
 	// meets a moved slot (MOVED, ASK: a slot migration) fails and the next
-	// one goes to the new primary. Zero: no WAIT (replication is
-	// asynchronous; see "Overshoot").
+	// one goes to the new primary. New refuses it with a *redis.Ring,
+	// which would send WAIT to a shard of its choice. Zero: no WAIT
+	// (replication is asynchronous; see "Overshoot").
 	WaitReplicas int
 	// WaitTimeout bounds each WAIT of WaitReplicas. Zero means 1 s.
 	WaitTimeout time.Duration
@@ -281,6 +282,9 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 		if !cc.Options().ContextTimeoutEnabled {
 			return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
 		}
+	}
+	if _, ring := c.(*redis.Ring); ring && o.WaitReplicas > 0 {
+		return nil, errors.New("redisledger: Options.WaitReplicas needs a *redis.Client or *redis.ClusterClient: a *redis.Ring sends WAIT, which has no key, to a shard of its choice, not always the one the call wrote to")
 	}
 	if !o.AllowUnsafeServer {
 		ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)

@@ -204,3 +204,19 @@ func TestWaitReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitReplicasRefusesRing: a Ring sends a pipeline's commands to the
+// shards of their first keys, and WAIT, which has none, to a shard of its
+// choice, so WAIT would count the replicas of another shard than the one
+// the call wrote: New refuses a Ring with Options.WaitReplicas, before it
+// talks to any server.
+func TestWaitReplicasRefusesRing(t *testing.T) {
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1", "b": "127.0.0.1:2"}, ContextTimeoutEnabled: true})
+	defer ring.Close()
+	s, err := New(ring, "ring-wait", &Options{WaitReplicas: 1, AllowUnsafeServer: true, Timeout: 200 * time.Millisecond})
+	if err == nil {
+		s.Close()
+		t.Fatal("New took a Ring with WaitReplicas")
+	}
+	t.Log(err)
+}
