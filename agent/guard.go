@@ -265,6 +265,13 @@ type Guard struct {
 	changing       bool
 	changesWaiting int
 	gateWake       chan struct{}
+	// Tentative decisions (lock.go): how many, the tickets given out, the
+	// decisions settled without keeping their reservation, and the
+	// channel closed when one is settled (nil when nobody waits).
+	tentative   int
+	tickets     uint64
+	withdrawals uint64
+	settleWake  chan struct{}
 
 	// seen is the balance the next Begin expects its decision to see
 	// (the last one seen, with the calls settled since): Begin's first
