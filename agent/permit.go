@@ -77,7 +77,9 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
 // waits for the decision of an identical call, one with the same request
-// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget),
+// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget,
+// or, deferred for want of money or of a call, for other decisions of this
+// Guard holding tentative reservations; see "Budget reservation" on Guard),
 // or a [LedgerStore] that could not be read or could not reserve (wrapping
 // ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
