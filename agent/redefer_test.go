@@ -88,6 +88,14 @@ func TestGuardNoDeferralForTentativeHold(t *testing.T) {
 			"", Balance{Calls: 2, SpentUSD: "0.9", ReservedUSD: "0"}},
 		{"money, other runs", GuardOptions{BudgetUSD: "1"}, searchReq("done", "0.5"), searchReq("other", "0.5"), true, searchReq("new", "0.4"),
 			preflight.ReasonBudgetExceeded, Balance{Calls: 2, SpentUSD: "1", ReservedUSD: "0"}},
+		{"reduce scope under SkipAdvised, other reuses", GuardOptions{BudgetUSD: "1", Advise: SkipAdvised}, searchReq("done", "0.2"), searchReq("done", "0.2"), false, scopeReq("new", "0.35"),
+			"", Balance{Calls: 2, SpentUSD: "0.55", ReservedUSD: "0"}},
+		{"reduce scope under SkipAdvised, other runs", GuardOptions{BudgetUSD: "1", Advise: SkipAdvised}, searchReq("done", "0.2"), searchReq("other", "0.2"), true, scopeReq("new", "0.35"),
+			preflight.ReasonReduceScope, Balance{Calls: 2, SpentUSD: "0.4", ReservedUSD: "0"}},
+		{"unsupported operation over budget, other reuses", GuardOptions{BudgetUSD: "1"}, searchReq("done", "0.5"), searchReq("done", "0.5"), false, unsupportedReq("0.4"),
+			"", Balance{Calls: 2, SpentUSD: "0.9", ReservedUSD: "0"}},
+		{"unsupported operation over budget, other runs", GuardOptions{BudgetUSD: "1"}, searchReq("done", "0.5"), searchReq("other", "0.5"), true, unsupportedReq("0.4"),
+			preflight.ReasonBudgetExceeded, Balance{Calls: 2, SpentUSD: "1", ReservedUSD: "0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &pauseOnceStore{LedgerStore: NewMemoryLedgerStore(nil), read: make(chan struct{}), resume: make(chan struct{})}
@@ -150,6 +158,21 @@ func TestGuardNoDeferralForTentativeHold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scopeReq is searchReq for a call whose scope can be reduced.
+func scopeReq(query, cost string) preflight.ToolCallRequest {
+	r := searchReq(query, cost)
+	r.Capabilities = &preflight.Capabilities{CanReusePriorResult: true, CanReduceScope: true}
+	return r
+}
+
+// unsupportedReq is a call of an operation the catalog lacks, like none
+// it has.
+func unsupportedReq(cost string) preflight.ToolCallRequest {
+	r := searchReq("new", cost)
+	r.Tool.Provider, r.Tool.Operation = "acme", "render_quarterly_report"
+	return r
 }
 
 // TestGuardTentativeWaitCancelled: a new call waiting for another
