@@ -42,6 +42,7 @@ type turn struct {
 	tentative bool   // it holds, or is about to make, a reservation it may withdraw
 	ticket    uint64 // when it became tentative: g.tickets then
 	gen       uint64 // g.withdrawals then
+	held      bool   // the store may hold its reservation
 	kept      bool   // its call runs: its reservation is real
 }
 
@@ -104,21 +105,22 @@ func (g *Guard) enter(ctx context.Context, fp string) (*turn, error) {
 // tentate marks the decision of the call holding t tentative. The caller
 // holds g.mu.
 func (g *Guard) tentate(t *turn) {
-	t.tentative, t.kept = true, false
+	t.tentative, t.held, t.kept = true, false, false
 	t.ticket, t.gen = g.tickets, g.withdrawals
 	g.tickets++
 	g.tentative++
 }
 
-// settled marks the decision of the call holding t settled, and wakes the
-// calls waiting for it. The caller holds g.mu.
+// settled marks the decision of the call holding t settled (a
+// reservation it held, not kept, withdrawn), and wakes the calls waiting
+// for it. The caller holds g.mu.
 func (g *Guard) settled(t *turn) {
 	if !t.tentative {
 		return
 	}
 	t.tentative = false
 	g.tentative--
-	if !t.kept {
+	if t.held && !t.kept {
 		g.withdrawals++
 	}
 	if g.settleWake != nil {

@@ -148,6 +148,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			g.mu.Unlock()
 		}
 		id, held, st, err := g.reserveOf(ctx, fp, estimate)
+		// A failed reservation may have held for a moment.
+		t.held = held || err != nil
 		if err != nil {
 			return nil, Report{}, err
 		}

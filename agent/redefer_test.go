@@ -223,3 +223,69 @@ func TestGuardTentativeWaitCancelled(t *testing.T) {
 		t.Errorf("final balance %+v, want %+v", s.Balance, want)
 	}
 }
+
+// stepStore pauses the ReserveOf calls it numbers in pause (1 for the
+// first) once they reserved: each sends its number on read and waits until
+// its channel is closed.
+type stepStore struct {
+	LedgerStore
+	n     atomic.Int32
+	pause map[int32]chan struct{}
+	read  chan int32
+}
+
+func (s *stepStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bool, LedgerState, error) {
+	ok, st, err := s.LedgerStore.ReserveOf(ctx, r, fp)
+	n := s.n.Add(1)
+	if c := s.pause[n]; c != nil {
+		s.read <- n
+		<-c
+	}
+	return ok, st, err
+}
+
+// TestGuardWithdrawnDuringReservation: a new call reads the balance while
+// another decision holds its tentative reservation, and that decision
+// withdraws it (a reuse) and is settled before the new call is decided: no
+// decision is tentative any more when the new call is deferred, yet the
+// hold it saw is gone, so it is decided again and runs.
+func TestGuardWithdrawnDuringReservation(t *testing.T) {
+	st := &stepStore{LedgerStore: NewMemoryLedgerStore(nil), read: make(chan int32),
+		pause: map[int32]chan struct{}{2: make(chan struct{}), 3: make(chan struct{})}}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(context.Context) (Completion, error) { return Completion{ResultReference: "r"}, nil }
+	if _, err := g.Call(context.Background(), searchReq("done", "0.5"), run); err != nil { // ReserveOf 1
+		t.Fatal(err)
+	}
+	other := goBegin(context.Background(), g, searchReq("done", "0.5")) // ReserveOf 2
+	if n := <-st.read; n != 2 {
+		t.Fatalf("reservation %d paused, want 2", n)
+	}
+	newCall := goBegin(context.Background(), g, searchReq("new", "0.4")) // ReserveOf 3
+	if n := <-st.read; n != 3 {
+		t.Fatalf("reservation %d paused, want 3", n)
+	}
+	close(st.pause[2])
+	if o := <-other; o.err != nil || o.p != nil || o.rep.ReuseReference != "r" {
+		t.Fatalf("the other call: permit %v, reuse %q, error %v; want reuse of r", o.p != nil, o.rep.ReuseReference, o.err)
+	}
+	waitLockState(t, g, "the other call gone", func(s lockState) bool { return s.turns == 1 })
+	close(st.pause[3])
+	n := <-newCall
+	if n.err != nil || n.p == nil {
+		t.Fatalf("the new call: permit %v (%v), error %v; want it run", n.p != nil, n.rep.ReasonCodes(), n.err)
+	}
+	if _, err := n.p.End(Completion{ResultReference: "r"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Balance{Calls: 2, SpentUSD: "0.9", ReservedUSD: "0"}); s.Balance != want {
+		t.Errorf("balance %+v, want %+v", s.Balance, want)
+	}
+}
