@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -53,5 +55,33 @@ func BenchmarkGuardCall(b *testing.B) {
 		if _, err := g.Call(context.Background(), req, call); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkGuardCallParallel is BenchmarkGuardCall from 1 and from 16
+// goroutines at once on one Guard, each call with its own fingerprint:
+// they decide and reserve at the same time and share the money.
+func BenchmarkGuardCallParallel(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprint("goroutines=", n), func(b *testing.B) {
+			g, err := NewGuard(fullLedger(b), &GuardOptions{BudgetUSD: "1000000", MaxCalls: 1_000_000_000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := func(context.Context) (Completion, error) { return Completion{ResultReference: "r"}, nil }
+			var next atomic.Int64
+			b.SetParallelism(n)
+			old := runtime.GOMAXPROCS(1) // n goroutines in all
+			defer runtime.GOMAXPROCS(old)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := searchReq(fmt.Sprint("benchmark query ", next.Add(1)), "0.005")
+					if _, err := g.Call(context.Background(), req, call); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }

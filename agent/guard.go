@@ -130,7 +130,8 @@ type Report struct {
 	// OverBudget is true when an operation the catalog lacks was not run,
 	// under a policy that runs it, because the estimate does not fit the
 	// free budget (preflight.Budget.Fits); and when a store shared with other processes kept refusing
-	// the reservation the decision allowed (they spent the money first).
+	// the reservation the decision allowed (they spent the money first, or
+	// hold it).
 	OverBudget bool
 	// EstimateUSD is the call's estimate (external plus model cost) and
 	// FreeUSD the budget that was free for it (RemainingUSD minus
@@ -204,11 +205,19 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 // same time, and share only money, which the store checks and holds in
 // one atomic step (as it does for calls in different processes): a call
 // whose reservation no longer fits, because another one took the money
-// meanwhile, is decided again on the balance then. A call may thus see
-// another one's estimate held for a moment while that one is still being
-// decided, and be deferred although that one is then not run (with
-// GuardOptions.MaxCalls, likewise for the call that one counts while it is
-// decided); it is never allowed money, or a call, that another holds.
+// meanwhile, is decided again on the balance then. A call's estimate (and,
+// with GuardOptions.MaxCalls, the call it counts) is held while the call is
+// decided, before the decision is known: a call deferred for want of money
+// or of a call (CALL_LIMIT_REACHED, BUDGET_EXCEEDED, REDUCE_SCOPE under
+// SkipAdvised, OverBudget, or a reservation the store refused) while
+// another decision of the same Guard held such a tentative reservation
+// withdraws its own, waits until those decisions are settled (their calls
+// run, or their holds are withdrawn) and is decided again, at most three
+// times; so, as when the Guard decided one call at a time, a hold that is
+// then withdrawn does not defer it, and a call that runs still does. A call
+// is never allowed money, or a call, that another holds. Between Guards,
+// in one process or several on a shared store, a call may still be
+// deferred for another Guard's tentative hold that is then withdrawn.
 // That is enough when the Guard owns the budget (GuardOptions.BudgetUSD),
 // as far as estimates go: a call whose
 // Completion.CostUSD exceeds its estimate takes spending past BudgetUSD by the
@@ -265,6 +274,13 @@ type Guard struct {
 	changing       bool
 	changesWaiting int
 	gateWake       chan struct{}
+	// Tentative decisions (lock.go): how many, the tickets given out, the
+	// decisions settled without keeping their reservation, and the
+	// channel closed when one is settled (nil when nobody waits).
+	tentative   int
+	tickets     uint64
+	withdrawals uint64
+	settleWake  chan struct{}
 
 	// seen is the balance the next Begin expects its decision to see
 	// (the last one seen, with the calls settled since): Begin's first
@@ -465,8 +481,9 @@ func (g *Guard) Catalog() *preflight.Catalog { return g.catalog.Load() }
 //
 // When call does not run, nothing is recorded. A context that is already
 // done when Call starts, that ends while Call waits for the decision and
-// reservation of an identical call (on a slow store) or for SetCatalog,
-// SetBudget or RaiseBudget, or that is done when the
+// reservation of an identical call (on a slow store), for SetCatalog,
+// SetBudget or RaiseBudget, or for other decisions' tentative reservations
+// (see "Budget reservation"), or that is done when the
 // call is about to run, stops it before running call: Call returns
 // ctx.Err() and records nothing. A context
 // cancelled while call runs is call's business: its Completion is recorded

@@ -20,6 +20,16 @@ import "context"
 //
 // A Begin waiting for its turn or at the gate gives up when its own
 // context ends, instead of waiting out another call's I/O.
+//
+// A decision is tentative from the moment it holds its turn (its
+// reservation is made next) until it is settled: it kept its reservation
+// (its call runs) or withdrew it, and gave back its turn. A call deferred
+// for want of money or of a call while another decision of the Guard was
+// tentative may have been deferred for a hold that is then withdrawn: it
+// withdraws its own reservation, settles, waits for the decisions that
+// were tentative when it was deferred and decides again (see Begin). It
+// waits only while it is settled itself, and only for decisions that do
+// not wait, so two calls never wait for each other.
 
 // turn is the fingerprint lock of the calls deciding, or waiting to
 // decide, with one fingerprint. It lives in g.turns while refs > 0.
@@ -27,6 +37,13 @@ type turn struct {
 	refs int           // calls holding or waiting for the turn
 	busy bool          // a call holds the turn
 	wake chan struct{} // closed when the turn is given back; nil when nobody waits
+
+	// The decision of the call holding the turn.
+	tentative bool   // it holds, or is about to make, a reservation it may withdraw
+	ticket    uint64 // when it became tentative: g.tickets then
+	gen       uint64 // g.withdrawals then
+	held      bool   // the store may hold its reservation
+	kept      bool   // its call runs: its reservation is real
 }
 
 // maxSpareTurns bounds the unused turns a Guard keeps for reuse.
@@ -80,14 +97,94 @@ func (g *Guard) enter(ctx context.Context, fp string) (*turn, error) {
 		g.mu.Lock()
 	}
 	g.deciding++
+	g.tentate(t)
 	g.mu.Unlock()
 	return t, nil
+}
+
+// tentate marks the decision of the call holding t tentative. The caller
+// holds g.mu.
+func (g *Guard) tentate(t *turn) {
+	t.tentative, t.held, t.kept = true, false, false
+	t.ticket, t.gen = g.tickets, g.withdrawals
+	g.tickets++
+	g.tentative++
+}
+
+// settled marks the decision of the call holding t settled (a
+// reservation it held, not kept, withdrawn), and wakes the calls waiting
+// for it. The caller holds g.mu.
+func (g *Guard) settled(t *turn) {
+	if !t.tentative {
+		return
+	}
+	t.tentative = false
+	g.tentative--
+	if t.held && !t.kept {
+		g.withdrawals++
+	}
+	if g.settleWake != nil {
+		close(g.settleWake)
+		g.settleWake = nil
+	}
+}
+
+// othersTentative is for the call holding t, deferred for want of money
+// or of a call: it reports whether another decision of the Guard is
+// tentative, or was settled without keeping its reservation since t's
+// became tentative, so that the deferral may be due to a hold that is no
+// more. limit is what awaitOthers waits for.
+func (g *Guard) othersTentative(t *turn) (limit uint64, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tickets, g.tentative > 1 || g.withdrawals != t.gen
+}
+
+// awaitOthers settles the decision of the call holding t, whose
+// reservation was withdrawn, waits until no decision that became
+// tentative before limit still is, and marks t's decision tentative again
+// for the next one. It returns ctx.Err() when ctx ends first, t's
+// decision then settled.
+func (g *Guard) awaitOthers(ctx context.Context, t *turn, limit uint64) error {
+	g.mu.Lock()
+	g.settled(t)
+	for g.tentativeBefore(limit) {
+		if g.settleWake == nil {
+			g.settleWake = make(chan struct{})
+		}
+		w := g.settleWake
+		g.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		g.mu.Lock()
+	}
+	g.tentate(t)
+	g.mu.Unlock()
+	return nil
+}
+
+// tentativeBefore reports whether a decision that became tentative before
+// limit still is. The caller holds g.mu.
+func (g *Guard) tentativeBefore(limit uint64) bool {
+	if g.tentative == 0 {
+		return false
+	}
+	for _, t := range g.turns {
+		if t.tentative && t.ticket < limit {
+			return true
+		}
+	}
+	return false
 }
 
 // leave gives back the turn of fp that enter returned and the place at
 // the gate.
 func (g *Guard) leave(fp string, t *turn) {
 	g.mu.Lock()
+	g.settled(t)
 	g.deciding--
 	if g.deciding == 0 {
 		g.gateOpen()

@@ -212,10 +212,11 @@ func guardLockingStress(t *testing.T, budget json.Number, maxCalls int) {
 
 	g.mu.Lock()
 	turns, spare, deciding, changing, waiting, flights := len(g.turns), len(g.spareTurns), g.deciding, g.changing, g.changesWaiting, len(g.flights)
+	tentative, settleWaiters := g.tentative, g.settleWake != nil
 	g.mu.Unlock()
-	if turns != 0 || spare > maxSpareTurns || deciding != 0 || changing || waiting != 0 || flights != 0 {
-		t.Errorf("at rest: %d turns, %d spare, %d deciding, changing %v, %d changes waiting, %d flights; want none, at most %d spare",
-			turns, spare, deciding, changing, waiting, flights, maxSpareTurns)
+	if turns != 0 || spare > maxSpareTurns || deciding != 0 || changing || waiting != 0 || flights != 0 || tentative != 0 || settleWaiters {
+		t.Errorf("at rest: %d turns, %d spare, %d deciding, changing %v, %d changes waiting, %d flights, %d tentative decisions, waiters for them %v; want none, at most %d spare",
+			turns, spare, deciding, changing, waiting, flights, tentative, settleWaiters, maxSpareTurns)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {

@@ -77,7 +77,9 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // read-only call is in flight). An error is a malformed request (a
 // *preflight.Error), a context done before the decision (also while Begin
 // waits for the decision of an identical call, one with the same request
-// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget),
+// fingerprint, on this Guard, or for SetCatalog, SetBudget or RaiseBudget,
+// or, deferred for want of money or of a call, for other decisions of this
+// Guard holding tentative reservations; see "Budget reservation" on Guard),
 // or a [LedgerStore] that could not be read or could not reserve (wrapping
 // ErrStoreUnavailable: the call must not be made); the Permit is then nil.
 //
@@ -128,8 +130,12 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// the store as the read of the balance and history, and withdrawn
 	// when the decision is not to run. A reservation refused by a store
 	// shared with other processes means they spent in the meantime:
-	// decide again on the fresh balance.
-	for attempt := 1; ; attempt++ {
+	// decide again on the fresh balance. A call deferred for want of money
+	// or of a call while another decision of this Guard held a tentative
+	// reservation waits until those decisions are settled and decides
+	// again (lock.go), as if they had decided one at a time.
+	refused, redecided := 0, 0
+	for {
 		// The call in flight with this fingerprint, looked up before the
 		// history is read: one that lands meanwhile (End records its
 		// outcome, then lands) may be missing from both the history read
@@ -142,6 +148,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			g.mu.Unlock()
 		}
 		id, held, st, err := g.reserveOf(ctx, fp, estimate)
+		// A failed reservation may have held for a moment.
+		t.held = held || err != nil
 		if err != nil {
 			return nil, Report{}, err
 		}
@@ -191,6 +199,16 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			run = !rep.OverBudget
 		}
 		if !run {
+			if short(dec, rep.OverBudget) && redecided < maxReserveAttempts {
+				if limit, ok := g.othersTentative(t); ok {
+					withdraw()
+					redecided++
+					if err := g.awaitOthers(ctx, t, limit); err != nil {
+						return nil, rep, err
+					}
+					continue
+				}
+			}
 			withdraw()
 			return nil, rep, nil
 		}
@@ -209,13 +227,23 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			return nil, rep, err
 		}
 		if !held {
-			if attempt < maxReserveAttempts {
+			if redecided < maxReserveAttempts {
+				if limit, ok := g.othersTentative(t); ok {
+					redecided++
+					if err := g.awaitOthers(ctx, t, limit); err != nil {
+						return nil, rep, err
+					}
+					continue
+				}
+			}
+			if refused++; refused < maxReserveAttempts {
 				continue
 			}
 			rep.OverBudget = true
 			return nil, rep, nil
 		}
 		keep = true
+		t.kept = true // settled as the turn is given back
 		rep.ReservedUSD = formatUSD(estimate)
 		p := &Permit{g: g, req: req, rep: rep, estimate: estimate, id: id, seen: st.Balance}
 		if shareable {
@@ -412,4 +440,22 @@ func (g *Guard) Resume(h Handoff) (*Permit, error) {
 	}
 	rep := Report{Decision: h.Decision, EstimateUSD: formatUSD(est), ReservedUSD: formatUSD(est)}
 	return &Permit{g: g, req: req, rep: rep, estimate: est, id: h.ReservationID}, nil
+}
+
+// short reports whether a decision not to run was for want of money or of
+// a call left, which another decision's tentative hold may cause: Decide's
+// call limit, budget or (under SkipAdvised) reduce-scope rule, or the
+// Guard's own budget check of an unsupported operation (overBudget).
+func short(dec *preflight.ToolCallDecision, overBudget bool) bool {
+	if overBudget {
+		return true
+	}
+	if len(dec.ReasonCodes) == 0 {
+		return false
+	}
+	switch dec.ReasonCodes[0] {
+	case preflight.ReasonCallLimitReached, preflight.ReasonBudgetExceeded, preflight.ReasonReduceScope:
+		return true
+	}
+	return false
 }
