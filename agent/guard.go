@@ -246,6 +246,7 @@ func (r Report) ReasonCodes() []preflight.ReasonCode {
 // caller's context has none, so a stalled store fails the call closed in
 // bounded time.
 type Guard struct {
+	lost        atomic.Uint64 // losses of the store's state its calls were told of
 	ledger      *Ledger
 	store       LedgerStore // the money; may be the ledger's store
 	lease       time.Duration

@@ -81,7 +81,9 @@ var ErrNotRun = errors.New("agent: the call waited on did not run")
 // or, deferred for want of money or of a call, for other decisions of this
 // Guard holding tentative reservations; see "Budget reservation" on Guard),
 // or a [LedgerStore] that could not be read or could not reserve (wrapping
-// ErrStoreUnavailable: the call must not be made); the Permit is then nil.
+// ErrStoreUnavailable: the call must not be made), also when another call
+// of this Guard learnt that the store's state was lost while this one
+// reserved (ErrStoreStateLost); the Permit is then nil.
 //
 // With GuardOptions.MaxCalls, every permit counts as a call, whether it
 // ends or is released.
@@ -107,6 +109,8 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	preCatalog := g.catalog.Load()
 	// The call's payload is read and fingerprinted once, for both
 	// decisions.
+	// Losses of the store's state seen before this call reserves.
+	lost := g.lost.Load()
 	first, memo, err := decideKeeping(preCatalog, pre, redecide.Memo{})
 	defer func() { memo.Release() }()
 	if err != nil {
@@ -241,6 +245,14 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			}
 			rep.OverBudget = true
 			return nil, rep, nil
+		}
+		if g.lost.Load() != lost {
+			// Another call of this Guard found the store's state lost
+			// while this one was reserving: its hold may be in the state
+			// that is gone, so its cost could never be counted. It is not
+			// run, as the calls that follow will not be.
+			withdraw()
+			return nil, rep, fmt.Errorf("agent: call not made: another call found the store's state lost while this one reserved: %w", ErrStoreStateLost)
 		}
 		keep = true
 		t.kept = true // settled as the turn is given back

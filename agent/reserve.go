@@ -75,6 +75,7 @@ func (g *Guard) reserveOf(ctx context.Context, fp string, estimate decimal.Dec) 
 		st.History, st.Now = h.History, h.Now
 	}
 	if err != nil {
+		g.noteLost(err)
 		return "", false, LedgerState{}, fmt.Errorf("agent: call not made: %s USD could not be reserved (%w): %w", r.AmountUSD, ErrStoreUnavailable, err)
 	}
 	if ok {
@@ -112,6 +113,7 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 	defer cancel()
 	s, err := g.store.Settle(ctx, p.id, formatUSD(cost), record)
 	if err != nil {
+		g.noteLost(err)
 		return errors.Join(recErr, fmt.Errorf("agent: the call ran, but its cost of %s USD could not be settled: %w", formatUSD(cost), err))
 	}
 	rep.SettledUSD = formatUSD(cost)
@@ -131,4 +133,13 @@ func (g *Guard) settle(p *Permit, cost decimal.Dec, entry *Entry, rep *Report) e
 	rep.LateSettlement, rep.DuplicateSettlement = s.Late, s.Duplicate
 	rep.Recorded = entry != nil && recErr == nil
 	return recErr
+}
+
+// noteLost counts err when it says the store's state was lost, so that
+// calls of this Guard whose reservations were in flight meanwhile are not
+// run (see Begin).
+func (g *Guard) noteLost(err error) {
+	if errors.Is(err, ErrStoreStateLost) {
+		g.lost.Add(1)
+	}
 }

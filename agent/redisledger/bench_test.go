@@ -307,9 +307,8 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 
 // BenchmarkGuardsSharingStore is BenchmarkGuardCall's call (history full,
 // 16 goroutines) with the goroutines spread over 1, 4 or 16 Guards that
-// share one Store, pipelining on and off: a Guard reserves one call at a
-// time, so only with several Guards do a worker's reservations overlap
-// and get batched.
+// share one Store, pipelining on and off: one Guard's calls with
+// different fingerprints overlap as much as several Guards' calls do.
 func BenchmarkGuardsSharingStore(b *testing.B) {
 	p := startRedis(b)
 	scopes := 0
