@@ -168,12 +168,7 @@ func BenchmarkGuardCall(b *testing.B) {
 						scopes++
 						s = newStoreOn(b, c, "bench-"+strconv.Itoa(scopes))
 					}
-					for i := range history {
-						e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
-						if err := s.Append(context.Background(), e); err != nil {
-							b.Fatal(err)
-						}
-					}
+					fillHistory(b, s, history)
 					g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"})
 					if err != nil {
 						b.Fatal(err)
@@ -184,34 +179,10 @@ func BenchmarkGuardCall(b *testing.B) {
 						user0, sys0 = redisCPU(b, c)
 					}
 					trips0, sends0 := hook.n.Load(), hook.sends.Load()
-					var next atomic.Int64
 					b.ReportAllocs()
 					b.ResetTimer()
 					start := time.Now()
-					var wg sync.WaitGroup
-					for range workers {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for {
-								i := next.Add(1)
-								if i > int64(b.N) {
-									return
-								}
-								id := "b" + strconv.FormatInt(i, 10)
-								req := searchRequest(id, "0.01", false)
-								req.StepID = id
-								r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
-									return agent.Completion{CostUSD: "0.005"}, nil
-								})
-								if err != nil || !r.Called {
-									b.Error(r.Decision, err)
-									return
-								}
-							}
-						}()
-					}
-					wg.Wait()
+					callGuards(b, []*agent.Guard{g}, workers, "b")
 					took := time.Since(start)
 					b.StopTimer()
 					b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
@@ -253,16 +224,11 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { s.Close() })
-			if s.batch != nil {
+			if v.lanes > 0 { // NoPipelining gave every call a lane of its own
 				s.batch.lanes = v.lanes
 			}
 			ctx := context.Background()
-			for i := range preflight.MaxHistory {
-				e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
-				if err := s.Append(ctx, e); err != nil {
-					b.Fatal(err)
-				}
-			}
+			fillHistory(b, s, preflight.MaxHistory)
 			_, cpu0 := commandUsec(b, c)
 			user0, sys0 := redisCPU(b, c)
 			trips0, sends0 := hook.n.Load(), hook.sends.Load()
@@ -324,12 +290,7 @@ func BenchmarkGuardsSharingStore(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { s.Close() })
-				for i := range preflight.MaxHistory {
-					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
-					if err := s.Append(context.Background(), e); err != nil {
-						b.Fatal(err)
-					}
-				}
+				fillHistory(b, s, preflight.MaxHistory)
 				gs := make([]*agent.Guard, guards)
 				for i := range gs {
 					if gs[i], err = agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"}); err != nil {
@@ -339,34 +300,9 @@ func BenchmarkGuardsSharingStore(b *testing.B) {
 				_, cpu0 := commandUsec(b, c)
 				user0, sys0 := redisCPU(b, c)
 				trips0, sends0 := hook.n.Load(), hook.sends.Load()
-				var next atomic.Int64
 				b.ReportAllocs()
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for w := range 16 {
-					g := gs[w%guards]
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1)
-							if i > int64(b.N) {
-								return
-							}
-							id := "g" + strconv.FormatInt(i, 10)
-							req := searchRequest(id, "0.01", false)
-							req.StepID = id
-							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
-								return agent.Completion{CostUSD: "0.005"}, nil
-							})
-							if err != nil || !r.Called {
-								b.Error(r.Decision, err)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
+				callGuards(b, gs, 16, "g")
 				b.StopTimer()
 				_, cpu := commandUsec(b, c)
 				user, sys := redisCPU(b, c)
@@ -396,44 +332,15 @@ func BenchmarkWaitReplicas(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { s.Close() })
-				for i := range preflight.MaxHistory {
-					e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
-					if err := s.Append(context.Background(), e); err != nil {
-						b.Fatal(err)
-					}
-				}
+				fillHistory(b, s, preflight.MaxHistory)
 				g, err := agent.NewGuard(nil, &agent.GuardOptions{Store: s, BudgetUSD: "1000000000"})
 				if err != nil {
 					b.Fatal(err)
 				}
 				_, cpu0 := commandUsec(b, c)
-				var next atomic.Int64
 				b.ReportAllocs()
 				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range goroutines {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1)
-							if i > int64(b.N) {
-								return
-							}
-							id := "w" + strconv.FormatInt(i, 10)
-							req := searchRequest(id, "0.01", false)
-							req.StepID = id
-							r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
-								return agent.Completion{CostUSD: "0.005"}, nil
-							})
-							if err != nil || !r.Called {
-								b.Error(r.Decision, err)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
+				callGuards(b, []*agent.Guard{g}, goroutines, "w")
 				b.StopTimer()
 				_, cpu := commandUsec(b, c)
 				b.ReportMetric((cpu-cpu0)/float64(b.N), "primary-cpu-µs/call")
@@ -551,12 +458,7 @@ func BenchmarkFunctions(b *testing.B) {
 	c := p.client(b)
 	ctx := context.Background()
 	s := newStoreOn(b, c, "functions")
-	for i := range preflight.MaxHistory {
-		e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
-		if err := s.Append(ctx, e); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillHistory(b, s, preflight.MaxHistory)
 	for _, kv := range [][2]string{{"slowlog-max-len", "1000000"}, {"slowlog-log-slower-than", "0"}} {
 		if err := c.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
 			b.Fatal(err)
@@ -593,5 +495,48 @@ func BenchmarkFunctions(b *testing.B) {
 		}
 		slices.Sort(us)
 		b.ReportMetric(us[len(us)/2], sc.name+"-µs")
+	}
+}
+
+// callGuards makes b.N Guard calls, each with a new fingerprint (its id
+// is prefix and a number), from goroutines goroutines, goroutine w
+// calling guards[w%len(guards)]; a call that fails or does not run fails
+// the benchmark.
+func callGuards(b *testing.B, guards []*agent.Guard, goroutines int, prefix string) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range goroutines {
+		g := guards[w%len(guards)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				id := prefix + strconv.FormatInt(i, 10)
+				req := searchRequest(id, "0.01", false)
+				req.StepID = id
+				r, err := g.Call(context.Background(), req, func(context.Context) (agent.Completion, error) {
+					return agent.Completion{CostUSD: "0.005"}, nil
+				})
+				if err != nil || !r.Called {
+					b.Error(r.Decision, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// fillHistory records n entries in s, each with a fingerprint of its own.
+func fillHistory(b *testing.B, s agent.LedgerStore, n int) {
+	for i := range n {
+		e := agent.Entry{ToolCallID: "h" + strconv.Itoa(i), Fingerprint: fmt.Sprintf("%064x", i+1), Outcome: preflight.OutcomeSuccess, ResultReference: "r", GoalHash: "g"}
+		if err := s.Append(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
