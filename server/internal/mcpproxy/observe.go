@@ -163,44 +163,53 @@ func resultIsError(result []byte) bool {
 // scanIsError reads the top-level isError of result when it is of the
 // plain shape resultIsError describes; ok false means "not judged here".
 func scanIsError(result []byte) (isError, ok bool) {
-	r := wireReader{data: result}
+	seen := false
+	ok = plainMembers(result, func(r *wireReader, name []byte) bool {
+		if len(name) != len("isError") || !bytes.EqualFold(name, []byte("isError")) {
+			return r.value(1)
+		}
+		if seen {
+			return false
+		}
+		seen = true
+		switch {
+		case r.literal("true"):
+			isError = true
+			return true
+		case r.literal("false"), r.literal("null"):
+			return true
+		}
+		return false
+	})
+	return isError && ok, ok
+}
+
+// plainMembers walks data when it is one JSON object (and nothing but
+// space around it) whose members' names are plainName: for each member,
+// member reads its value from r, positioned at it, and reports whether it
+// could. It reports false as soon as data is of another shape or member
+// reports false: "not judged here".
+func plainMembers(data []byte, member func(r *wireReader, name []byte) bool) bool {
+	r := wireReader{data: data}
 	r.space()
 	if !r.byte('{') {
-		return false, false
+		return false
 	}
 	r.space()
-	seen := false
 	if !r.byte('}') {
 		for {
 			start := r.i
 			if !r.str() {
-				return false, false
+				return false
 			}
-			name := result[start+1 : r.i-1]
+			name := data[start+1 : r.i-1]
 			r.space()
 			if !r.byte(':') {
-				return false, false
+				return false
 			}
 			r.space()
-			switch {
-			case !plainName(name):
-				return false, false // escapes or letters encoding/json may fold
-			case len(name) == len("isError") && bytes.EqualFold(name, []byte("isError")):
-				if seen {
-					return false, false
-				}
-				seen = true
-				switch {
-				case r.literal("true"):
-					isError = true
-				case r.literal("false"), r.literal("null"):
-				default:
-					return false, false
-				}
-			default:
-				if !r.value(1) {
-					return false, false
-				}
+			if !plainName(name) || !member(&r, name) {
+				return false
 			}
 			r.space()
 			if r.byte(',') {
@@ -208,16 +217,13 @@ func scanIsError(result []byte) (isError, ok bool) {
 				continue
 			}
 			if !r.byte('}') {
-				return false, false
+				return false
 			}
 			break
 		}
 	}
 	r.space()
-	if r.i != len(result) {
-		return false, false
-	}
-	return isError, true
+	return r.i == len(data)
 }
 
 // plainName reports whether a member name, as written between its
@@ -332,58 +338,29 @@ func readHead(params json.RawMessage) callHead {
 // means "not judged here". What it reads encoding/json reads the same
 // way (FuzzReadHead).
 func scanHead(params []byte) (name string, ok bool) {
-	r := wireReader{data: params}
-	r.space()
-	if !r.byte('{') {
+	seen := false
+	ok = plainMembers(params, func(r *wireReader, key []byte) bool {
+		switch {
+		case len(key) == len("_meta") && bytes.EqualFold(key, []byte("_meta")):
+			return false
+		case len(key) == len("name") && bytes.EqualFold(key, []byte("name")):
+			if seen || string(key) != "name" {
+				return false
+			}
+			seen = true
+			if r.literal("null") {
+				return true
+			}
+			var ok bool
+			name, ok = r.plainString()
+			return ok
+		}
+		return r.value(1)
+	})
+	if !ok {
 		return "", false
 	}
-	r.space()
-	seen := false
-	if !r.byte('}') {
-		for {
-			start := r.i
-			if !r.str() {
-				return "", false
-			}
-			key := params[start+1 : r.i-1]
-			r.space()
-			if !r.byte(':') {
-				return "", false
-			}
-			r.space()
-			switch {
-			case !plainName(key):
-				return "", false
-			case len(key) == len("_meta") && bytes.EqualFold(key, []byte("_meta")):
-				return "", false
-			case len(key) == len("name") && bytes.EqualFold(key, []byte("name")):
-				if seen || string(key) != "name" {
-					return "", false
-				}
-				seen = true
-				if !r.literal("null") {
-					if name, ok = r.plainString(); !ok {
-						return "", false
-					}
-				}
-			default:
-				if !r.value(1) {
-					return "", false
-				}
-			}
-			r.space()
-			if r.byte(',') {
-				r.space()
-				continue
-			}
-			if !r.byte('}') {
-				return "", false
-			}
-			break
-		}
-	}
-	r.space()
-	return name, r.i == len(params)
+	return name, true
 }
 
 // toolAndTrace returns toolOf(params) and the trace context of a call:
