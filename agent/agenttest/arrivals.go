@@ -47,6 +47,12 @@ func (a *Arrivals) Settle(ctx context.Context, id string, costUSD json.Number, r
 	return a.LedgerStore.Settle(ctx, id, costUSD, record)
 }
 
+// Cancel withdraws as the in-memory store does.
+func (a *Arrivals) Cancel(ctx context.Context, id string) error {
+	defer a.changes()
+	return a.LedgerStore.Cancel(ctx, id)
+}
+
 // Release releases as the in-memory store does.
 func (a *Arrivals) Release(ctx context.Context, id string) error {
 	defer a.changes()
