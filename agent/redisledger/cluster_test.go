@@ -111,7 +111,7 @@ func TestCluster(t *testing.T) {
 	live := nodes[(indexOf(nodes, victim)+1)%6]
 	var killedAt time.Time
 	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
-		time.Sleep(2 * time.Second)
+		waitSpent(t, s, budget, 30)
 		victim.kill()
 		killedAt = time.Now()
 		// Until a replica is primary of the slot again.
@@ -175,7 +175,7 @@ func TestClusterWaitReplicas(t *testing.T) {
 	}
 	live := nodes[(indexOf(nodes, victim)+1)%6]
 	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
-		time.Sleep(2 * time.Second)
+		waitSpent(t, s, budget, 30)
 		victim.kill()
 		killedAt := time.Now()
 		var promoted *redisProc

@@ -3,6 +3,7 @@ package redisledger
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -129,24 +130,29 @@ func TestClusterSlotMigration(t *testing.T) {
 	}
 	prims := primaries(t, nodes)
 	to := prims[(slices.Index(prims, from)+1)%len(prims)]
+	// The moves are paced by the run's progress, not by the clock, so
+	// they land mid-run however fast the machine is: at 15, 40 and 65 %
+	// of the budget spent. What was spent when the last move ended must
+	// be less than what the run spends in the end.
 	var moves []string
-	var movedBy time.Duration
+	var afterMoves *big.Rat
 	f := runFleet(t, addrs, true, scope, budget, 4, 16, 200, func() {
-		start := time.Now()
-		defer func() { movedBy = time.Since(start) }()
-		time.Sleep(700 * time.Millisecond)
+		waitSpent(t, s, budget, 15)
 		took := migrateSlot(t, prims, slot, from, to, s.Keys())
 		moves = append(moves, fmt.Sprintf("%s to %s in %v", from.addr(), to.addr(), took.Round(time.Millisecond)))
-		time.Sleep(500 * time.Millisecond)
+		waitSpent(t, s, budget, 40)
 		took = migrateSlot(t, prims, slot, to, from, s.Keys())
 		moves = append(moves, fmt.Sprintf("back to %s in %v", from.addr(), took.Round(time.Millisecond)))
-		time.Sleep(500 * time.Millisecond)
+		waitSpent(t, s, budget, 65)
 		took = migrateSlot(t, prims, slot, from, to, s.Keys())
 		moves = append(moves, fmt.Sprintf("to %s again in %v", to.addr(), took.Round(time.Millisecond)))
+		afterMoves = spentOf(t, s)
 	})
 	t.Logf("slot %d moved %s", slot, strings.Join(moves, ", "))
-	if movedBy > f.duration-200*time.Millisecond {
-		t.Errorf("the workers ended %v after they started, the last move %v: the moves were not mid-run", f.duration, movedBy)
+	if end := spentOf(t, s); afterMoves.Cmp(end) >= 0 {
+		t.Errorf("%s USD was spent when the last move ended and %s at the end: the moves were not mid-run", afterMoves.FloatString(9), end.FloatString(9))
+	} else {
+		t.Logf("%s USD spent when the last move ended, %s at the end", afterMoves.FloatString(9), end.FloatString(9))
 	}
 	f.check(t, c, scope, budget, noFailover)
 	if f.Unavailable > 0 {

@@ -71,6 +71,34 @@ func runFleetLease(t *testing.T, addrs []string, cluster bool, scope, budget str
 	return f
 }
 
+// spentOf is the scope's spending as its store reports it.
+func spentOf(t *testing.T, s *Store) *big.Rat {
+	t.Helper()
+	st, err := s.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := new(big.Rat).SetString(string(st.Balance.SpentUSD))
+	if !ok {
+		t.Fatalf("spent %q", st.Balance.SpentUSD)
+	}
+	return r
+}
+
+// waitSpent returns once the scope has spent percent of budget. A fault
+// a test injects after it lands mid-run however fast the machine runs
+// the workers, where a fixed sleep could land after they ended.
+func waitSpent(t *testing.T, s *Store, budget string, percent int64) {
+	t.Helper()
+	at, _ := new(big.Rat).SetString(budget)
+	at.Mul(at, big.NewRat(percent, 100))
+	for deadline := time.Now().Add(time.Minute); spentOf(t, s).Cmp(at) < 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the workers had not spent %d %% of the budget %s after a minute", percent, budget)
+		}
+	}
+}
+
 // sumUSD adds decimal texts exactly.
 func sumUSD(t *testing.T, calls []ranCall) *big.Rat {
 	total := new(big.Rat)
