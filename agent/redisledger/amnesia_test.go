@@ -73,6 +73,11 @@ func TestUnsafeServerRefused(t *testing.T) {
 		if _, err := New(c, "safe", nil); err == nil || !strings.Contains(err.Error(), "ContextTimeoutEnabled") {
 			t.Errorf("New with a client without ContextTimeoutEnabled: %v; want refused", err)
 		}
+		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": p.addr()}})
+		defer ring.Close()
+		if _, err := New(ring, "safe", nil); err == nil || !strings.Contains(err.Error(), "ContextTimeoutEnabled") {
+			t.Errorf("New with a Ring without ContextTimeoutEnabled: %v; want refused", err)
+		}
 	})
 }
 

@@ -69,7 +69,9 @@ func library() (name, code string, names map[*script]string) {
 }
 
 // loadLibrary loads the store's library on c (every primary of a
-// Cluster), unless it is there already.
+// Cluster, every shard of a Ring), unless it is there already. A Ring
+// sends FUNCTION LOAD, which has no key, to a shard of its choice, so
+// loaded once it could miss the shard of the scope's key.
 func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
 	_, code, _ := library()
 	load := func(ctx context.Context, n redis.UniversalClient) error {
@@ -81,6 +83,9 @@ func loadLibrary(ctx context.Context, c redis.UniversalClient) error {
 	}
 	if cc, ok := c.(*redis.ClusterClient); ok {
 		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return load(ctx, n) })
+	}
+	if r, ok := c.(*redis.Ring); ok {
+		return r.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return load(ctx, n) })
 	}
 	return load(ctx, c)
 }

@@ -386,3 +386,51 @@ func TestRingCallsStayOnTheScopesShard(t *testing.T) {
 		}
 	}
 }
+
+// TestRingLoadsEveryShard: New loads the library on every shard of a
+// Ring, so that a scope on any shard makes function calls. FUNCTION LOAD
+// has no key, and a Ring sends it to a shard of its choice: loaded there
+// only, the scopes of the other shard would fail their first call with
+// "Function not found", and loading again could pick the wrong shard
+// again.
+func TestRingLoadsEveryShard(t *testing.T) {
+	a, b := startRedis(t), startRedis(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.addr(), "b": b.addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { ring.Close() })
+	ctx := context.Background()
+	s, err := New(ring, "ring-load", &Options{AllowUnsafeServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if !s.functions.Load() {
+		t.Fatal("New did not load the library")
+	}
+	name, _, _ := library()
+	for _, p := range []*redisProc{a, b} {
+		libs, err := p.client(t).FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: name}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(libs) != 1 {
+			t.Errorf("shard %s has %d libraries named %s, want 1", p.addr(), len(libs), name)
+		}
+	}
+	// Scopes on both shards reserve and settle with function calls.
+	for i := range 16 {
+		sc, err := New(ring, "ring-load-"+strconv.Itoa(i), &Options{AllowUnsafeServer: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := sc.Reserve(ctx, agent.Reservation{ID: "r", AmountUSD: "0.5", LimitUSD: "10"}); !ok || err != nil {
+			t.Errorf("scope %d: Reserve %v, %v", i, ok, err)
+		}
+		if _, err := sc.Settle(ctx, "r", "0.25", nil); err != nil {
+			t.Errorf("scope %d: Settle: %v", i, err)
+		}
+		if !sc.functions.Load() {
+			t.Errorf("scope %d fell back to scripts", i)
+		}
+		sc.Close()
+	}
+}

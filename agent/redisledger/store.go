@@ -222,9 +222,10 @@ var ErrScope = errors.New("redisledger: bad scope")
 // package doc).
 var ErrUnsafeServer = errors.New("redisledger: the Redis configuration can lose the ledger")
 
-// New returns the store of scope on c, a single Redis, a Cluster or a
-// failover client, built with ContextTimeoutEnabled (New refuses a
-// *redis.Client or *redis.ClusterClient without it: go-redis would
+// New returns the store of scope on c, a single Redis, a Cluster, a
+// failover client or a Ring (its library is loaded on every shard),
+// built with ContextTimeoutEnabled (New refuses a *redis.Client,
+// *redis.ClusterClient or *redis.Ring without it: go-redis would
 // otherwise ignore every deadline). Its key is Prefix + ":{" + scope +
 // "}:s", a hash (the scope is the hash tag: the keys ":l" and ":d" of
 // the same scope in an older version of this package live in the same
@@ -273,15 +274,17 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	if o.SettleTimeout <= 0 {
 		o.SettleTimeout = 30 * time.Second
 	}
+	timeouts := true
 	switch cc := c.(type) {
 	case *redis.Client:
-		if !cc.Options().ContextTimeoutEnabled {
-			return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
-		}
+		timeouts = cc.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
-		if !cc.Options().ContextTimeoutEnabled {
-			return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
-		}
+		timeouts = cc.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		timeouts = cc.Options().ContextTimeoutEnabled
+	}
+	if !timeouts {
+		return nil, errors.New("redisledger: the client must be built with ContextTimeoutEnabled: without it go-redis ignores deadlines")
 	}
 	if _, ring := c.(*redis.Ring); ring && o.WaitReplicas > 0 {
 		return nil, errors.New("redisledger: Options.WaitReplicas needs a *redis.Client or *redis.ClusterClient: a *redis.Ring sends WAIT, which has no key, to a shard of its choice, not always the one the call wrote to")
