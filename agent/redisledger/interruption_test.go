@@ -57,7 +57,16 @@ func (p *cutProxy) serve() {
 			c.Close()
 			continue
 		}
+		// Registered only if still up: a cut that came while this
+		// connection was dialled must close it too, or it would carry
+		// calls through the outage.
 		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			u.Close()
+			continue
+		}
 		p.conns[c], p.conns[u] = true, true
 		p.mu.Unlock()
 		go func() { _, _ = io.Copy(u, c); u.Close() }()
