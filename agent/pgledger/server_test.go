@@ -1,9 +1,11 @@
 package pgledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -100,13 +102,34 @@ func startPostgres(t testing.TB, extra ...string) *pgProc {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	p.args = extra
-	p.start()
 	t.Cleanup(p.kill)
-	return p
+	// A port another process took before the server bound it (a client's
+	// ephemeral port, another test's server) is given up for another.
+	for try := 1; ; try++ {
+		err := p.tryStart()
+		if err == nil {
+			return p
+		}
+		if try == 5 {
+			t.Fatal(err)
+		}
+		t.Logf("postgres not started (%v); on another port", err)
+		p.port = freePort(t)
+	}
 }
 
+// start starts the server again, on its port, with its data.
 func (p *pgProc) start() {
 	p.t.Helper()
+	if err := p.tryStart(); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// tryStart starts the server and waits until it answers. An answer from
+// another server on the port (its data_directory tells) is an error, and
+// so is a bind that failed: the server is then stopped.
+func (p *pgProc) tryStart() error {
 	args := append([]string{"-D", filepath.Join(p.dir, "data"), "-p", strconv.Itoa(p.port), "-k", p.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=16MB"}, p.args...)
 	p.cmd = exec.Command(filepath.Join(pgBin, "postgres"), args...)
@@ -116,30 +139,52 @@ func (p *pgProc) start() {
 		p.t.Fatal(err)
 	}
 	defer log.Close()
+	// The log is appended to: only what this start writes counts.
+	logged, _ := log.Seek(0, io.SeekEnd)
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
+	data := filepath.Join(p.dir, "data")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", p.addr(), time.Second)
 		if err == nil {
 			c.Close()
-			pool, err := pgxpool.New(context.Background(), p.dsn())
+			var dir string
+			dir, err = dataDirectory(p.dsn())
 			if err == nil {
-				err = pool.Ping(context.Background())
-				pool.Close()
-			}
-			if err == nil {
-				return
+				if dir != data {
+					p.kill()
+					return fmt.Errorf("port %d is another server's (data directory %s)", p.port, dir)
+				}
+				return nil
 			}
 		}
+		b, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
+		b = b[min(logged, int64(len(b))):]
+		if bytes.Contains(b, []byte("could not create any TCP/IP sockets")) {
+			p.kill()
+			return fmt.Errorf("port %d is taken: %s", p.port, b)
+		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
-			p.t.Fatalf("postgres on port %d did not answer: %v\n%s", p.port, err, b)
+			p.kill()
+			return fmt.Errorf("postgres on port %d did not answer: %v\n%s", p.port, err, b)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// dataDirectory is the data directory of the server at dsn.
+func dataDirectory(dsn string) (string, error) {
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		return "", err
+	}
+	defer pool.Close()
+	var dir string
+	err = pool.QueryRow(context.Background(), "SHOW data_directory").Scan(&dir)
+	return dir, err
 }
 
 func (p *pgProc) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
@@ -191,4 +236,21 @@ func newStore(t testing.TB, p *pgProc, scope string, opts *Options) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestStartPostgresOnATakenPort: the test servers' start tells a port
+// that another PostgreSQL answers on from its own, so that no test runs
+// against another's server.
+func TestStartPostgresOnATakenPort(t *testing.T) {
+	first, second := startPostgres(t), startPostgres(t)
+	second.kill()
+	second.port = first.port
+	if err := second.tryStart(); err == nil {
+		t.Fatalf("a second postgres on port %d started", first.port)
+	} else {
+		t.Log(err)
+	}
+	if second.cmd != nil {
+		t.Error("the server that could not bind was left running")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,36 +67,74 @@ func freePort(t testing.TB) int {
 }
 
 // startRedis starts a redis-server with extra config arguments
-// ("--appendonly", "yes", ...) and stops it when the test ends.
+// ("--appendonly", "yes", ...) and stops it when the test ends. A port
+// that another process took between freePort and the server's bind (a
+// client's ephemeral port, another test's server) is given up for another
+// one, at most 5 times.
 func startRedis(t testing.TB, extra ...string) *redisProc {
 	t.Helper()
 	needRedis(t)
-	p := &redisProc{t: t, port: freePort(t), dir: t.TempDir()}
-	p.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", p.dir, "--protected-mode", "no", "--logfile", filepath.Join(p.dir, "redis.log")}, extra...)
-	p.start()
+	p := &redisProc{t: t}
 	t.Cleanup(p.kill)
-	return p
+	for try := 1; ; try++ {
+		p.port, p.dir = freePort(t), t.TempDir()
+		p.args = append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir", p.dir, "--protected-mode", "no", "--logfile", filepath.Join(p.dir, "redis.log")}, extra...)
+		if slices.Contains(extra, "--cluster-enabled") {
+			// The bus port is chosen free too: by default it is the port
+			// plus 10,000, which may be a client's ephemeral port.
+			p.args = append(p.args, "--cluster-port", strconv.Itoa(freePort(t)))
+		}
+		err := p.tryStart()
+		if err == nil {
+			return p
+		}
+		if try == 5 {
+			t.Fatal(err)
+		}
+		t.Logf("redis-server not started (%v); on another port", err)
+	}
 }
 
 func (p *redisProc) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
 
+// start starts the server again, on its port, with its data.
 func (p *redisProc) start() {
 	p.t.Helper()
+	if err := p.tryStart(); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// tryStart starts the server and waits until it answers. An answer from
+// another process on the port (INFO's process_id tells) is an error, and
+// so is a bind that failed: the server is then stopped.
+func (p *redisProc) tryStart() error {
 	args := append([]string{"--port", strconv.Itoa(p.port)}, p.args...)
 	p.cmd = exec.Command(redisServerPath, args...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
+	pid := "process_id:" + strconv.Itoa(p.cmd.Process.Pid)
+	logPath := filepath.Join(p.dir, "redis.log")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		out, err := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "ping").CombinedOutput()
-		if err == nil && strings.TrimSpace(string(out)) == "PONG" {
-			return
+		out, err := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "info", "server").CombinedOutput()
+		if err == nil && strings.Contains(string(out), "process_id:") {
+			if slices.Contains(strings.Split(string(out), "\r\n"), pid) {
+				return nil
+			}
+			p.kill()
+			return fmt.Errorf("port %d is another redis-server's", p.port)
+		}
+		log, _ := os.ReadFile(logPath)
+		if strings.Contains(string(log), "Address already in use") {
+			p.kill()
+			return fmt.Errorf("port %d or its cluster bus port is taken: %s", p.port, log)
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(p.dir, "redis.log"))
-			p.t.Fatalf("redis-server on port %d did not answer: %s %v\n%s", p.port, out, err, log)
+			p.kill()
+			return fmt.Errorf("redis-server on port %d did not answer: %s %v\n%s", p.port, out, err, log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -122,3 +161,21 @@ func (p *redisProc) client(t testing.TB) redis.UniversalClient {
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+// TestStartRedisOnATakenPort: the test servers' start tells a port that
+// another redis-server answers on from its own, so that no test runs
+// against another's server.
+func TestStartRedisOnATakenPort(t *testing.T) {
+	first := startRedis(t)
+	second := &redisProc{t: t, port: first.port, dir: t.TempDir()}
+	second.args = []string{"--bind", "127.0.0.1", "--save", "", "--dir", second.dir, "--logfile", filepath.Join(second.dir, "redis.log")}
+	t.Cleanup(second.kill)
+	if err := second.tryStart(); err == nil {
+		t.Fatalf("a second redis-server on port %d started", first.port)
+	} else {
+		t.Log(err)
+	}
+	if second.cmd != nil {
+		t.Error("the server that could not bind was left running")
+	}
+}

@@ -1,6 +1,7 @@
 package testpart
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,13 +37,33 @@ func freePort(t testing.TB) int {
 // free loopback port with a temporary directory, no snapshots and the
 // config arguments extra ("--appendonly", "yes", ...; "--requirepass"
 // for a password), stops it when the test ends, and returns its address.
-// Without redis-server it calls Missing.
+// A port another process took before the server bound it is given up
+// for another, at most 5 times. Without redis-server it calls Missing.
 func StartRedis(t testing.TB, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		Missing(t, "redis-server is not installed (apt-get install redis-server)")
 	}
+	for try := 1; ; try++ {
+		addr, err := startRedis(t, bin, extra)
+		if err == nil {
+			return addr
+		}
+		if try == 5 {
+			t.Fatal(err)
+		}
+		t.Logf("redis-server not started (%v); on another port", err)
+		if i := slices.Index(extra, "--cluster-port"); i >= 0 && i+1 < len(extra) {
+			extra = slices.Clone(extra)
+			extra[i+1] = strconv.Itoa(freePort(t))
+		}
+	}
+}
+
+// startRedis is one try of StartRedis: the server answers, and it is the
+// one started here (INFO's process_id), not another on the same port.
+func startRedis(t testing.TB, bin string, extra []string) (string, error) {
 	port, dir := freePort(t), t.TempDir()
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
 		"--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log")}, extra...)
@@ -49,18 +71,37 @@ func StartRedis(t testing.TB, extra ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
+	opts := &redis.Options{Addr: addr}
+	if i := slices.Index(extra, "--requirepass"); i >= 0 && i+1 < len(extra) {
+		opts.Password = extra[i+1]
+	}
+	c := redis.NewClient(opts)
 	defer c.Close()
+	pid := "process_id:" + strconv.Itoa(cmd.Process.Pid)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		// A server with a password answers NOAUTH: it is up.
-		if err := c.Ping(context.Background()).Err(); err == nil || !isDial(err) {
-			return addr
+		info, err := c.Info(context.Background(), "server").Result()
+		if err == nil {
+			if !slices.Contains(strings.Split(info, "\r\n"), pid) {
+				stop()
+				return "", fmt.Errorf("port %d is another redis-server's", port)
+			}
+			t.Cleanup(stop)
+			return addr, nil
+		}
+		if !isDial(err) {
+			stop()
+			return "", fmt.Errorf("redis-server on port %d: %v", port, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+		if bytes.Contains(b, []byte("Address already in use")) {
+			stop()
+			return "", fmt.Errorf("port %d or its cluster bus port is taken: %s", port, b)
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("redis-server did not answer within 10 s:\n%s", b)
+			stop()
+			return "", fmt.Errorf("redis-server did not answer within 10 s:\n%s", b)
 		}
 	}
 }
@@ -111,26 +152,59 @@ func StartPostgres(t testing.TB) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	port := freePort(t)
-	pg := exec.Command(filepath.Join(filepath.Dir(initdb), "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB")
-	pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := pg.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(-pg.Process.Pid, syscall.SIGKILL); pg.Wait() })
-	url := fmt.Sprintf("postgres://preflight@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		pool, err := pgxpool.New(context.Background(), url)
-		if err == nil {
-			err = pool.Ping(context.Background())
-			pool.Close()
+	// A port another process took before the server bound it (a client's
+	// ephemeral port, another test's server) is given up for another.
+	for try := 1; ; try++ {
+		port := freePort(t)
+		pg := exec.Command(filepath.Join(filepath.Dir(initdb), "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+			"-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=16MB")
+		pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+		if err := pg.Start(); err != nil {
+			t.Fatal(err)
 		}
+		exited := make(chan struct{})
+		go func() { pg.Wait(); close(exited) }()
+		stop := func() { syscall.Kill(-pg.Process.Pid, syscall.SIGKILL); <-exited }
+		url := fmt.Sprintf("postgres://preflight@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", port)
+		err := awaitPostgres(url, data, exited)
 		if err == nil {
+			t.Cleanup(stop)
 			return url
 		}
+		stop()
+		if try == 5 {
+			t.Fatal(err)
+		}
+		t.Logf("postgres not started (%v); on another port", err)
+	}
+}
+
+// awaitPostgres waits until the server started with data answers at url.
+// An answer from another server on the port (its data_directory tells)
+// is an error, and so is the server's exit (its bind failed).
+func awaitPostgres(url, data string, exited <-chan struct{}) error {
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			return errors.New("postgres exited (its port taken?)")
+		default:
+		}
+		var pool *pgxpool.Pool
+		pool, err = pgxpool.New(context.Background(), url)
+		if err == nil {
+			var dir string
+			err = pool.QueryRow(context.Background(), "SHOW data_directory").Scan(&dir)
+			pool.Close()
+			if err == nil && dir != data {
+				return fmt.Errorf("%s is another server's (data directory %s)", url, dir)
+			}
+		}
+		if err == nil {
+			return nil
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("postgres did not answer within 30 s: %v", err)
+			return fmt.Errorf("postgres did not answer within 30 s: %v", err)
 		}
 	}
 }
