@@ -145,9 +145,11 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	}
 	if err != nil {
 		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
-		return
 	}
-	http.NewResponseController(a.w).Flush()
+	// Not flushed: the answer is the POST's last message, and the handler
+	// returns right after it. net/http then sends it whole, a small one
+	// with its length in one write instead of a chunk and then the
+	// chunked end in a second.
 }
 
 // The parts of the event that carries a call's answer around its data

@@ -40,7 +40,10 @@ func postRaw(t *testing.T, c *rawClient, body string) wireAnswer {
 		t.Fatal(err)
 	}
 	h := resp.Header.Clone()
-	for _, k := range []string{"Date", "X-Request-Id"} {
+	// The framing may differ, the bytes may not: the direct path lets
+	// net/http send a small answer with its length, where the transport's
+	// flush makes it chunked.
+	for _, k := range []string{"Date", "X-Request-Id", "Content-Length"} {
 		h.Del(k)
 	}
 	return wireAnswer{resp.StatusCode, h, string(b)}
