@@ -121,11 +121,15 @@ func (p *redisProc) tryStart() error {
 	for {
 		out, err := exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "info", "server").CombinedOutput()
 		if err == nil && strings.Contains(string(out), "process_id:") {
-			if slices.Contains(strings.Split(string(out), "\r\n"), pid) {
+			if !slices.Contains(strings.Split(string(out), "\r\n"), pid) {
+				p.kill()
+				return fmt.Errorf("port %d is another redis-server's", p.port)
+			}
+			// INFO answers while the data loads; PING waits for it.
+			out, err = exec.Command(redisCLIPath, "-p", strconv.Itoa(p.port), "ping").CombinedOutput()
+			if err == nil && strings.TrimSpace(string(out)) == "PONG" {
 				return nil
 			}
-			p.kill()
-			return fmt.Errorf("port %d is another redis-server's", p.port)
 		}
 		log, _ := os.ReadFile(logPath)
 		if strings.Contains(string(log), "Address already in use") {
