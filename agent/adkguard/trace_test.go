@@ -72,14 +72,33 @@ func (s *span) End(...trace.SpanEndOption) {
 	s.p.failed[s.id] = s.failed
 }
 
+// recorder returns the process's span recorder, emptied. It is set as the
+// global TracerProvider once: ADK's tracer delegates to the first provider
+// set, so a second test run (-count 2) must keep the first.
+func recorder() *spans {
+	installed.once.Do(func() {
+		installed.p = &spans{}
+		otel.SetTracerProvider(installed.p)
+	})
+	p := installed.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed = map[string]bool{}
+	return p
+}
+
+var installed struct {
+	once sync.Once
+	p    *spans
+}
+
 // TestTraces: in ADK's own telemetry (its execute_tool spans, read
 // through the global OpenTelemetry TracerProvider), a call the guard
 // withheld (a retry past the cap, a call over the budget) or answered
 // with a saved result is not a failed tool call; a tool's real failure
 // still is. Only the model is scripted (nextLLM).
 func TestTraces(t *testing.T) {
-	rec := &spans{failed: map[string]bool{}}
-	otel.SetTracerProvider(rec) // ADK's tracer delegates to the first provider set
+	rec := recorder()
 	sc := agenttest.NewScenario()
 	g, err := adkguard.New(&adkguard.Options{BudgetUSD: "0.015", Specs: agenttest.ScenarioSpecs()})
 	if err != nil {
