@@ -91,44 +91,11 @@ func primaryOf(ask *redisProc, nodes []*redisProc, key string) *redisProc {
 // yet sent to its replica are lost; the test measures them and requires
 // that none is counted twice and the budget is never exceeded.
 func TestCluster(t *testing.T) {
-	needRedis(t)
-	if testing.Short() {
-		t.Skip("cluster run skipped in -short mode")
-	}
-	nodes := startCluster(t)
-	addrs := clusterAddrs(nodes)
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
-	defer c.Close()
 	const scope, budget = "cluster-run", "500.000000000000000001"
-	s, err := New(c, scope, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := primaryOf(nodes[0], nodes, s.keys[0])
-	if victim == nil {
-		t.Fatal("no primary for the scope's slot")
-	}
-	live := nodes[(indexOf(nodes, victim)+1)%6]
-	var killedAt time.Time
+	nodes, addrs, c, s := clusterScope(t, scope)
 	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
 		waitSpent(t, s, budget, 30)
-		victim.kill()
-		killedAt = time.Now()
-		// Until a replica is primary of the slot again.
-		for {
-			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(live.port), "cluster", "info").Output()
-			if strings.Contains(string(out), "cluster_state:ok") {
-				if p := primaryOf(live, nodes, s.keys[0]); p != nil && p != victim {
-					t.Logf("primary %s killed; replica %s took over after %v", victim.addr(), p.addr(), time.Since(killedAt).Round(time.Millisecond))
-					return
-				}
-			}
-			if time.Since(killedAt) > 30*time.Second {
-				t.Error("no replica took over")
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		failOver(t, nodes, s.keys[0])
 	})
 	time.Sleep(2500 * time.Millisecond) // holds whose reply was lost expire
 	f.check(t, c, scope, budget, failoverAsync)
@@ -136,6 +103,56 @@ func TestCluster(t *testing.T) {
 		t.Error("no result saved by one process was reused by another")
 	}
 	t.Logf("%d calls failed closed during the failover", f.Unavailable)
+}
+
+// clusterScope skips the test in -short mode; otherwise it starts a
+// Cluster and opens scope on it: the nodes, their addresses, a client
+// and the store.
+func clusterScope(t *testing.T, scope string) ([]*redisProc, []string, *redis.ClusterClient, *Store) {
+	t.Helper()
+	needRedis(t)
+	if testing.Short() {
+		t.Skip("cluster run skipped in -short mode")
+	}
+	nodes := startCluster(t)
+	addrs := clusterAddrs(nodes)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	s, err := New(c, scope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return nodes, addrs, c, s
+}
+
+// failOver kills (SIGKILL) the primary of key's slot and waits, at most
+// 30 s, until a replica is the slot's primary. It returns the old primary,
+// the new one and when the kill was; the new one is nil, after t.Error,
+// when no replica took over.
+func failOver(t *testing.T, nodes []*redisProc, key string) (victim, promoted *redisProc, killedAt time.Time) {
+	t.Helper()
+	victim = primaryOf(nodes[0], nodes, key)
+	if victim == nil {
+		t.Fatal("no primary for the scope's slot")
+	}
+	live := nodes[(indexOf(nodes, victim)+1)%len(nodes)]
+	victim.kill()
+	killedAt = time.Now()
+	for {
+		out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(live.port), "cluster", "info").Output()
+		if strings.Contains(string(out), "cluster_state:ok") {
+			if p := primaryOf(live, nodes, key); p != nil && p != victim {
+				t.Logf("primary %s killed; replica %s took over after %v", victim.addr(), p.addr(), time.Since(killedAt).Round(time.Millisecond))
+				return victim, p, killedAt
+			}
+		}
+		if time.Since(killedAt) > 30*time.Second {
+			t.Error("no replica took over")
+			return victim, nil, killedAt
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func indexOf(nodes []*redisProc, p *redisProc) int {
@@ -156,42 +173,13 @@ func indexOf(nodes []*redisProc, p *redisProc) int {
 // scope is never found lost (TestCluster allows the holds and
 // settlements of the calls in flight at the failover).
 func TestClusterWaitReplicas(t *testing.T) {
-	needRedis(t)
-	if testing.Short() {
-		t.Skip("cluster run skipped in -short mode")
-	}
-	nodes := startCluster(t)
-	addrs := clusterAddrs(nodes)
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
-	defer c.Close()
 	const scope, budget = "cluster-wait", "500.000000000000000001"
-	s, err := New(c, scope, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := primaryOf(nodes[0], nodes, s.keys[0])
-	if victim == nil {
-		t.Fatal("no primary for the scope's slot")
-	}
-	live := nodes[(indexOf(nodes, victim)+1)%6]
+	nodes, addrs, c, s := clusterScope(t, scope)
 	f := runFleetLease(t, addrs, true, scope, budget, 4, 16, 160, 2*time.Second, func() {
 		waitSpent(t, s, budget, 30)
-		victim.kill()
-		killedAt := time.Now()
-		var promoted *redisProc
-		for promoted == nil {
-			out, _ := exec.Command(redisCLIPath, "-p", strconv.Itoa(live.port), "cluster", "info").Output()
-			if strings.Contains(string(out), "cluster_state:ok") {
-				if p := primaryOf(live, nodes, s.keys[0]); p != nil && p != victim {
-					promoted = p
-					t.Logf("primary %s killed; replica %s took over after %v", victim.addr(), p.addr(), time.Since(killedAt).Round(time.Millisecond))
-				}
-			}
-			if time.Since(killedAt) > 30*time.Second {
-				t.Error("no replica took over")
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		victim, promoted, killedAt := failOver(t, nodes, s.keys[0])
+		if promoted == nil {
+			return
 		}
 		victim.start()
 		for {

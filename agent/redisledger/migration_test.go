@@ -98,20 +98,8 @@ func primaries(t *testing.T, nodes []*redisProc) []*redisProc {
 // equal the workers' settled costs to the digit, within the budget, and
 // every key of the scope to end on the new primary.
 func TestClusterSlotMigration(t *testing.T) {
-	needRedis(t)
-	if testing.Short() {
-		t.Skip("cluster run skipped in -short mode")
-	}
-	nodes := startCluster(t)
-	addrs := clusterAddrs(nodes)
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 8, ContextTimeoutEnabled: true})
-	defer c.Close()
 	const scope, budget = "migrating-run", "1200.000000000000000001"
-	s, err := New(c, scope, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	nodes, addrs, c, s := clusterScope(t, scope)
 	ctx := context.Background()
 	var slot int64 = -1
 	for _, k := range s.Keys() {
