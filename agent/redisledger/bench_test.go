@@ -43,23 +43,35 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// commandUsec is the time Redis spent running scripts (FCALL, EVALSHA and EVAL,
-// the commands they call included), from INFO commandstats, and the CPU
-// time (user and system) its process used, from INFO cpu, both in µs.
-func commandUsec(b testing.TB, c redis.UniversalClient) (scripts, cpu float64) {
-	info, err := c.Info(context.Background(), "commandstats", "cpu").Result()
+// redisStats is a snapshot of what redis-server has done, from one INFO:
+// the time it spent running scripts (FCALL, EVALSHA and EVAL, the
+// commands they call included) and how many it ran, the CPU time its
+// process used in user and in system (kernel) mode, all times in µs, and
+// the reads from its clients' connections it made (calls/reads: the calls
+// each write of a client carried, with pipelining).
+type redisStats struct{ scripts, calls, user, sys, reads float64 }
+
+// cpu is the CPU time in user and system mode together, in µs.
+func (st redisStats) cpu() float64 { return st.user + st.sys }
+
+func statsOf(tb testing.TB, c redis.UniversalClient) redisStats {
+	info, err := c.Info(context.Background(), "commandstats", "cpu", "stats").Result()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	var st redisStats
 	for _, line := range strings.Split(info, "\n") {
 		line = strings.TrimSpace(line)
 		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
 			f, _ := strconv.ParseFloat(v, 64)
-			cpu += f * 1e6
+			st.sys = f * 1e6
 		}
 		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
 			f, _ := strconv.ParseFloat(v, 64)
-			cpu += f * 1e6
+			st.user = f * 1e6
+		}
+		if v, ok := strings.CutPrefix(line, "total_reads_processed:"); ok {
+			st.reads, _ = strconv.ParseFloat(v, 64)
 		}
 		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") && !strings.HasPrefix(line, "cmdstat_fcall:") {
 			continue
@@ -67,59 +79,31 @@ func commandUsec(b testing.TB, c redis.UniversalClient) (scripts, cpu float64) {
 		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
 			if v, ok := strings.CutPrefix(f, "usec="); ok {
 				u, _ := strconv.ParseFloat(v, 64)
-				scripts += u
+				st.scripts += u
 			}
-		}
-	}
-	return scripts, cpu
-}
-
-// redisCPU is the CPU time redis-server's process used in user and in
-// system (kernel) mode, from INFO cpu, in µs.
-func redisCPU(tb testing.TB, c redis.UniversalClient) (user, sys float64) {
-	info, err := c.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			sys = f * 1e6
-		}
-		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			user = f * 1e6
-		}
-	}
-	return user, sys
-}
-
-// redisReads is the function calls (FCALL, EVALSHA and EVAL, not the
-// commands they run) redis-server ran and the reads from its clients'
-// connections it made, from INFO: their ratio is the calls each write of
-// a client carried (pipelining).
-func redisReads(tb testing.TB, c redis.UniversalClient) (calls, reads float64) {
-	info, err := c.Info(context.Background(), "stats", "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "total_reads_processed:"); ok {
-			reads, _ = strconv.ParseFloat(v, 64)
-		}
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") && !strings.HasPrefix(line, "cmdstat_eval:") && !strings.HasPrefix(line, "cmdstat_fcall:") {
-			continue
-		}
-		for _, f := range strings.Split(line[strings.Index(line, ":")+1:], ",") {
 			if v, ok := strings.CutPrefix(f, "calls="); ok {
 				n, _ := strconv.ParseFloat(v, 64)
-				calls += n
+				st.calls += n
 			}
 		}
 	}
-	return calls, reads
+	return st
+}
+
+// reportCPU reports the Redis CPU time per call of b between two
+// snapshots: in all, in user and in system mode.
+func reportCPU(b *testing.B, from, to redisStats) {
+	b.ReportMetric((to.cpu()-from.cpu())/float64(b.N), "redis-cpu-µs/call")
+	b.ReportMetric((to.user-from.user)/float64(b.N), "redis-user-µs/call")
+	b.ReportMetric((to.sys-from.sys)/float64(b.N), "redis-sys-µs/call")
+}
+
+// mark is where the hook's counts stand: the commands and the writes.
+func (h *roundTrips) mark() (cmds, sends int64) { return h.n.Load(), h.sends.Load() }
+
+// reportPerSend reports the commands each write carried since mark.
+func (h *roundTrips) reportPerSend(b *testing.B, cmds, sends int64) {
+	b.ReportMetric(float64(h.n.Load()-cmds)/float64(max(h.sends.Load()-sends, 1)), "cmds/send")
 }
 
 // BenchmarkReserveSettle is one reservation and its settlement.
@@ -173,12 +157,11 @@ func BenchmarkGuardCall(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					var usec0, cpu0, user0, sys0 float64
+					var st0 redisStats
 					if c != nil {
-						usec0, cpu0 = commandUsec(b, c)
-						user0, sys0 = redisCPU(b, c)
+						st0 = statsOf(b, c)
 					}
-					trips0, sends0 := hook.n.Load(), hook.sends.Load()
+					trips0, sends0 := hook.mark()
 					b.ReportAllocs()
 					b.ResetTimer()
 					start := time.Now()
@@ -188,13 +171,10 @@ func BenchmarkGuardCall(b *testing.B) {
 					b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
 					if c != nil {
 						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(b.N), "roundtrips/call")
-						usec, cpu := commandUsec(b, c)
-						b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
-						b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
-						user, sys := redisCPU(b, c)
-						b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
-						b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
-						b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+						st := statsOf(b, c)
+						b.ReportMetric((st.scripts-st0.scripts)/float64(b.N), "script-µs/call")
+						reportCPU(b, st0, st)
+						hook.reportPerSend(b, trips0, sends0)
 					}
 				})
 			}
@@ -229,9 +209,8 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 			}
 			ctx := context.Background()
 			fillHistory(b, s, preflight.MaxHistory)
-			_, cpu0 := commandUsec(b, c)
-			user0, sys0 := redisCPU(b, c)
-			trips0, sends0 := hook.n.Load(), hook.sends.Load()
+			st0 := statsOf(b, c)
+			trips0, sends0 := hook.mark()
 			var next atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -261,12 +240,8 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			_, cpu := commandUsec(b, c)
-			user, sys := redisCPU(b, c)
-			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
-			b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
-			b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
-			b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+			reportCPU(b, st0, statsOf(b, c))
+			hook.reportPerSend(b, trips0, sends0)
 		})
 	}
 }
@@ -297,19 +272,14 @@ func BenchmarkGuardsSharingStore(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				_, cpu0 := commandUsec(b, c)
-				user0, sys0 := redisCPU(b, c)
-				trips0, sends0 := hook.n.Load(), hook.sends.Load()
+				st0 := statsOf(b, c)
+				trips0, sends0 := hook.mark()
 				b.ReportAllocs()
 				b.ResetTimer()
 				callGuards(b, gs, 16, "g")
 				b.StopTimer()
-				_, cpu := commandUsec(b, c)
-				user, sys := redisCPU(b, c)
-				b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
-				b.ReportMetric((user-user0)/float64(b.N), "redis-user-µs/call")
-				b.ReportMetric((sys-sys0)/float64(b.N), "redis-sys-µs/call")
-				b.ReportMetric(float64(hook.n.Load()-trips0)/float64(max(hook.sends.Load()-sends0, 1)), "cmds/send")
+				reportCPU(b, st0, statsOf(b, c))
+				hook.reportPerSend(b, trips0, sends0)
 			})
 		}
 	}
@@ -337,13 +307,12 @@ func BenchmarkWaitReplicas(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, cpu0 := commandUsec(b, c)
+				st0 := statsOf(b, c)
 				b.ReportAllocs()
 				b.ResetTimer()
 				callGuards(b, []*agent.Guard{g}, goroutines, "w")
 				b.StopTimer()
-				_, cpu := commandUsec(b, c)
-				b.ReportMetric((cpu-cpu0)/float64(b.N), "primary-cpu-µs/call")
+				b.ReportMetric((statsOf(b, c).cpu()-st0.cpu())/float64(b.N), "primary-cpu-µs/call")
 			})
 		}
 	}
@@ -418,7 +387,7 @@ return {v[1] or 'e', 1, 0, 0, 0, 0, 1, 0, 0, 5000000000000, 0}`)
 			if err := s.call(context.Background(), c, 0); err != nil {
 				b.Fatal(err)
 			}
-			usec0, cpu0 := commandUsec(b, c)
+			st0 := statsOf(b, c)
 			var next atomic.Int64
 			b.ResetTimer()
 			var wg sync.WaitGroup
@@ -440,9 +409,9 @@ return {v[1] or 'e', 1, 0, 0, 0, 0, 1, 0, 0, 5000000000000, 0}`)
 			}
 			wg.Wait()
 			b.StopTimer()
-			usec, cpu := commandUsec(b, c)
-			b.ReportMetric((usec-usec0)/float64(b.N), "script-µs/call")
-			b.ReportMetric((cpu-cpu0)/float64(b.N), "redis-cpu-µs/call")
+			st := statsOf(b, c)
+			b.ReportMetric((st.scripts-st0.scripts)/float64(b.N), "script-µs/call")
+			b.ReportMetric((st.cpu()-st0.cpu())/float64(b.N), "redis-cpu-µs/call")
 		})
 	}
 }

@@ -274,18 +274,14 @@ func TestFleetScale(t *testing.T) {
 	c := p.client(t)
 	for _, procs := range []int{1, 4, 16} {
 		scope := fmt.Sprintf("scale-%d", procs)
-		_, cpu0 := commandUsec(t, c)
-		user0, sys0 := redisCPU(t, c)
-		cmds0, reads0 := redisReads(t, c)
+		st0 := statsOf(t, c)
 		f := runFleet(t, []string{p.addr()}, false, scope, budget, procs, 16, 10240/procs/16, nil)
-		_, cpu1 := commandUsec(t, c)
-		user1, sys1 := redisCPU(t, c)
-		cmds1, reads1 := redisReads(t, c)
+		st1 := statsOf(t, c)
 		// Whether Redis is what limits the rate: its CPU per call (in
 		// user and kernel mode), how much of one core it used while the
 		// workers ran, and the function calls each read of a
 		// connection carried (more than one when calls are pipelined).
-		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core; %.2f function calls per read", procs, (cpu1-cpu0)/10240, (user1-user0)/10240, (sys1-sys0)/10240, (cpu1-cpu0)/float64(f.duration.Microseconds())*100, (cmds1-cmds0)/max(reads1-reads0, 1))
+		t.Logf("%d workers: redis-server used %.0f µs of CPU per call (user %.0f, sys %.0f), %.0f%% of one core; %.2f function calls per read", procs, (st1.cpu()-st0.cpu())/10240, (st1.user-st0.user)/10240, (st1.sys-st0.sys)/10240, (st1.cpu()-st0.cpu())/float64(f.duration.Microseconds())*100, (st1.calls-st0.calls)/max(st1.reads-st0.reads, 1))
 		f.check(t, c, scope, budget, noFailover)
 	}
 }
