@@ -109,6 +109,26 @@ func (s stuckStore) ReserveOf(ctx context.Context, r Reservation, fp string) (bo
 	return s.LedgerStore.ReserveOf(ctx, r, fp)
 }
 
+// stuckCall returns a Guard on a stuckStore (budget 1) whose first call,
+// started here, is stuck in its reservation; first gets its error once
+// st.release lets it on. The call's reservation has begun when stuckCall
+// returns.
+func stuckCall(t *testing.T) (g *Guard, st stuckStore, first chan error) {
+	t.Helper()
+	st = stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
+	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = make(chan error, 1)
+	go func() {
+		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
+		first <- err
+	}()
+	<-st.entered
+	return g, st, first
+}
+
 // silentStore never answers a read or a reservation: it waits until the
 // context it was given ends.
 type silentStore struct{ LedgerStore }
@@ -175,17 +195,7 @@ func TestMemoryLedgerStoreRetries(t *testing.T) {
 // (A call with another fingerprint does not wait for it: see
 // TestGuardReservesOverlap.)
 func TestGuardDeadlineBehindStuckCall(t *testing.T) {
-	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
-	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan error, 1)
-	go func() {
-		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
-		first <- err
-	}()
-	<-st.entered // the first call holds the step, stuck on the store
+	g, st, first := stuckCall(t) // the first call is stuck on the store
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	second := make(chan error, 1)

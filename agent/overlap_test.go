@@ -148,17 +148,7 @@ func TestGuardIdenticalCallsCoalesce(t *testing.T) {
 // the store), and a call proposed meanwhile, even one with another
 // fingerprint, waits for SetCatalog and keeps its own deadline.
 func TestGuardGate(t *testing.T) {
-	st := stuckStore{NewMemoryLedgerStore(nil), make(chan struct{}, 1), make(chan struct{})}
-	g, err := NewGuard(nil, &GuardOptions{BudgetUSD: "1", Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan error, 1)
-	go func() {
-		_, err := g.Call(context.Background(), searchReq("a", "0.1"), func(context.Context) (Completion, error) { return Completion{}, nil })
-		first <- err
-	}()
-	<-st.entered // the first decision is under way, stuck on the store
+	g, st, first := stuckCall(t) // the first call is stuck on the store
 	set := make(chan struct{})
 	go func() {
 		g.SetCatalog(preflight.DefaultCatalog())
@@ -182,7 +172,7 @@ func TestGuardGate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	ran := false
-	_, err = g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
+	_, err := g.Call(ctx, searchReq("b", "0.1"), func(context.Context) (Completion, error) { ran = true; return Completion{}, nil })
 	if ran || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("behind a waiting SetCatalog: ran %v, error %v; want not run and context.DeadlineExceeded", ran, err)
 	}
