@@ -24,6 +24,7 @@ import (
 type script struct {
 	name string
 	body string
+	src  string // the whole script: the prelude, init and body
 	eval *redis.Script
 }
 
@@ -31,7 +32,8 @@ type script struct {
 var scripts []*script
 
 func newScript(name, body string) *script {
-	s := &script{name: name, body: body, eval: redis.NewScript(prelude + "init(KEYS)\n" + body)}
+	src := prelude + "init(KEYS)\n" + body
+	s := &script{name: name, body: body, src: src, eval: redis.NewScript(src)}
 	scripts = append(scripts, s)
 	return s
 }
@@ -111,7 +113,7 @@ func (s *Store) exec(ctx context.Context, sc *script, argv []any) *redis.Cmd {
 	if s.batch.wait > 0 {
 		// The whole script (EVAL), so that it needs no second round
 		// trip after NOSCRIPT between the call and its WAIT.
-		return s.batch.do(ctx, s.command("eval", prelude+"init(KEYS)\n"+sc.body, argv))
+		return s.batch.do(ctx, s.command("eval", sc.src, argv))
 	}
 	return sc.eval.Run(ctx, s.c, s.keys, argv...)
 }

@@ -195,9 +195,6 @@ type Store struct {
 	// at once with Options.NoPipelining; followed by WAIT with
 	// Options.WaitReplicas.
 	batch *batcher
-	// mustWrite is 1 when every function call must write (see A in
-	// scripts.go): with Options.WaitReplicas.
-	mustWrite int64
 	// functions is whether the server runs the store's library (see
 	// script).
 	functions atomic.Bool
@@ -315,9 +312,6 @@ func New(c redis.UniversalClient, scope string, opts *Options) (*Store, error) {
 	s.batch = &batcher{c: c, keys: s.keys, timeout: o.Timeout, lanes: maxLanes, wait: max(o.WaitReplicas, 0), waitFor: o.WaitTimeout}
 	if o.NoPipelining {
 		s.batch.lanes = math.MaxInt
-	}
-	if o.WaitReplicas > 0 {
-		s.mustWrite = 1
 	}
 	s.keeper = s.newKeeper()
 	if !o.NoFunctions {
@@ -497,6 +491,16 @@ func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error)
 	return epoch, nums, h[80:], nil
 }
 
+// mustWrite is 1 when every function call must write (see A in
+// scripts.go): when WAIT follows it (Options.WaitReplicas), which counts
+// only writes.
+func (s *Store) mustWrite() int64 {
+	if s.batch.wait > 0 {
+		return 1
+	}
+	return 0
+}
+
 // run runs script with the scope's keys, one argument packing the
 // worker's knowledge of the scope and then args (see packer), and more
 // arguments, and returns the reply after its head {epoch, version, spent,
@@ -504,7 +508,7 @@ func decodeHead(h string) (epoch string, nums [10]int64, tail string, err error)
 func (s *Store) run(ctx context.Context, script *script, args packer, more ...any) (reply, agent.Balance, error) {
 	s.mu.Lock()
 	p := make(packer, 0, 40+len(s.epoch)+len(s.fresh)+len(args))
-	p = p.str(s.epoch).num(s.seen).str(s.fresh).num(s.mustWrite)
+	p = p.str(s.epoch).num(s.seen).str(s.fresh).num(s.mustWrite())
 	s.mu.Unlock()
 	argv := append(make([]any, 0, 1+len(more)), string(append(p, args...)))
 	var rep reply
