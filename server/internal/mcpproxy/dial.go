@@ -194,7 +194,7 @@ func (c *httpConn) readEvents(ctx context.Context, resp *http.Response) {
 		if err != nil {
 			return
 		}
-		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+		if !ev.message() {
 			continue
 		}
 		if msg, err := jsonrpc.DecodeMessage(ev.data); err == nil {

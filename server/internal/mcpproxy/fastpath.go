@@ -340,9 +340,7 @@ func (c *httpConn) readCall(ctx context.Context, summary string, body io.ReadClo
 				retry = time.Duration(n) * time.Millisecond
 			}
 		}
-		// An event with empty data is skipped, and one named other than
-		// message.
-		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+		if !ev.message() {
 			continue
 		}
 		msg, err := decodeUpstream(ev.data)

@@ -76,6 +76,13 @@ type sseEvent struct {
 	name, id, retry, data []byte
 }
 
+// message reports whether ev carries a message, as the SDK's client reads
+// a stream: an event with data, named message or not named at all. The
+// callers skip the others.
+func (ev sseEvent) message() bool {
+	return len(ev.data) > 0 && (len(ev.name) == 0 || string(ev.name) == "message")
+}
+
 // sseError is a stream that breaks sseReader's rules; the SDK's client
 // transport calls it a malformed event and fails its connection.
 type sseError struct {

@@ -587,7 +587,7 @@ func awaitResponse(resp *http.Response, max int64, id jsonrpc.ID, relay func([]b
 		if err != nil {
 			return nil, err
 		}
-		if len(ev.data) == 0 || len(ev.name) > 0 && string(ev.name) != "message" {
+		if !ev.message() {
 			continue
 		}
 		if m, err := jsonrpc.DecodeMessage(ev.data); err == nil {
