@@ -138,6 +138,14 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 	// or of a call while another decision of this Guard held a tentative
 	// reservation waits until those decisions are settled and decides
 	// again (lock.go), as if they had decided one at a time.
+	// A read-only call the caller may have answered with another's
+	// result shares an identical call's flight. The tool, the caller's
+	// capabilities and the catalog stay as they are for every pass.
+	shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
+	if shareable {
+		eff, ok := catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
+		shareable = ok && eff == preflight.EffectsReadOnly
+	}
 	refused, redecided := 0, 0
 	for {
 		// The call in flight with this fingerprint, looked up before the
@@ -146,7 +154,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 		// and g.flights by the time of the decision. None starts while
 		// this call holds the fingerprint's turn.
 		var flying *Flight
-		if g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult {
+		if shareable {
 			g.mu.Lock()
 			flying = g.flights[fp]
 			g.mu.Unlock()
@@ -216,12 +224,7 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			withdraw()
 			return nil, rep, nil
 		}
-		shareable := g.coalesce && req.Capabilities != nil && req.Capabilities.CanReusePriorResult
-		if shareable {
-			eff, ok := catalog.EffectsOf(req.Tool.Provider, req.Tool.Operation)
-			shareable = ok && eff == preflight.EffectsReadOnly
-		}
-		if shareable && flying != nil {
+		if flying != nil {
 			rep.InFlight = flying
 			withdraw()
 			return nil, rep, nil
