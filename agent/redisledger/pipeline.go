@@ -104,11 +104,7 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 		b.busy++
 		b.mu.Unlock()
 		cmd := newCall(ctx, args)
-		if b.wait > 0 {
-			b.sendWait(ctx, []*redis.Cmd{cmd})
-		} else {
-			_ = b.c.Process(ctx, cmd)
-		}
+		b.process(ctx, []*redis.Cmd{cmd})
 		b.mu.Lock()
 		b.busy--
 		b.kick()
@@ -134,13 +130,20 @@ func (b *batcher) do(ctx context.Context, args []any) *redis.Cmd {
 		return p.cmd
 	default:
 	}
-	cmd := redis.NewCmd(ctx, args[:2]...)
 	// Left by the flusher too, which then answers it: errNotSent either way.
 	if p.state.CompareAndSwap(queued, left) || p.state.Load() == left {
-		cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, context.Cause(ctx)))
-	} else {
-		cmd.SetErr(fmt.Errorf("redisledger: no reply from Redis before the context ended: %w", context.Cause(ctx)))
+		return notSent(ctx, args, context.Cause(ctx))
 	}
+	cmd := redis.NewCmd(ctx, args[:2]...)
+	cmd.SetErr(fmt.Errorf("redisledger: no reply from Redis before the context ended: %w", context.Cause(ctx)))
+	return cmd
+}
+
+// notSent is the answer to the call args that was never sent, because
+// its caller gave up (cause).
+func notSent(ctx context.Context, args []any, cause error) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args[:2]...)
+	cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, cause))
 	return cmd
 }
 
@@ -180,8 +183,7 @@ func (b *batcher) flushQueue() {
 			if err := p.gone(now); err != nil {
 				// Its caller gave up: it is not sent with the others.
 				if p.state.CompareAndSwap(queued, left) {
-					p.cmd = redis.NewCmd(p.ctx, p.args[:2]...)
-					p.cmd.SetErr(fmt.Errorf("%w: %w", errNotSent, err))
+					p.cmd = notSent(p.ctx, p.args, err)
 					close(p.done)
 				}
 				continue
@@ -216,20 +218,9 @@ func (p *pendingCall) gone(now time.Time) error {
 	return nil
 }
 
-// send runs batch as one pipeline and hands each caller its command.
-func (b *batcher) send(batch []*pendingCall) {
-	deadline := batch[0].deadline
-	for _, p := range batch[1:] {
-		if p.deadline.After(deadline) {
-			deadline = p.deadline
-		}
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	cmds := make([]*redis.Cmd, len(batch))
-	for i, p := range batch {
-		cmds[i] = newCall(ctx, p.args)
-	}
+// process sends cmds, one alone and several as one pipeline, followed by
+// WAIT with Options.WaitReplicas (sendWait); each command gets its reply.
+func (b *batcher) process(ctx context.Context, cmds []*redis.Cmd) {
 	switch {
 	case b.wait > 0:
 		b.sendWait(ctx, cmds)
@@ -244,6 +235,23 @@ func (b *batcher) send(batch []*pendingCall) {
 		// them.
 		_, _ = pipe.Exec(ctx)
 	}
+}
+
+// send runs batch as one pipeline and hands each caller its command.
+func (b *batcher) send(batch []*pendingCall) {
+	deadline := batch[0].deadline
+	for _, p := range batch[1:] {
+		if p.deadline.After(deadline) {
+			deadline = p.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, p := range batch {
+		cmds[i] = newCall(ctx, p.args)
+	}
+	b.process(ctx, cmds)
 	for i, p := range batch {
 		p.cmd = cmds[i]
 		close(p.done)
