@@ -22,9 +22,16 @@ func startReplicated(t testing.TB) (primary, replica *redisProc) {
 	// more of them).
 	primary = startRedis(t, "--repl-diskless-sync-delay", "0")
 	replica = startRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
-	// The replica acknowledges a write: WAIT after a write on the same
-	// connection (WAIT on a connection that wrote nothing counts every
-	// replica online, even one that has not applied anything yet).
+	awaitReplica(t, primary)
+	return primary, replica
+}
+
+// awaitReplica returns once primary's replica acknowledges a write: WAIT
+// after a write on the same connection (WAIT on a connection that wrote
+// nothing counts every replica online, even one that has not applied
+// anything yet).
+func awaitReplica(t testing.TB, primary *redisProc) {
+	t.Helper()
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: primary.addr(), PoolSize: 1})
 	defer c.Close()
@@ -37,7 +44,7 @@ func startReplicated(t testing.TB) (primary, replica *redisProc) {
 		})
 		if err == nil && len(n) == 2 {
 			if acks, _ := n[1].(*redis.Cmd).Int(); acks == 1 {
-				return primary, replica
+				return
 			}
 		}
 		if time.Now().After(deadline) {
@@ -144,6 +151,7 @@ func TestWaitReplicas(t *testing.T) {
 			if ok, _, err := func() (bool, agent.Balance, error) {
 				_ = replica.cmd.Process.Signal(syscall.SIGCONT)
 				defer func() { _ = replica.cmd.Process.Signal(syscall.SIGSTOP) }()
+				awaitReplica(t, primary) // caught up: its acknowledgement is not raced against WaitTimeout
 				return s.Reserve(ctx, agent.Reservation{ID: "replicated", AmountUSD: "0.25", LimitUSD: "1", Started: true})
 			}(); !ok || err != nil {
 				t.Fatal(ok, err)
@@ -164,6 +172,7 @@ func TestWaitReplicas(t *testing.T) {
 			if ok, _, err := func() (bool, agent.Balance, error) {
 				_ = replica.cmd.Process.Signal(syscall.SIGCONT)
 				defer func() { _ = replica.cmd.Process.Signal(syscall.SIGSTOP) }()
+				awaitReplica(t, primary) // caught up: its acknowledgement is not raced against WaitTimeout
 				return s.Reserve(ctx, agent.Reservation{ID: "resumed", AmountUSD: "0.25", LimitUSD: "1", Started: true})
 			}(); !ok || err != nil {
 				t.Fatal(ok, err)
