@@ -101,7 +101,12 @@ func hostAllowed(r *http.Request) bool {
 	if !ok {
 		return true
 	}
-	ip := net.ParseIP(hostOnly(local.String()))
+	var ip net.IP
+	if a, ok := local.(*net.TCPAddr); ok {
+		ip = a.IP // without formatting the address and parsing it back
+	} else {
+		ip = net.ParseIP(hostOnly(local.String()))
+	}
 	if ip == nil || !ip.IsLoopback() {
 		return true
 	}
