@@ -211,9 +211,12 @@ var errNoResponse = errors.New("request terminated without response")
 // when its events had ids (see resume).
 func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(jsonrpc.Message)) error {
 	summary := sendingSummary(req.Method)
-	data, err := jsonrpc.EncodeMessage(req)
-	if err != nil {
-		return fmt.Errorf("%s: %v", summary, err)
+	data, ok := encodeRequest(req)
+	if !ok {
+		var err error
+		if data, err = jsonrpc.EncodeMessage(req); err != nil {
+			return fmt.Errorf("%s: %v", summary, err)
+		}
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(data))
 	if err != nil {

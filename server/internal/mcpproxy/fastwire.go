@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -361,4 +362,43 @@ func (r *wireReader) digits() bool {
 		r.i++
 	}
 	return r.i > start
+}
+
+// encodeRequest returns what jsonrpc.EncodeMessage makes of req, byte for
+// byte, for a request the proxy sends upstream: a number id, a method
+// that needs no escaping, and params the encoder compacts. It reports
+// false for any other request, which the SDK's encoder then takes.
+func encodeRequest(req *jsonrpc.Request) ([]byte, bool) {
+	id, ok := req.ID.Raw().(int64)
+	if !ok || !plainText(req.Method) {
+		return nil, false
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":}`)+20+len(req.Method)+len(req.Params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	if req.Method != "" {
+		b = append(b, `,"method":"`...)
+		b = append(b, req.Method...)
+		b = append(b, '"')
+	}
+	if len(req.Params) > 0 {
+		b = append(b, `,"params":`...)
+		buf := bytes.NewBuffer(b)
+		if err := json.Compact(buf, req.Params); err != nil {
+			return nil, false
+		}
+		b = buf.Bytes()
+	}
+	return append(b, '}'), true
+}
+
+// plainText reports whether encoding/json writes s as it is between its
+// quotes: printable ASCII but for the quote and the backslash.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,4 +112,50 @@ func TestReadWire(t *testing.T) {
 func wireID(v float64) jsonrpc.ID {
 	id, _ := jsonrpc.MakeID(v)
 	return id
+}
+
+// FuzzEncodeRequest checks encodeRequest against the SDK's encoder: a
+// request it takes comes out as the same bytes, and one the SDK cannot
+// encode it does not take.
+func FuzzEncodeRequest(f *testing.F) {
+	for _, s := range wireSeeds {
+		if m, ok := readWire([]byte(s)); ok {
+			f.Add(int64(3), m.method, []byte(m.params))
+		}
+	}
+	f.Add(int64(-1), "tools/call", []byte(` { "a" : [ 1 , "<&>\u2028" ] } `))
+	f.Add(int64(1<<53), "", []byte(nil))
+	f.Add(int64(9), "notifications/cancelled", []byte(`null`))
+	f.Add(int64(9), "caf\u00e9\"<\\", []byte(`{"s":"`+"\xe2\x80\xa8"+`"}`))
+	f.Add(int64(9), "x", []byte(`{"a":1`))
+	f.Fuzz(func(t *testing.T, n int64, method string, params []byte) {
+		n %= 1 << 53 // the ids an encoder of float64 numbers keeps exact
+		id, err := jsonrpc.MakeID(float64(n))
+		if err != nil {
+			t.Skip()
+		}
+		req := &jsonrpc.Request{ID: id, Method: method, Params: params}
+		got, ok := encodeRequest(req)
+		want, err := jsonrpc.EncodeMessage(req)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("encodeRequest took %q, which the SDK refuses: %v", params, err)
+		case ok && !bytes.Equal(got, want):
+			t.Fatalf("encodeRequest:\n%s\nthe SDK:\n%s", got, want)
+		}
+	})
+}
+
+// TestEncodeRequestTakesTheProxysCalls checks that the requests the proxy
+// sends on the direct path are encoded without the SDK's encoder.
+func TestEncodeRequestTakesTheProxysCalls(t *testing.T) {
+	id, _ := jsonrpc.MakeID(float64(42))
+	for _, params := range []string{`{"name":"market_quote","arguments":{"symbol":"S1"}}`, ` { "name" : "x" } `, ``} {
+		req := &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(params)}
+		got, ok := encodeRequest(req)
+		want, err := jsonrpc.EncodeMessage(req)
+		if !ok || err != nil || !bytes.Equal(got, want) {
+			t.Errorf("params %q: encodeRequest %q, %v; the SDK %q, %v", params, got, ok, want, err)
+		}
+	}
 }
