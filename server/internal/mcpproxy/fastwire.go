@@ -364,27 +364,64 @@ func (r *wireReader) digits() bool {
 	return r.i > start
 }
 
-// encodeRequest returns what jsonrpc.EncodeMessage makes of req, byte for
-// byte, for a request the proxy sends upstream: a number id, a method
-// that needs no escaping, and params the encoder compacts. It reports
-// false for any other request, which the SDK's encoder then takes.
-func encodeRequest(req *jsonrpc.Request) ([]byte, bool) {
-	id, ok := req.ID.Raw().(int64)
-	if !ok || !plainText(req.Method) {
+// encodePlain returns what jsonrpc.EncodeMessage makes of msg, byte for
+// byte, when msg is plain: a request, or a response with a result, whose
+// id is a number or a string and whose id and method need no escaping.
+// The parts the SDK's encoder would compact (params, result) are
+// compacted as it does. It reports false for any other message, which
+// the SDK's encoder then takes.
+func encodePlain(msg jsonrpc.Message) ([]byte, bool) {
+	var (
+		id             jsonrpc.ID
+		method         string
+		params, result json.RawMessage
+	)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		id, method, params = m.ID, m.Method, m.Params
+	case *jsonrpc.Response:
+		if m.Error != nil {
+			return nil, false
+		}
+		id, result = m.ID, m.Result
+	default:
 		return nil, false
 	}
-	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":}`)+20+len(req.Method)+len(req.Params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	if req.Method != "" {
+	if !plainText(method) {
+		return nil, false
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":,"result":}`)+24+len(method)+len(params)+len(result))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	switch v := id.Raw().(type) {
+	case nil: // a notification's
+	case int64:
+		b = append(b, `,"id":`...)
+		b = strconv.AppendInt(b, v, 10)
+	case string:
+		if !plainText(v) {
+			return nil, false
+		}
+		b = append(b, `,"id":"`...)
+		b = append(b, v...)
+		b = append(b, '"')
+	default:
+		return nil, false
+	}
+	if method != "" {
 		b = append(b, `,"method":"`...)
-		b = append(b, req.Method...)
+		b = append(b, method...)
 		b = append(b, '"')
 	}
-	if len(req.Params) > 0 {
-		b = append(b, `,"params":`...)
+	for _, part := range []struct {
+		key  string
+		data json.RawMessage
+	}{{`,"params":`, params}, {`,"result":`, result}} {
+		if len(part.data) == 0 {
+			continue
+		}
+		b = append(b, part.key...)
 		buf := bytes.NewBuffer(b)
-		if err := json.Compact(buf, req.Params); err != nil {
+		if err := json.Compact(buf, part.data); err != nil {
 			return nil, false
 		}
 		b = buf.Bytes()

@@ -114,48 +114,70 @@ func wireID(v float64) jsonrpc.ID {
 	return id
 }
 
-// FuzzEncodeRequest checks encodeRequest against the SDK's encoder: a
-// request it takes comes out as the same bytes, and one the SDK cannot
+// FuzzEncodePlain checks encodePlain against the SDK's encoder: a
+// message it takes comes out as the same bytes, and one the SDK cannot
 // encode it does not take.
-func FuzzEncodeRequest(f *testing.F) {
+func FuzzEncodePlain(f *testing.F) {
 	for _, s := range wireSeeds {
 		if m, ok := readWire([]byte(s)); ok {
-			f.Add(int64(3), m.method, []byte(m.params))
+			f.Add(false, int64(3), "", m.method, []byte(m.params))
+			f.Add(true, int64(3), "", "", []byte(m.result))
 		}
 	}
-	f.Add(int64(-1), "tools/call", []byte(` { "a" : [ 1 , "<&>\u2028" ] } `))
-	f.Add(int64(1<<53), "", []byte(nil))
-	f.Add(int64(9), "notifications/cancelled", []byte(`null`))
-	f.Add(int64(9), "caf\u00e9\"<\\", []byte(`{"s":"`+"\xe2\x80\xa8"+`"}`))
-	f.Add(int64(9), "x", []byte(`{"a":1`))
-	f.Fuzz(func(t *testing.T, n int64, method string, params []byte) {
-		n %= 1 << 53 // the ids an encoder of float64 numbers keeps exact
-		id, err := jsonrpc.MakeID(float64(n))
+	f.Add(false, int64(-1), "", "tools/call", []byte(` { "a" : [ 1 , "<&>\u2028" ] } `))
+	f.Add(false, int64(1<<53), "", "", []byte(nil))
+	f.Add(false, int64(0), "", "notifications/cancelled", []byte(`null`))
+	f.Add(false, int64(9), "", "caf\u00e9\"<\\", []byte(`{"s":"`+"\xe2\x80\xa8"+`"}`))
+	f.Add(false, int64(9), "", "x", []byte(`{"a":1`))
+	f.Add(true, int64(0), "abc", "", []byte(`{"content":[{"type":"text","text":"<b>"}]}`))
+	f.Add(true, int64(0), "a\"b", "", []byte(`{}`))
+	f.Add(true, int64(0), "\u00e9", "", []byte(nil))
+	f.Fuzz(func(t *testing.T, response bool, n int64, sid, method string, data []byte) {
+		var id jsonrpc.ID
+		var err error
+		switch {
+		case sid != "":
+			id, err = jsonrpc.MakeID(sid)
+		case n != 0:
+			id, err = jsonrpc.MakeID(float64(n % (1 << 53))) // the ids a float64 keeps exact
+		}
 		if err != nil {
 			t.Skip()
 		}
-		req := &jsonrpc.Request{ID: id, Method: method, Params: params}
-		got, ok := encodeRequest(req)
-		want, err := jsonrpc.EncodeMessage(req)
+		var msg jsonrpc.Message = &jsonrpc.Request{ID: id, Method: method, Params: data}
+		if response {
+			msg = &jsonrpc.Response{ID: id, Result: data}
+		}
+		got, ok := encodePlain(msg)
+		want, err := jsonrpc.EncodeMessage(msg)
 		switch {
 		case ok && err != nil:
-			t.Fatalf("encodeRequest took %q, which the SDK refuses: %v", params, err)
+			t.Fatalf("encodePlain took %+v, which the SDK refuses: %v", msg, err)
 		case ok && !bytes.Equal(got, want):
-			t.Fatalf("encodeRequest:\n%s\nthe SDK:\n%s", got, want)
+			t.Fatalf("encodePlain:\n%s\nthe SDK:\n%s", got, want)
 		}
 	})
 }
 
-// TestEncodeRequestTakesTheProxysCalls checks that the requests the proxy
-// sends on the direct path are encoded without the SDK's encoder.
-func TestEncodeRequestTakesTheProxysCalls(t *testing.T) {
-	id, _ := jsonrpc.MakeID(float64(42))
-	for _, params := range []string{`{"name":"market_quote","arguments":{"symbol":"S1"}}`, ` { "name" : "x" } `, ``} {
-		req := &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(params)}
-		got, ok := encodeRequest(req)
-		want, err := jsonrpc.EncodeMessage(req)
+// TestEncodePlainTakesTheDirectPath checks that the messages of the
+// direct path, the request upstream and the answer of a call, are
+// encoded without the SDK's encoder.
+func TestEncodePlainTakesTheDirectPath(t *testing.T) {
+	up, _ := jsonrpc.MakeID(float64(42))
+	client, _ := jsonrpc.MakeID("call-7")
+	for _, msg := range []jsonrpc.Message{
+		&jsonrpc.Request{ID: up, Method: "tools/call", Params: json.RawMessage(`{"name":"market_quote","arguments":{"symbol":"S1"}}`)},
+		&jsonrpc.Request{ID: up, Method: "tools/call", Params: json.RawMessage(` { "name" : "x" } `)},
+		&jsonrpc.Response{ID: up, Result: json.RawMessage(`{"content":[{"type":"text","text":"{\"price\":1}"}]}`)},
+		&jsonrpc.Response{ID: client, Result: json.RawMessage(`{"content":[]}`)},
+	} {
+		got, ok := encodePlain(msg)
+		want, err := jsonrpc.EncodeMessage(msg)
 		if !ok || err != nil || !bytes.Equal(got, want) {
-			t.Errorf("params %q: encodeRequest %q, %v; the SDK %q, %v", params, got, ok, want, err)
+			t.Errorf("%+v: encodePlain %q, %v; the SDK %q, %v", msg, got, ok, want, err)
 		}
+	}
+	if _, ok := encodePlain(&jsonrpc.Response{ID: up, Error: &jsonrpc.Error{Code: 1, Message: "no"}}); ok {
+		t.Error("encodePlain took an error response")
 	}
 }
