@@ -21,6 +21,20 @@ type machine struct {
 	Dirty     bool   // uncommitted changes in the library or benchmarks
 	LoadStart string // /proc/loadavg 1/5/15-minute averages before the run
 	LoadEnd   string // and after
+	// Others is the CPUs other processes than the run's own kept busy on
+	// average during the run (the run's load generators and servers are
+	// its own); OthersKnown is false when the machine does not tell.
+	Others      float64
+	OthersKnown bool
+	meter       *machinepkg.CPUMeter
+}
+
+// end records the state of the machine at the end of the run.
+func (m *machine) end() {
+	m.LoadEnd = machinepkg.LoadAverage()
+	if m.meter != nil {
+		m.Others, m.OthersKnown = m.meter.Others()
+	}
 }
 
 func probeMachine(goBin, repoDir string) machine {
@@ -31,6 +45,7 @@ func probeMachine(goBin, repoDir string) machine {
 		OS:        runtime.GOOS + "/" + runtime.GOARCH,
 		Date:      time.Now().UTC(),
 		LoadStart: machinepkg.LoadAverage(),
+		meter:     machinepkg.NewCPUMeter(),
 	}
 	if out, err := exec.Command(goBin, "env", "GOVERSION").Output(); err == nil {
 		m.GoVersion = strings.TrimSpace(string(out))

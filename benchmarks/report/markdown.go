@@ -220,8 +220,8 @@ func (r *results) markdown() ([]byte, error) {
 		p(" on a machine whose load average was %s at the start. The numbers only show that the harness works; ", m.LoadStart)
 		p("run the full command (see [benchmarks/README.md](benchmarks/README.md)) on a quiet machine to publish.\n\n")
 	}
-	if busy := busyLoad(m); busy != "" && !o.smoke() {
-		p("> **Warning: the machine was busy** (1-minute load average %s on %d CPUs). Timings from a busy machine are unreliable; rerun on a quiet one before publishing.\n\n", busy, m.Cores)
+	if busy := busyMachine(m); busy != "" && !o.smoke() {
+		p("> **Warning: the machine was busy** (%s). Timings from a busy machine are unreliable; rerun on a quiet one before publishing.\n\n", busy)
 	}
 	p("preflight is measured bytes in → result out (`CheckJSON`, `DecideJSON`). ")
 	p("The peers get the request body and the schema, extracted once from each corpus file outside the timed loop, as bytes, and parse them inside the loop. ")
@@ -244,7 +244,10 @@ func (r *results) markdown() ([]byte, error) {
 		}
 		p("| Commit | %s%s |\n", m.Commit, dirty)
 	}
-	p("| Load average (1/5/15 min) | %s at start, %s at end |\n", m.LoadStart, m.LoadEnd)
+	p("| Load average (1/5/15 min) | %s at start, %s at end (the run's own load raises it) |\n", m.LoadStart, m.LoadEnd)
+	if m.OthersKnown {
+		p("| Other processes' CPU during the run | %.2f CPUs on average |\n", m.Others)
+	}
 	p("| Runs | count=%d, benchtime=%s, `-benchmem`, passes interleaved |\n\n", o.Count, o.BenchTime)
 
 	r.targets(p)
@@ -485,21 +488,38 @@ func (r *results) profileSection(p func(string, ...any)) {
 	}
 }
 
-// busyLoad returns the highest 1-minute load average seen at the start or
-// end of the run when it exceeds the number of CPUs, else "".
-func busyLoad(m machine) string {
-	worst, text := 0.0, ""
-	for _, l := range []string{m.LoadStart, m.LoadEnd} {
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[0], 64); err == nil && v > worst {
-			worst, text = v, f[0]
+// othersBusy is the CPU other processes may take on average during a
+// run before the machine counts as busy: a tenth of a CPU.
+const othersBusy = 0.1
+
+// busyMachine says why the machine was busy during the run, or "" when it
+// was not: a 1-minute load average above its CPUs at the start (before the
+// run's own work), or other processes taking more than othersBusy CPUs
+// during it. The load average at the end counts only when the other
+// processes' CPU is not known, since the run's own load generators and
+// servers raise it.
+func busyMachine(m machine) string {
+	var why []string
+	if l, ok := loadOf(m.LoadStart); ok && l > float64(m.Cores) {
+		why = append(why, fmt.Sprintf("1-minute load average %s on %d CPUs at the start", strconv.FormatFloat(l, 'f', -1, 64), m.Cores))
+	}
+	switch {
+	case m.OthersKnown && m.Others > othersBusy:
+		why = append(why, fmt.Sprintf("other processes kept %.2f CPUs busy on average during the run", m.Others))
+	case !m.OthersKnown:
+		if l, ok := loadOf(m.LoadEnd); ok && l > float64(m.Cores) {
+			why = append(why, fmt.Sprintf("1-minute load average %s on %d CPUs at the end", strconv.FormatFloat(l, 'f', -1, 64), m.Cores))
 		}
 	}
-	if worst > float64(m.Cores) {
-		return text
+	return strings.Join(why, "; ")
+}
+
+// loadOf reads the 1-minute average of a LoadStart or LoadEnd.
+func loadOf(l string) (float64, bool) {
+	f := strings.Fields(l)
+	if len(f) == 0 {
+		return 0, false
 	}
-	return ""
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
 }

@@ -6,21 +6,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestBusyLoad(t *testing.T) {
+func TestBusyMachine(t *testing.T) {
 	tests := []struct {
 		name       string
 		start, end string
+		others     float64
+		known      bool
 		want       string
 	}{
-		{"quiet", "0.50 / 0.40 / 0.30", "0.90 / 0.50 / 0.30", ""},
-		{"busy at start", "12.5 / 9.0 / 3.0", "1.00 / 2.0 / 2.0", "12.5"},
-		{"busy at end", "1.00 / 1.0 / 1.0", "3.10 / 2.0 / 2.0", "3.10"},
-		{"unknown", "unknown", "", ""},
+		{"quiet", "0.50 / 0.40 / 0.30", "0.90 / 0.50 / 0.30", 0.02, true, ""},
+		{"busy at start", "12.5 / 9.0 / 3.0", "1.00 / 2.0 / 2.0", 0.02, true, "1-minute load average 12.5 on 2 CPUs at the start"},
+		{"the run's own load at the end", "1.00 / 1.0 / 1.0", "4.55 / 2.0 / 2.0", 0.05, true, ""},
+		{"others busy", "1.00 / 1.0 / 1.0", "4.55 / 2.0 / 2.0", 0.4, true, "other processes kept 0.40 CPUs busy on average during the run"},
+		{"both", "3.5 / 1.0 / 1.0", "1.00 / 2.0 / 2.0", 1.25, true, "1-minute load average 3.5 on 2 CPUs at the start; other processes kept 1.25 CPUs busy on average during the run"},
+		{"others unknown, busy at end", "1.00 / 1.0 / 1.0", "3.10 / 2.0 / 2.0", 0, false, "1-minute load average 3.1 on 2 CPUs at the end"},
+		{"unknown", "unknown", "", 0, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := busyLoad(machine{Cores: 2, LoadStart: tt.start, LoadEnd: tt.end}); got != tt.want {
-				t.Errorf("busyLoad = %q, want %q", got, tt.want)
+			m := machine{Cores: 2, LoadStart: tt.start, LoadEnd: tt.end, Others: tt.others, OthersKnown: tt.known}
+			if got := busyMachine(m); got != tt.want {
+				t.Errorf("busyMachine = %q, want %q", got, tt.want)
 			}
 		})
 	}

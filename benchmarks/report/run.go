@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	machinepkg "github.com/agentpreflight/preflight/benchmarks/internal/machine"
 )
 
 // Run runs every benchmark o.Count times (interleaved: the whole suite
@@ -109,7 +107,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	r.machine.LoadEnd = machinepkg.LoadAverage()
+	r.machine.end()
 
 	if r.check != nil {
 		r.checkChart = filepath.Join(o.ResultsDir, "check.svg")

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/benchmarks"
-	machinepkg "github.com/agentpreflight/preflight/benchmarks/internal/machine"
 	"github.com/agentpreflight/preflight/benchmarks/load"
 )
 
@@ -312,7 +311,7 @@ func RunServerLoad(ctx context.Context, o Options, w io.Writer) error {
 	if r.load, err = runLoad(ctx, o); err != nil {
 		return err
 	}
-	r.machine.LoadEnd = machinepkg.LoadAverage()
+	r.machine.end()
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("Machine: %s, %d CPUs, %s; load average %s at start, %s at end.\n\n", m.CPU, m.Cores, m.GoVersion, strings.TrimSpace(m.LoadStart), strings.TrimSpace(r.machine.LoadEnd))
 	r.loadSection(p)
