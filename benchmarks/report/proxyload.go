@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -15,7 +18,8 @@ import (
 // server/internal/mcpproxy, run in the server module (the package is
 // internal to it): one MCP Go SDK client calls a fast read-only tool of an
 // in-process upstream directly and through the proxy, alternately, and the
-// benchmark reports the percentiles of both and their differences.
+// benchmark reports the percentiles of both and their differences. Its
+// test binary is built once and run in each of proxyModes.
 
 // proxyBench is the benchmark and package the comparison runs.
 const (
@@ -36,6 +40,7 @@ const targetProxyAddedP50 = 100.0
 // floor of a proxy that forwards over HTTP).
 type proxyCase struct {
 	Name                 string // such as "run/h100"
+	Mode                 string // the CPUs it ran on: proxyModes' Name
 	Calls                int    // each way
 	DirectP50, DirectP90 float64
 	RelayP50, RelayP90   float64
@@ -46,7 +51,24 @@ type proxyCase struct {
 
 // proxyResult is the proxy comparison of a run.
 type proxyResult struct {
-	Cases []proxyCase
+	Cases   []proxyCase // by mode, then as proxyCases
+	Skipped []string    // modes not run, and why
+}
+
+// A proxyMode is a setting of the CPUs the proxy benchmark runs on.
+type proxyMode struct {
+	Name string // as shown
+	CPU  int    // pin the benchmark to this CPU with taskset, GOMAXPROCS=1; -1 leaves it unpinned
+}
+
+// proxyModes are the settings of the proxy comparison: the process
+// unpinned, with every CPU; and pinned to one CPU with GOMAXPROCS=1, as
+// the issue that set the target measured (each process on one core).
+func proxyModes(cores int) []proxyMode {
+	if cores < 2 {
+		return []proxyMode{{Name: "1 CPU", CPU: -1}}
+	}
+	return []proxyMode{{Name: fmt.Sprintf("%d CPUs", cores), CPU: -1}, {Name: "1 core", CPU: 0}}
 }
 
 // wantProxyCase reports whether the run's Cases filter keeps the proxy
@@ -68,20 +90,42 @@ func runProxy(ctx context.Context, o Options, goBin string) (*proxyResult, error
 		return nil, nil
 	}
 	serverDir := filepath.Join(filepath.Dir(o.ModuleDir), "server")
-	logf(o, "proxy comparison: %s, %d calls each way per case", proxyBench, o.ProxyCalls)
-	out, err := command(ctx, serverDir, goBin, "test", "-run", "^$", "-bench", "^"+proxyBench+"$",
-		"-benchtime", strconv.Itoa(o.ProxyCalls)+"x", "-count", "1", proxyPackage)
+	dir, err := os.MkdirTemp("", "preflight-proxy-bench-")
 	if err != nil {
 		return nil, err
 	}
-	cases, err := parseProxyBench(out)
-	if err != nil {
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "mcpproxy.test")
+	if _, err := command(ctx, serverDir, goBin, "test", "-c", "-o", bin, proxyPackage); err != nil {
 		return nil, err
 	}
 	r := &proxyResult{}
-	for _, c := range cases {
-		if wantProxyCase(o, c.Name) {
-			r.Cases = append(r.Cases, c)
+	for _, mode := range proxyModes(runtime.NumCPU()) {
+		args := []string{"-test.run", "^$", "-test.bench", "^" + proxyBench + "$",
+			"-test.benchtime", strconv.Itoa(o.ProxyCalls) + "x", "-test.count", "1"}
+		name := bin
+		if mode.CPU >= 0 {
+			taskset, err := exec.LookPath("taskset")
+			if err != nil {
+				r.Skipped = append(r.Skipped, mode.Name+": no taskset to pin the benchmark")
+				continue
+			}
+			name, args = taskset, append([]string{"-c", strconv.Itoa(mode.CPU), bin, "-test.cpu", "1"}, args...)
+		}
+		logf(o, "proxy comparison, %s: %s, %d calls each way per case", mode.Name, proxyBench, o.ProxyCalls)
+		out, err := command(ctx, filepath.Join(serverDir, proxyPackage), name, args...)
+		if err != nil {
+			return nil, err
+		}
+		cases, err := parseProxyBench(out)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cases {
+			if wantProxyCase(o, c.Name) {
+				c.Mode = mode.Name
+				r.Cases = append(r.Cases, c)
+			}
 		}
 	}
 	return r, nil
@@ -183,7 +227,7 @@ func (r *results) proxyTargets(p func(string, ...any)) {
 		if r.proxy != nil {
 			for _, c := range r.proxy.Cases {
 				if strings.HasPrefix(c.Name, kind+"/") {
-					cells = append(cells, fmt.Sprintf("%s µs (%s)", fmtMicros(c.AddedP50), c.Name))
+					cells = append(cells, fmt.Sprintf("%s µs (%s, %s)", fmtMicros(c.AddedP50), c.Name, c.Mode))
 					if n == 0 || c.AddedP50 > worst {
 						worst = c.AddedP50
 					}
@@ -211,10 +255,15 @@ func (r *results) proxySection(p func(string, ...any)) {
 	p("A call that runs has a new symbol each time (the proxy decides, forwards, saves and records it); a reuse repeats one symbol (the proxy answers with the saved result, the direct call runs upstream). ")
 	p("h0: no other call in the proxy session's history (a fresh session for each call that runs, its tools listed beforehand); h100: 100 entries, the most a session keeps. ")
 	p("A third call each iteration goes through a bare HTTP relay (`httputil.ReverseProxy`, flushing at once) in front of the same upstream: the cost of one more HTTP hop with no MCP in it, the floor of any proxy that forwards a call over HTTP (a reuse is not forwarded). ")
-	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process and the machine's %d CPUs.\n\n", r.machine.Cores)
-	p("| case | calls each way | direct p50 | relayed p50 | proxied p50 | hop p50 | added p50 (target ≤ %.0f µs) | direct p90 | relayed p90 | proxied p90 | hop p90 | added p90 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
+	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process. ")
+	p("It runs twice: on all %d CPUs, unpinned; and on 1 core, pinned with `taskset` to CPU 0 with GOMAXPROCS=1, as the target's issue measured (each process on one core; here the four share it). ", r.machine.Cores)
+	p("On 2 virtual CPUs, waking a goroutine on the other CPU costs more than running it on the same one, so the unpinned hop costs more than the pinned one though it does the same work.\n\n")
+	for _, s := range r.proxy.Skipped {
+		p("Not run: %s.\n\n", s)
+	}
+	p("| case | CPUs | calls each way | direct p50 | relayed p50 | proxied p50 | hop p50 | added p50 (target ≤ %.0f µs) | direct p90 | relayed p90 | proxied p90 | hop p90 | added p90 |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
 	for _, c := range r.proxy.Cases {
-		p("| %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Calls,
+		p("| %s | %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Mode, c.Calls,
 			fmtMicros(c.DirectP50), fmtMicros(c.RelayP50), fmtMicros(c.ProxyP50), fmtMicros(c.HopP50), fmtMicros(c.AddedP50), mark(c.AddedP50 <= targetProxyAddedP50),
 			fmtMicros(c.DirectP90), fmtMicros(c.RelayP90), fmtMicros(c.ProxyP90), fmtMicros(c.HopP90), fmtMicros(c.AddedP90))
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,10 +29,10 @@ func TestParseProxyBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []proxyCase{
-		{"run/h0", 300, 352.7, 2086, 504.5, 2125, 945.3, 3465, 592.6, 1378, 151.8, 38.92},
-		{"run/h100", 300, 199.6, 850.7, 377.1, 1841, 682.8, 2810, 483.2, 1959, 177.5, 989.8},
-		{"reuse/h0", 300, 233.0, 1023, 380.6, 1852, 243.6, 1037, 10.60, 14.16, 147.5, 829.4},
-		{"reuse/h100", 300, 267.4, 1172, 400.5, 2524, 261.8, 1128, -5.678, -43.48, 133.1, 1352},
+		{"run/h0", "", 300, 352.7, 2086, 504.5, 2125, 945.3, 3465, 592.6, 1378, 151.8, 38.92},
+		{"run/h100", "", 300, 199.6, 850.7, 377.1, 1841, 682.8, 2810, 483.2, 1959, 177.5, 989.8},
+		{"reuse/h0", "", 300, 233.0, 1023, 380.6, 1852, 243.6, 1037, 10.60, 14.16, 147.5, 829.4},
+		{"reuse/h100", "", 300, 267.4, 1172, 400.5, 2524, 261.8, 1128, -5.678, -43.48, 133.1, 1352},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -60,15 +62,23 @@ func TestProxyTargetsAndSection(t *testing.T) {
 		t.Errorf("without a proxy result: %s", got)
 	}
 	b.Reset()
-	r.proxy = &proxyResult{Cases: cases}
+	pinned := slices.Clone(cases)
+	for i := range cases {
+		cases[i].Mode = "2 CPUs"
+		pinned[i].Mode = "1 core"
+		pinned[i].AddedP50 -= 100
+	}
+	r.proxy = &proxyResult{Cases: append(cases, pinned...), Skipped: []string{"3 cores: for the test"}}
 	r.proxyTargets(p)
 	r.proxySection(p)
 	got := b.String()
 	for _, want := range []string{
-		"to a call that runs, against the same call made directly | 593 µs (run/h0), 483 µs (run/h100) | **FAIL** |",
-		"to a reuse, against the same call made directly | 10.6 µs (reuse/h0), -5.7 µs (reuse/h100) | **pass** |",
+		"to a call that runs, against the same call made directly | 593 µs (run/h0, 2 CPUs), 483 µs (run/h100, 2 CPUs), 493 µs (run/h0, 1 core), 383 µs (run/h100, 1 core) | **FAIL** |",
+		"to a reuse, against the same call made directly | 10.6 µs (reuse/h0, 2 CPUs), -5.7 µs (reuse/h100, 2 CPUs), -89.4 µs (reuse/h0, 1 core), -106 µs (reuse/h100, 1 core) | **pass** |",
 		"## Proxy",
-		"| reuse/h0 | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs ✅ | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
+		"Not run: 3 cores: for the test.",
+		"| reuse/h0 | 2 CPUs | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs ✅ | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
+		"| reuse/h0 | 1 core | 300 | 233 µs | 381 µs | 244 µs | 148 µs | -89.4 µs ✅ |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
@@ -94,8 +104,14 @@ func TestProxyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != len(proxyCases) {
-		t.Fatalf("%d cases, want %d", len(res.Cases), len(proxyCases))
+	modes := map[string]int{}
+	for _, c := range res.Cases {
+		modes[c.Mode]++
+	}
+	for _, m := range proxyModes(runtime.NumCPU()) {
+		if modes[m.Name] != len(proxyCases) && !slices.ContainsFunc(res.Skipped, func(s string) bool { return strings.HasPrefix(s, m.Name+":") }) {
+			t.Errorf("mode %s: %d cases, want %d (skipped: %q)", m.Name, modes[m.Name], len(proxyCases), res.Skipped)
+		}
 	}
 	for _, c := range res.Cases {
 		if c.Calls != 20 || c.DirectP50 <= 0 || c.ProxyP50 <= 0 || c.DirectP90 < c.DirectP50 || c.ProxyP90 < c.ProxyP50 {
