@@ -51,6 +51,7 @@ type proxyCase struct {
 
 // proxyResult is the proxy comparison of a run.
 type proxyResult struct {
+	Modes   []proxyMode // the modes tried, in order
 	Cases   []proxyCase // by mode, then as proxyCases
 	Skipped []string    // modes not run, and why
 }
@@ -63,12 +64,41 @@ type proxyMode struct {
 
 // proxyModes are the settings of the proxy comparison: the process
 // unpinned, with every CPU; and pinned to one CPU with GOMAXPROCS=1, as
-// the issue that set the target measured (each process on one core).
+// the issue that set the target measured (each process on one core). The
+// pinned CPU is the first this process may run on.
 func proxyModes(cores int) []proxyMode {
 	if cores < 2 {
 		return []proxyMode{{Name: "1 CPU", CPU: -1}}
 	}
-	return []proxyMode{{Name: fmt.Sprintf("%d CPUs", cores), CPU: -1}, {Name: "1 core", CPU: 0}}
+	return []proxyMode{{Name: fmt.Sprintf("%d CPUs", cores), CPU: -1}, {Name: "1 core", CPU: firstAllowedCPU()}}
+}
+
+// firstAllowedCPU returns the first CPU of this process's affinity list
+// (Cpus_allowed_list in /proc/self/status, such as "2-3,6"), or 0 when it
+// cannot be read.
+func firstAllowedCPU() int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return parseFirstCPU(string(data))
+}
+
+// parseFirstCPU reads the first CPU of a /proc/self/status text's
+// Cpus_allowed_list; 0 when there is none.
+func parseFirstCPU(status string) int {
+	for _, line := range strings.Split(status, "\n") {
+		if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			first := strings.TrimSpace(list)
+			if i := strings.IndexAny(first, "-,"); i >= 0 {
+				first = first[:i]
+			}
+			if n, err := strconv.Atoi(first); err == nil && n >= 0 {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // wantProxyCase reports whether the run's Cases filter keeps the proxy
@@ -99,10 +129,10 @@ func runProxy(ctx context.Context, o Options, goBin string) (*proxyResult, error
 	if _, err := command(ctx, serverDir, goBin, "test", "-c", "-o", bin, proxyPackage); err != nil {
 		return nil, err
 	}
-	r := &proxyResult{}
-	for _, mode := range proxyModes(runtime.NumCPU()) {
+	r := &proxyResult{Modes: proxyModes(runtime.NumCPU())}
+	for _, mode := range r.Modes {
 		args := []string{"-test.run", "^$", "-test.bench", "^" + proxyBench + "$",
-			"-test.benchtime", strconv.Itoa(o.ProxyCalls) + "x", "-test.count", "1"}
+			"-test.benchtime", strconv.Itoa(o.ProxyCalls) + "x", "-test.count", "1", "-test.timeout", "30m"}
 		name := bin
 		if mode.CPU >= 0 {
 			taskset, err := exec.LookPath("taskset")
@@ -114,6 +144,12 @@ func runProxy(ctx context.Context, o Options, goBin string) (*proxyResult, error
 		}
 		logf(o, "proxy comparison, %s: %s, %d calls each way per case", mode.Name, proxyBench, o.ProxyCalls)
 		out, err := command(ctx, filepath.Join(serverDir, proxyPackage), name, args...)
+		if err != nil && mode.CPU >= 0 && ctx.Err() == nil {
+			// taskset may be refused the CPU (a container's CPU set): the
+			// unpinned results stand.
+			r.Skipped = append(r.Skipped, fmt.Sprintf("%s: %s", mode.Name, firstLine(err.Error())))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -250,14 +286,18 @@ func (r *results) proxySection(p func(string, ...any)) {
 		return
 	}
 	p("## Proxy\n\n")
-	p("`%s` in `server/internal/mcpproxy`, run once with `go test -bench` in the server module: ", proxyBench)
+	p("`%s` in `server/internal/mcpproxy`, its test binary built once in the server module and run in each mode below: ", proxyBench)
 	p("the same MCP Go SDK client calls `market_quote` (a fast read-only tool of `agent/mcpguard/mcptest`) over Streamable HTTP, directly on the upstream server and through the proxy, one call each way per iteration, which one goes first alternating, so both see the same load. ")
 	p("A call that runs has a new symbol each time (the proxy decides, forwards, saves and records it); a reuse repeats one symbol (the proxy answers with the saved result, the direct call runs upstream). ")
 	p("h0: no other call in the proxy session's history (a fresh session for each call that runs, its tools listed beforehand); h100: 100 entries, the most a session keeps. ")
 	p("A third call each iteration goes through a bare HTTP relay (`httputil.ReverseProxy`, flushing at once) in front of the same upstream: the cost of one more HTTP hop with no MCP in it, the floor of any proxy that forwards a call over HTTP (a reuse is not forwarded). ")
 	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process. ")
-	p("It runs twice: on all %d CPUs, unpinned; and on 1 core, pinned with `taskset` to CPU 0 with GOMAXPROCS=1, as the target's issue measured (each process on one core; here the four share it). ", r.machine.Cores)
-	p("On 2 virtual CPUs, waking a goroutine on the other CPU costs more than running it on the same one, so the unpinned hop costs more than the pinned one though it does the same work.\n\n")
+	if modes := r.proxy.Modes; len(modes) > 1 {
+		p("Modes: all %d CPUs, unpinned; and 1 core, pinned with `taskset` to CPU %d with GOMAXPROCS=1, as the target's issue measured (each process on one core; here the four share it). ", r.machine.Cores, modes[1].CPU)
+		p("The hop does the same work in both; where it costs more unpinned, the difference is the cost of waking a goroutine on another CPU.\n\n")
+	} else {
+		p("Mode: the machine's one CPU.\n\n")
+	}
 	for _, s := range r.proxy.Skipped {
 		p("Not run: %s.\n\n", s)
 	}
@@ -276,4 +316,10 @@ func fmtMicros(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

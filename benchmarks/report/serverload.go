@@ -313,7 +313,14 @@ func RunServerLoad(ctx context.Context, o Options, w io.Writer) error {
 	}
 	r.machine.end()
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("Machine: %s, %d CPUs, %s; load average %s at start, %s at end.\n\n", m.CPU, m.Cores, m.GoVersion, strings.TrimSpace(m.LoadStart), strings.TrimSpace(r.machine.LoadEnd))
+	p("Machine: %s, %d CPUs, %s; load average %s at start, %s at end", m.CPU, m.Cores, m.GoVersion, strings.TrimSpace(m.LoadStart), strings.TrimSpace(r.machine.LoadEnd))
+	if r.machine.OthersKnown {
+		p("; other processes' CPU during the run %.2f CPUs on average", r.machine.Others)
+	}
+	p(".\n\n")
+	if busy := busyMachine(r.machine); busy != "" {
+		p("> **Warning: the machine was busy** (%s). Timings from a busy machine are unreliable.\n\n", busy)
+	}
 	r.loadSection(p)
 	return nil
 }
