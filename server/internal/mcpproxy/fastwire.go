@@ -365,11 +365,11 @@ func (r *wireReader) digits() bool {
 }
 
 // encodePlain returns what jsonrpc.EncodeMessage makes of msg, byte for
-// byte, when msg is plain: a request, or a response with a result, whose
-// id is a number or a string and whose id and method need no escaping.
-// The parts the SDK's encoder would compact (params, result) are
-// compacted as it does. It reports false for any other message, which
-// the SDK's encoder then takes.
+// byte, when msg is plain: a request (a notification too), or a response
+// without an error, whose id is absent, a number or a string, and whose
+// id and method need no escaping. The parts the SDK's encoder would
+// compact (params, result) are compacted as it does. It reports false
+// for any other message, which the SDK's encoder then takes.
 func encodePlain(msg jsonrpc.Message) ([]byte, bool) {
 	var (
 		id             jsonrpc.ID
@@ -390,7 +390,11 @@ func encodePlain(msg jsonrpc.Message) ([]byte, bool) {
 	if !plainText(method) {
 		return nil, false
 	}
-	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":"","params":,"result":}`)+24+len(method)+len(params)+len(result))
+	size := len(`{"jsonrpc":"2.0","id":"","method":"","params":,"result":}`) + 20 + len(method) + len(params) + len(result)
+	if sid, ok := id.Raw().(string); ok {
+		size += len(sid)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, `{"jsonrpc":"2.0"`...)
 	switch v := id.Raw().(type) {
 	case nil: // a notification's
