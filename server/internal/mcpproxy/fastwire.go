@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -371,6 +372,37 @@ func (r *wireReader) digits() bool {
 // compact (params, result) are compacted as it does. It reports false
 // for any other message, which the SDK's encoder then takes.
 func encodePlain(msg jsonrpc.Message) ([]byte, bool) {
+	if !plainAgrees() {
+		return nil, false
+	}
+	return appendPlain(msg)
+}
+
+// plainAgrees reports whether appendPlain writes what the SDK's encoder
+// writes on this build, tried once on messages with every byte whose
+// treatment an encoding/json could change (U+2028 and U+2029, which
+// encoding/json/v2 escapes inside a raw value and json.Compact does not;
+// HTML characters; invalid UTF-8; spacing). If it does not, the SDK's
+// encoder writes every message, as it did before appendPlain.
+var plainAgrees = sync.OnceValue(func() bool {
+	id, _ := jsonrpc.MakeID(float64(7))
+	raw := json.RawMessage(" {\"s\" : \"a\u2028b\u2029c<&>\xff\" , \"n\":[1, 2.50e1 ,null]} ")
+	for _, msg := range []jsonrpc.Message{
+		&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw},
+		&jsonrpc.Response{ID: id, Result: raw},
+	} {
+		got, ok := appendPlain(msg)
+		want, err := jsonrpc.EncodeMessage(msg)
+		if ok && (err != nil || !bytes.Equal(got, want)) {
+			return false
+		}
+	}
+	return true
+})
+
+// appendPlain is encodePlain without the check that it agrees with the
+// SDK's encoder.
+func appendPlain(msg jsonrpc.Message) ([]byte, bool) {
 	var (
 		id             jsonrpc.ID
 		method         string

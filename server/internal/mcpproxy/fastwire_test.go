@@ -182,4 +182,7 @@ func TestEncodePlainTakesTheDirectPath(t *testing.T) {
 	if _, ok := encodePlain(&jsonrpc.Response{ID: up, Error: &jsonrpc.Error{Code: 1, Message: "no"}}); ok {
 		t.Error("encodePlain took an error response")
 	}
+	if !plainAgrees() {
+		t.Error("the hand encoder disagrees with the SDK's on this build, so the direct path uses the SDK's")
+	}
 }
