@@ -129,13 +129,10 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	if a.s.ctx.Err() != nil {
 		return
 	}
-	msg := responseOf(id, result, err)
-	data, ok := encodePlain(msg)
-	if !ok {
-		if data, err = jsonrpc.EncodeMessage(msg); err != nil {
-			a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
-			return
-		}
+	data, err := encodeMessage(responseOf(id, result, err))
+	if err != nil {
+		a.s.log.Debug("mcp proxy: response not delivered", "session", logID(a.s.down.SessionID), "err", err)
+		return
 	}
 	// Written in three parts, without a copy of data: the response's own
 	// buffer joins them.
@@ -214,12 +211,9 @@ var errNoResponse = errors.New("request terminated without response")
 // when its events had ids (see resume).
 func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(jsonrpc.Message)) error {
 	summary := sendingSummary(req.Method)
-	data, ok := encodePlain(req)
-	if !ok {
-		var err error
-		if data, err = jsonrpc.EncodeMessage(req); err != nil {
-			return fmt.Errorf("%s: %v", summary, err)
-		}
+	data, err := encodeMessage(req)
+	if err != nil {
+		return fmt.Errorf("%s: %v", summary, err)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(data))
 	if err != nil {

@@ -365,6 +365,15 @@ func (r *wireReader) digits() bool {
 	return r.i > start
 }
 
+// encodeMessage encodes msg as jsonrpc.EncodeMessage does, the same
+// bytes, by encodePlain when it takes msg.
+func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
+	if data, ok := encodePlain(msg); ok {
+		return data, nil
+	}
+	return jsonrpc.EncodeMessage(msg)
+}
+
 // encodePlain returns what jsonrpc.EncodeMessage makes of msg, byte for
 // byte, when msg is plain: a request (a notification too), or a response
 // without an error, whose id is absent, a number or a string, and whose
