@@ -500,16 +500,17 @@ const othersBusy = 0.1
 // servers raise it.
 func busyMachine(m machine) string {
 	var why []string
-	if l, ok := loadOf(m.LoadStart); ok && l > float64(m.Cores) {
-		why = append(why, fmt.Sprintf("1-minute load average %s on %d CPUs at the start", strconv.FormatFloat(l, 'f', -1, 64), m.Cores))
-	}
-	switch {
-	case m.OthersKnown && m.Others > othersBusy:
-		why = append(why, fmt.Sprintf("other processes kept %.2f CPUs busy on average during the run", m.Others))
-	case !m.OthersKnown:
-		if l, ok := loadOf(m.LoadEnd); ok && l > float64(m.Cores) {
-			why = append(why, fmt.Sprintf("1-minute load average %s on %d CPUs at the end", strconv.FormatFloat(l, 'f', -1, 64), m.Cores))
+	overloaded := func(load, when string) {
+		if l, ok := loadOf(load); ok && l > float64(m.Cores) {
+			why = append(why, fmt.Sprintf("1-minute load average %s on %d CPUs at the %s", strconv.FormatFloat(l, 'f', -1, 64), m.Cores, when))
 		}
+	}
+	overloaded(m.LoadStart, "start")
+	switch {
+	case !m.OthersKnown:
+		overloaded(m.LoadEnd, "end")
+	case m.Others > othersBusy:
+		why = append(why, fmt.Sprintf("other processes kept %.2f CPUs busy on average during the run", m.Others))
 	}
 	return strings.Join(why, "; ")
 }
