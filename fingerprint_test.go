@@ -84,6 +84,12 @@ func TestHashesKeepIntegers(t *testing.T) {
 		{`{"id":5}`, `{"id":5.0}`, true},
 		{`{"id":100}`, `{"id":1e2}`, true},
 		{`{"id":9007199254740992}`, `{"id":9007199254740992.0}`, true},
+		// Past 800 digits, where strconv.ParseFloat alone misreads them
+		// (1 as 0.1, or as 0).
+		{`{"id":1}`, `{"id":1` + strings.Repeat("0", 800) + `e-800}`, true},
+		{`{"id":1}`, `{"id":1` + strings.Repeat("0", 1500) + `e-1500}`, true},
+		{`{"id":0}`, `{"id":1` + strings.Repeat("0", 1500) + `e-1500}`, false},
+		{`{"id":0.1}`, `{"id":1` + strings.Repeat("0", 800) + `e-800}`, false},
 	} {
 		if got := fp(tt.a) == fp(tt.b); got != tt.same {
 			t.Errorf("fingerprints of %s and %s: same = %v, want %v", tt.a, tt.b, got, tt.same)

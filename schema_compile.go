@@ -458,7 +458,7 @@ func schemaLengthLimit(v strictjson.Value) (int32, bool) {
 		return maxLengthClamp, true
 	}
 	// An integer below 2^30 is exact as a float64, whatever its spelling.
-	f, err := strconv.ParseFloat(v.Str(), 64)
+	f, err := decimal.ParseFloat(v.Str())
 	if err != nil {
 		return 0, false
 	}

@@ -278,6 +278,7 @@ func TestSchemaValidate(t *testing.T) {
 		{"maxLength counts code points, not bytes", `{"maxLength":1}`, `"💩"`, nil},
 		{"maxLength with multi-byte text", `{"maxLength":2.0}`, `"ééé"`, []Issue{is(body, IssueMaxLength, "expected at most 2.0 characters, found 3")}},
 		{"huge maxLength", `{"maxLength":1e400}`, `"abc"`, nil},
+		{"maxLength 2 written with 800 zeros", `{"maxLength":2` + strings.Repeat("0", 800) + `e-800}`, `"ab"`, nil},
 		{"pattern", `{"pattern":"^a"}`, `"bcd"`, []Issue{is(body, IssuePattern, `expected a value matching pattern "^a", found "bcd"`)}},
 		{"pattern is unanchored", `{"pattern":"a+"}`, `"xxaayy"`, nil},
 		{"pattern ignores non-strings", `{"pattern":"^a"}`, `[1,{"b":"c"}]`, nil},

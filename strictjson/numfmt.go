@@ -130,7 +130,7 @@ func appendNumberSlow(dst []byte, s string) ([]byte, numberStatus) {
 	if !decimal.Valid(s) {
 		return dst, numberSyntax
 	}
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := decimal.ParseFloat(s)
 	if err != nil && math.IsInf(f, 0) {
 		return dst, numberTooLarge
 	}

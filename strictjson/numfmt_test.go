@@ -140,6 +140,10 @@ func TestAppendNumberText(t *testing.T) {
 		{name: "400-digit integer", text: "1" + strings.Repeat("0", 400), st: numberTooLarge},
 		{name: "400-digit fraction", text: "0." + strings.Repeat("0", 400) + "1", want: "0"},
 		{name: "long mantissa rounds", text: "0." + strings.Repeat("3", 100), want: "0.3333333333333333"},
+		// strconv.ParseFloat alone reads these as 0.1 and 0.
+		{name: "one with 800 zeros and e-800", text: "1" + strings.Repeat("0", 800) + "e-800", want: "1"},
+		{name: "one with 1500 zeros and e-1500", text: "1" + strings.Repeat("0", 1500) + "e-1500", want: "1"},
+		{name: "long mantissa past 800 digits rounds", text: "0." + strings.Repeat("3", 2000), want: "0.3333333333333333"},
 		{name: "negative overflow", text: "-1.8e308", st: numberTooLarge},
 		{name: "leading zero", text: "007", st: numberSyntax},
 		{name: "NaN text", text: "NaN", st: numberSyntax},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentpreflight/preflight"
 	"github.com/agentpreflight/preflight/agent"
+	"github.com/agentpreflight/preflight/internal/decimal"
 )
 
 // SessionOptions configures a [Session]. The zero value and nil both work.
@@ -307,7 +308,7 @@ func (s *Session) save(ctx context.Context, b []byte, outcome preflight.Outcome,
 	}
 	keep := coalesceGrace
 	if outcome == preflight.OutcomeSuccess {
-		if secs, err := strconv.ParseFloat(string(ttl), 64); err == nil && secs > 0 {
+		if secs, err := decimal.ParseFloat(string(ttl)); err == nil && secs > 0 {
 			// Decide caps a TTL at 1e9 seconds, well within a Duration.
 			keep = max(keep, time.Duration(min(secs, 1e9)*float64(time.Second))+ttlMargin)
 		}
