@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,10 +170,14 @@ func TestConnLimiterEvictsLongestIdle(t *testing.T) {
 	}
 }
 
-// TestFramingScanner: a header section naming both Content-Length and
-// Transfer-Encoding taints the connection, in any letter case and split
-// across reads; the fields in different sections or in a body do not.
+// TestFramingScanner: a request's header section naming both
+// Content-Length and Transfer-Encoding taints the connection, in any
+// letter case and split across reads; the fields in different sections,
+// in a body (of any bytes, by Content-Length or chunked) or in a trailer
+// do not. Where the framing cannot be followed, every later line is read
+// as a header line.
 func TestFramingScanner(t *testing.T) {
+	smuggle := "content-length: 1\ntransfer-encoding: chunked\n"
 	tests := []struct {
 		name  string
 		reads []string
@@ -181,11 +188,32 @@ func TestFramingScanner(t *testing.T) {
 		{"split across reads", []string{"POST / HTTP/1.1\r\nContent-Len", "gth: 5\r\nTransfer-Enc", "oding: chunked\r\n\r\n"}, true},
 		{"bare LF", []string{"POST / HTTP/1.1\nContent-Length: 5\nTransfer-Encoding: chunked\n\n"}, true},
 		{"second pipelined request", []string{"GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
+		{"after a body", []string{"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloPOST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
+		{"after a chunked body", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n",
+			"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
 		{"Content-Length only", []string{"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"}, false},
 		{"chunked only", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"}, false},
 		{"in two requests", []string{"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"}, false},
 		{"a header whose name only starts alike", []string{"POST / HTTP/1.1\r\nContent-Length-X: 5\r\nTransfer-Encoding: chunked\r\n\r\n"}, false},
 		{"JSON body", []string{"POST / HTTP/1.1\r\nContent-Length: 60\r\n\r\n{\n\"content-length:\": 1,\n\"transfer-encoding:\": 2\n}"}, false},
+		// A body of any bytes, then a valid request: not tainted.
+		{"header lines in a body", []string{fmt.Sprintf("POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n%sPOST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", len(smuggle), smuggle)}, false},
+		{"header lines in a body, split", []string{fmt.Sprintf("POST / HTTP/1.1\r\nContent-Length: %d\r\n\r\n", len(smuggle)), smuggle[:9], smuggle[9:], "GET / HTTP/1.1\r\n\r\n"}, false},
+		{"header lines in chunks", []string{fmt.Sprintf("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(smuggle), smuggle)}, false},
+		{"header lines in a trailer", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + strings.ReplaceAll(smuggle, "\n", "\r\n") + "\r\n"}, false},
+		{"a Content-Length in one section, chunked in the next, past a body", []string{"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"}, false},
+		// HTTP/1.0: net/http ignores Transfer-Encoding, so what follows
+		// the header section is the next request.
+		{"HTTP/1.0 ignores chunked", []string{"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}, true},
+		// Framing the scanner cannot follow: net/http ends the
+		// connection; the scanner reads every later line as a header
+		// line.
+		{"bad chunk size", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n" + smuggle}, true},
+		{"chunk size ending in a bare LF", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n" + smuggle}, true},
+		{"chunk data not ending in CR LF", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\n" + smuggle}, true},
+		{"Transfer-Encoding other than chunked", []string{"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n" + smuggle}, true},
+		{"two Content-Length values", []string{"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n" + smuggle}, true},
+		{"bad Content-Length", []string{"POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\n" + smuggle}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,6 +223,9 @@ func TestFramingScanner(t *testing.T) {
 			}
 			if got := s.tainted.Load(); got != tc.want {
 				t.Errorf("tainted = %t, want %t", got, tc.want)
+			}
+			if got := framingReference(strings.Join(tc.reads, "")); got != tc.want {
+				t.Errorf("framingReference = %t, want %t", got, tc.want)
 			}
 		})
 	}
@@ -215,6 +246,10 @@ func TestAmbiguousFramingClosesConnection(t *testing.T) {
 		{"both", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, true},
 		{"chunked", "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 200, false},
 		{"Content-Length", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", 200, false},
+		// A body whose lines read like both fields, then a valid request:
+		// both answered, the connection kept.
+		{"header lines in a body", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 45\r\n\r\ncontent-length: 1\ntransfer-encoding: chunked\n", 200, false},
+		{"header lines in chunks", "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2d\r\ncontent-length: 1\ntransfer-encoding: chunked\n\r\n0\r\n\r\n", 200, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
@@ -241,36 +276,139 @@ func TestAmbiguousFramingClosesConnection(t *testing.T) {
 					t.Errorf("Connection: close %t; body (-want +got):\n%s", resp.Close, diff)
 				}
 			}
-			_, err = http.ReadResponse(br, nil)
+			next, err := http.ReadResponse(br, nil)
 			if closed := err == io.EOF || (err != nil && strings.Contains(err.Error(), "EOF")); closed != tc.wantClosed {
 				t.Errorf("after the answer: read error %v; want closed %t", err, tc.wantClosed)
+			}
+			if err == nil && next.StatusCode != http.StatusOK {
+				t.Errorf("the request after it: status %d, want 200", next.StatusCode)
 			}
 		})
 	}
 }
 
-// framingReference says whether a stream holds a header section (a run of
-// lines without an empty one) naming both Content-Length and
-// Transfer-Encoding, line by line over the whole stream.
+// framingReference says whether a stream of requests holds a request
+// header section naming both Content-Length and Transfer-Encoding, reading
+// the whole stream at once: section by section, each body skipped by its
+// framing as net/http reads it, every line read as a header line from the
+// first framing it cannot follow. A section tainted before it ends counts.
 func framingReference(data string) bool {
-	lines := strings.Split(data, "\n")
-	lines = lines[:len(lines)-1] // the last one has not ended
-	var cl, te bool
-	for _, line := range lines {
-		l := strings.ToLower(line)
-		switch {
-		case l == "" || l == "\r":
-			cl, te = false, false
-		case strings.HasPrefix(l, "content-length:"):
-			cl = true
-		case strings.HasPrefix(l, "transfer-encoding:"):
-			te = true
+	lines := false // framing lost
+	for {
+		// A section: its lines up to an empty one (leading empty lines
+		// skipped), or the lines ended so far.
+		var section []string
+		for {
+			line, rest, ok := strings.Cut(data, "\n")
+			if !ok {
+				return taints(section)
+			}
+			data = rest
+			line = strings.TrimSuffix(line, "\r")
+			if line == "" {
+				if len(section) == 0 && !lines {
+					continue
+				}
+				break
+			}
+			section = append(section, line)
+			if taints(section) {
+				return true
+			}
 		}
-		if cl && te {
-			return true
+		if lines {
+			continue
+		}
+		// The section's framing, as net/http reads it.
+		var cls, tes []string
+		for _, h := range section[1:] {
+			name, value, _ := strings.Cut(h, ":")
+			switch strings.ToLower(name) {
+			case "content-length":
+				cls = append(cls, strings.Trim(value, " \t"))
+			case "transfer-encoding":
+				tes = append(tes, strings.Trim(value, " \t"))
+			}
+		}
+		proto := section[0][max(len(section[0])-8, 0):]
+		if len(tes) > 0 && proto != "HTTP/1.0" && !strings.HasPrefix(proto, "HTTP/0.") {
+			if len(tes) != 1 || !strings.EqualFold(tes[0], "chunked") {
+				lines = true
+				continue
+			}
+			var ok bool
+			data, ok = skipChunks(data)
+			lines = !ok
+			continue
+		}
+		if len(cls) > 0 {
+			n, err := strconv.ParseUint(cls[0], 10, 63)
+			if err != nil || slices.ContainsFunc(cls, func(v string) bool { return v != cls[0] }) || len(cls[0]) > 20 {
+				lines = true
+				continue
+			}
+			if n > uint64(len(data)) {
+				return false
+			}
+			data = data[n:]
 		}
 	}
-	return false
+}
+
+// taints reports whether the lines of one section name both fields.
+func taints(section []string) bool {
+	var cl, te bool
+	for _, h := range section {
+		l := strings.ToLower(h)
+		cl = cl || strings.HasPrefix(l, "content-length:")
+		te = te || strings.HasPrefix(l, "transfer-encoding:")
+	}
+	return cl && te
+}
+
+// skipChunks returns data past a chunked body and its trailer; or, with
+// false, past the bytes where the chunks go wrong (a chunk-size line, or a
+// byte that should be the CR or LF after a chunk). A stream that ends
+// within them is skipped whole.
+func skipChunks(data string) (string, bool) {
+	for {
+		line, rest, ok := strings.Cut(data, "\n")
+		if !ok {
+			return "", true
+		}
+		if !strings.HasSuffix(line, "\r") || strings.Count(line, "\r") != 1 || len(line) > 64 {
+			return rest, false
+		}
+		size, _, _ := strings.Cut(strings.TrimRight(line[:len(line)-1], " \t"), ";")
+		n, err := strconv.ParseUint(size, 16, 64)
+		if err != nil || len(size) > 16 || n > 1<<62 || strings.ContainsAny(size, "+-_xX") {
+			return rest, false
+		}
+		data = rest
+		if n == 0 {
+			for {
+				line, rest, ok := strings.Cut(data, "\n")
+				if !ok {
+					return "", true
+				}
+				data = rest
+				if line == "" || line == "\r" {
+					return data, true
+				}
+			}
+		}
+		switch {
+		case n >= uint64(len(data)):
+			return "", true
+		case data[n] != '\r':
+			return data[n:], false
+		case n+1 == uint64(len(data)):
+			return "", true
+		case data[n+1] != '\n':
+			return data[n+1:], false
+		}
+		data = data[n+2:]
+	}
 }
 
 // FuzzFramingScanner: split anywhere, the scanner agrees with the
@@ -278,6 +416,9 @@ func framingReference(data string) bool {
 func FuzzFramingScanner(f *testing.F) {
 	f.Add("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", uint16(7), uint16(40))
 	f.Add("GET / HTTP/1.1\r\n\r\n{\"a\":\"content-length:\"}\ntransfer-encoding:\n", uint16(3), uint16(30))
+	f.Add("POST / HTTP/1.1\r\nContent-Length: 45\r\n\r\ncontent-length: 1\ntransfer-encoding: chunked\nGET / HTTP/1.1\r\n\r\n", uint16(20), uint16(70))
+	f.Add("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2d;x\r\ncontent-length: 1\ntransfer-encoding: chunked\n\r\n0\r\nT: 1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", uint16(50), uint16(100))
+	f.Add("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\ncontent-length: 1\ntransfer-encoding: chunked\n", uint16(10), uint16(60))
 	f.Fuzz(func(t *testing.T, data string, a, b uint16) {
 		i, j := int(a)%(len(data)+1), int(b)%(len(data)+1)
 		if i > j {

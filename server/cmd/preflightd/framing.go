@@ -19,59 +19,259 @@ import (
 // next request: request smuggling. RFC 9112 §6.1 says the server must
 // close the connection after answering such a request. net/http (Go 1.26)
 // keeps it open (golang/go#80942), so the check sits on the connection:
-// framingScanner reads every byte net/http reads, and a header section (a
-// run of lines without an empty one) naming both fields taints the
-// connection. rejectAmbiguousFraming then answers each request on it 400
+// framingScanner reads every byte net/http reads, and a request's header
+// section naming both fields taints the connection.
+// rejectAmbiguousFraming then answers each request on it 400
 // invalid_request with Connection: close, which makes net/http close the
-// connection after the answer. A body cannot taint a connection by
-// accident: the service's bodies are JSON, where no line starts with a
-// header name.
+// connection after the answer.
+//
+// The scanner frames the stream as net/http does (RFC 9112 §6): after a
+// header section comes the body that its Content-Length or chunked
+// Transfer-Encoding gives, which it skips, so that no body, whatever its
+// bytes, reads as a header section: one request cannot make the next one
+// on its connection refused (behind a front end that reuses a connection
+// for many clients, another client's). Where it cannot follow the framing
+// (a length or chunk size it cannot read, a Transfer-Encoding net/http
+// refuses), net/http ends the connection after that request; the
+// scanner, to be safe all the same, reads every later line as a header
+// line, as if no body followed any header section.
 
 // framingScanner finds a header section naming both Content-Length and
-// Transfer-Encoding in a byte stream. Only the connection's reader calls
-// scan; tainted may be read from any goroutine.
+// Transfer-Encoding in a byte stream of HTTP/1.x requests. Only the
+// connection's reader calls scan; tainted may be read from any goroutine.
 type framingScanner struct {
-	line         [len("transfer-encoding:")]byte // the start of the current line, lower case
-	n            int                             // bytes of the current line
-	hasCL, hasTE bool                            // in the current run of lines
-	tainted      atomic.Bool
+	state framingState
+	left  int64 // body or chunk bytes still to skip (inBody, inData); CR LF matched (inDataEnd)
+
+	// The line being read: its first bytes (headLen), lower case, its
+	// length, and its last 9 bytes as sent (the request line's version and
+	// a CR).
+	head [headLen]byte
+	n    int
+	tail [9]byte
+
+	// The header section being read.
+	lines        int
+	hasCL, hasTE bool
+	teCount      int
+	teChunked    bool
+	clText       [20]byte // the Content-Length value, trimmed
+	clLen        int
+	unframed     bool // a length or encoding the scanner cannot follow
+	http10       bool // the request line's version is below 1.1: Transfer-Encoding is ignored
+
+	tainted atomic.Bool
 }
+
+// framingState is where a framingScanner is in the stream.
+type framingState uint8
+
+const (
+	inHead    framingState = iota // a request's header section
+	inBody                        // Content-Length bytes
+	inSize                        // a chunk-size line
+	inData                        // chunk data
+	inDataEnd                     // the CR LF after chunk data
+	inTrailer                     // the trailer section after the last chunk
+	inLines                       // framing lost: every line read as a header line
+)
+
+// headLen is how much of a line the scanner keeps: a header name and a
+// Content-Length or Transfer-Encoding value of any usual length.
+const headLen = 64
 
 func (s *framingScanner) scan(p []byte) {
 	for len(p) > 0 {
-		if s.n > len(s.line) {
-			// Past the bytes that matter in this line: jump to its end
-			// (a JSON body is mostly one long line).
+		switch s.state {
+		case inBody, inData:
+			k := int(min(s.left, int64(len(p))))
+			p, s.left = p[k:], s.left-int64(k)
+			if s.left == 0 {
+				if s.state == inBody {
+					s.state = inHead
+				} else {
+					s.state = inDataEnd
+				}
+			}
+			continue
+		case inDataEnd:
+			if p[0] != "\r\n"[s.left] {
+				s.state, s.n = inLines, 0 // net/http fails the body
+				continue
+			}
+			p, s.left = p[1:], s.left+1
+			if s.left == 2 {
+				s.state, s.n = inSize, 0
+			}
+			continue
+		}
+		// A line: keep its start, note its end.
+		if s.n >= headLen {
+			// Past the bytes that matter in this line: jump to its end.
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
+				s.keepTail(p)
+				s.n += len(p)
 				return
 			}
+			s.keepTail(p[:i])
+			s.n += i
 			p = p[i:]
 		}
 		b := p[0]
 		p = p[1:]
 		if b != '\n' {
-			if s.n < len(s.line) {
+			copy(s.tail[:], s.tail[1:])
+			s.tail[len(s.tail)-1] = b
+			if s.n < headLen {
 				if 'A' <= b && b <= 'Z' {
 					b += 'a' - 'A'
 				}
-				s.line[s.n] = b
+				s.head[s.n] = b
 			}
 			s.n++
 			continue
 		}
-		switch start := string(s.line[:min(s.n, len(s.line))]); {
-		case s.n == 0 || (s.n == 1 && start == "\r"): // an empty line ends a header section
-			s.hasCL, s.hasTE = false, false
-		case len(start) >= len("content-length:") && start[:len("content-length:")] == "content-length:":
-			s.hasCL = true
-		case start == "transfer-encoding:":
-			s.hasTE = true
+		s.endLine()
+		s.n, s.tail = 0, [len(s.tail)]byte{}
+	}
+}
+
+// keepTail keeps the last bytes of the line, b its latest.
+func (s *framingScanner) keepTail(b []byte) {
+	if len(b) >= len(s.tail) {
+		copy(s.tail[:], b[len(b)-len(s.tail):])
+		return
+	}
+	copy(s.tail[:], s.tail[len(b):])
+	copy(s.tail[len(s.tail)-len(b):], b)
+}
+
+// endLine reads the line that just ended at an LF.
+func (s *framingScanner) endLine() {
+	line := s.head[:min(s.n, headLen)]
+	long := s.n > headLen
+	cr := s.n > 0 && s.tail[len(s.tail)-1] == '\r'
+	switch s.state {
+	case inSize:
+		s.chunkSize(line, cr)
+		return
+	case inTrailer:
+		if s.n == 0 || s.n == 1 && cr {
+			s.state = inHead
 		}
-		if s.hasCL && s.hasTE {
-			s.tainted.Store(true)
+		return
+	}
+	if s.n == 0 || s.n == 1 && cr { // an empty line ends a header section
+		if s.lines > 0 && s.state == inHead {
+			s.state = s.bodyState()
 		}
-		s.n = 0
+		s.lines, s.hasCL, s.hasTE, s.teCount, s.teChunked, s.clLen, s.unframed, s.http10 = 0, false, false, 0, false, 0, false, false
+		return
+	}
+	if cr {
+		line = line[:len(line)-1]
+	}
+	s.lines++
+	request := s.lines == 1 && s.state == inHead
+	if request { // read as a header line too, which can only taint; it does not frame
+		v := s.tail[1:]
+		if cr {
+			v = s.tail[:8]
+		}
+		s.http10 = string(v) == "HTTP/1.0" || string(v[:7]) == "HTTP/0."
+	}
+	name, value, ok := bytes.Cut(line, []byte(":"))
+	if !ok {
+		return
+	}
+	switch string(name) {
+	case "content-length":
+		s.hasCL = true
+		if request {
+			break
+		}
+		if long {
+			s.unframed = true
+			break
+		}
+		value = bytes.Trim(value, " \t")
+		if s.clLen > 0 && string(value) != string(s.clText[:s.clLen]) || len(value) == 0 || len(value) > len(s.clText) {
+			s.unframed = true // net/http refuses it
+			break
+		}
+		s.clLen = copy(s.clText[:], value)
+	case "transfer-encoding":
+		s.hasTE = true
+		if request {
+			break
+		}
+		s.teCount++
+		s.teChunked = !long && string(bytes.Trim(value, " \t")) == "chunked"
+	}
+	if s.hasCL && s.hasTE {
+		s.tainted.Store(true)
+	}
+}
+
+// bodyState is where the stream goes after the header section just read:
+// the body its framing gives, or the next request.
+func (s *framingScanner) bodyState() framingState {
+	switch {
+	case s.state == inLines || s.unframed:
+		return inLines
+	case s.teCount > 0 && !s.http10:
+		if s.teCount != 1 || !s.teChunked {
+			return inLines // net/http answers 501 and closes the connection
+		}
+		return inSize
+	case s.clLen > 0:
+		var n int64
+		for _, c := range s.clText[:s.clLen] {
+			if c < '0' || c > '9' || n > (1<<63-1-9)/10 {
+				return inLines // net/http refuses it
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if n == 0 {
+			return inHead
+		}
+		s.left = n
+		return inBody
+	}
+	return inHead
+}
+
+// chunkSize reads a chunk-size line as net/http does: CR LF at its end
+// and no CR before, hex digits, then white space or an extension.
+func (s *framingScanner) chunkSize(line []byte, cr bool) {
+	s.state = inLines // unless the line reads
+	if !cr || s.n > headLen || bytes.IndexByte(line[:len(line)-1], '\r') >= 0 {
+		return // a long line (an extension) is not followed: rare, and never tainting by itself
+	}
+	line = bytes.TrimRight(line[:len(line)-1], " \t")
+	line, _, _ = bytes.Cut(line, []byte(";"))
+	if len(line) == 0 || len(line) > 16 {
+		return
+	}
+	var n int64
+	for _, c := range line {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			return
+		}
+		n = n<<4 | int64(c)
+	}
+	switch {
+	case n < 0 || n > 1<<62: // no body is that long
+	case n == 0:
+		s.state = inTrailer
+	default:
+		s.state, s.left = inData, n
 	}
 }
 
