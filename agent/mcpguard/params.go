@@ -2,6 +2,7 @@ package mcpguard
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,28 @@ const maxParamsDepth = 998
 func ReadCallParams(params json.RawMessage) (name string, args json.RawMessage, err error) {
 	c, err := readCall(params, false)
 	return c.name, c.args, err
+}
+
+// CheckMessage returns an error, whose text says what it found, when
+// the JSON-RPC message data could be read as different messages by two
+// readers, by the rules ReadCallParams applies to params: text that is
+// not one JSON value, invalid UTF-8 or a lone surrogate escape, a member
+// name twice or two that differ only in case, anywhere in it. Nesting
+// deeper than the Go SDK accepts (1000 levels) is an error too.
+//
+// A proxy that forwards a message as it came, and only after CheckMessage
+// accepted it, forwards the message it read.
+func CheckMessage(data []byte) error {
+	v, err := strictjson.ParseScratch(data, strictjson.Limits{MaxDepth: maxParamsDepth + 2})
+	if err != nil {
+		return err
+	}
+	defer v.Release()
+	if at, a, b, ok := caseTwins(v, ""); ok {
+		return errors.New("the members " + strconv.Quote(a) + " and " + strconv.Quote(b) +
+			" of the object at " + pointerOrRoot(at) + " differ only in case")
+	}
+	return nil
 }
 
 // callParams is what the guard reads from the params of a tools/call,

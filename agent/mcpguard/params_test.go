@@ -93,3 +93,33 @@ func FuzzReadCallParams(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckMessage: a message is refused when two readers could take it
+// for different messages, at any level; params that CheckMessage refuses
+// ReadCallParams refuses too.
+func TestCheckMessage(t *testing.T) {
+	for _, tt := range []struct{ name, msg, refused string }{
+		{"plain", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{"s":"A"}}}`, ""},
+		{"member twice at the top", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, `duplicate member name "method"`},
+		{"case twins at the top", `{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"initialize"}`, `"method" and "Method" of the object at the top level`},
+		{"case twins deep", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{"a":[{"k":1,"K":2}]}}}`, `of the object at /params/arguments/a/0`},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `UTF-8`},
+		{"lone surrogate", `{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `surrogate`},
+		{"trailing data", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, `after`},
+		{"nested 1001 levels", strings.Repeat("[", 1001) + strings.Repeat("]", 1001), `deeper than 1000`},
+	} {
+		err := mcpguard.CheckMessage([]byte(tt.msg))
+		switch {
+		case tt.refused == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.refused != "" && (err == nil || !strings.Contains(err.Error(), tt.refused)):
+			t.Errorf("%s: %v; want an error saying %q", tt.name, err, tt.refused)
+		}
+	}
+	for _, tt := range mcptest.ParamsCases {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tt.Params + `}`
+		if err := mcpguard.CheckMessage([]byte(msg)); err != nil && tt.Refused == "" {
+			t.Errorf("%s: CheckMessage refuses params ReadCallParams takes: %v", tt.Name, err)
+		}
+	}
+}

@@ -444,31 +444,50 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")
 		return
 	}
-	var head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+	// Read as the upstream's SDK and the downstream transport read it
+	// (member names in exact case).
+	msg, derr := jsonrpc.DecodeMessage(body)
+	req, _ := msg.(*jsonrpc.Request)
+	if derr != nil {
+		req = nil
 	}
-	json.Unmarshal(body, &head) // a batch or garbage leaves head empty
-	// Read as the upstream's SDK reads it.
-	if msg, err := jsonrpc.DecodeMessage(body); err == nil && isStateless(r, msg) {
-		p.serveStateless(w, r, body, msg.(*jsonrpc.Request))
+	var headID json.RawMessage // the id errors are answered under
+	if req != nil {
+		if req.ID.IsValid() {
+			headID, _ = json.Marshal(req.ID.Raw())
+		}
+	} else {
+		var head struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(body, &head) // a batch or garbage leaves it empty
+		headID = head.ID
+	}
+	if req != nil && isStateless(r, msg) {
+		// Forwarded as it came, so never when two readers could take it
+		// for two messages.
+		if err := mcpguard.CheckMessage(body); err != nil {
+			writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: codeInvalidRequest,
+				Message: "the message is not forwarded, as two readers could take it for different messages: " + err.Error() +
+					"; send each member once, with names that differ in more than case, in valid UTF-8"})
+			return
+		}
+		p.serveStateless(w, r, body, req)
 		return
 	}
-	switch head.Method {
-	case "initialize":
-	default:
-		refuse(w, http.StatusBadRequest, head.ID, codeInvalidRequest, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)")
+	if req == nil || req.Method != "initialize" {
+		refuse(w, http.StatusBadRequest, headID, codeInvalidRequest, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)")
 		return
 	}
 	client := clientOf(r)
 	if status, msg := p.admit(client); status != 0 {
-		refuse(w, status, head.ID, codeLimit, msg)
+		refuse(w, status, headID, codeLimit, msg)
 		return
 	}
 	s, cc, err := p.open(client, identity.Principal(r.Context()), r.Header.Get("Authorization"))
 	if err != nil {
 		p.log.Error("mcp proxy: upstream connection failed", "err", err)
-		badGateway(w, head.ID, err)
+		badGateway(w, headID, err)
 		return
 	}
 	s.busy(1)
@@ -490,10 +509,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if d := cc.denial.Load(); d != nil {
 			// The upstream wants other credentials: the client is told
 			// as the upstream told the proxy.
-			writeDenial(w, head.ID, d)
+			writeDenial(w, headID, d)
 			return
 		}
-		badGateway(w, head.ID, err)
+		badGateway(w, headID, err)
 		return
 	}
 	if aw.status.Load() >= 400 {

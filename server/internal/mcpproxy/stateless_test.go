@@ -115,3 +115,79 @@ func TestProxyStatelessHeaderMismatch(t *testing.T) {
 		t.Fatalf("matching headers: %d %v after %d executions; want a result from one execution", status, m, counts.Get(mcptest.Quote))
 	}
 }
+
+// TestProxyStatelessAmbiguousMessage: a stateless message, which the proxy
+// forwards as it came, is refused with -32600 and HTTP 400, and nothing
+// runs, when two readers could take it for two messages: a member twice
+// (the SDK reads the last, other decoders the first), two member names
+// that differ only in case, invalid UTF-8. Without a session, the method
+// is read as the SDKs read it, in exact case: a tools/call that also
+// carries "Method":"initialize" is not an initialize.
+func TestProxyStatelessAmbiguousMessage(t *testing.T) {
+	srv, counts := mcptest.NewServer("")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	params := func(sym string) string {
+		return `{"name":"` + mcptest.Quote + `","arguments":{"symbol":"` + sym + `"},` + meta + `}`
+	}
+	post := func(body string, stateless bool) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if stateless {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", mcptest.Quote)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("answer %q is not one JSON message", b)
+		}
+		return resp.StatusCode, m
+	}
+	for _, tt := range []struct{ name, body, want string }{
+		{"params twice", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params("FIRST") + `,"params":` + params("LAST") + `}`, `duplicate member name "params"`},
+		{"method twice", `{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/call","params":` + params("M") + `}`, `duplicate member name "method"`},
+		{"method in two cases", `{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"ping","params":` + params("C") + `}`, `"method" and "Method" of the object at the top level differ only in case`},
+		{"invalid UTF-8 outside params", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"x\":\"\xff\",\"params\":" + params("U") + "}", `UTF-8`},
+	} {
+		status, m := post(tt.body, true)
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if status != http.StatusBadRequest || m["id"] != float64(7) || e["code"] != float64(codeInvalidRequest) || !strings.Contains(msg, tt.want) {
+			t.Errorf("%s: %d %v; want 400 and a -32600 error for id 7 saying %q", tt.name, status, m, tt.want)
+		}
+	}
+	if n := counts.Get(mcptest.Quote); n != 0 {
+		t.Fatalf("%d executions after refused messages, want 0", n)
+	}
+	// No session, no stateless revision: a case variant of "method" does
+	// not make a tools/call an initialize.
+	status, m := post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","Method":"initialize","params":{"name":"`+mcptest.Quote+`","arguments":{"symbol":"X"}}}`, false)
+	e, _ := m["error"].(map[string]any)
+	if msg, _ := e["message"].(string); status != http.StatusBadRequest || m["id"] != float64(8) || !strings.Contains(msg, "the first request of a session must be initialize") {
+		t.Errorf("tools/call with Method initialize: %d %v; want 400 asking for initialize", status, m)
+	}
+	p.mu.Lock()
+	sessions := len(p.sessions)
+	p.mu.Unlock()
+	if n := counts.Get(mcptest.Quote); n != 0 || sessions != 0 {
+		t.Fatalf("%d executions and %d sessions, want none", n, sessions)
+	}
+	// The same call, unambiguous, runs.
+	if status, m := post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":`+params("OK")+`}`, true); status != http.StatusOK || m["result"] == nil || counts.Get(mcptest.Quote) != 1 {
+		t.Fatalf("unambiguous call: %d %v after %d executions; want a result from one execution", status, m, counts.Get(mcptest.Quote))
+	}
+}
