@@ -86,6 +86,19 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	stop := context.AfterFunc(r.Context(), func() { s.clientGone(req.ID) })
 	defer stop()
 	s.toolCall(ctx, req, a.answer)
+	if !a.wrote && s.ctx.Err() != nil && r.Context().Err() == nil {
+		// The session ended under the call (its upstream lost it, or a
+		// DELETE came): no answer was written, and the client is told as
+		// for any request of a session that is gone, so that it starts
+		// another.
+		why := "it was closed"
+		if err := s.upstreamErr(); err != nil {
+			why = "its MCP server connection ended: " + err.Error()
+		}
+		id, _ := json.Marshal(req.ID.Raw())
+		refuse(w, http.StatusNotFound, id, codeInvalidRequest,
+			"session not found: the session ended while the call was in flight ("+why+"), and whether the call ran is not known; start a new session with initialize")
+	}
 	return true
 }
 
@@ -118,8 +131,9 @@ func (s *session) direct() bool {
 
 // postAnswer writes the answer to a call served directly to its POST.
 type postAnswer struct {
-	s *session
-	w http.ResponseWriter
+	s     *session
+	w     http.ResponseWriter
+	wrote bool // an answer was written
 }
 
 // answer writes the response to id as the downstream transport does: one
@@ -136,6 +150,7 @@ func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	}
 	// Written in three parts, without a copy of data: the response's own
 	// buffer joins them.
+	a.wrote = true
 	_, err = a.w.Write(eventHead)
 	if err == nil {
 		_, err = a.w.Write(data)

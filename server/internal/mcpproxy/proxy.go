@@ -515,11 +515,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		badGateway(w, headID, err)
 		return
 	}
-	if aw.status.Load() >= 400 {
+	if aw.status.Load() >= 400 || s.initFailed.Load() {
 		// The transport refused the initialize (a header it does not take,
-		// say): the client got no session id, so nothing can use the
-		// session; it ends now rather than at the init timeout, and its
-		// upstream process with it.
+		// say), or the upstream answered it with an error or not in time:
+		// nothing can use the session; it ends now rather than at the
+		// init timeout, and its upstream process with it.
 		s.close()
 	}
 }

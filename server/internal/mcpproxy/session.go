@@ -38,12 +38,16 @@ type session struct {
 	onList    func(cursor string, result json.RawMessage) // Options.OnToolsList; set by open
 	peer      *clientCalls                                // the calls in flight of the session's remote address; set by open
 	once      sync.Once
-	ids       atomic.Int64  // the last upstream request id
-	calls     atomic.Int64  // tools/call of the session being answered
-	posts     atomic.Uint64 // the last POST's tag
-	toolsGen  atomic.Uint64 // list_changed notifications seen
-	active    atomic.Int64  // HTTP requests of the session being served
-	last      atomic.Int64  // when the last one ended, in Unix nanoseconds
+	// initFailed: the upstream answered the client's initialize with an
+	// error, or not within the call timeout; the session is closed once
+	// that answer is written.
+	initFailed atomic.Bool
+	ids        atomic.Int64  // the last upstream request id
+	calls      atomic.Int64  // tools/call of the session being answered
+	posts      atomic.Uint64 // the last POST's tag
+	toolsGen   atomic.Uint64 // list_changed notifications seen
+	active     atomic.Int64  // HTTP requests of the session being served
+	last       atomic.Int64  // when the last one ended, in Unix nanoseconds
 
 	mu     sync.Mutex
 	out    map[jsonrpc.ID]*outgoing // upstream id → request in flight upstream
@@ -274,6 +278,9 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 		// Not at once: the response's stream ends right after it (see
 		// roundTrip).
 		time.AfterFunc(streamEndGrace, func() { o.cancel(nil) })
+		if m.Error != nil && o.method == "initialize" {
+			s.initFailed.Store(true)
+		}
 		if m.Error == nil {
 			switch o.method {
 			case "initialize":
@@ -295,6 +302,9 @@ func (s *session) await(ctx context.Context, o *outgoing) {
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), errCallTimeout) && s.forget(o) {
 			o.cancel(errCallTimeout)
+			if o.method == "initialize" {
+				s.initFailed.Store(true)
+			}
 			s.answer(o.client, nil, s.b.timeoutError(o.method))
 			s.cancelUpstream(o.up, "the proxy's --call-timeout expired")
 		}

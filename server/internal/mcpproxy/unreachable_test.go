@@ -4,16 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard"
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -130,5 +133,112 @@ func TestProxyUnreachableUpstreamSDKClient(t *testing.T) {
 	}
 	if ctx.Err() != nil || !strings.Contains(err.Error(), "Bad Gateway") {
 		t.Fatalf("connect error %q, want the proxy's 502 Bad Gateway", err)
+	}
+}
+
+// TestProxyUpstreamLostSession: when the upstream forgets the session in
+// the middle of a session (it restarted), a tools/call on the direct path
+// gets 404 with a JSON-RPC error under its id saying the session ended, as
+// any request of a session that is gone does, instead of an empty answer;
+// the client can start another session, which works.
+func TestProxyUpstreamLostSession(t *testing.T) {
+	newHandler := func() http.Handler {
+		srv, _ := mcptest.NewServer("")
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	}
+	var h atomic.Pointer[http.Handler]
+	first := newHandler()
+	h.Store(&first)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(up.Close)
+	url, p := startProxy(t, HTTPDialer(up.URL, nil), mcpguard.Options{})
+	cs := connect(t, url, "2025-11-25")
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	restarted := newHandler() // knows no session
+	h.Store(&restarted)
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"`+mcptest.Quote+`","arguments":{"symbol":"ACME"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(sessionHeader, cs.ID())
+	req.Header.Set(hdrVersion, "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e rpcError
+	json.Unmarshal(body, &e)
+	if resp.StatusCode != http.StatusNotFound || string(e.ID) != "41" || e.Error.Code != codeInvalidRequest ||
+		!strings.Contains(e.Error.Message, "session not found: the session ended while the call was in flight") {
+		t.Fatalf("call after the upstream lost the session: %d %q; want 404 and a -32600 error for id 41", resp.StatusCode, body)
+	}
+	waitFor(t, "the session closed", func() bool { return p.Sessions() == 0 })
+	again := connect(t, url, "2025-11-25")
+	defer again.Close()
+	if res, err := again.CallTool(context.Background(), &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil || res.IsError {
+		t.Fatalf("a call in a new session: %v %+v", err, res)
+	}
+}
+
+// TestProxyInitializeFailsUpstream: an initialize the upstream answers
+// with a JSON-RPC error, or not within the call timeout, reaches the
+// client as an error, and the session is not kept (nothing can use it).
+func TestProxyInitializeFailsUpstream(t *testing.T) {
+	// Closed as each case ends, before its upstream closes (which waits
+	// for its handlers).
+	var testEnded chan struct{}
+	for _, tt := range []struct {
+		name, want string
+		up         http.HandlerFunc
+	}{
+		{"refused", "this server takes no such client", func(w http.ResponseWriter, r *http.Request) {
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			b, _ := io.ReadAll(r.Body)
+			json.Unmarshal(b, &m)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"this server takes no such client"}}`)
+		}},
+		{"no answer", "did not answer initialize", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-testEnded:
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			up := httptest.NewServer(tt.up)
+			t.Cleanup(up.Close)
+			ended := make(chan struct{})
+			testEnded = ended
+			t.Cleanup(func() { close(ended) })
+			p := New(Options{Dial: HTTPDialer(up.URL, nil), CallTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+			px := httptest.NewServer(p)
+			t.Cleanup(func() { p.Close(); px.Close() })
+			req, _ := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			// A guard against a hang, not a timing assertion.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), tt.want) {
+				t.Errorf("answer to initialize %d %q, want an error saying %q", resp.StatusCode, body, tt.want)
+			}
+			id := resp.Header.Get(sessionHeader)
+			waitFor(t, "the session closed", func() bool { return p.Sessions() == 0 && !p.HasSession(id) })
+		})
 	}
 }
