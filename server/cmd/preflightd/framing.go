@@ -43,12 +43,11 @@ type framingScanner struct {
 	state framingState
 	left  int64 // body or chunk bytes still to skip (inBody, inData); CR LF matched (inDataEnd)
 
-	// The line being read: its first bytes (headLen), lower case, its
-	// length, and its last 9 bytes as sent (the request line's version and
-	// a CR).
+	// The line being read: its first bytes (headLen) and its last 9 (the
+	// request line's version and a CR), as sent, and its length.
 	head [headLen]byte
-	n    int
 	tail [9]byte
+	n    int
 
 	// The header section being read.
 	lines        int
@@ -77,7 +76,8 @@ const (
 )
 
 // headLen is how much of a line the scanner keeps: a header name and a
-// Content-Length or Transfer-Encoding value of any usual length.
+// Content-Length or Transfer-Encoding value of any usual length, or a
+// chunk size with a short extension.
 const headLen = 64
 
 func (s *framingScanner) scan(p []byte) {
@@ -105,33 +105,21 @@ func (s *framingScanner) scan(p []byte) {
 			}
 			continue
 		}
-		// A line: keep its start, note its end.
-		if s.n >= headLen {
-			// Past the bytes that matter in this line: jump to its end.
-			i := bytes.IndexByte(p, '\n')
-			if i < 0 {
-				s.keepTail(p)
-				s.n += len(p)
-				return
-			}
-			s.keepTail(p[:i])
-			s.n += i
-			p = p[i:]
+		// A line, or the part of it in p: keep its start and its end.
+		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
 		}
-		b := p[0]
-		p = p[1:]
-		if b != '\n' {
-			copy(s.tail[:], s.tail[1:])
-			s.tail[len(s.tail)-1] = b
-			if s.n < headLen {
-				if 'A' <= b && b <= 'Z' {
-					b += 'a' - 'A'
-				}
-				s.head[s.n] = b
-			}
-			s.n++
-			continue
+		if s.n < headLen {
+			copy(s.head[s.n:], part)
 		}
+		s.keepTail(part)
+		s.n += len(part)
+		if i < 0 {
+			return
+		}
+		p = p[i+1:]
 		s.endLine()
 		s.n, s.tail = 0, [len(s.tail)]byte{}
 	}
@@ -169,7 +157,7 @@ func (s *framingScanner) endLine() {
 		s.lines, s.hasCL, s.hasTE, s.teCount, s.teChunked, s.clLen, s.unframed, s.http10 = 0, false, false, 0, false, 0, false, false
 		return
 	}
-	if cr {
+	if cr && !long {
 		line = line[:len(line)-1]
 	}
 	s.lines++
@@ -179,14 +167,15 @@ func (s *framingScanner) endLine() {
 		if cr {
 			v = s.tail[:8]
 		}
-		s.http10 = string(v) == "HTTP/1.0" || string(v[:7]) == "HTTP/0."
+		// Any letter case: net/http refuses all but HTTP/, and closes.
+		s.http10 = bytes.EqualFold(v, []byte("HTTP/1.0")) || bytes.EqualFold(v[:7], []byte("HTTP/0."))
 	}
 	name, value, ok := bytes.Cut(line, []byte(":"))
 	if !ok {
 		return
 	}
-	switch string(name) {
-	case "content-length":
+	switch {
+	case bytes.EqualFold(name, []byte("content-length")):
 		s.hasCL = true
 		if request {
 			break
@@ -201,13 +190,13 @@ func (s *framingScanner) endLine() {
 			break
 		}
 		s.clLen = copy(s.clText[:], value)
-	case "transfer-encoding":
+	case bytes.EqualFold(name, []byte("transfer-encoding")):
 		s.hasTE = true
 		if request {
 			break
 		}
 		s.teCount++
-		s.teChunked = !long && string(bytes.Trim(value, " \t")) == "chunked"
+		s.teChunked = !long && bytes.EqualFold(bytes.Trim(value, " \t"), []byte("chunked"))
 	}
 	if s.hasCL && s.hasTE {
 		s.tainted.Store(true)
@@ -261,6 +250,8 @@ func (s *framingScanner) chunkSize(line []byte, cr bool) {
 			c -= '0'
 		case 'a' <= c && c <= 'f':
 			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
 		default:
 			return
 		}
