@@ -56,6 +56,12 @@ const mcpServerVersion = "0.3.0"
 //   - a JSON-RPC batch (a top-level array), whatever MCP-Protocol-Version
 //     the client sends: 400 with one JSON-RPC error (code -32600, id null),
 //     so one request is never many answers
+//   - an id that is neither a string nor an integer within ±(2^53-1)
+//     written plainly (the SDK would answer under a rounded id): 400 with
+//     a JSON-RPC error (code -32600) for the id as sent, or null
+//   - a request of a method the server does not have: 200 with the
+//     JSON-RPC error Method not found (-32601) for its id (the SDK refuses
+//     it with plain text before 2026-07-28)
 //   - anything else the SDK transport refuses keeps the SDK's status (for
 //     example 400 unsupported_media_type when Content-Type is not
 //     application/json, 400 invalid_request when Accept does not list both
@@ -118,6 +124,10 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpWriteError(w, statusOf(perr.Code), perr)
 		return
 	}
+	if refusal := mcpIDRefusal(id); refusal != nil {
+		mcpJSONRPCError(w, http.StatusBadRequest, refusal)
+		return
+	}
 	if v := r.Header.Get(mcpVersionHeader); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
 		mcpJSONRPCError(w, http.StatusBadRequest, mcpUnsupportedVersion(id, v))
 		return
@@ -137,6 +147,30 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ew := &mcpEnvelopeWriter{w: w}
 	h.sdk.ServeHTTP(ew, r)
 	ew.finish(id)
+}
+
+// mcpIDRefusal returns the answer to a message whose id the SDK would not
+// answer under the same id: a number that is not an integer written plainly
+// (digits, perhaps a minus sign) within ±(2^53-1), which the SDK reads as a
+// float64 and writes back rounded (1.5 as 1, 9007199254740993 as
+// 9007199254740992, larger ones as -9223372036854775808), and an id that
+// is neither a string nor a number. The error, Invalid Request (-32600),
+// carries the id as sent when it is a number, else null. nil: the id is
+// fine (or absent).
+func mcpIDRefusal(id json.RawMessage) []byte {
+	if len(id) == 0 || id[0] == '"' || string(id) == "null" {
+		return nil
+	}
+	echo := "null"
+	if c := id[0]; c == '-' || '0' <= c && c <= '9' {
+		digits := strings.TrimPrefix(string(id), "-")
+		if n, err := strconv.ParseUint(digits, 10, 64); err == nil && len(digits) <= 16 && n <= 1<<53-1 {
+			return nil
+		}
+		echo = string(id)
+	}
+	return []byte(`{"jsonrpc":"2.0","id":` + echo + `,"error":{"code":-32600,"message":` +
+		`"the request id must be a string or an integer from -9007199254740991 to 9007199254740991, written without a fraction or an exponent, so that the answer carries it unchanged"}}`)
 }
 
 // mcpVersionHeader carries the MCP revision a client speaks after
@@ -365,6 +399,13 @@ func (e *mcpEnvelopeWriter) finish(id json.RawMessage) {
 	case !e.wroteHeader:
 		// The SDK wrote nothing: an empty 200.
 		return
+	case e.plain && len(id) > 0 && strings.HasPrefix(e.body.String(), "JSON RPC not handled"):
+		// The SDK (before 2026-07-28) refuses a request of a method it does
+		// not have with plain text; JSON-RPC answers it Method not found.
+		msg, _ := json.Marshal("method not found: the server has no method " + strings.TrimSpace(strings.TrimSuffix(
+			strings.TrimPrefix(e.body.String(), "JSON RPC not handled:"), "unsupported\n")) +
+			" (see the MCP methods in the guide at /docs)")
+		mcpJSONRPCError(e.w, http.StatusOK, []byte(`{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32601,"message":`+string(msg)+`}}`))
 	case e.plain:
 		status := e.status
 		if status == http.StatusUnsupportedMediaType {

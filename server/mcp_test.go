@@ -279,6 +279,46 @@ func TestMCPUnknownTool(t *testing.T) {
 	}
 }
 
+// TestMCPJSONRPCRefusals: a request of a method the server does not have
+// gets the JSON-RPC error Method not found (-32601) under its id; a request
+// whose id the answer could not carry unchanged (a number that is not an
+// integer within ±(2^53-1) written plainly, which the SDK would round, or
+// an id of another type) gets Invalid Request (-32600) with HTTP 400,
+// under the id as sent when it is a number, else null.
+func TestMCPJSONRPCRefusals(t *testing.T) {
+	ts := mcpTestServer(t, Config{})
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		id         string
+		code       int
+	}{
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"tools/execute","params":{}}`, 200, `1`, -32601},
+		{"unknown method, string id", `{"jsonrpc":"2.0","id":"q","method":"nope/nope"}`, 200, `"q"`, -32601},
+		{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, 400, `9007199254740993`, -32600},
+		{"id past int64", `{"jsonrpc":"2.0","id":99999999999999999999999,"method":"ping"}`, 400, `99999999999999999999999`, -32600},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, 400, `1.5`, -32600},
+		{"id with an exponent", `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, 400, `1e400`, -32600},
+		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, 400, `null`, -32600},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, 400, `null`, -32600},
+		{"largest safe id", `{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, 200, `-9007199254740991`, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := mcpPost(t, ts, nil, tt.body)
+			var msg struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &msg); err != nil || status != tt.status || string(msg.ID) != tt.id ||
+				(tt.code == 0) != (msg.Error == nil) || msg.Error != nil && msg.Error.Code != tt.code {
+				t.Errorf("got %d %s; want %d, id %s, error code %d", status, body, tt.status, tt.id, tt.code)
+			}
+		})
+	}
+}
+
 // TestMCPTransportAnswers covers every answer that is not a JSON-RPC
 // response: each is the service's error envelope.
 func TestMCPTransportAnswers(t *testing.T) {
@@ -311,7 +351,6 @@ func TestMCPTransportAnswers(t *testing.T) {
 		{name: "invalid UTF-8 outside the arguments", method: "POST", body: strings.NewReader("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"tools/list\"}"), wantStatus: 400, wantCode: "invalid_json"},
 		{name: "lone surrogate escape", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","id":"\ud800","method":"tools/list"}`), wantStatus: 400, wantCode: "invalid_json"},
 		{name: "wrong jsonrpc version", method: "POST", body: strings.NewReader(`{"jsonrpc":"1.0","id":1,"method":"tools/list"}`), wantStatus: 400, wantCode: "invalid_request"},
-		{name: "unknown method", method: "POST", body: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/execute","params":{}}`), wantStatus: 400, wantCode: "invalid_request"},
 		{name: "over 65536 bytes with Content-Length", method: "POST", body: strings.NewReader(big), wantStatus: 413, wantCode: "payload_too_large"},
 		{name: "over 65536 bytes chunked", method: "POST", body: io.MultiReader(strings.NewReader(big)), wantStatus: 413, wantCode: "payload_too_large"},
 		{name: "gzip body", method: "POST", header: http.Header{"Content-Encoding": {"gzip"}}, body: strings.NewReader("\x1f\x8b\x08\x00"), wantStatus: 400, wantCode: "unsupported_content_encoding"},
