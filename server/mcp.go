@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/rpcid"
 	"github.com/agentpreflight/preflight/strictjson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -150,27 +151,15 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // mcpIDRefusal returns the answer to a message whose id the SDK would not
-// answer under the same id: a number that is not an integer written plainly
-// (digits, perhaps a minus sign) within ±(2^53-1), which the SDK reads as a
-// float64 and writes back rounded (1.5 as 1, 9007199254740993 as
-// 9007199254740992, larger ones as -9223372036854775808), and an id that
-// is neither a string nor a number. The error, Invalid Request (-32600),
-// carries the id as sent when it is a number, else null. nil: the id is
+// answer under the same id (see package rpcid): Invalid Request (-32600)
+// under the id as sent when it is a number, else null. nil: the id is
 // fine (or absent).
 func mcpIDRefusal(id json.RawMessage) []byte {
-	if len(id) == 0 || id[0] == '"' || string(id) == "null" {
+	if rpcid.Safe(id) {
 		return nil
 	}
-	echo := "null"
-	if c := id[0]; c == '-' || '0' <= c && c <= '9' {
-		digits := strings.TrimPrefix(string(id), "-")
-		if n, err := strconv.ParseUint(digits, 10, 64); err == nil && len(digits) <= 16 && n <= 1<<53-1 {
-			return nil
-		}
-		echo = string(id)
-	}
-	return []byte(`{"jsonrpc":"2.0","id":` + echo + `,"error":{"code":-32600,"message":` +
-		`"the request id must be a string or an integer from -9007199254740991 to 9007199254740991, written without a fraction or an exponent, so that the answer carries it unchanged"}}`)
+	msg, _ := json.Marshal(rpcid.Rule)
+	return []byte(`{"jsonrpc":"2.0","id":` + string(rpcid.Echo(id)) + `,"error":{"code":-32600,"message":` + string(msg) + `}}`)
 }
 
 // mcpVersionHeader carries the MCP revision a client speaks after

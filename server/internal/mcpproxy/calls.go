@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpreflight/preflight/server/internal/rpcid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -193,7 +194,11 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 		s.down.ServeHTTP(w, r)
 		return
 	}
-	if s.fastCall(w, r, body) {
+	if s.fastCall(w, r, body) { // which takes only ids that come back unchanged
+		return
+	}
+	if id, bad := rpcid.FirstUnsafe(body); bad {
+		refuse(w, http.StatusBadRequest, rpcid.Echo(id), codeInvalidRequest, rpcid.Rule)
 		return
 	}
 	post := strconv.FormatUint(s.posts.Add(1), 10)

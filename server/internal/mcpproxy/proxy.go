@@ -25,6 +25,7 @@ import (
 	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/agentpreflight/preflight/server/internal/identity"
 	"github.com/agentpreflight/preflight/server/internal/reqid"
+	"github.com/agentpreflight/preflight/server/internal/rpcid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -442,6 +443,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")
+		return
+	}
+	if id, bad := rpcid.FirstUnsafe(body); bad {
+		refuse(w, http.StatusBadRequest, rpcid.Echo(id), codeInvalidRequest, rpcid.Rule)
 		return
 	}
 	// Read as the upstream's SDK and the downstream transport read it

@@ -242,3 +242,58 @@ func TestProxyInitializeFailsUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyRequestIDs: a message whose id the SDK's transports would
+// answer under another id (a fraction, an exponent, past ±(2^53-1), a
+// boolean) is refused with 400 and -32600, under the id as sent when it is
+// a number, in a session and without one; an id within the range goes
+// through. Two calls with ids past int64 can therefore never share an
+// answer's id.
+func TestProxyRequestIDs(t *testing.T) {
+	up, counts := httpUpstream(t)
+	url, _ := startProxy(t, HTTPDialer(up, nil), mcpguard.Options{})
+	cs := connect(t, url, "2025-11-25")
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	post := func(session, id string) (int, rpcError) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+mcptest.Quote+`","arguments":{"symbol":"ID"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set(sessionHeader, session)
+			req.Header.Set(hdrVersion, "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e rpcError
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e
+	}
+	for _, session := range []string{cs.ID(), ""} {
+		for _, tt := range []struct{ id, echo string }{
+			{`1.5`, `1.5`}, {`1e3`, `1e3`}, {`9007199254740993`, `9007199254740993`},
+			{`99999999999999999999999`, `99999999999999999999999`}, {`true`, `null`},
+		} {
+			status, e := post(session, tt.id)
+			if status != http.StatusBadRequest || string(e.ID) != tt.echo || e.Error.Code != codeInvalidRequest ||
+				!strings.Contains(e.Error.Message, "a request id must be a string or an integer") {
+				t.Errorf("session %q, id %s: %d %+v; want 400 and -32600 under %s", session, tt.id, status, e, tt.echo)
+			}
+		}
+	}
+	if n := counts.Get(mcptest.Quote); n != 0 {
+		t.Fatalf("%d executions after refused ids, want 0", n)
+	}
+	// Within the range, in the session: the call runs (read through the
+	// SDK's transport, as a 16-digit id is not the direct path's).
+	if status, e := post(cs.ID(), `9007199254740991`); status != http.StatusOK || e.Error.Code != 0 || counts.Get(mcptest.Quote) != 1 {
+		t.Fatalf("id 9007199254740991: %d %+v after %d executions; want the call run", status, e, counts.Get(mcptest.Quote))
+	}
+}
