@@ -133,6 +133,11 @@ type Report struct {
 	// the reservation the decision allowed (they spent the money first, or
 	// hold it).
 	OverBudget bool
+	// OverCallLimit is true when an operation the catalog lacks was not
+	// run, under a policy that runs it, because the Guard's call limit
+	// (GuardOptions.MaxCalls) is reached: its store refused one more call.
+	// Decide judges the limit only for operations in its catalog.
+	OverCallLimit bool
 	// EstimateUSD is the call's estimate (external plus model cost) and
 	// FreeUSD the budget that was free for it (RemainingUSD minus
 	// ReservedUSD, calls in flight included) when it was decided; empty
@@ -170,14 +175,18 @@ type Report struct {
 // ReasonCodes returns the reason codes of a call the Guard did not run:
 // the decision's, led by preflight.ReasonBudgetExceeded when the Guard
 // withheld it because its estimate does not fit the free budget
-// (OverBudget), which Decide does not judge for an operation its catalog
-// lacks. It is nil when there is no decision. The slice is the caller's.
+// (OverBudget), or by preflight.ReasonCallLimitReached when the call
+// limit is reached (OverCallLimit), which Decide does not judge for an
+// operation its catalog lacks. It is nil when there is no decision. The slice is the caller's.
 func (r Report) ReasonCodes() []preflight.ReasonCode {
 	if r.Decision == nil {
 		return nil
 	}
 	codes := make([]preflight.ReasonCode, 0, len(r.Decision.ReasonCodes)+1)
-	if r.OverBudget {
+	switch {
+	case r.OverCallLimit:
+		codes = append(codes, preflight.ReasonCallLimitReached)
+	case r.OverBudget:
 		codes = append(codes, preflight.ReasonBudgetExceeded)
 	}
 	return append(codes, r.Decision.ReasonCodes...)

@@ -246,7 +246,11 @@ func (g *Guard) Begin(ctx context.Context, req preflight.ToolCallRequest) (*Perm
 			if refused++; refused < maxReserveAttempts {
 				continue
 			}
-			rep.OverBudget = true
+			if g.maxCalls > 0 && st.Balance.Calls >= g.maxCalls {
+				rep.OverCallLimit = true // the store refused one more call, not the money
+			} else {
+				rep.OverBudget = true
+			}
 			return nil, rep, nil
 		}
 		if g.lost.Load() != lost {

@@ -24,6 +24,9 @@ func message(r agent.Report, tool string) string {
 	if r.InFlight != nil {
 		return ""
 	}
+	if r.OverCallLimit {
+		return "not run: the tool-call limit of this session is reached; answer with the results you already have instead"
+	}
 	if r.OverBudget {
 		return "not run: " + name + " is not in the catalog and its estimated cost" + money(r) +
 			" does not fit the budget left; answer with the results you already have instead"
