@@ -63,6 +63,11 @@ const mcpServerVersion = "0.3.0"
 //   - a request of a method the server does not have: 200 with the
 //     JSON-RPC error Method not found (-32601) for its id (the SDK refuses
 //     it with plain text before 2026-07-28)
+//   - params that are not an object, or a member of initialize or
+//     tools/call params of the wrong JSON type: 200 with the JSON-RPC
+//     error Invalid params (-32602) naming the member's JSON Pointer and
+//     the type expected (the SDK names Go types, with code 0 for
+//     initialize)
 //   - anything else the SDK transport refuses keeps the SDK's status (for
 //     example 400 unsupported_media_type when Content-Type is not
 //     application/json, 400 invalid_request when Accept does not list both
@@ -129,6 +134,10 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpJSONRPCError(w, http.StatusBadRequest, refusal)
 		return
 	}
+	if refusal := mcpParamsRefusal(body, id); refusal != nil {
+		mcpJSONRPCError(w, http.StatusOK, refusal)
+		return
+	}
 	if v := r.Header.Get(mcpVersionHeader); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
 		mcpJSONRPCError(w, http.StatusBadRequest, mcpUnsupportedVersion(id, v))
 		return
@@ -160,6 +169,81 @@ func mcpIDRefusal(id json.RawMessage) []byte {
 	}
 	msg, _ := json.Marshal(rpcid.Rule)
 	return []byte(`{"jsonrpc":"2.0","id":` + string(rpcid.Echo(id)) + `,"error":{"code":-32600,"message":` + string(msg) + `}}`)
+}
+
+// mcpParamsRefusal returns the answer to a request whose params have a
+// member of the wrong JSON type for the methods the server has, which
+// the SDK would refuse with its Go type names and, for initialize, code
+// 0: Invalid params (-32602) under the request's id, naming the member by
+// its JSON Pointer and the type expected. It checks only what is present
+// (a missing member is the SDK's to judge, as before); nil when nothing is
+// wrong, and for a notification.
+func mcpParamsRefusal(body []byte, id json.RawMessage) []byte {
+	if len(id) == 0 {
+		return nil
+	}
+	var m struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.Params) == 0 || string(m.Params) == "null" {
+		return nil
+	}
+	refuse := func(at, want string, found json.RawMessage) []byte {
+		msg, _ := json.Marshal("invalid params: " + at + " must be " + want + ", found " + jsonKind(found))
+		return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32602,"message":` + string(msg) + `}}`)
+	}
+	if jsonKind(m.Params) != "object" {
+		return refuse("/params", "an object", m.Params)
+	}
+	var members map[string]json.RawMessage
+	json.Unmarshal(m.Params, &members)
+	type want struct{ member, kind, article string }
+	var wants []want
+	switch m.Method {
+	case "initialize":
+		wants = []want{{"protocolVersion", "string", "a"}, {"capabilities", "object", "an"}, {"clientInfo", "object", "an"}}
+	case "tools/call":
+		// Not arguments: the tools answer for those, as the HTTP routes
+		// answer for a body (a result carrying the envelope).
+		wants = []want{{"name", "string", "a"}}
+	}
+	for _, w := range wants {
+		if v, ok := members[w.member]; ok && jsonKind(v) != w.kind {
+			return refuse("/params/"+w.member, w.article+" "+w.kind, v)
+		}
+	}
+	if info, ok := members["clientInfo"]; ok && m.Method == "initialize" {
+		var ci map[string]json.RawMessage
+		json.Unmarshal(info, &ci)
+		for _, k := range []string{"name", "version"} {
+			if v, ok := ci[k]; ok && jsonKind(v) != "string" {
+				return refuse("/params/clientInfo/"+k, "a string", v)
+			}
+		}
+	}
+	return nil
+}
+
+// jsonKind names the JSON type of the raw value v.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // mcpVersionHeader carries the MCP revision a client speaks after

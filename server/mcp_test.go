@@ -280,7 +280,9 @@ func TestMCPUnknownTool(t *testing.T) {
 }
 
 // TestMCPJSONRPCRefusals: a request of a method the server does not have
-// gets the JSON-RPC error Method not found (-32601) under its id; a request
+// gets the JSON-RPC error Method not found (-32601) under its id; params of
+// the wrong JSON type get Invalid params (-32602) naming the member and
+// the type expected; a request
 // whose id the answer could not carry unchanged (a number that is not an
 // integer within ±(2^53-1) written plainly, which the SDK would round, or
 // an id of another type) gets Invalid Request (-32600) with HTTP 400,
@@ -302,6 +304,10 @@ func TestMCPJSONRPCRefusals(t *testing.T) {
 		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, 400, `null`, -32600},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, 400, `null`, -32600},
 		{"largest safe id", `{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, 200, `-9007199254740991`, 0},
+		{"initialize, protocolVersion a number", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 200, `5`, -32602},
+		{"initialize, clientInfo.version a number", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":1}}}`, 200, `5`, -32602},
+		{"tools/call, name a number", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5,"arguments":{}}}`, 200, `6`, -32602},
+		{"params an array", `{"jsonrpc":"2.0","id":7,"method":"ping","params":[]}`, 200, `7`, -32602},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := mcpPost(t, ts, nil, tt.body)
@@ -314,6 +320,11 @@ func TestMCPJSONRPCRefusals(t *testing.T) {
 			if err := json.Unmarshal(body, &msg); err != nil || status != tt.status || string(msg.ID) != tt.id ||
 				(tt.code == 0) != (msg.Error == nil) || msg.Error != nil && msg.Error.Code != tt.code {
 				t.Errorf("got %d %s; want %d, id %s, error code %d", status, body, tt.status, tt.id, tt.code)
+			}
+			// An invalid-params message names the member by its pointer
+			// and the type expected, never a Go type.
+			if tt.code == -32602 && (!bytes.Contains(body, []byte(`invalid params: /params`)) || !bytes.Contains(body, []byte(" must be ")) || bytes.Contains(body, []byte("Go "))) {
+				t.Errorf("message %s does not name the member and the type expected", body)
 			}
 		})
 	}
