@@ -80,23 +80,7 @@ func TestProxyStatelessHeaderMismatch(t *testing.T) {
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	post := func(method, name string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", method)
-		req.Header.Set("Mcp-Name", name)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("answer %q is not one JSON message", b)
-		}
-		return resp.StatusCode, m
+		return postJSON(t, px.URL, call, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name})
 	}
 	for _, tt := range []struct{ name, method, tool string }{
 		{"Mcp-Name differs", "tools/call", "another_tool"},
@@ -137,25 +121,11 @@ func TestProxyStatelessAmbiguousMessage(t *testing.T) {
 	}
 	post := func(body string, stateless bool) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, px.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		var h map[string]string
 		if stateless {
-			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-			req.Header.Set("Mcp-Method", "tools/call")
-			req.Header.Set("Mcp-Name", mcptest.Quote)
+			h = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": mcptest.Quote}
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("answer %q is not one JSON message", b)
-		}
-		return resp.StatusCode, m
+		return postJSON(t, px.URL, body, h)
 	}
 	for _, tt := range []struct{ name, body, want string }{
 		{"params twice", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params("FIRST") + `,"params":` + params("LAST") + `}`, `duplicate member name "params"`},
@@ -190,4 +160,27 @@ func TestProxyStatelessAmbiguousMessage(t *testing.T) {
 	if status, m := post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":`+params("OK")+`}`, true); status != http.StatusOK || m["result"] == nil || counts.Get(mcptest.Quote) != 1 {
 		t.Fatalf("unambiguous call: %d %v after %d executions; want a result from one execution", status, m, counts.Get(mcptest.Quote))
 	}
+}
+
+// postJSON POSTs body to url with the given headers besides the JSON ones
+// and returns the status and the answer, which must be one JSON message.
+func postJSON(t *testing.T, url, body string, header map[string]string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("answer %q is not one JSON message", b)
+	}
+	return resp.StatusCode, m
 }
