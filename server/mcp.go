@@ -182,11 +182,18 @@ func mcpParamsRefusal(body []byte, id json.RawMessage) []byte {
 	if len(id) == 0 {
 		return nil
 	}
-	var m struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+	// Members by their exact names, as the SDK reads them.
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return nil
 	}
-	if json.Unmarshal(body, &m) != nil || len(m.Params) == 0 || string(m.Params) == "null" {
+	var m struct {
+		Method string
+		Params json.RawMessage
+	}
+	json.Unmarshal(msg["method"], &m.Method)
+	m.Params = msg["params"]
+	if len(m.Params) == 0 || string(m.Params) == "null" {
 		return nil
 	}
 	refuse := func(at, want string, found json.RawMessage) []byte {
@@ -208,8 +215,9 @@ func mcpParamsRefusal(body []byte, id json.RawMessage) []byte {
 		// answer for a body (a result carrying the envelope).
 		wants = []want{{"name", "string", "a"}}
 	}
+	// null is absent, as for the SDK.
 	for _, w := range wants {
-		if v, ok := members[w.member]; ok && jsonKind(v) != w.kind {
+		if v, ok := members[w.member]; ok && jsonKind(v) != w.kind && jsonKind(v) != "null" {
 			return refuse("/params/"+w.member, w.article+" "+w.kind, v)
 		}
 	}
@@ -217,7 +225,7 @@ func mcpParamsRefusal(body []byte, id json.RawMessage) []byte {
 		var ci map[string]json.RawMessage
 		json.Unmarshal(info, &ci)
 		for _, k := range []string{"name", "version"} {
-			if v, ok := ci[k]; ok && jsonKind(v) != "string" {
+			if v, ok := ci[k]; ok && jsonKind(v) != "string" && jsonKind(v) != "null" {
 				return refuse("/params/clientInfo/"+k, "a string", v)
 			}
 		}

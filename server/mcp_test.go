@@ -308,6 +308,10 @@ func TestMCPJSONRPCRefusals(t *testing.T) {
 		{"initialize, clientInfo.version a number", `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":1}}}`, 200, `5`, -32602},
 		{"tools/call, name a number", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5,"arguments":{}}}`, 200, `6`, -32602},
 		{"params an array", `{"jsonrpc":"2.0","id":7,"method":"ping","params":[]}`, 200, `7`, -32602},
+		// Members are read by their exact names, and null is absent, as
+		// the SDK reads them.
+		{"a case twin of params", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{},"PARAMS":7}`, 200, `8`, 0},
+		{"initialize, capabilities null", `{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":null,"clientInfo":{"name":"t","version":"1"}}}`, 200, `9`, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := mcpPost(t, ts, nil, tt.body)

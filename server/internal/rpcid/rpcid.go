@@ -21,15 +21,16 @@ const Rule = "a request id must be a string or an integer from -9007199254740991
 
 // Safe reports whether the raw JSON value id, a message's id, comes back
 // unchanged in the SDK's answer: a string, null, or an integer within
-// ±(2^53-1) written plainly (digits, perhaps a minus sign). An absent id
-// (empty) is safe: the message is a notification.
+// ±(2^53-1) written plainly (digits, perhaps a minus sign; not -0, which
+// comes back as 0). An absent id (empty) is safe: the message is a
+// notification.
 func Safe(id json.RawMessage) bool {
 	if len(id) == 0 || id[0] == '"' || string(id) == "null" {
 		return true
 	}
 	digits := strings.TrimPrefix(string(id), "-")
 	n, err := strconv.ParseUint(digits, 10, 64)
-	return err == nil && len(digits) <= 16 && n <= 1<<53-1 && (digits[0] != '0' || len(digits) == 1)
+	return err == nil && len(digits) <= 16 && n <= 1<<53-1 && (digits[0] != '0' || string(id) == "0") // -0 comes back as 0
 }
 
 // Echo returns the id to answer a refused message under: the id as sent
@@ -42,23 +43,20 @@ func Echo(id json.RawMessage) json.RawMessage {
 }
 
 // FirstUnsafe returns the first id of the JSON-RPC message or batch body
-// that is not Safe, and whether there is one. A body that is not JSON,
-// or whose messages are not objects, has none: the transport refuses it
-// on its own terms.
+// that is not Safe, and whether there is one. The id is the member named
+// exactly "id" (of two, the last), as the SDK reads it; "Id" and "ID" are
+// not ids. A body that is not JSON, or whose messages are not objects, has
+// none: the transport refuses it on its own terms.
 func FirstUnsafe(body []byte) (json.RawMessage, bool) {
-	var one struct {
-		ID json.RawMessage `json:"id"`
-	}
+	var one map[string]json.RawMessage
 	if json.Unmarshal(body, &one) == nil {
-		return one.ID, !Safe(one.ID)
+		return one["id"], !Safe(one["id"])
 	}
-	var batch []struct {
-		ID json.RawMessage `json:"id"`
-	}
+	var batch []map[string]json.RawMessage
 	if json.Unmarshal(body, &batch) == nil {
 		for _, m := range batch {
-			if !Safe(m.ID) {
-				return m.ID, true
+			if !Safe(m["id"]) {
+				return m["id"], true
 			}
 		}
 	}
