@@ -71,6 +71,7 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
 	a := &postAnswer{s: s, w: w}
+	defer a.unanswered(r, req.ID)
 	if refusal := s.admit(); refusal != nil {
 		_, ob := s.p.observe(s.ctx, s.callStart(req, ""))
 		ob.refused(refusal)
@@ -86,20 +87,25 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	stop := context.AfterFunc(r.Context(), func() { s.clientGone(req.ID) })
 	defer stop()
 	s.toolCall(ctx, req, a.answer)
-	if !a.wrote && s.ctx.Err() != nil && r.Context().Err() == nil {
-		// The session ended under the call (its upstream lost it, or a
-		// DELETE came): no answer was written, and the client is told as
-		// for any request of a session that is gone, so that it starts
-		// another.
-		why := "it was closed"
-		if err := s.upstreamErr(); err != nil {
-			why = "its MCP server connection ended: " + err.Error()
-		}
-		id, _ := json.Marshal(req.ID.Raw())
-		refuse(w, http.StatusNotFound, id, codeInvalidRequest,
-			"session not found: the session ended while the call was in flight ("+why+"), and whether the call ran is not known; start a new session with initialize")
-	}
 	return true
+}
+
+// unanswered answers the call id, when no answer was written because the
+// session ended under it (its upstream lost it, or a DELETE came), as any
+// request of a session that is gone is answered, so that the client
+// starts another.
+func (a *postAnswer) unanswered(r *http.Request, id jsonrpc.ID) {
+	if a.wrote || a.s.ctx.Err() == nil || r.Context().Err() != nil {
+		return
+	}
+	why := "it was closed"
+	if err := a.s.upstreamErr(); err != nil {
+		why = "its MCP server connection ended: " + err.Error()
+	}
+	raw, _ := json.Marshal(id.Raw())
+	a.w.Header().Del("Connection")
+	refuse(a.w, http.StatusNotFound, raw, codeInvalidRequest,
+		"session not found: the session ended while the call was in flight ("+why+"), and whether the call ran is not known; start a new session with initialize")
 }
 
 // fastRequest returns the tools/call request that body is when the direct

@@ -473,14 +473,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// for two messages.
 		if err := mcpguard.CheckMessage(body); err != nil {
 			writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: codeInvalidRequest,
-				Message: "the message is not forwarded, as two readers could take it for different messages: " + err.Error() +
-					"; send each member once, with names that differ in more than case, in valid UTF-8"})
+				Message: "the message is not forwarded: " + err.Error() + " (a message forwarded as it came must read the same to every reader: " +
+					"each member once, names that differ in more than case, valid UTF-8, at most 1000 levels deep)"})
 			return
 		}
 		p.serveStateless(w, r, body, req)
 		return
 	}
-	if req == nil || req.Method != "initialize" {
+	switch {
+	case derr != nil:
+		refuse(w, http.StatusBadRequest, headID, codeInvalidRequest, "Bad Request: the body is not a JSON-RPC 2.0 message ("+derr.Error()+")")
+		return
+	case req == nil || req.Method != "initialize":
 		refuse(w, http.StatusBadRequest, headID, codeInvalidRequest, "Bad Request: the first request of a session must be initialize (no "+sessionHeader+" header)")
 		return
 	}
