@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/internal/decimal"
 	"github.com/agentpreflight/preflight/strictjson"
 )
 
@@ -196,8 +197,9 @@ func specNumber(name string, raw json.RawMessage) (json.Number, preflight.IssueC
 	}
 	switch name {
 	case "priceUsd":
-		if f, err := n.Float64(); err != nil || f < 0 || f > 1e9 {
-			return "", rangeCode(f < 0), "expected a non-negative decimal of dollars no greater than 1000000000, found " + n.String()
+		// Compared exactly: a float64 rounds a long-written price.
+		if t := n.String(); !decimal.Valid(t) || decimal.Compare(t, "0") < 0 || decimal.Compare(t, "1000000000") > 0 {
+			return "", rangeCode(decimal.Valid(t) && decimal.Compare(t, "0") < 0), "expected a non-negative decimal of dollars no greater than 1000000000, found " + n.String()
 		}
 	case "ttlSeconds", "idempotencySeconds":
 		if i, err := strconv.ParseInt(n.String(), 10, 64); err != nil || i < 0 || i > 1e9 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -51,6 +52,10 @@ func TestDecodeSpecsErrors(t *testing.T) {
 			"the tool-spec file has 2 problems",
 			[]preflight.Issue{{Path: "/operations/0/name", Code: preflight.IssueMinLength},
 				{Path: "/operations/0/ttlSeconds", Code: preflight.IssueMinimum}}},
+		// 1e10 written with 800 zeros more: a float64 reads it as 1e9.
+		{"a price past the bound, written long", `{"operations":[{"provider":"p","name":"a","priceUsd":1` + strings.Repeat("0", 810) + `e-800}]}`,
+			"the tool-spec file has 1 problem",
+			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueMaximum}}},
 		{"a string price", `{"operations":[{"provider":"p","name":"a","priceUsd":"0.1"}]}`,
 			"the tool-spec file has 1 problem",
 			[]preflight.Issue{{Path: "/operations/0/priceUsd", Code: preflight.IssueType}}},

@@ -303,7 +303,10 @@ func sum(ns ...json.Number) *big.Rat {
 }
 
 func overBudget(r agent.Report) string {
-	if r.OverBudget {
+	switch {
+	case r.OverCallLimit:
+		return " (advised, past the call limit: not run)"
+	case r.OverBudget:
 		return " (advised, over the free budget: not run)"
 	}
 	return ""

@@ -299,3 +299,22 @@ func TestProxyBridgeConnectionEnds(t *testing.T) {
 		t.Errorf("%d upstream connections, want 2", n)
 	}
 }
+
+// TestSamePrimitiveIntegers: a header matches an integer argument when it
+// spells the same value; a spelling long enough for strconv.ParseFloat
+// to misread (past 800 digits) never matches.
+func TestSamePrimitiveIntegers(t *testing.T) {
+	for _, tt := range []struct {
+		header string
+		arg    int64
+		same   bool
+	}{
+		{"1", 1, true}, {"1.0", 1, true}, {"-7", -7, true}, {"2", 1, false},
+		{"1" + strings.Repeat("0", 800) + "e-799", 1, false}, // 10, which ParseFloat reads as 1
+		{"1" + strings.Repeat("0", 800) + "e-799", 10, false},
+	} {
+		if got := samePrimitive(tt.header, tt.arg); got != tt.same {
+			t.Errorf("samePrimitive(%.20s…, %d) = %t, want %t", tt.header, tt.arg, got, tt.same)
+		}
+	}
+}

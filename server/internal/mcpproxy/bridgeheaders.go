@@ -256,6 +256,11 @@ func primitive(raw json.RawMessage) (any, bool) {
 func samePrimitive(header string, arg any) bool {
 	switch a := arg.(type) {
 	case int64:
+		// A safe integer takes at most 17 bytes plainly; a long spelling
+		// is refused, as strconv.ParseFloat misreads text past 800 digits.
+		if len(header) > 64 {
+			return false
+		}
 		f, err := strconv.ParseFloat(header, 64)
 		return err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53-1 && int64(f) == a
 	case bool:
