@@ -411,8 +411,10 @@ func skipChunks(data string) (string, bool) {
 	}
 }
 
-// FuzzFramingScanner: split anywhere, the scanner agrees with the
-// line-by-line reference.
+// FuzzFramingScanner: split anywhere, the scanner agrees with
+// framingReference, which frames the whole stream at once (the scanner's
+// own rules, written another way; FuzzFramingAgainstNetHTTP holds it to
+// net/http).
 func FuzzFramingScanner(f *testing.F) {
 	f.Add("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", uint16(7), uint16(40))
 	f.Add("GET / HTTP/1.1\r\n\r\n{\"a\":\"content-length:\"}\ntransfer-encoding:\n", uint16(3), uint16(30))
