@@ -121,7 +121,8 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	body, id, batch, perr := mcpReadBody(w, r)
+	body, members, batch, perr := mcpReadBody(w, r)
+	id := members["id"]
 	if batch {
 		mcpJSONRPCError(w, http.StatusBadRequest, []byte(mcpBatchRefusal))
 		return
@@ -134,7 +135,7 @@ func (h *mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpJSONRPCError(w, http.StatusBadRequest, refusal)
 		return
 	}
-	if refusal := mcpParamsRefusal(body, id); refusal != nil {
+	if refusal := mcpParamsRefusal(members); refusal != nil {
 		mcpJSONRPCError(w, http.StatusOK, refusal)
 		return
 	}
@@ -178,13 +179,9 @@ func mcpIDRefusal(id json.RawMessage) []byte {
 // its JSON Pointer and the type expected. It checks only what is present
 // (a missing member is the SDK's to judge, as before); nil when nothing is
 // wrong, and for a notification.
-func mcpParamsRefusal(body []byte, id json.RawMessage) []byte {
+func mcpParamsRefusal(msg map[string]json.RawMessage) []byte {
+	id := msg["id"]
 	if len(id) == 0 {
-		return nil
-	}
-	// Members by their exact names, as the SDK reads them.
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil {
 		return nil
 	}
 	var m struct {
@@ -280,9 +277,10 @@ func mcpUnsupportedVersion(id json.RawMessage, requested string) []byte {
 // mcpReadBody reads the body as every route does (readLimited) and rejects
 // what is not a single JSON-RPC message before the SDK sees it. On failure
 // it returns the envelope to send; a batch (a top-level array) comes back as
-// batch true, to be answered with a JSON-RPC error. id is the message's raw
-// id, if any.
-func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.RawMessage, batch bool, perr *preflight.Error) {
+// batch true, to be answered with a JSON-RPC error. members are the
+// message's members by their exact names, as the SDK reads them (nil for
+// a message that is not an object).
+func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, members map[string]json.RawMessage, batch bool, perr *preflight.Error) {
 	body, perr = readLimited(w, r)
 	if perr != nil {
 		return nil, nil, false, perr
@@ -297,7 +295,6 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 	if trimmed[0] == '[' {
 		return nil, nil, true, nil
 	}
-	var members map[string]json.RawMessage
 	if json.Unmarshal(body, &members) == nil {
 		if _, ok := members["jsonrpc"]; !ok {
 			return nil, nil, false, &preflight.Error{
@@ -308,9 +305,8 @@ func mcpReadBody(w http.ResponseWriter, r *http.Request) (body []byte, id json.R
 				Details: []preflight.Issue{{Path: "/jsonrpc", Code: preflight.IssueRequired, Message: `expected "2.0", found no jsonrpc member`}},
 			}
 		}
-		id = members["id"]
 	}
-	return body, id, false, nil
+	return body, members, false, nil
 }
 
 // strictJSON checks an MCP body as strictly as the other routes check
