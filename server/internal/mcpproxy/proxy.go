@@ -445,8 +445,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method "+strconv.Quote(r.Method)+" not allowed: use GET, POST or DELETE")
 		return
 	}
-	if id, bad := rpcid.FirstUnsafe(body); bad {
-		refuse(w, http.StatusBadRequest, rpcid.Echo(id), codeInvalidRequest, rpcid.Rule)
+	// headID is the id errors are answered under: the member named
+	// exactly "id", as the SDK reads it (none for a batch or garbage).
+	headID, bad := rpcid.FirstUnsafe(body)
+	if bad {
+		refuse(w, http.StatusBadRequest, rpcid.Echo(headID), codeInvalidRequest, rpcid.Rule)
 		return
 	}
 	// Read as the upstream's SDK and the downstream transport read it
@@ -455,18 +458,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, _ := msg.(*jsonrpc.Request)
 	if derr != nil {
 		req = nil
-	}
-	var headID json.RawMessage // the id errors are answered under
-	if req != nil {
-		if req.ID.IsValid() {
-			headID, _ = json.Marshal(req.ID.Raw())
-		}
-	} else {
-		var head struct {
-			ID json.RawMessage `json:"id"`
-		}
-		json.Unmarshal(body, &head) // a batch or garbage leaves it empty
-		headID = head.ID
 	}
 	if req != nil && isStateless(r, msg) {
 		// Forwarded as it came, so never when two readers could take it
