@@ -422,14 +422,7 @@ func FuzzFramingScanner(f *testing.F) {
 	f.Add("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2d;x\r\ncontent-length: 1\ntransfer-encoding: chunked\n\r\n0\r\nT: 1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", uint16(50), uint16(100))
 	f.Add("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\ncontent-length: 1\ntransfer-encoding: chunked\n", uint16(10), uint16(60))
 	f.Fuzz(func(t *testing.T, data string, a, b uint16) {
-		i, j := int(a)%(len(data)+1), int(b)%(len(data)+1)
-		if i > j {
-			i, j = j, i
-		}
-		var s framingScanner
-		for _, part := range []string{data[:i], data[i:j], data[j:]} {
-			s.scan([]byte(part))
-		}
+		s, i, j := scanSplit(data, a, b)
 		if got, want := s.tainted.Load(), framingReference(data); got != want {
 			t.Errorf("tainted = %t, reference %t, for %q split at %d, %d", got, want, data, i, j)
 		}
@@ -449,4 +442,18 @@ func BenchmarkFramingScanner(b *testing.B) {
 	if s.tainted.Load() || s.state != inHead {
 		b.Fatalf("tainted %t, state %d after whole requests", s.tainted.Load(), s.state)
 	}
+}
+
+// scanSplit scans data in three reads, split where a and b say, and
+// returns the scanner and the split points.
+func scanSplit(data string, a, b uint16) (s *framingScanner, i, j int) {
+	i, j = int(a)%(len(data)+1), int(b)%(len(data)+1)
+	if i > j {
+		i, j = j, i
+	}
+	s = new(framingScanner)
+	for _, part := range []string{data[:i], data[i:j], data[j:]} {
+		s.scan([]byte(part))
+	}
+	return s, i, j
 }

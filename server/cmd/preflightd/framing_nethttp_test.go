@@ -34,14 +34,7 @@ func FuzzFramingAgainstNetHTTP(f *testing.F) {
 		f.Add(framingSeed(r, false)+framingSeed(r, true), uint16(r.IntN(300)), uint16(r.IntN(300)))
 	}
 	f.Fuzz(func(t *testing.T, data string, a, b uint16) {
-		i, j := int(a)%(len(data)+1), int(b)%(len(data)+1)
-		if i > j {
-			i, j = j, i
-		}
-		var s framingScanner
-		for _, part := range []string{data[:i], data[i:j], data[j:]} {
-			s.scan([]byte(part))
-		}
+		s, _, _ := scanSplit(data, a, b)
 		if n, both := netHTTPReadsBoth(data); both && !s.tainted.Load() {
 			t.Fatalf("net/http reads request %d with both Content-Length and Transfer-Encoding; the scanner did not taint: %q", n, data)
 		}

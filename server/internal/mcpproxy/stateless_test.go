@@ -69,13 +69,7 @@ func TestProxyBothGenerations(t *testing.T) {
 // HTTP 400 before the guard or the upstream sees it; the same call with
 // matching headers runs.
 func TestProxyStatelessHeaderMismatch(t *testing.T) {
-	srv, counts := mcptest.NewServer("")
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true}))
-	t.Cleanup(ts.Close)
-	p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
-	px := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); px.Close() })
+	px, _, counts := statelessProxy(t)
 	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + mcptest.Quote + `","arguments":{"symbol":"ACME"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	post := func(method, name string) (int, map[string]any) {
@@ -108,13 +102,7 @@ func TestProxyStatelessHeaderMismatch(t *testing.T) {
 // is read as the SDKs read it, in exact case: a tools/call that also
 // carries "Method":"initialize" is not an initialize.
 func TestProxyStatelessAmbiguousMessage(t *testing.T) {
-	srv, counts := mcptest.NewServer("")
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true}))
-	t.Cleanup(ts.Close)
-	p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
-	px := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); px.Close() })
+	px, p, counts := statelessProxy(t)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	params := func(sym string) string {
 		return `{"name":"` + mcptest.Quote + `","arguments":{"symbol":"` + sym + `"},` + meta + `}`
@@ -183,4 +171,19 @@ func postJSON(t *testing.T, url, body string, header map[string]string) (int, ma
 		t.Fatalf("answer %q is not one JSON message", b)
 	}
 	return resp.StatusCode, m
+}
+
+// statelessProxy serves a proxy, with the script guard, in front of the
+// test tools served statelessly (both generations); it returns the
+// proxy's server, the proxy and the upstream's counters.
+func statelessProxy(t *testing.T) (*httptest.Server, *Proxy, *mcptest.Counters) {
+	t.Helper()
+	srv, counts := mcptest.NewServer("")
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ts.Close)
+	p := New(Options{Dial: HTTPDialer(ts.URL, nil), UpstreamURL: ts.URL, Guard: *mcptest.ScriptGuard()})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	return px, p, counts
 }
