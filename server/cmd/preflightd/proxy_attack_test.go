@@ -199,10 +199,56 @@ func freshClientCalls(t *testing.T, url string, counts *mcptest.Counters) (time.
 // countingUpstream serves the test tools over Streamable HTTP in this
 // process.
 func countingUpstream(t *testing.T) (string, *mcptest.Counters) {
-	srv, counts := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(up.Close)
+	up, counts := countingUpstreamServer(t)
 	return up.URL + "/mcp", counts
+}
+
+// countingUpstreamServer is countingUpstream's server, for a test that
+// needs to reach it (dropIdle).
+func countingUpstreamServer(t *testing.T) (*upstreamServer, *mcptest.Counters) {
+	srv, counts := mcptest.NewServer("")
+	up := &upstreamServer{Server: httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))}
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			up.open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			up.open.Add(-1)
+		}
+	}
+	up.Start()
+	t.Cleanup(up.Close)
+	return up, counts
+}
+
+// upstreamServer is an httptest.Server that counts its open connections.
+type upstreamServer struct {
+	*httptest.Server
+	open atomic.Int64
+}
+
+// dropIdle has the upstream close its idle connections, and waits until
+// the proxy (pid) holds no socket to the upstream but those of requests
+// still open. The proxy keeps idle connections to the upstream for reuse
+// for up to 90 s (http.Transport's IdleConnTimeout), as many as calls may
+// be in flight; how many a flood leaves idle depends on how its sessions'
+// closing requests overlapped. Counting them as held descriptors made the
+// tests that count descriptors fail now and then; a stream left open is
+// not idle, stays open, and is still counted.
+func dropIdle(t *testing.T, up *upstreamServer, pid int) {
+	t.Helper()
+	up.Config.SetKeepAlivesEnabled(false) // closes the idle connections
+	defer up.Config.SetKeepAlivesEnabled(true)
+	port := portOf(t, up.URL)
+	held := func() (n int) {
+		for k, v := range socketsOf(pid, 0, port) {
+			if strings.HasPrefix(k, "to the upstream") {
+				n += v
+			}
+		}
+		return n
+	}
+	waitUntil(t, "the proxy's idle upstream connections to close", func() bool { return held() <= int(up.open.Load()) })
 }
 
 const floodInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`
@@ -229,7 +275,8 @@ func TestBinaryProxySessionFlood(t *testing.T) {
 		fdSlack     = 8         // after the flood, over the baseline
 		initTimeout = 2 * time.Second
 	)
-	upURL, counts := countingUpstream(t)
+	up, counts := countingUpstreamServer(t)
+	upURL := up.URL + "/mcp"
 	d := startProxyBinary(t, buildBinary(t), "--upstream", upURL, "--session-init-timeout", initTimeout.String(),
 		"--max-sessions-per-client", strconv.Itoa(perClient))
 	url := "http://" + d.addr + "/mcp"
@@ -239,6 +286,7 @@ func TestBinaryProxySessionFlood(t *testing.T) {
 		t.Fatalf("before the flood: %v (after %v)", err, took)
 	}
 	waitUntil(t, "the warm-up session's end", func() bool { return d.ended.Load() == d.started.Load() })
+	dropIdle(t, up, pid)
 	before := usageOf(t, pid)
 	testBefore := selfFDs(t)
 
@@ -310,7 +358,11 @@ func TestBinaryProxySessionFlood(t *testing.T) {
 
 	// The flood's sessions expire; nothing is left behind.
 	waitUntil(t, "every session's end", func() bool { return d.ended.Load() == d.started.Load() })
-	waitUntil(t, "the descriptors' return", func() bool { return usageOf(t, pid).FDs <= before.FDs+fdSlack })
+	dropIdle(t, up, pid)
+	waitUntil(t, "the descriptors' return", func() bool { return usageOf(t, pid).FDs <= before.FDs+fdSlack },
+		func() string {
+			return fmt.Sprintf("the proxy's sockets: %v", socketsOf(pid, portOf(t, d.addr), portOf(t, upURL)))
+		})
 	after := usageOf(t, pid)
 
 	t.Logf("%d initialize POSTs in %v (%.0f/s), %d workers from one address: statuses %v; sessions started %d, ended %d",
@@ -373,7 +425,8 @@ func TestBinaryProxySlowBodies(t *testing.T) {
 		}
 		t.Skipf("RLIMIT_NOFILE hard limit %d is below the %d descriptors the test needs", lim.Max, need)
 	}
-	upURL, counts := countingUpstream(t)
+	up, counts := countingUpstreamServer(t)
+	upURL := up.URL + "/mcp"
 	d := startProxyBinary(t, buildBinary(t), "--upstream", upURL, "--body-timeout", bodyTimeout.String())
 	url := "http://" + d.addr + "/mcp"
 	pid := d.cmd.Process.Pid
@@ -381,6 +434,7 @@ func TestBinaryProxySlowBodies(t *testing.T) {
 		t.Fatalf("before the flood: %v", err)
 	}
 	waitUntil(t, "the warm-up session's end", func() bool { return d.ended.Load() == d.started.Load() })
+	dropIdle(t, up, pid)
 	before := usageOf(t, pid)
 	testBefore := selfFDs(t)
 
@@ -448,7 +502,11 @@ func TestBinaryProxySlowBodies(t *testing.T) {
 			errs = append(errs, r.err.Error())
 		}
 	}
-	waitUntil(t, "the descriptors' return", func() bool { return usageOf(t, pid).FDs <= before.FDs+fdSlack })
+	dropIdle(t, up, pid)
+	waitUntil(t, "the descriptors' return", func() bool { return usageOf(t, pid).FDs <= before.FDs+fdSlack },
+		func() string {
+			return fmt.Sprintf("the proxy's sockets: %v", socketsOf(pid, portOf(t, d.addr), portOf(t, upURL)))
+		})
 	after := usageOf(t, pid)
 
 	t.Logf("%d slow-body connections opened in %v, all answered in %v; statuses %v, longest held %v, not closed %d, errors %q",
@@ -738,13 +796,79 @@ func selfFDs(t *testing.T) int {
 	return len(fds)
 }
 
-// waitUntil polls cond for up to 60 s: a guard against a hang.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// waitUntil polls cond for up to 60 s: a guard against a hang. If cond
+// never holds, the failure carries what each of state says.
+func waitUntil(t *testing.T, what string, cond func() bool, state ...func() string) {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("waited 60s for %s", what)
+	msg := "waited 60s for " + what
+	for _, s := range state {
+		msg += "; " + s()
+	}
+	t.Fatal(msg)
+}
+
+// socketsOf counts the TCP sockets process pid holds, by whom they reach
+// (the upstream at port up, a client at the listener's port own) and their
+// state: which descriptors are held when they do not come back.
+func socketsOf(pid int, own, up uint64) map[string]int {
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil {
+			if in, ok := strings.CutPrefix(l, "socket:["); ok {
+				inodes[strings.TrimSuffix(in, "]")] = true
+			}
+		}
+	}
+	states := map[string]string{"01": "established", "06": "time-wait", "08": "close-wait", "0A": "listen"}
+	out := map[string]int{}
+	for _, table := range []string{"tcp", "tcp6"} {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || !inodes[f[9]] {
+				continue
+			}
+			_, local, _ := strings.Cut(f[1], ":")
+			_, remote, _ := strings.Cut(f[2], ":")
+			lp, _ := strconv.ParseUint(local, 16, 16)
+			rp, _ := strconv.ParseUint(remote, 16, 16)
+			state := states[f[3]]
+			if state == "" {
+				state = f[3]
+			}
+			switch {
+			case state == "listen":
+				out["listener"]++
+			case rp == up:
+				out["to the upstream, "+state]++
+			case lp == own:
+				out["from a client, "+state]++
+			default:
+				out[fmt.Sprintf("%d to %d, %s", lp, rp, state)]++
+			}
+		}
+	}
+	return out
+}
+
+// portOf is the port of a host:port or URL.
+func portOf(t *testing.T, addr string) uint64 {
+	t.Helper()
+	addr = strings.TrimPrefix(addr, "http://")
+	addr, _, _ = strings.Cut(addr, "/")
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
