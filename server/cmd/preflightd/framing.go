@@ -277,6 +277,10 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
+// ambiguousFraming is the message of the answer to a request on a tainted
+// connection.
+const ambiguousFraming = "the request has both Content-Length and Transfer-Encoding, which frame its body two ways; send one of them (RFC 9112 section 6.1); the connection is closed"
+
 // rejectAmbiguousFraming answers a request on a connection that carried a
 // header section with both Content-Length and Transfer-Encoding with 400
 // and closes the connection after the answer. It also tells the connection
@@ -292,10 +296,62 @@ func rejectAmbiguousFraming(next http.Handler) http.Handler {
 		defer tc.responseDone()
 		if tc.framing.tainted.Load() {
 			w.Header().Set("Connection", "close")
-			writeEnvelope(w, http.StatusBadRequest, &preflight.Error{
-				Code:    preflight.ErrorInvalidRequest,
-				Message: "the request has both Content-Length and Transfer-Encoding, which frame its body two ways; send one of them (RFC 9112 section 6.1); the connection is closed",
-			})
+			writeEnvelope(w, http.StatusBadRequest, &preflight.Error{Code: preflight.ErrorInvalidRequest, Message: ambiguousFraming})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// framedListener is the proxy's listener: each connection it accepts
+// reads through a framingScanner, as those of preflightd's connLimiter do.
+type framedListener struct{ net.Listener }
+
+func (l framedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &framedConn{Conn: c}, nil
+}
+
+// framedConn is a connection of a framedListener.
+type framedConn struct {
+	net.Conn
+	framing framingScanner // only Read touches it
+}
+
+func (c *framedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.framing.scan(p[:n])
+	}
+	return n, err
+}
+
+// framedConnContext is the proxy's http.Server's ConnContext hook: it puts
+// the connection's framedConn in its requests' contexts.
+func framedConnContext(ctx context.Context, c net.Conn) context.Context {
+	if fc, ok := c.(*framedConn); ok {
+		return context.WithValue(ctx, connKey{}, fc)
+	}
+	return ctx
+}
+
+// rejectAmbiguousFramingRPC is rejectAmbiguousFraming for the proxy,
+// whose answers are JSON-RPC: the error is Invalid Request (-32600) under
+// the id null, since the request's own was not read.
+func rejectAmbiguousFramingRPC(next http.Handler) http.Handler {
+	msg, _ := json.Marshal(ambiguousFraming)
+	body := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":` + string(msg) + `}}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fc, _ := r.Context().Value(connKey{}).(*framedConn); fc != nil && fc.framing.tainted.Load() {
+			h := w.Header()
+			h.Set("Connection", "close")
+			h.Set("Content-Type", "application/json")
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(body)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -476,11 +476,12 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	ops := defaultOps()
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           rejectAmbiguousFramingRPC(mux),
 		ReadHeaderTimeout: ops.readHeaderTimeout,
 		IdleTimeout:       ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnContext:       framedConnContext,
 	}
 	upstream := o.upstream
 	if upstream == "" {
@@ -490,7 +491,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 	// net/http drops a request that arrives once Shutdown has begun, with
 	// no answer: the proxy stops accepting and drains first, for at most
 	// half the grace period, so that such requests get 503.
-	sl := &stoppableListener{Listener: ln}
+	sl := &stoppableListener{Listener: framedListener{ln}}
 	drain := func() { drainProxy(sl, p, ops.shutdownTimeout/2, logger) }
 	return serve(ctx, srv, sl, logger, ops.shutdownTimeout, drain, nil)
 }

@@ -872,3 +872,73 @@ func portOf(t *testing.T, addr string) uint64 {
 	}
 	return p
 }
+
+// TestBinaryProxyAmbiguousFraming: a request with both Content-Length and
+// Transfer-Encoding, as preflightd's own listener answers it (framing.go):
+// 400 with a JSON-RPC error, Connection: close, and nothing read after it
+// on the connection, so that the bytes a front end reading Content-Length
+// took for this request's body are never served as another request.
+func TestBinaryProxyAmbiguousFraming(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	upURL, _ := countingUpstream(t)
+	d := startProxyBinary(t, buildBinary(t), "--upstream", upURL)
+	post := "POST /mcp HTTP/1.1\r\nHost: " + d.addr + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+	for _, tc := range []struct {
+		name   string
+		before bool // a request served on the connection first
+		stream string
+	}{
+		{"first request", false, post + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+		{"after a request served", true, post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", d.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			if tc.before {
+				io.WriteString(c, "GET /health HTTP/1.1\r\nHost: "+d.addr+"\r\n\r\n")
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("the request before: status %d", resp.StatusCode)
+				}
+			}
+			// What follows is what a front end that read Content-Length
+			// would send as the next request: it must not be answered.
+			io.WriteString(c, tc.stream+"GET /health HTTP/1.1\r\nHost: "+d.addr+"\r\n\r\n")
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			_, err = br.ReadByte()
+			t.Logf("status %d, Connection: close %t, next read: %v; %s", resp.StatusCode, resp.Close, err, body)
+			var rpc struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if jerr := json.Unmarshal(body, &rpc); jerr != nil || rpc.JSONRPC != "2.0" || string(rpc.ID) != "null" || rpc.Error.Code != -32600 ||
+				!strings.Contains(rpc.Error.Message, "both Content-Length and Transfer-Encoding") || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("answer %s (%s); want a JSON-RPC error -32600 under id null naming both fields", body, resp.Header.Get("Content-Type"))
+			}
+			if resp.StatusCode != 400 || !resp.Close || err != io.EOF {
+				t.Errorf("status %d, close %t, next read %v; want 400, Connection: close, then EOF", resp.StatusCode, resp.Close, err)
+			}
+		})
+	}
+}
