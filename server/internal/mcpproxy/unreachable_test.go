@@ -192,6 +192,9 @@ func TestProxyInitializeFailsUpstream(t *testing.T) {
 	// Closed as each case ends, before its upstream closes (which waits
 	// for its handlers).
 	var testEnded chan struct{}
+	// The upstream's requests still open: once the session is closed, the
+	// proxy has ended its hanging initialize request.
+	var handlers atomic.Int64
 	for _, tt := range []struct {
 		name, want string
 		up         http.HandlerFunc
@@ -206,6 +209,11 @@ func TestProxyInitializeFailsUpstream(t *testing.T) {
 			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"error":{"code":-32602,"message":"this server takes no such client"}}`)
 		}},
 		{"no answer", "did not answer initialize", func(w http.ResponseWriter, r *http.Request) {
+			handlers.Add(1)
+			defer handlers.Add(-1)
+			// Read as a server reads a request before working on it: only
+			// then does net/http see the proxy end the request.
+			io.Copy(io.Discard, r.Body)
 			select {
 			case <-r.Context().Done():
 			case <-testEnded:
@@ -239,6 +247,7 @@ func TestProxyInitializeFailsUpstream(t *testing.T) {
 			}
 			id := resp.Header.Get(sessionHeader)
 			waitFor(t, "the session closed", func() bool { return p.Sessions() == 0 && !p.HasSession(id) })
+			waitFor(t, "the upstream requests' end", func() bool { return handlers.Load() == 0 })
 		})
 	}
 }
