@@ -53,6 +53,16 @@ import (
 // while the first may still run finds it.
 const DefaultIdempotencySeconds = "300"
 
+// ErrNotRun is what a forward function's error wraps when the call
+// certainly did not run: the server could not be reached, or refused the
+// request itself before any tool saw it (an HTTP refusal such as 400 or
+// 401 with no JSON-RPC answer to the call). The call's reservation is
+// given back and nothing is recorded: no money is spent and no failure
+// counts for the retry cap (the attempt still counts against a call
+// limit, as every reservation does). The error goes to the caller, and
+// calls coalesced onto this one decide again.
+var ErrNotRun = errors.New("the call did not run: the MCP server refused it before running it")
+
 // ErrOutcomeUnknown is what a forward function's error wraps when the call
 // may have reached the server but no answer will come (the connection to
 // the server ended mid-call). The call is recorded as a terminal failure
@@ -473,6 +483,12 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		}
 	}()
 	b, ferr := forward(ctx)
+	if errors.Is(ferr, ErrNotRun) {
+		req, dec := r.Decided()
+		r.Release()
+		note(ctx, tools.Answer{Report: agent.Report{Decision: dec, Request: req}})
+		return nil, kindOther, ferr
+	}
 	if ferr != nil {
 		outcome := s.st.failed(name, ferr)
 		ans, err := r.Finish(ctx, nil, outcome, ferr)

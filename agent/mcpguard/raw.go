@@ -70,11 +70,12 @@ func inputRequired(result []byte) bool {
 // sent; forward sends the request upstream, unchanged, and returns the
 // response's result, or the JSON-RPC error (a *jsonrpc.Error) or transport
 // error it ended with (wrapping [ErrOutcomeUnknown] when the call may have
-// reached the server but no answer will come). CallTool returns the result
-// to answer with (the fresh one, a saved one, or a withheld call's result)
-// or forward's error. Params that [ReadCallParams] refuses are never
-// forwarded: CallTool returns its invalid-params error, to be sent back as
-// the request's JSON-RPC error.
+// reached the server but no answer will come, [ErrNotRun] when the server
+// refused it before any tool saw it: then nothing is charged). CallTool
+// returns the result to answer with (the fresh one, a saved one, or a
+// withheld call's result) or forward's error. Params that
+// [ReadCallParams] refuses are never forwarded: CallTool returns its
+// invalid-params error, to be sent back as the request's JSON-RPC error.
 //
 // A call is decided, charged and recorded once however often the client
 // sends it:

@@ -15,7 +15,10 @@ import (
 // goroutine of the call only, before CallTool returns.
 type CallReport struct {
 	// How says whether the call ran, was reused, coalesced or withheld.
-	// It is meaningful only when Decided or Repeat is true.
+	// It is meaningful only when Decided or Repeat is true. A call that
+	// was forwarded but did not run ([ErrNotRun]) has HowRan, the way it
+	// went, and a Report without money that was neither called nor
+	// recorded.
 	How tools.How
 	// Decided is true when the guard decided the call (Report.Decision is
 	// then set).
@@ -42,7 +45,8 @@ type CallReport struct {
 	// run: "declined", "invalid", "expired", "used" or "unavailable".
 	Approval string
 	// Report is the Guard's report: the decision with its reason codes,
-	// and the money reserved and settled when the call ran.
+	// and the money reserved and settled when the call ran (none for a
+	// call that did not run).
 	Report agent.Report
 }
 

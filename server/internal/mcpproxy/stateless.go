@@ -438,7 +438,7 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 			defer resp.Body.Close()
 			if denied = denialOf(resp); denied != nil {
 				ob.upstream(nil, resp.StatusCode, since)
-				return nil, fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)
+				return nil, notRun{fmt.Errorf("the upstream answered HTTP %d", resp.StatusCode)}
 			}
 			res, err := awaitResponse(resp, p.b.maxResult, req.ID, ev.send)
 			ob.upstream(res, resp.StatusCode, since)
@@ -446,6 +446,11 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
 			}
 			if res.Error != nil {
+				if refusedStatus(resp.StatusCode) {
+					// The server refused the request itself (a protocol
+					// revision it lacks, say): no tool saw the call.
+					return nil, notRun{res.Error}
+				}
 				return nil, res.Error
 			}
 			return res.Result, nil
@@ -495,18 +500,34 @@ func paramHeaders(h http.Header) []byte {
 	return []byte(strings.Join(lines, ""))
 }
 
-// outcomeOf is the error of a call whose POST upstream failed with err:
-// one that may have reached the server (anything but a refused dial, the
-// call's own context ending, or a result over the bound) leaves its
+// outcomeOf is the error of a call whose POST upstream failed with err: a
+// refused dial never reached the server, so the call did not run; one that
+// may have reached it (anything but that, the call's own context ending,
+// a result over the bound, or the server's own refusal) leaves its
 // outcome unknown.
 func outcomeOf(ctx context.Context, err error, maxResult int64) error {
 	var op *net.OpError
+	var nr notRun
 	switch {
-	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &op) && op.Op == "dial":
+	case errors.As(err, &op) && op.Op == "dial":
+		return notRun{err}
+	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &nr):
 		return err
 	}
 	return fmt.Errorf("%w (%v)", mcpguard.ErrOutcomeUnknown, err)
 }
+
+// refusedStatus reports whether an upstream's HTTP status refuses the
+// request itself: a 4xx, which says the request was not acted on. A 5xx
+// may come after a tool ran.
+func refusedStatus(status int) bool { return status >= 400 && status < 500 }
+
+// notRun is the error of a call the upstream certainly did not run (see
+// mcpguard.ErrNotRun): its message is err's.
+type notRun struct{ err error }
+
+func (e notRun) Error() string   { return e.err.Error() }
+func (e notRun) Unwrap() []error { return []error{e.err, mcpguard.ErrNotRun} }
 
 // events turns an answer into an event stream when the first message
 // before the response arrives. It is safe for concurrent use; after close
@@ -570,12 +591,20 @@ func awaitResponse(resp *http.Response, max int64, id jsonrpc.ID, relay func([]b
 		if err != nil {
 			return nil, err
 		}
+		// A 4xx without the response to the call is the server's refusal
+		// of the request itself (a session it wants, a header it lacks):
+		// no tool saw the call.
+		refused := refusedStatus(resp.StatusCode)
 		if m, err := jsonrpc.DecodeMessage(b); err == nil {
-			if res, ok := m.(*jsonrpc.Response); ok {
+			if res, ok := m.(*jsonrpc.Response); ok && (!refused || res.ID == id) {
 				return res, nil
 			}
 		}
-		return nil, fmt.Errorf("the upstream answered HTTP %d without a JSON-RPC response: %.200s", resp.StatusCode, bytes.TrimSpace(b))
+		err = fmt.Errorf("the upstream answered HTTP %d without a JSON-RPC response to the call: %.200s", resp.StatusCode, bytes.TrimSpace(b))
+		if refused {
+			return nil, notRun{err}
+		}
+		return nil, err
 	}
 	var sr sseReader
 	sr.reset(resp.Body, eventBound(max))

@@ -1,0 +1,100 @@
+package mcpproxy
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestProxyStatelessNotRun: a stateless tools/call the upstream refuses
+// itself, before any tool sees it, costs nothing. A stateful MCP Go SDK
+// server answers a 2026-07-28 call 400 with an error under its id (the
+// revision is not one it supports); a server
+// behind authentication answers 401; another answers 400 with a JSON-RPC
+// error under the id null, as the TypeScript SDK does for a session it
+// lacks; a dial to a closed port is refused. Five such calls at $0.10
+// within the script's $0.45 budget: the client gets the error each time,
+// the call record shows the upstream's answer and no money. An upstream
+// that answers 500 in plain text may have run the call: that is still
+// charged.
+func TestProxyStatelessNotRun(t *testing.T) {
+	srv, _ := mcptest.NewServer("")
+	stateful := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(stateful.Close)
+	handler := func(status int, contentType, body string) *httptest.Server {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource"`)
+			}
+			w.Header().Set("Content-Type", contentType)
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(ts.Close)
+		return ts
+	}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/mcp"
+	closed.Close()
+
+	for _, tc := range []struct {
+		name    string
+		url     string
+		charged bool
+	}{
+		{"stateful SDK server, no session", stateful.URL, false},
+		{"401", handler(http.StatusUnauthorized, "application/json", `{"error":"invalid_token"}`).URL, false},
+		{"400 with an error under id null", handler(http.StatusBadRequest, "application/json",
+			`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`).URL, false},
+		{"dial refused", closedURL, false},
+		{"500 in plain text", handler(http.StatusInternalServerError, "text/plain", "internal error").URL, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var records []CallRecord
+			p := New(Options{Dial: HTTPDialer(tc.url, nil), UpstreamURL: tc.url, Guard: *mcptest.ScriptGuard(),
+				OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
+					return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
+				}})
+			px := httptest.NewServer(p)
+			t.Cleanup(func() { p.Close(); px.Close() })
+			for i := range 5 {
+				call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + mcptest.Quote + `","arguments":{"symbol":"ACME"},` +
+					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+				_, m := postJSON(t, px.URL, call, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": mcptest.Quote})
+				e, _ := m["error"].(map[string]any)
+				if e == nil || m["id"] != float64(7) {
+					t.Fatalf("call %d: %v; want an error under id 7", i, m)
+				}
+				mu.Lock()
+				r := records[len(records)-1]
+				mu.Unlock()
+				t.Logf("call %d: answer %s, upstream %q (HTTP %d), reserved %q, settled %q, error %q", i, r.Answer, r.Upstream, r.UpstreamHTTPStatus, r.ReservedUSD, r.SettledUSD, r.Error)
+				if r.Answer != AnswerRan || (r.Upstream != UpstreamFailed && r.Upstream != UpstreamRPCError) || r.Verdict != "allow" {
+					t.Errorf("call %d: record %+v; want a call that was forwarded and failed upstream", i, r)
+				}
+				if tc.charged {
+					// Its outcome is unknown: an identical call is blocked.
+					if r.SettledUSD != "0.1" { // mcptest.QuotePriceUSD, as the ledger writes it
+						t.Errorf("settled %q; want the price, %s: the call may have run", r.SettledUSD, mcptest.QuotePriceUSD)
+					}
+					break
+				}
+				if r.ReservedUSD != "" || r.SettledUSD != "" {
+					t.Errorf("call %d: reserved %q, settled %q; want no money for a call the upstream refused", i, r.ReservedUSD, r.SettledUSD)
+				}
+			}
+		})
+	}
+}
