@@ -249,7 +249,11 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 	hr.Header[sessionHeader] = []string{session}
 	resp, err := c.client.Do(hr)
 	if err != nil {
-		return fmt.Errorf("%s: %w: %w", summary, errRejected, err)
+		err = fmt.Errorf("%s: %w: %w", summary, errRejected, err)
+		if neverSent(err) {
+			return notRun{err} // the call did not run: nothing is charged
+		}
+		return err
 	}
 	if err := checkAnswer(summary, session, resp); err != nil {
 		resp.Body.Close()

@@ -506,10 +506,9 @@ func paramHeaders(h http.Header) []byte {
 // a result over the bound, or the server's own refusal) leaves its
 // outcome unknown.
 func outcomeOf(ctx context.Context, err error, maxResult int64) error {
-	var op *net.OpError
 	var nr notRun
 	switch {
-	case errors.As(err, &op) && op.Op == "dial":
+	case neverSent(err):
 		return notRun{err}
 	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &nr):
 		return err
@@ -521,6 +520,13 @@ func outcomeOf(ctx context.Context, err error, maxResult int64) error {
 // request itself: a 4xx, which says the request was not acted on. A 5xx
 // may come after a tool ran.
 func refusedStatus(status int) bool { return status >= 400 && status < 500 }
+
+// neverSent reports whether err, an HTTP client's, failed the dial: no
+// byte of the request left the proxy.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
 
 // notRun is the error of a call the upstream certainly did not run (see
 // mcpguard.ErrNotRun): its message is err's.

@@ -1,0 +1,57 @@
+package mcpproxy
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestProxySessionNotRun: in a session, a call whose upstream can no
+// longer be reached (its listener closed: every dial is refused) did not
+// run, and costs nothing; the call before it, which ran, was charged.
+// (A call sent on a connection the upstream had closed meanwhile ends in
+// a reset after it was written: that may have run, and is charged.)
+func TestProxySessionNotRun(t *testing.T) {
+	srv, _ := mcptest.NewServer("")
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(up.Close)
+	var mu sync.Mutex
+	var records []CallRecord
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(),
+		OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
+			return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
+		}})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	cs := connect(t, px.URL, "2025-11-25")
+	ctx := context.Background()
+	call := func(symbol string) (*mcp.CallToolResult, CallRecord, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": symbol}})
+		mu.Lock()
+		defer mu.Unlock()
+		return res, records[len(records)-1], err
+	}
+	if res, r, err := call("ACME"); err != nil || res.IsError || r.SettledUSD != "0.1" {
+		t.Fatalf("the call before: %+v, %v, record %+v; want a result charged $0.1", res, err, r)
+	}
+	// The listener closes, then every connection (the session's stream
+	// among them): no request reaches the upstream any more.
+	up.Listener.Close()
+	up.CloseClientConnections()
+	// And the proxy's idle ones with it: one the proxy had not yet seen
+	// closed would carry the call into a reset, which is no refused dial.
+	upstreamTransport.(*http.Transport).CloseIdleConnections()
+	res, r, err := call("BETA")
+	t.Logf("after the upstream closed: %+v, %v; record: answer %s, upstream %q, reserved %q, settled %q, error %q", res, err, r.Answer, r.Upstream, r.ReservedUSD, r.SettledUSD, r.Error)
+	if err == nil && !res.IsError {
+		t.Fatalf("a call to a closed upstream got a result: %+v", res)
+	}
+	if r.ReservedUSD != "" || r.SettledUSD != "" {
+		t.Errorf("reserved %q, settled %q; want no money for a call no upstream received", r.ReservedUSD, r.SettledUSD)
+	}
+}
