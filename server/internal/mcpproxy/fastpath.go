@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentpreflight/preflight/agent/mcpguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -102,10 +103,14 @@ func (a *postAnswer) unanswered(r *http.Request, id jsonrpc.ID) {
 	if err := a.s.upstreamErr(); err != nil {
 		why = "its MCP server connection ended: " + err.Error()
 	}
+	ran := "whether the call ran is not known"
+	if a.notRun {
+		ran = "the call did not run"
+	}
 	raw, _ := json.Marshal(id.Raw())
 	a.w.Header().Del("Connection")
 	refuse(a.w, http.StatusNotFound, raw, codeInvalidRequest,
-		"session not found: the session ended while the call was in flight ("+why+"), and whether the call ran is not known; start a new session with initialize")
+		"session not found: the session ended while the call was in flight ("+why+"), and "+ran+"; start a new session with initialize")
 }
 
 // fastRequest returns the tools/call request that body is when the direct
@@ -137,9 +142,10 @@ func (s *session) direct() bool {
 
 // postAnswer writes the answer to a call served directly to its POST.
 type postAnswer struct {
-	s     *session
-	w     http.ResponseWriter
-	wrote bool // an answer was written
+	s      *session
+	w      http.ResponseWriter
+	wrote  bool // an answer was written
+	notRun bool // the call's error said it did not run (mcpguard.ErrNotRun)
 }
 
 // answer writes the response to id as the downstream transport does: one
@@ -147,6 +153,7 @@ type postAnswer struct {
 // by the transport, which is closed then.
 func (a *postAnswer) answer(id jsonrpc.ID, result json.RawMessage, err error) {
 	if a.s.ctx.Err() != nil {
+		a.notRun = errors.Is(err, mcpguard.ErrNotRun) // for unanswered
 		return
 	}
 	data, err := encodeMessage(responseOf(id, result, err))
@@ -312,7 +319,9 @@ func checkAnswer(summary, session string, resp *http.Response) error {
 		return fmt.Errorf("%s: %w: %w: %v", summary, r.Error, errRejected, http.StatusText(resp.StatusCode))
 	}
 	if resp.StatusCode == http.StatusNotFound && session != "" {
-		return &connFailure{fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, session, mcp.ErrSessionMissing)}
+		// The upstream knows no such session (it restarted): it ran
+		// nothing of the request.
+		return &connFailure{notRun{fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, session, mcp.ErrSessionMissing)}}
 	}
 	return &connFailure{fmt.Errorf("%s: %v", summary, http.StatusText(resp.StatusCode))}
 }

@@ -607,7 +607,7 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request, answer fun
 		since := time.Now()
 		resp, err := s.roundTrip(ctx, "tools/call", s.p.withMeta(ctx, req.Params), req.Extra)
 		ob.upstream(resp, 0, since)
-		if err != nil && s.ctx.Err() != nil {
+		if err != nil && s.ctx.Err() != nil && !errors.Is(err, mcpguard.ErrNotRun) {
 			// The session ended under the call (its upstream connection
 			// failed or closed): the server may have run it.
 			why := s.upstreamErr()
@@ -624,6 +624,13 @@ func (s *session) toolCall(ctx context.Context, req *jsonrpc.Request, answer fun
 		}
 		return resp.Result, nil
 	})
+	if errors.Is(err, mcpguard.ErrNotRun) && s.ctx.Err() != nil {
+		// The session ended because the upstream refused the call (it
+		// lost the session): nothing ran, nothing was charged.
+		ob.finish(err)
+		answer(req.ID, nil, err) // written by no one: the session is gone
+		return
+	}
 	if ctx.Err() != nil {
 		ob.finish(errCancelledAnswer)
 		if s.ctx.Err() == nil {
@@ -658,8 +665,10 @@ func (s *session) roundTrip(ctx context.Context, method string, params json.RawM
 	s.mu.Unlock()
 	// Over HTTP, upWrite returns when the response starts (or, on the
 	// direct path, when it came), which a server may delay until its
-	// result: ending wctx ends it too.
-	if err := s.upWrite(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil && wctx.Err() == nil {
+	// result: ending wctx ends it too. A refusal that ended the session
+	// (which ends wctx) is still the call's answer: it did not run.
+	if err := s.upWrite(wctx, &jsonrpc.Request{ID: o.up, Method: method, Params: params, Extra: extra}); err != nil &&
+		(wctx.Err() == nil || errors.Is(err, mcpguard.ErrNotRun)) {
 		stop()
 		cancel(nil)
 		s.forget(o)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,8 +140,9 @@ func TestProxyUnreachableUpstreamSDKClient(t *testing.T) {
 // TestProxyUpstreamLostSession: when the upstream forgets the session in
 // the middle of a session (it restarted), a tools/call on the direct path
 // gets 404 with a JSON-RPC error under its id saying the session ended, as
-// any request of a session that is gone does, instead of an empty answer;
-// the client can start another session, which works.
+// any request of a session that is gone does, instead of an empty answer,
+// and that the call did not run (the upstream answered 404 to it): it is
+// not charged. The client can start another session, which works.
 func TestProxyUpstreamLostSession(t *testing.T) {
 	newHandler := func() http.Handler {
 		srv, _ := mcptest.NewServer("")
@@ -151,7 +153,15 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 	h.Store(&first)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(up.Close)
-	url, p := startProxy(t, HTTPDialer(up.URL, nil), mcpguard.Options{})
+	var mu sync.Mutex
+	var records []CallRecord
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(),
+		OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
+			return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
+		}})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	url := px.URL
 	cs := connect(t, url, "2025-11-25")
 	defer cs.Close()
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
@@ -174,8 +184,15 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 	var e rpcError
 	json.Unmarshal(body, &e)
 	if resp.StatusCode != http.StatusNotFound || string(e.ID) != "41" || e.Error.Code != codeInvalidRequest ||
-		!strings.Contains(e.Error.Message, "session not found: the session ended while the call was in flight") {
-		t.Fatalf("call after the upstream lost the session: %d %q; want 404 and a -32600 error for id 41", resp.StatusCode, body)
+		!strings.Contains(e.Error.Message, "session not found: the session ended while the call was in flight") ||
+		!strings.Contains(e.Error.Message, "the call did not run") {
+		t.Fatalf("call after the upstream lost the session: %d %q; want 404 and a -32600 error for id 41 saying it did not run", resp.StatusCode, body)
+	}
+	mu.Lock()
+	r := records[len(records)-1]
+	mu.Unlock()
+	if r.ReservedUSD != "" || r.SettledUSD != "" || r.Verdict != "allow" {
+		t.Errorf("record of the call: verdict %q, reserved %q, settled %q; want allowed, and no money", r.Verdict, r.ReservedUSD, r.SettledUSD)
 	}
 	waitFor(t, "the session closed", func() bool { return p.Sessions() == 0 })
 	again := connect(t, url, "2025-11-25")
