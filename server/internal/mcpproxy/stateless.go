@@ -446,9 +446,11 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 				return nil, outcomeOf(ctx, err, p.b.maxResult)
 			}
 			if res.Error != nil {
-				if refusedStatus(resp.StatusCode) {
-					// The server refused the request itself (a protocol
-					// revision it lacks, say): no tool saw the call.
+				if refusedStatus(resp.StatusCode) && baseType(resp.Header.Get("Content-Type")) == "application/json" {
+					// The server refused the request itself, in one JSON
+					// answer (a protocol revision it lacks, say): no tool
+					// saw the call. An event stream may have carried its
+					// progress first.
 					return nil, notRun{res.Error}
 				}
 				return nil, res.Error
