@@ -54,13 +54,17 @@ import (
 const DefaultIdempotencySeconds = "300"
 
 // ErrNotRun is what a forward function's error wraps when the call
-// certainly did not run: the server could not be reached, or refused the
-// request itself before any tool saw it (an HTTP refusal such as 400 or
-// 401 with no JSON-RPC answer to the call). The call's reservation is
-// given back and nothing is recorded: no money is spent and no failure
-// counts for the retry cap (the attempt still counts against a call
-// limit, as every reservation does). The error goes to the caller, and
-// calls coalesced onto this one decide again.
+// certainly did not run: the server could not be reached (no byte of the
+// request was sent), or refused the request itself before any tool saw it
+// (an HTTP 401, say, or a 400 whose error is one a server raises before
+// dispatch: a protocol revision it does not serve). The call's
+// reservation is given back and nothing is recorded: no money is spent
+// and no failure counts for the retry cap (the attempt still counts
+// against a call limit, as every reservation does). The error goes to the
+// caller, and calls coalesced onto this one decide again. Only a call's
+// first request is given back so: the retry of a multi-round call
+// (input_required) follows a request that reached the tool, and ends the
+// call as any failure does.
 var ErrNotRun = errors.New("the call did not run: the MCP server refused it before running it")
 
 // ErrOutcomeUnknown is what a forward function's error wraps when the call
@@ -413,13 +417,13 @@ func (s *Session) call(ctx context.Context, params json.RawMessage, cp callParam
 			s.x.mu.Lock()
 			s.x.remember(c.digest, kindOther, "", 0)
 			s.x.mu.Unlock()
-			b, k, err := s.run(ctx, c.run, name, args, c.digest, forward)
+			b, k, err := s.run(ctx, c.run, false, name, args, c.digest, forward)
 			return s.st.chain.scrub(b), k, err
 		}
 		if r, digest, err := s.resume(ctx, name, args, state); err != nil {
 			return nil, kindOther, err
 		} else if r != nil {
-			b, k, err := s.run(ctx, r, name, args, digest, forward)
+			b, k, err := s.run(ctx, r, false, name, args, digest, forward)
 			return s.st.chain.scrub(b), k, err
 		}
 	}
@@ -464,7 +468,7 @@ func (s *Session) decide(ctx context.Context, params json.RawMessage, name strin
 		}
 		return s.st.chain.signInto(ans.Result, req, dec), kindOther, nil
 	}
-	b, k, err := s.run(ctx, r, name, args, digest, forward)
+	b, k, err := s.run(ctx, r, true, name, args, digest, forward)
 	if err != nil {
 		return b, k, err
 	}
@@ -473,8 +477,10 @@ func (s *Session) decide(ctx context.Context, params json.RawMessage, name strin
 
 // run forwards the call r allowed and ends r with its outcome, or, when
 // the result is input_required with a requestState, keeps r for the
-// client's retry.
-func (s *Session) run(ctx context.Context, r *tools.Running, name string, args json.RawMessage, digest string,
+// client's retry. first says that this is the call's first request: only
+// then does an ErrNotRun give r back unrecorded, since a retry's call
+// reached its tool with its first request.
+func (s *Session) run(ctx context.Context, r *tools.Running, first bool, name string, args json.RawMessage, digest string,
 	forward func(context.Context) (json.RawMessage, error)) (_ json.RawMessage, _ kind, err error) {
 	kept := false
 	defer func() {
@@ -483,7 +489,7 @@ func (s *Session) run(ctx context.Context, r *tools.Running, name string, args j
 		}
 	}()
 	b, ferr := forward(ctx)
-	if errors.Is(ferr, ErrNotRun) {
+	if first && errors.Is(ferr, ErrNotRun) {
 		req, dec := r.Decided()
 		r.Release()
 		note(ctx, tools.Answer{Report: agent.Report{Decision: dec, Request: req}})

@@ -65,3 +65,44 @@ func TestNotRun(t *testing.T) {
 		t.Errorf("after the call ran: spent %q (%v), want 0.25", spent, err)
 	}
 }
+
+// TestNotRunRetry: the retry of a multi-round trip (input_required, then
+// the client's retry with the requestState) that the server refuses
+// before running it ends the call as any failure does: charged, since
+// its first request reached the tool. Only a call's first request is
+// given back unrecorded.
+func TestNotRunRetry(t *testing.T) {
+	ctx := context.Background()
+	s, err := mcpguard.NewSession(&mcpguard.Options{BudgetUSD: "1",
+		Specs: []tools.Spec{{Operation: preflight.Operation{Name: "ask"}, PriceUSD: "0.25"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SawToolsList("", json.RawMessage(`{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}`))
+	ask := `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{}}},"requestState":"s1"}`
+	if res, err := s.CallTool(ctx, json.RawMessage(`{"name":"ask","arguments":{"x":1}}`), func(context.Context) (json.RawMessage, error) {
+		return json.RawMessage(ask), nil
+	}); err != nil || string(res) != ask {
+		t.Fatalf("first round: %s, %v", res, err)
+	}
+	_, err = s.CallTool(ctx, json.RawMessage(`{"name":"ask","arguments":{"x":1},"inputResponses":{"q":{"action":"accept"}},"requestState":"s1"}`),
+		func(context.Context) (json.RawMessage, error) {
+			return nil, fmt.Errorf("the upstream answered HTTP 400: %w", mcpguard.ErrNotRun)
+		})
+	if !errors.Is(err, mcpguard.ErrNotRun) {
+		t.Fatalf("refused retry: %v; want the forward function's error", err)
+	}
+	g := s.Agent().Guard()
+	spent, err := g.SpentUSD(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := g.Ledger().History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent != "0.25" || len(hist) != 1 || hist[0].Outcome == preflight.OutcomeSuccess {
+		t.Fatalf("spent %s, history %+v; want 0.25 spent and one failed entry", spent, hist)
+	}
+}

@@ -243,7 +243,8 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 	if err != nil {
 		return fmt.Errorf("%s: %v", summary, err)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(data))
+	tctx, sent := withSentTrace(ctx)
+	hr, err := http.NewRequestWithContext(tctx, http.MethodPost, c.url, bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", summary, errRejected, err)
 	}
@@ -257,7 +258,7 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 	resp, err := c.client.Do(hr)
 	if err != nil {
 		err = fmt.Errorf("%s: %w: %w", summary, errRejected, err)
-		if neverSent(err) {
+		if neverSent(err, sent) {
 			return notRun{err} // the call did not run: nothing is charged
 		}
 		return err

@@ -34,6 +34,9 @@ func TestProxySessionNotRun(t *testing.T) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": symbol}})
 		mu.Lock()
 		defer mu.Unlock()
+		if len(records) == 0 {
+			t.Fatal("no record of the call")
+		}
 		return res, records[len(records)-1], err
 	}
 	if res, r, err := call("ACME"); err != nil || res.IsError || r.SettledUSD != "0.1" {

@@ -21,9 +21,10 @@ import (
 // error under the id null, as the TypeScript SDK does for a session it
 // lacks; a dial to a closed port is refused. Five such calls at $0.10
 // within the script's $0.45 budget: the client gets the error each time,
-// the call record shows the upstream's answer and no money. An upstream
-// that answers 500 in plain text may have run the call: that is still
-// charged.
+// the call record shows the upstream's answer and no money. A call that
+// may have run is still charged: a 500 in plain text; a 400 carrying the
+// tool's own error (invalid params), a result, or an event stream; a
+// redirect whose second request could not be sent.
 func TestProxyStatelessNotRun(t *testing.T) {
 	srv, _ := mcptest.NewServer("")
 	stateful := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
@@ -37,6 +38,14 @@ func TestProxyStatelessNotRun(t *testing.T) {
 			w.Header().Set("Content-Type", contentType)
 			w.WriteHeader(status)
 			io.WriteString(w, body)
+		}))
+		t.Cleanup(ts.Close)
+		return ts
+	}
+	redirect := func(to string) *httptest.Server {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			http.Redirect(w, r, to, http.StatusTemporaryRedirect)
 		}))
 		t.Cleanup(ts.Close)
 		return ts
@@ -59,6 +68,17 @@ func TestProxyStatelessNotRun(t *testing.T) {
 			`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`).URL, false},
 		{"dial refused", closedURL, false},
 		{"500 in plain text", handler(http.StatusInternalServerError, "text/plain", "internal error").URL, true},
+		// A tool's own error may come after it did its work, whatever the
+		// status; so may a result, or an event stream.
+		{"400 with invalid params under the call's id", handler(http.StatusBadRequest, "application/json",
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no such order"}}`).URL, true},
+		{"400 with a result", handler(http.StatusBadRequest, "application/json",
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}`).URL, true},
+		{"400 event stream", handler(http.StatusBadRequest, "text/event-stream",
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"failed\"}}\n\n").URL, true},
+		// The first server had the request before it redirected: the
+		// refused dial of the second is no proof that nothing ran.
+		{"redirect to a closed port", redirect(closedURL).URL, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -73,19 +93,23 @@ func TestProxyStatelessNotRun(t *testing.T) {
 				call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + mcptest.Quote + `","arguments":{"symbol":"ACME"},` +
 					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 				_, m := postJSON(t, px.URL, call, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": mcptest.Quote})
-				e, _ := m["error"].(map[string]any)
-				if e == nil || m["id"] != float64(7) {
+				if m["id"] != float64(7) || (m["error"] == nil && !tc.charged) {
 					t.Fatalf("call %d: %v; want an error under id 7", i, m)
 				}
 				mu.Lock()
-				r := records[len(records)-1]
+				if len(records) != i+1 {
+					mu.Unlock()
+					t.Fatalf("call %d: %d call records", i, len(records))
+				}
+				r := records[i]
 				mu.Unlock()
 				t.Logf("call %d: answer %s, upstream %q (HTTP %d), reserved %q, settled %q, error %q", i, r.Answer, r.Upstream, r.UpstreamHTTPStatus, r.ReservedUSD, r.SettledUSD, r.Error)
-				if r.Answer != AnswerRan || (r.Upstream != UpstreamFailed && r.Upstream != UpstreamRPCError) || r.Verdict != "allow" {
+				if r.Answer != AnswerRan || r.Upstream == "" || r.Verdict != "allow" {
 					t.Errorf("call %d: record %+v; want a call that was forwarded and failed upstream", i, r)
 				}
 				if tc.charged {
-					// Its outcome is unknown: an identical call is blocked.
+					// The call may have run: an identical one may be
+					// blocked now, or withheld as a repeat.
 					if r.SettledUSD != "0.1" { // mcptest.QuotePriceUSD, as the ledger writes it
 						t.Errorf("settled %q; want the price, %s: the call may have run", r.SettledUSD, mcptest.QuotePriceUSD)
 					}

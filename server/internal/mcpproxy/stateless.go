@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strconv"
 	"strings"
@@ -430,10 +431,11 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 		var denied *Denial
 		result, err := sc.guard.CallToolExtra(ctx, req.Params, paramHeaders(r.Header), func(ctx context.Context) (json.RawMessage, error) {
 			since := time.Now()
-			resp, err := p.post(ctx, r.Header, p.withMetaBody(ctx, body, req))
+			tctx, sent := withSentTrace(ctx)
+			resp, err := p.post(tctx, r.Header, p.withMetaBody(ctx, body, req))
 			if err != nil {
 				ob.upstream(nil, 0, since)
-				return nil, outcomeOf(ctx, err, p.b.maxResult)
+				return nil, outcomeOf(ctx, err, p.b.maxResult, sent)
 			}
 			defer resp.Body.Close()
 			if denied = denialOf(resp); denied != nil {
@@ -443,14 +445,15 @@ func (p *Proxy) statelessCall(w http.ResponseWriter, r *http.Request, body []byt
 			res, err := awaitResponse(resp, p.b.maxResult, req.ID, ev.send)
 			ob.upstream(res, resp.StatusCode, since)
 			if err != nil {
-				return nil, outcomeOf(ctx, err, p.b.maxResult)
+				return nil, outcomeOf(ctx, err, p.b.maxResult, nil)
 			}
 			if res.Error != nil {
-				if refusedStatus(resp.StatusCode) && baseType(resp.Header.Get("Content-Type")) == "application/json" {
+				if refusedStatus(resp.StatusCode) && baseType(resp.Header.Get("Content-Type")) == "application/json" && beforeDispatch(res.Error) {
 					// The server refused the request itself, in one JSON
 					// answer (a protocol revision it lacks, say): no tool
 					// saw the call. An event stream may have carried its
-					// progress first.
+					// progress first, and other codes (invalid params,
+					// say) may come from a tool that did its work.
 					return nil, notRun{res.Error}
 				}
 				return nil, res.Error
@@ -503,14 +506,15 @@ func paramHeaders(h http.Header) []byte {
 }
 
 // outcomeOf is the error of a call whose POST upstream failed with err: a
-// refused dial never reached the server, so the call did not run; one that
+// failed dial before any request was written (sent) never reached the
+// server, so the call did not run; one that
 // may have reached it (anything but that, the call's own context ending,
 // a result over the bound, or the server's own refusal) leaves its
 // outcome unknown.
-func outcomeOf(ctx context.Context, err error, maxResult int64) error {
+func outcomeOf(ctx context.Context, err error, maxResult int64, sent *sentTrace) error {
 	var nr notRun
 	switch {
-	case neverSent(err):
+	case neverSent(err, sent):
 		return notRun{err}
 	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &nr):
 		return err
@@ -523,11 +527,43 @@ func outcomeOf(ctx context.Context, err error, maxResult int64) error {
 // may come after a tool ran.
 func refusedStatus(status int) bool { return status >= 400 && status < 500 }
 
-// neverSent reports whether err, an HTTP client's, failed the dial: no
-// byte of the request left the proxy.
-func neverSent(err error) bool {
+// beforeDispatch reports whether e is an error a server raises before it
+// hands a request to any handler: the request was malformed, the method
+// unknown, or its revision, headers or client capabilities refused
+// (2026-07-28). An MCP server answers them with a 4xx status; a tool's own
+// errors (-32602 among them) may come after it did its work.
+func beforeDispatch(err error) bool {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound,
+		mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapabilities, mcp.CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
+}
+
+// neverSent reports whether err, the error of an HTTP exchange whose
+// context carried sent's trace (withSentTrace), failed a dial before any
+// request of the exchange was written: no byte of the call left the
+// proxy. A redirect or a retry after a request was written, which may
+// have reached the server, then fails its own dial: that is not it.
+func neverSent(err error, sent *sentTrace) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	return errors.As(err, &op) && op.Op == "dial" && sent != nil && !sent.wrote.Load()
+}
+
+// sentTrace notes whether any request of an HTTP exchange (its redirects
+// and retries included) wrote its headers to a connection.
+type sentTrace struct{ wrote atomic.Bool }
+
+// withSentTrace returns ctx with a trace noting into the returned
+// sentTrace whether a request carrying it wrote its headers.
+func withSentTrace(ctx context.Context) (context.Context, *sentTrace) {
+	st := new(sentTrace)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { st.wrote.Store(true) }}), st
 }
 
 // notRun is the error of a call the upstream certainly did not run (see

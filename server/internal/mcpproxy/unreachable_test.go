@@ -189,6 +189,10 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 		t.Fatalf("call after the upstream lost the session: %d %q; want 404 and a -32600 error for id 41 saying it did not run", resp.StatusCode, body)
 	}
 	mu.Lock()
+	if len(records) == 0 {
+		mu.Unlock()
+		t.Fatal("no record of the call")
+	}
 	r := records[len(records)-1]
 	mu.Unlock()
 	if r.ReservedUSD != "" || r.SettledUSD != "" || r.Verdict != "allow" {
