@@ -26,6 +26,7 @@ import (
 	"github.com/agentpreflight/preflight/server/internal/auth"
 	"github.com/agentpreflight/preflight/server/internal/cli"
 	"github.com/agentpreflight/preflight/server/internal/mcpproxy"
+	"github.com/agentpreflight/preflight/server/internal/reqid"
 	"github.com/agentpreflight/preflight/server/internal/sharedstate"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -476,7 +477,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	ops := defaultOps()
 	srv := &http.Server{
-		Handler:           rejectAmbiguousFramingRPC(mux),
+		Handler:           withRequestID(rejectAmbiguousFramingRPC(mux)),
 		ReadHeaderTimeout: ops.readHeaderTimeout,
 		IdleTimeout:       ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -497,6 +498,19 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// withRequestID gives every request to the proxy's listener an id, on its
+// answer and in its header, where the proxy's handler takes it up (the
+// client's own when it is a sane token): /health and the framing refusal
+// carry one too.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := reqid.New(r.Header.Get(reqid.Header))
+		r.Header.Set(reqid.Header, rid)
+		w.Header().Set(reqid.Header, rid)
+		next.ServeHTTP(w, r)
+	})
+}
 
 // checkStoreURL checks the form of a --store value before anything is
 // dialed. Its error never repeats the value, which may hold a password.

@@ -909,8 +909,8 @@ func TestBinaryProxyAmbiguousFraming(t *testing.T) {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					t.Fatalf("the request before: status %d", resp.StatusCode)
+				if resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") == "" {
+					t.Fatalf("the request before: status %d, X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 				}
 			}
 			// What follows is what a front end that read Content-Length
@@ -935,6 +935,9 @@ func TestBinaryProxyAmbiguousFraming(t *testing.T) {
 			if jerr := json.Unmarshal(body, &rpc); jerr != nil || rpc.JSONRPC != "2.0" || string(rpc.ID) != "null" || rpc.Error.Code != -32600 ||
 				!strings.Contains(rpc.Error.Message, "both Content-Length and Transfer-Encoding") || resp.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("answer %s (%s); want a JSON-RPC error -32600 under id null naming both fields", body, resp.Header.Get("Content-Type"))
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Error("the refusal has no X-Request-Id")
 			}
 			if resp.StatusCode != 400 || !resp.Close || err != io.EOF {
 				t.Errorf("status %d, close %t, next read %v; want 400, Connection: close, then EOF", resp.StatusCode, resp.Close, err)
