@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
@@ -20,24 +19,17 @@ func TestProxySessionNotRun(t *testing.T) {
 	srv, _ := mcptest.NewServer("")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(up.Close)
-	var mu sync.Mutex
-	var records []CallRecord
-	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(),
-		OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
-			return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
-		}})
+	var records callRecords
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
 	px := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); px.Close() })
 	cs := connect(t, px.URL, "2025-11-25")
 	ctx := context.Background()
+	calls := 0
 	call := func(symbol string) (*mcp.CallToolResult, CallRecord, error) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": symbol}})
-		mu.Lock()
-		defer mu.Unlock()
-		if len(records) == 0 {
-			t.Fatal("no record of the call")
-		}
-		return res, records[len(records)-1], err
+		calls++
+		return res, records.last(t, calls), err
 	}
 	if res, r, err := call("ACME"); err != nil || res.IsError || r.SettledUSD != "0.1" {
 		t.Fatalf("the call before: %+v, %v, record %+v; want a result charged $0.1", res, err, r)

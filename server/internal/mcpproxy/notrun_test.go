@@ -81,12 +81,8 @@ func TestProxyStatelessNotRun(t *testing.T) {
 		{"redirect to a closed port", redirect(closedURL).URL, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var records []CallRecord
-			p := New(Options{Dial: HTTPDialer(tc.url, nil), UpstreamURL: tc.url, Guard: *mcptest.ScriptGuard(),
-				OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
-					return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
-				}})
+			var records callRecords
+			p := New(Options{Dial: HTTPDialer(tc.url, nil), UpstreamURL: tc.url, Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
 			px := httptest.NewServer(p)
 			t.Cleanup(func() { p.Close(); px.Close() })
 			for i := range 5 {
@@ -96,13 +92,7 @@ func TestProxyStatelessNotRun(t *testing.T) {
 				if m["id"] != float64(7) || (m["error"] == nil && !tc.charged) {
 					t.Fatalf("call %d: %v; want an error under id 7", i, m)
 				}
-				mu.Lock()
-				if len(records) != i+1 {
-					mu.Unlock()
-					t.Fatalf("call %d: %d call records", i, len(records))
-				}
-				r := records[i]
-				mu.Unlock()
+				r := records.last(t, i+1)
 				t.Logf("call %d: answer %s, upstream %q (HTTP %d), reserved %q, settled %q, error %q", i, r.Answer, r.Upstream, r.UpstreamHTTPStatus, r.ReservedUSD, r.SettledUSD, r.Error)
 				if r.Answer != AnswerRan || r.Upstream == "" || r.Verdict != "allow" {
 					t.Errorf("call %d: record %+v; want a call that was forwarded and failed upstream", i, r)
@@ -121,4 +111,26 @@ func TestProxyStatelessNotRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callRecords collects the records a proxy hands to Options.OnCall.
+type callRecords struct {
+	mu   sync.Mutex
+	recs []CallRecord
+}
+
+// onCall is Options.OnCall.
+func (c *callRecords) onCall(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
+	return ctx, func(r CallRecord) { c.mu.Lock(); c.recs = append(c.recs, r); c.mu.Unlock() }
+}
+
+// last returns the last record, which must be the n-th.
+func (c *callRecords) last(t *testing.T, n int) CallRecord {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.recs) != n {
+		t.Fatalf("%d call records, want %d", len(c.recs), n)
+	}
+	return c.recs[n-1]
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,12 +152,8 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 	h.Store(&first)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(up.Close)
-	var mu sync.Mutex
-	var records []CallRecord
-	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(),
-		OnCall: func(ctx context.Context, _ CallStart) (context.Context, func(CallRecord)) {
-			return ctx, func(r CallRecord) { mu.Lock(); records = append(records, r); mu.Unlock() }
-		}})
+	var records callRecords
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
 	px := httptest.NewServer(p)
 	t.Cleanup(func() { p.Close(); px.Close() })
 	url := px.URL
@@ -188,13 +183,7 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 		!strings.Contains(e.Error.Message, "the call did not run") {
 		t.Fatalf("call after the upstream lost the session: %d %q; want 404 and a -32600 error for id 41 saying it did not run", resp.StatusCode, body)
 	}
-	mu.Lock()
-	if len(records) == 0 {
-		mu.Unlock()
-		t.Fatal("no record of the call")
-	}
-	r := records[len(records)-1]
-	mu.Unlock()
+	r := records.last(t, 1)
 	if r.ReservedUSD != "" || r.SettledUSD != "" || r.Verdict != "allow" {
 		t.Errorf("record of the call: verdict %q, reserved %q, settled %q; want allowed, and no money", r.Verdict, r.ReservedUSD, r.SettledUSD)
 	}
