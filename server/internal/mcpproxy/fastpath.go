@@ -307,8 +307,12 @@ func sendingSummary(method string) string {
 // connection standing; the rest fail it.
 func checkAnswer(summary, session string, resp *http.Response) error {
 	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		// Refused for its rate, as the stateless path reads a 4xx: the
+		// call did not run.
+		return notRun{fmt.Errorf("%w: %s: %v", errRejected, summary, http.StatusText(resp.StatusCode))}
 	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
-		http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		http.StatusGatewayTimeout:
 		return fmt.Errorf("%w: %s: %v", errRejected, summary, http.StatusText(resp.StatusCode))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {

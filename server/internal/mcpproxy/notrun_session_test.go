@@ -1,9 +1,12 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
@@ -48,5 +51,49 @@ func TestProxySessionNotRun(t *testing.T) {
 	}
 	if r.ReservedUSD != "" || r.SettledUSD != "" {
 		t.Errorf("reserved %q, settled %q; want no money for a call no upstream received", r.ReservedUSD, r.SettledUSD)
+	}
+}
+
+// TestProxySessionRateLimited: in a session, a call the upstream answers
+// 429 (Too Many Requests) was refused for its rate and did not run: it
+// costs nothing, and the session goes on; the same call, once the
+// upstream takes it, runs and is charged.
+func TestProxySessionRateLimited(t *testing.T) {
+	srv, counts := mcptest.NewServer("")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var limited atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if limited.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	var records callRecords
+	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	cs := connect(t, px.URL, "2025-11-25")
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}
+	limited.Store(true)
+	for i := range 5 {
+		res, err := cs.CallTool(ctx, params)
+		r := records.last(t, i+1)
+		if err == nil && !res.IsError {
+			t.Fatalf("call %d, answered 429: a result %+v", i, res)
+		}
+		if r.ReservedUSD != "" || r.SettledUSD != "" {
+			t.Errorf("call %d, answered 429: reserved %q, settled %q; want no money", i, r.ReservedUSD, r.SettledUSD)
+		}
+	}
+	limited.Store(false)
+	res, err := cs.CallTool(ctx, params)
+	if r := records.last(t, 6); err != nil || res.IsError || r.SettledUSD != "0.1" || counts.Get(mcptest.Quote) != 1 {
+		t.Fatalf("once the upstream takes it: %+v, %v, settled %q, %d runs; want a result charged $0.1 from one run", res, err, r.SettledUSD, counts.Get(mcptest.Quote))
 	}
 }
