@@ -492,7 +492,7 @@ func (s *Session) run(ctx context.Context, r *tools.Running, first bool, name st
 	if first && errors.Is(ferr, ErrNotRun) {
 		req, dec := r.Decided()
 		r.Release()
-		note(ctx, tools.Answer{Report: agent.Report{Decision: dec, Request: req}})
+		noteNotRun(ctx, req, dec)
 		return nil, kindOther, ferr
 	}
 	if ferr != nil {

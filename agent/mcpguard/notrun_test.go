@@ -40,7 +40,7 @@ func TestNotRun(t *testing.T) {
 		if !errors.Is(err, mcpguard.ErrNotRun) || res != nil {
 			t.Fatalf("refused call %d: %s, %v; want the forward function's error", i, res, err)
 		}
-		if !rep.Decided || rep.Report.Decision == nil || rep.Report.Called || rep.Report.Recorded ||
+		if !rep.Decided || !rep.NotRun || rep.Report.Decision == nil || rep.Report.Called || rep.Report.Recorded ||
 			rep.Report.ReservedUSD != "" || rep.Report.SettledUSD != "" || rep.How != tools.HowRan {
 			t.Errorf("refused call %d: report %+v; want the decision, no money, not recorded", i, rep)
 		}

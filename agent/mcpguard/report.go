@@ -15,11 +15,14 @@ import (
 // goroutine of the call only, before CallTool returns.
 type CallReport struct {
 	// How says whether the call ran, was reused, coalesced or withheld.
-	// It is meaningful only when Decided or Repeat is true. A call that
-	// was forwarded but did not run ([ErrNotRun]) has HowRan, the way it
-	// went, and a Report without money that was neither called nor
-	// recorded.
+	// It is meaningful only when Decided or Repeat is true; a call that
+	// was forwarded but did not run has HowRan, the way it went, and
+	// NotRun.
 	How tools.How
+	// NotRun is true when the call was forwarded and the server refused
+	// it before running it ([ErrNotRun]): its reservation was given back,
+	// and Report has the decision but no money.
+	NotRun bool
 	// Decided is true when the guard decided the call (Report.Decision is
 	// then set).
 	Decided bool
@@ -58,6 +61,15 @@ func WithCallReport(ctx context.Context, r *CallReport) context.Context {
 }
 
 // note fills in the CallReport of ctx, if any, from ans.
+// noteNotRun marks the CallReport of ctx, if any, as a call that did not
+// run, decided with dec for req.
+func noteNotRun(ctx context.Context, req *preflight.ToolCallRequest, dec *preflight.ToolCallDecision) {
+	note(ctx, tools.Answer{Report: agent.Report{Decision: dec, Request: req}})
+	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
+		r.NotRun = true
+	}
+}
+
 func note(ctx context.Context, ans tools.Answer) {
 	if r, _ := ctx.Value(callReportKey{}).(*CallReport); r != nil {
 		r.How, r.Report, r.Decided = ans.How, ans.Report, ans.Report.Decision != nil

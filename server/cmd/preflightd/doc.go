@@ -379,8 +379,8 @@
 // go-sdk transport's included, is a JSON-RPC error body. Each tools/call,
 // through either generation, gets one log line "mcp proxy: tools/call"
 // with requestId, principal, run (default, or a digest of the run handle
-// or session), tool, answer (ran, reused, coalesced, withheld, repeat,
-// not_evaluated, refused, approval, error), verdict, reasonCodes, reservedUsd,
+// or session), tool, answer (ran, not_run, reused, coalesced, withheld,
+// repeat, not_evaluated, refused, approval, error), verdict, reasonCodes, reservedUsd,
 // settledUsd, upstream (ok, tool_error, rpc_error, failed; empty when
 // not forwarded), upstreamStatus (the HTTP status of a stateless call's
 // upstream answer), upstreamMs, durationMs, stateless and, for an error

@@ -98,7 +98,7 @@ func newProxyObserver(log *slog.Logger, tracer trace.Tracer, reg prometheus.Regi
 	}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "preflight_proxy_tool_calls_total",
-		Help: "tools/call requests the proxy answered, by how (ran, reused, coalesced, withheld, repeat, not_evaluated, refused, approval, error), preflight's verdict (none when undecided) and first reason code (none without one).",
+		Help: "tools/call requests the proxy answered, by how (ran, not_run, reused, coalesced, withheld, repeat, not_evaluated, refused, approval, error), preflight's verdict (none when undecided) and first reason code (none without one).",
 	}, []string{"answer", "verdict", "reason"})
 	o.upstream = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "preflight_proxy_upstream_duration_seconds",

@@ -49,8 +49,8 @@ func TestProxySessionNotRun(t *testing.T) {
 	if err == nil && !res.IsError {
 		t.Fatalf("a call to a closed upstream got a result: %+v", res)
 	}
-	if r.ReservedUSD != "" || r.SettledUSD != "" {
-		t.Errorf("reserved %q, settled %q; want no money for a call no upstream received", r.ReservedUSD, r.SettledUSD)
+	if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
+		t.Errorf("answer %q, reserved %q, settled %q; want not_run and no money for a call no upstream received", r.Answer, r.ReservedUSD, r.SettledUSD)
 	}
 }
 
@@ -87,8 +87,8 @@ func TestProxySessionRateLimited(t *testing.T) {
 		if err == nil && !res.IsError {
 			t.Fatalf("call %d, answered 429: a result %+v", i, res)
 		}
-		if r.ReservedUSD != "" || r.SettledUSD != "" {
-			t.Errorf("call %d, answered 429: reserved %q, settled %q; want no money", i, r.ReservedUSD, r.SettledUSD)
+		if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
+			t.Errorf("call %d, answered 429: answer %q, reserved %q, settled %q; want not_run and no money", i, r.Answer, r.ReservedUSD, r.SettledUSD)
 		}
 	}
 	limited.Store(false)

@@ -21,7 +21,7 @@ import (
 // error under the id null, as the TypeScript SDK does for a session it
 // lacks; a dial to a closed port is refused. Five such calls at $0.10
 // within the script's $0.45 budget: the client gets the error each time,
-// the call record shows the upstream's answer and no money. A call that
+// the call record says not_run, with the upstream's answer and no money. A call that
 // may have run is still charged: a 500 in plain text; a 400 carrying the
 // tool's own error (invalid params), a result, or an event stream; a
 // redirect whose second request could not be sent.
@@ -94,7 +94,8 @@ func TestProxyStatelessNotRun(t *testing.T) {
 				}
 				r := records.last(t, i+1)
 				t.Logf("call %d: answer %s, upstream %q (HTTP %d), reserved %q, settled %q, error %q", i, r.Answer, r.Upstream, r.UpstreamHTTPStatus, r.ReservedUSD, r.SettledUSD, r.Error)
-				if r.Answer != AnswerRan || r.Upstream == "" || r.Verdict != "allow" {
+				want := map[bool]string{true: AnswerRan, false: AnswerNotRun}[tc.charged]
+				if r.Answer != want || r.Upstream == "" || r.Verdict != "allow" {
 					t.Errorf("call %d: record %+v; want a call that was forwarded and failed upstream", i, r)
 				}
 				if tc.charged {

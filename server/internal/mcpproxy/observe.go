@@ -46,6 +46,7 @@ type CallStart struct {
 // How a call was answered, CallRecord.Answer.
 const (
 	AnswerRan          = "ran"           // forwarded upstream
+	AnswerNotRun       = "not_run"       // forwarded, and refused by the upstream before it ran (nothing charged)
 	AnswerReused       = "reused"        // a saved result of an identical call
 	AnswerCoalesced    = "coalesced"     // joined an identical call in flight
 	AnswerWithheld     = "withheld"      // not run: the guard's decision
@@ -272,6 +273,8 @@ func (o *observed) finish(err error) {
 			r.Answer = AnswerNotEvaluated
 		case rep.Approval != "" && rep.Approval != "approved" && r.Upstream == "":
 			r.Answer = AnswerApproval
+		case rep.NotRun:
+			r.Answer = AnswerNotRun
 		case r.Upstream != "":
 			r.Answer = AnswerRan
 		case rep.Decided && rep.How == tools.HowReused:
