@@ -137,7 +137,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			continue
 		}
 		n := l.open.Add(1)
-		tc := &trackedConn{Conn: c, l: l}
+		tc := &trackedConn{framedConn: framedConn{Conn: c}, l: l}
 		tc.startWaitingLocked(now)
 		if int(n) > l.pressure && now.Sub(l.lastSweep) >= sweepEvery {
 			l.lastSweep = now
@@ -208,11 +208,11 @@ func (l *connLimiter) connState(c net.Conn, s http.ConnState) {
 	l.mu.Unlock()
 }
 
-// trackedConn is a connection accepted by a connLimiter. It also notes a
-// request head that has both Content-Length and Transfer-Encoding (see
-// framing.go).
+// trackedConn is a connection accepted by a connLimiter. Through its
+// framedConn it also notes a request head that has both Content-Length and
+// Transfer-Encoding (see framing.go).
 type trackedConn struct {
-	net.Conn
+	framedConn
 	l *connLimiter
 
 	released  atomic.Bool
@@ -223,8 +223,6 @@ type trackedConn struct {
 	inList       bool
 	prev, next   *trackedConn
 	waitingSince time.Time
-
-	framing framingScanner // only Read touches it
 
 	wd writeDeadline
 }
@@ -259,14 +257,11 @@ func (c *trackedConn) shortenLocked(d time.Time) {
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		if c.isWaiting.Load() {
-			c.l.mu.Lock()
-			c.stopWaitingLocked()
-			c.l.mu.Unlock()
-		}
-		c.framing.scan(p[:n])
+	n, err := c.framedConn.Read(p)
+	if n > 0 && c.isWaiting.Load() {
+		c.l.mu.Lock()
+		c.stopWaitingLocked()
+		c.l.mu.Unlock()
 	}
 	return n, err
 }

@@ -268,11 +268,13 @@ func (s *framingScanner) chunkSize(line []byte, cr bool) {
 
 type connKey struct{}
 
-// connContext is the http.Server's ConnContext hook: it puts the
-// connection's trackedConn in its requests' contexts.
+// connContext is the http.Servers' ConnContext hook: it puts the
+// connection, preflightd's trackedConn or the proxy's framedConn, in its
+// requests' contexts.
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	if tc := tracked(c); tc != nil {
-		return context.WithValue(ctx, connKey{}, tc)
+	switch c.(type) {
+	case *trackedConn, *framedConn:
+		return context.WithValue(ctx, connKey{}, c)
 	}
 	return ctx
 }
@@ -315,7 +317,8 @@ func (l framedListener) Accept() (net.Conn, error) {
 	return &framedConn{Conn: c}, nil
 }
 
-// framedConn is a connection of a framedListener.
+// framedConn is a connection of a framedListener, and the reader under a
+// trackedConn: the one place the stream is scanned.
 type framedConn struct {
 	net.Conn
 	framing framingScanner // only Read touches it
@@ -327,15 +330,6 @@ func (c *framedConn) Read(p []byte) (int, error) {
 		c.framing.scan(p[:n])
 	}
 	return n, err
-}
-
-// framedConnContext is the proxy's http.Server's ConnContext hook: it puts
-// the connection's framedConn in its requests' contexts.
-func framedConnContext(ctx context.Context, c net.Conn) context.Context {
-	if fc, ok := c.(*framedConn); ok {
-		return context.WithValue(ctx, connKey{}, fc)
-	}
-	return ctx
 }
 
 // rejectAmbiguousFramingRPC is rejectAmbiguousFraming for the proxy,

@@ -482,7 +482,7 @@ func runProxy(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       ops.idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		ConnContext:       framedConnContext,
+		ConnContext:       connContext,
 	}
 	upstream := o.upstream
 	if upstream == "" {

@@ -78,7 +78,7 @@ func TestWriteDeadlineKept(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dc := &deadlineConn{}
-			c := &trackedConn{Conn: dc, l: &connLimiter{writeSlack: tc.slack}}
+			c := &trackedConn{framedConn: framedConn{Conn: dc}, l: &connLimiter{writeSlack: tc.slack}}
 			for _, s := range tc.steps {
 				switch s.what {
 				case "arm":
