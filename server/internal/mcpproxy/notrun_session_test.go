@@ -22,10 +22,7 @@ func TestProxySessionNotRun(t *testing.T) {
 	srv, _ := mcptest.NewServer("")
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(up.Close)
-	var records callRecords
-	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
-	px := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); px.Close() })
+	px, _, records := recordingProxy(t, up.URL, false)
 	cs := connect(t, px.URL, "2025-11-25")
 	ctx := context.Background()
 	calls := 0
@@ -73,10 +70,7 @@ func TestProxySessionRateLimited(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(up.Close)
-	var records callRecords
-	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
-	px := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); px.Close() })
+	px, _, records := recordingProxy(t, up.URL, false)
 	cs := connect(t, px.URL, "2025-11-25")
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}

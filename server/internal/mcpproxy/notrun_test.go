@@ -81,10 +81,7 @@ func TestProxyStatelessNotRun(t *testing.T) {
 		{"redirect to a closed port", redirect(closedURL).URL, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var records callRecords
-			p := New(Options{Dial: HTTPDialer(tc.url, nil), UpstreamURL: tc.url, Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
-			px := httptest.NewServer(p)
-			t.Cleanup(func() { p.Close(); px.Close() })
+			px, _, records := recordingProxy(t, tc.url, true)
 			for i := range 5 {
 				call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + mcptest.Quote + `","arguments":{"symbol":"ACME"},` +
 					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -112,6 +109,22 @@ func TestProxyStatelessNotRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordingProxy serves a proxy, with the script guard, in front of the
+// upstream at url (its stateless calls too when stateless), and returns
+// its server, the proxy and the records of its calls.
+func recordingProxy(t *testing.T, url string, stateless bool) (*httptest.Server, *Proxy, *callRecords) {
+	t.Helper()
+	records := new(callRecords)
+	opts := Options{Dial: HTTPDialer(url, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall}
+	if stateless {
+		opts.UpstreamURL = url
+	}
+	p := New(opts)
+	px := httptest.NewServer(p)
+	t.Cleanup(func() { p.Close(); px.Close() })
+	return px, p, records
 }
 
 // callRecords collects the records a proxy hands to Options.OnCall.

@@ -512,11 +512,10 @@ func paramHeaders(h http.Header) []byte {
 // a result over the bound, or the server's own refusal) leaves its
 // outcome unknown.
 func outcomeOf(ctx context.Context, err error, maxResult int64, sent *sentTrace) error {
-	var nr notRun
 	switch {
 	case neverSent(err, sent):
 		return notRun{err}
-	case ctx.Err() != nil, tooLarge(err, maxResult), errors.As(err, &nr):
+	case ctx.Err() != nil, tooLarge(err, maxResult), errors.Is(err, mcpguard.ErrNotRun):
 		return err
 	}
 	return fmt.Errorf("%w (%v)", mcpguard.ErrOutcomeUnknown, err)

@@ -152,10 +152,7 @@ func TestProxyUpstreamLostSession(t *testing.T) {
 	h.Store(&first)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(up.Close)
-	var records callRecords
-	p := New(Options{Dial: HTTPDialer(up.URL, nil), Guard: *mcptest.ScriptGuard(), OnCall: records.onCall})
-	px := httptest.NewServer(p)
-	t.Cleanup(func() { p.Close(); px.Close() })
+	px, p, records := recordingProxy(t, up.URL, false)
 	url := px.URL
 	cs := connect(t, url, "2025-11-25")
 	defer cs.Close()
