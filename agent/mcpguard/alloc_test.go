@@ -1,6 +1,8 @@
 package mcpguard_test
 
 import (
+	"math"
+	"runtime"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
@@ -18,8 +20,8 @@ import (
 // the plain results tools give) and saves it; a reuse reads the saved
 // result.
 var callToolAllocBudgets = map[string]float64{
-	"run/h100":   8, // measured 6-8 (was 8, when the library's share is 30-32)
-	"reuse/h100": 7, // measured 4-6 (was 10-12)
+	"run/h100":   8, // measured 6
+	"reuse/h100": 7, // measured 4, 6 under a loaded machine (was 10-12)
 }
 
 func TestCallToolAllocationBudgets(t *testing.T) {
@@ -36,7 +38,7 @@ func TestCallToolAllocationBudgets(t *testing.T) {
 		Capabilities:        &preflight.Capabilities{CanReusePriorResult: true},
 		FreshnessTTLSeconds: "300",
 	}
-	library := 2 * testing.AllocsPerRun(50, func() {
+	library := 2 * meanAllocs(50, func() {
 		if _, err := preflight.Decide(&req); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +51,7 @@ func TestCallToolAllocationBudgets(t *testing.T) {
 		same := quoteParams("SAME")
 		benchCall(t, s, same)
 		i := 0
-		all := testing.AllocsPerRun(200, func() {
+		all := meanAllocs(200, func() {
 			params := same
 			if !c.reuse {
 				i++
@@ -63,4 +65,21 @@ func TestCallToolAllocationBudgets(t *testing.T) {
 			t.Logf("%s: %v allocations besides the library's %v (budget %v)", c.name, got, library, budget)
 		}
 	}
+}
+
+// meanAllocs is the mean number of allocations of one call of f, rounded
+// to the nearest whole number. testing.AllocsPerRun truncates instead: one
+// run of fifty that allocates once less (Decide does so now and then)
+// turns 16 into 15, and the library's share, counted twice, came out 2
+// low.
+func meanAllocs(runs int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return math.Round(float64(after.Mallocs-before.Mallocs) / float64(runs))
 }

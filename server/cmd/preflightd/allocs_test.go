@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"runtime/debug"
 	"testing"
 
 	"github.com/agentpreflight/preflight"
+	"github.com/agentpreflight/preflight/server/internal/allocs"
 )
 
 // serverAllocBudgets bound the allocations that preflightd's handler chain
@@ -21,7 +21,7 @@ var serverAllocBudgets = map[string]float64{
 }
 
 func TestServerAllocationBudgets(t *testing.T) {
-	if raceEnabled() {
+	if allocs.RaceEnabled() {
 		t.Skip("the race detector's instrumentation allocates; run without -race")
 	}
 	bodies := []struct {
@@ -37,7 +37,7 @@ func TestServerAllocationBudgets(t *testing.T) {
 	}
 	for _, bd := range bodies {
 		body := []byte(bd.body)
-		library := testing.AllocsPerRun(50, func() {
+		library := allocs.PerRun(50, func() {
 			v, err := bd.library(body)
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +49,7 @@ func TestServerAllocationBudgets(t *testing.T) {
 		for _, chain := range []string{"server", "full"} {
 			name := bd.name + "/" + chain
 			w, r, rb := &benchWriter{h: http.Header{}}, newBenchRequest(bd.path), &benchBody{}
-			all := testing.AllocsPerRun(50, func() { servePOST(t, chains[chain], w, r, rb, body) })
+			all := allocs.PerRun(50, func() { servePOST(t, chains[chain], w, r, rb, body) })
 			if got, budget := all-library, serverAllocBudgets[name]; got > budget {
 				t.Errorf("%s: the handler chain allocates %v times per request besides the library's %v; budget %v", name, got, library, budget)
 			} else {
@@ -57,18 +57,4 @@ func TestServerAllocationBudgets(t *testing.T) {
 			}
 		}
 	}
-}
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }
