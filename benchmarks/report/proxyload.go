@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -253,27 +254,56 @@ func proxyFigures(name string, f []string, line string) (proxyCase, error) {
 	return c, nil
 }
 
+// judgedMode is the name of the mode the target is judged in: the mode
+// pinned to one core with GOMAXPROCS=1 when it ran, the method of the
+// issue that set the target (each process on one core); "" judges every
+// mode (a machine with one CPU has only the unpinned one).
+func (pr *proxyResult) judgedMode() string {
+	for _, m := range pr.Modes {
+		if m.CPU >= 0 && slices.ContainsFunc(pr.Cases, func(c proxyCase) bool { return c.Mode == m.Name }) {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// judged reports whether case c counts towards the target.
+func (pr *proxyResult) judged(c proxyCase) bool {
+	m := pr.judgedMode()
+	return m == "" || c.Mode == m
+}
+
 // proxyTargets writes the Targets rows of the proxy: its added latency at
-// p50 for a call that runs and for a reuse, the worse of the histories.
+// p50 for a call that runs and for a reuse, the worse of the histories,
+// in the judged mode; the other modes' figures follow, not judged.
 func (r *results) proxyTargets(p func(string, ...any)) {
 	for _, kind := range []string{"run", "reuse"} {
 		what := map[string]string{"run": "a call that runs", "reuse": "a reuse"}[kind]
-		var cells []string
+		var cells, others []string
 		worst, n := 0.0, 0
 		if r.proxy != nil {
 			for _, c := range r.proxy.Cases {
-				if strings.HasPrefix(c.Name, kind+"/") {
-					cells = append(cells, fmt.Sprintf("%s µs (%s, %s)", fmtMicros(c.AddedP50), c.Name, c.Mode))
-					if n == 0 || c.AddedP50 > worst {
-						worst = c.AddedP50
-					}
-					n++
+				if !strings.HasPrefix(c.Name, kind+"/") {
+					continue
 				}
+				cell := fmt.Sprintf("%s µs (%s, %s)", fmtMicros(c.AddedP50), c.Name, c.Mode)
+				if !r.proxy.judged(c) {
+					others = append(others, cell)
+					continue
+				}
+				cells = append(cells, cell)
+				if n == 0 || c.AddedP50 > worst {
+					worst = c.AddedP50
+				}
+				n++
 			}
 		}
 		measured := "–"
 		if n > 0 {
 			measured = strings.Join(cells, ", ")
+		}
+		if len(others) > 0 {
+			measured += "; not judged, unpinned: " + strings.Join(others, ", ")
 		}
 		p("| `preflightd proxy` adds at most %.0f µs at p50 to %s, against the same call made directly | %s | %s |\n",
 			targetProxyAddedP50, what, measured, verdict(n > 0, worst <= targetProxyAddedP50))
@@ -294,7 +324,11 @@ func (r *results) proxySection(p func(string, ...any)) {
 	p("Added latency is the proxied percentile minus the direct one; the hop is the relayed minus the direct one. Client, relay, proxy and upstream share the process. ")
 	if modes := r.proxy.Modes; len(modes) > 1 {
 		p("Modes: all %d CPUs, unpinned; and 1 core, pinned with `taskset` to CPU %d with GOMAXPROCS=1, as the target's issue measured (each process on one core; here the four share it). ", r.machine.Cores, modes[1].CPU)
-		p("The hop does the same work in both; where it costs more unpinned, the difference is the cost of waking a goroutine on another CPU.\n\n")
+		p("The hop does the same work in both; where it costs more unpinned, the difference is the cost of waking a goroutine on another CPU. ")
+		if m := r.proxy.judgedMode(); m != "" {
+			p("The target is judged in the %s mode, the issue's method; the unpinned rows are shown and not judged (no mark), since there the hop alone, which no proxy forwarding over HTTP avoids, carries the cost of those wake-ups.", m)
+		}
+		p("\n\n")
 	} else {
 		p("Mode: the machine's one CPU.\n\n")
 	}
@@ -303,11 +337,20 @@ func (r *results) proxySection(p func(string, ...any)) {
 	}
 	p("| case | CPUs | calls each way | direct p50 | relayed p50 | proxied p50 | hop p50 | added p50 (target ≤ %.0f µs) | direct p90 | relayed p90 | proxied p90 | hop p90 | added p90 |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", targetProxyAddedP50)
 	for _, c := range r.proxy.Cases {
-		p("| %s | %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs %s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Mode, c.Calls,
-			fmtMicros(c.DirectP50), fmtMicros(c.RelayP50), fmtMicros(c.ProxyP50), fmtMicros(c.HopP50), fmtMicros(c.AddedP50), mark(c.AddedP50 <= targetProxyAddedP50),
+		p("| %s | %s | %d | %s µs | %s µs | %s µs | %s µs | %s µs%s | %s µs | %s µs | %s µs | %s µs | %s µs |\n", c.Name, c.Mode, c.Calls,
+			fmtMicros(c.DirectP50), fmtMicros(c.RelayP50), fmtMicros(c.ProxyP50), fmtMicros(c.HopP50), fmtMicros(c.AddedP50), r.proxyMark(c),
 			fmtMicros(c.DirectP90), fmtMicros(c.RelayP90), fmtMicros(c.ProxyP90), fmtMicros(c.HopP90), fmtMicros(c.AddedP90))
 	}
 	p("\n")
+}
+
+// proxyMark is the target's mark for case c's added p50, after a space;
+// none for a case not judged.
+func (r *results) proxyMark(c proxyCase) string {
+	if !r.proxy.judged(c) {
+		return ""
+	}
+	return " " + mark(c.AddedP50 <= targetProxyAddedP50)
 }
 
 // fmtMicros writes a latency in microseconds: no fraction from 100 up.

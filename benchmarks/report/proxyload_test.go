@@ -73,16 +73,42 @@ func TestProxyTargetsAndSection(t *testing.T) {
 	r.proxySection(p)
 	got := b.String()
 	for _, want := range []string{
-		"to a call that runs, against the same call made directly | 593 µs (run/h0, 2 CPUs), 483 µs (run/h100, 2 CPUs), 493 µs (run/h0, 1 core), 383 µs (run/h100, 1 core) | **FAIL** |",
-		"to a reuse, against the same call made directly | 10.6 µs (reuse/h0, 2 CPUs), -5.7 µs (reuse/h100, 2 CPUs), -89.4 µs (reuse/h0, 1 core), -106 µs (reuse/h100, 1 core) | **pass** |",
+		"to a call that runs, against the same call made directly | 493 µs (run/h0, 1 core), 383 µs (run/h100, 1 core); not judged, unpinned: 593 µs (run/h0, 2 CPUs), 483 µs (run/h100, 2 CPUs) | **FAIL** |",
+		"to a reuse, against the same call made directly | -89.4 µs (reuse/h0, 1 core), -106 µs (reuse/h100, 1 core); not judged, unpinned: 10.6 µs (reuse/h0, 2 CPUs), -5.7 µs (reuse/h100, 2 CPUs) | **pass** |",
+		"The target is judged in the 1 core mode, the issue's method;",
 		"## Proxy",
 		"Not run: 3 cores: for the test.",
 		"and 1 core, pinned with `taskset` to CPU 1 with GOMAXPROCS=1,",
-		"| reuse/h0 | 2 CPUs | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs ✅ | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
+		"| reuse/h0 | 2 CPUs | 300 | 233 µs | 381 µs | 244 µs | 148 µs | 10.6 µs | 1023 µs | 1852 µs | 1037 µs | 829 µs | 14.2 µs |",
 		"| reuse/h0 | 1 core | 300 | 233 µs | 381 µs | 244 µs | 148 µs | -89.4 µs ✅ |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+
+	// The verdict follows the pinned mode alone when it ran, and every
+	// mode when it did not.
+	for i := range pinned {
+		pinned[i].AddedP50 = 90
+	}
+	for _, c := range []struct {
+		name string
+		res  *proxyResult
+		want string
+	}{
+		{"pinned under the target, unpinned over", &proxyResult{Modes: r.proxy.Modes, Cases: append(slices.Clone(cases), pinned...)},
+			"| 90.0 µs (run/h0, 1 core), 90.0 µs (run/h100, 1 core); not judged, unpinned: 593 µs (run/h0, 2 CPUs), 483 µs (run/h100, 2 CPUs) | **pass** |"},
+		{"the pinned mode not run", &proxyResult{Modes: r.proxy.Modes, Cases: slices.Clone(cases), Skipped: []string{"1 core: taskset refused"}},
+			"| 593 µs (run/h0, 2 CPUs), 483 µs (run/h100, 2 CPUs) | **FAIL** |"},
+		{"one CPU", &proxyResult{Modes: []proxyMode{{"1 CPU", -1}}, Cases: slices.Clone(pinned)},
+			"| 90.0 µs (run/h0, 1 core), 90.0 µs (run/h100, 1 core) | **pass** |"},
+	} {
+		b.Reset()
+		r.proxy = c.res
+		r.proxyTargets(p)
+		if got := b.String(); !strings.Contains(got, c.want) {
+			t.Errorf("%s: lacks %q:\n%s", c.name, c.want, got)
 		}
 	}
 }
