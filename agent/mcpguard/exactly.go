@@ -68,11 +68,13 @@ const DefaultIdempotencySeconds = "300"
 var ErrNotRun = errors.New("the call did not run: the MCP server refused it before running it")
 
 // ErrOutcomeUnknown is what a forward function's error wraps when the call
-// may have reached the server but no answer will come (the connection to
-// the server ended mid-call). The call is recorded as a terminal failure
+// may have reached the server but no answer to it will come: the
+// connection to the server ended mid-call, or the server answered with a
+// failure of its own (an HTTP 500, say) that does not say whether the tool
+// ran. The call is recorded as a terminal failure
 // for a tool that is not read-only, and an identical call within the
 // tool's idempotency window is not run.
-var ErrOutcomeUnknown = errors.New("the outcome of the call is unknown: the connection to the MCP server ended while it ran")
+var ErrOutcomeUnknown = errors.New("the outcome of the call is unknown: it may have reached the MCP server, and no answer to it came")
 
 // The bounds of one Session's exactly-once state.
 const (
@@ -393,7 +395,7 @@ func (s *Session) repeat(ctx context.Context, c *completedCall, tool string) (js
 	}
 	msg := "not run: an identical call of " + tool + " ran moments ago and succeeded, but its result is no longer held; it is not run twice within its idempotency window"
 	if c.unknown {
-		msg = "not run: the outcome of an identical call of " + tool + " is unknown (the connection to the MCP server ended while it ran), so it may have taken effect; " +
+		msg = "not run: the outcome of an identical call of " + tool + " is unknown (it may have reached the MCP server, and no answer to it came), so it may have taken effect; " +
 			"check before calling again; it is not run twice within its idempotency window"
 	}
 	w := Withheld{Tool: tool, Decision: preflight.VerdictBlock, ReasonCodes: []preflight.ReasonCode{}, Message: msg}
