@@ -355,7 +355,16 @@ func (s *Session) approved(ctx context.Context, params json.RawMessage, name str
 		return s.notApproved(name, "declined", "not run: the call of "+name+" was not approved")
 	}
 	noteApproval(ctx, "approved")
-	return s.decide(context.WithValue(ctx, upstreamKey{}, true), params, name, args, digest, forward)
+	b, k, err := s.decide(context.WithValue(ctx, upstreamKey{}, true), params, name, args, digest, forward)
+	if errors.Is(err, ErrNotRun) {
+		// The server refused the call before running it: the approval was
+		// not spent, and stands for the client's next retry until it
+		// expires. Should it not be kept, the person is asked anew.
+		if wait := time.Until(time.Unix(st.Exp, 0)); wait > 0 {
+			s.x.hold(ctx, s.g.opts.Claims, st.Nonce, wait)
+		}
+	}
+	return b, k, err
 }
 
 // notApproved is the result of a call run not for want of approval.

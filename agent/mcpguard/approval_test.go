@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,37 @@ func TestApprovalAcceptRunsOnce(t *testing.T) {
 	}
 	if b, _ := as.balance(t); b.SpentUSD != "0.25" || b.Calls != 1 {
 		t.Errorf("the replay was charged: %+v", b)
+	}
+}
+
+// An approved call the server refused before running it (ErrNotRun)
+// leaves its approval unspent: the client's next retry runs the call
+// without asking the person again, once.
+func TestApprovalKeptWhenNotRun(t *testing.T) {
+	as := newApprovalSession(t, "300", Approvals{Principal: "alice", Run: "r1"})
+	ctx := context.Background()
+	state := as.ask(t, `{"path":"/tmp/x"}`)
+	refused := 0
+	_, err := as.CallTool(ctx, json.RawMessage(retry(`{"path":"/tmp/x"}`, state, accept)), func(context.Context) (json.RawMessage, error) {
+		refused++
+		return nil, fmt.Errorf("HTTP 401: %w", ErrNotRun)
+	})
+	if !errors.Is(err, ErrNotRun) || refused != 1 {
+		t.Fatalf("refused call: %v after %d forwards, want ErrNotRun after one", err, refused)
+	}
+	if b, _ := as.balance(t); b.SpentUSD != "0" || b.ReservedUSD != "0" {
+		t.Fatalf("the refused call was charged: %+v", b)
+	}
+	m, rep := as.call(t, ctx, retry(`{"path":"/tmp/x"}`, state, accept))
+	if string(m["content"]) != `[{"type":"text","text":"done"}]` || as.runs != 1 || rep.Approval != "approved" {
+		t.Fatalf("retry after the refusal: %v after %d runs (report %q), want the result of one run", m, as.runs, rep.Approval)
+	}
+	m, rep = as.call(t, ctx, retry(`{"path":"/tmp/x"}`, state, `{"action":"accept","content":{"approve":true,"again":1}}`))
+	if string(m["isError"]) != "true" || rep.Approval != "used" || as.runs != 1 {
+		t.Fatalf("a third use: %v (report %q) after %d runs, want refused as used", m, rep.Approval, as.runs)
+	}
+	if b, _ := as.balance(t); b.SpentUSD != "0.25" || b.Calls != 2 {
+		t.Errorf("after one run and one refusal: %+v, want 0.25 spent and two calls counted", b)
 	}
 }
 
