@@ -190,24 +190,38 @@ var eventHead, eventTail = []byte("event: message\ndata: "), []byte("\n\n")
 // upWrite returns once the response came or the answer ended. Otherwise
 // it goes through the upstream connection, whose Write returns when the
 // answer starts (over HTTP) and whose reader hands the response to
-// fromServer.
+// fromServer. Over HTTP, a request whose dial was refused before any
+// request of its exchange was written did not reach the server (notRun),
+// on either path.
 func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
-	if c, ok := s.up.(*httpConn); ok && s.direct() {
-		err := c.call(ctx, req, s.fromUpstream)
-		var f *connFailure
-		if errors.As(err, &f) {
-			// What breaks the SDK's connection ends the session, as when
-			// its reader fails.
-			if s.ctx.Err() == nil {
-				s.upstreamFailed(f.err)
-				s.log.Warn("mcp proxy: upstream ended; closing the session", "session", logID(s.down.SessionID), "err", f.err)
-			}
-			s.close()
-			return f.err
+	c, isHTTP := s.up.(*httpConn)
+	switch {
+	case !isHTTP:
+		return s.up.Write(ctx, req)
+	case !s.direct():
+		// An upstream that gives no session id (a stateless server of
+		// 2025), or a request before the session is known: the SDK's
+		// transport sends it, with the trace in its request's context.
+		tctx, sent := withSentTrace(ctx)
+		err := s.up.Write(tctx, req)
+		if neverSent(err, sent) {
+			return notRun{err}
 		}
 		return err
 	}
-	return s.up.Write(ctx, req)
+	err := c.call(ctx, req, s.fromUpstream)
+	var f *connFailure
+	if errors.As(err, &f) {
+		// What breaks the SDK's connection ends the session, as when its
+		// reader fails.
+		if s.ctx.Err() == nil {
+			s.upstreamFailed(f.err)
+			s.log.Warn("mcp proxy: upstream ended; closing the session", "session", logID(s.down.SessionID), "err", f.err)
+		}
+		s.close()
+		return f.err
+	}
+	return err
 }
 
 // connFailure is an error of call after which the SDK's client transport

@@ -15,39 +15,52 @@ import (
 
 // TestProxySessionNotRun: in a session, a call whose upstream can no
 // longer be reached (its listener closed: every dial is refused) did not
-// run, and costs nothing; the call before it, which ran, was charged.
-// (A call sent on a connection the upstream had closed meanwhile ends in
-// a reset after it was written: that may have run, and is charged.)
+// run, and costs nothing; the call before it, which ran, was charged. So
+// for an upstream that gives session ids (the proxy posts each call
+// itself) and for a stateless one that gives none (the SDK's transport
+// posts it). (A call sent on a connection the upstream had closed
+// meanwhile ends in a reset after it was written: that may have run, and
+// is charged.)
 func TestProxySessionNotRun(t *testing.T) {
-	srv, _ := mcptest.NewServer("")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(up.Close)
-	px, _, records := recordingProxy(t, up.URL, false)
-	cs := connect(t, px.URL, "2025-11-25")
-	ctx := context.Background()
-	calls := 0
-	call := func(symbol string) (*mcp.CallToolResult, CallRecord, error) {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": symbol}})
-		calls++
-		return res, records.last(t, calls), err
-	}
-	if res, r, err := call("ACME"); err != nil || res.IsError || r.SettledUSD != "0.1" {
-		t.Fatalf("the call before: %+v, %v, record %+v; want a result charged $0.1", res, err, r)
-	}
-	// The listener closes, then every connection (the session's stream
-	// among them): no request reaches the upstream any more.
-	up.Listener.Close()
-	up.CloseClientConnections()
-	// And the proxy's idle ones with it: one the proxy had not yet seen
-	// closed would carry the call into a reset, which is no refused dial.
-	upstreamTransport.(*http.Transport).CloseIdleConnections()
-	res, r, err := call("BETA")
-	t.Logf("after the upstream closed: %+v, %v; record: answer %s, upstream %q, reserved %q, settled %q, error %q", res, err, r.Answer, r.Upstream, r.ReservedUSD, r.SettledUSD, r.Error)
-	if err == nil && !res.IsError {
-		t.Fatalf("a call to a closed upstream got a result: %+v", res)
-	}
-	if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
-		t.Errorf("answer %q, reserved %q, settled %q; want not_run and no money for a call no upstream received", r.Answer, r.ReservedUSD, r.SettledUSD)
+	for _, stateless := range []bool{false, true} {
+		name := map[bool]string{false: "session ids", true: "stateless upstream"}[stateless]
+		t.Run(name, func(t *testing.T) {
+			srv, _ := mcptest.NewServer("")
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+				&mcp.StreamableHTTPOptions{Stateless: stateless}))
+			t.Cleanup(up.Close)
+			px, p, records := recordingProxy(t, up.URL, false)
+			cs := connect(t, px.URL, "2025-11-25")
+			ctx := context.Background()
+			calls := 0
+			call := func(symbol string) (*mcp.CallToolResult, CallRecord, error) {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": symbol}})
+				calls++
+				return res, records.last(t, calls), err
+			}
+			if res, r, err := call("ACME"); err != nil || res.IsError || r.SettledUSD != "0.1" {
+				t.Fatalf("the call before: %+v, %v, record %+v; want a result charged $0.1", res, err, r)
+			}
+			if direct := onlySession(t, p).direct(); direct == stateless {
+				t.Fatalf("the session's calls posted directly: %v; want %v", direct, !stateless)
+			}
+			// The listener closes, then every connection (the session's
+			// stream among them): no request reaches the upstream any more.
+			up.Listener.Close()
+			up.CloseClientConnections()
+			// And the proxy's idle ones with it: one the proxy had not yet
+			// seen closed would carry the call into a reset, which is no
+			// refused dial.
+			upstreamTransport.(*http.Transport).CloseIdleConnections()
+			res, r, err := call("BETA")
+			t.Logf("after the upstream closed: %+v, %v; record: answer %s, upstream %q, reserved %q, settled %q, error %q", res, err, r.Answer, r.Upstream, r.ReservedUSD, r.SettledUSD, r.Error)
+			if err == nil && !res.IsError {
+				t.Fatalf("a call to a closed upstream got a result: %+v", res)
+			}
+			if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
+				t.Errorf("answer %q, reserved %q, settled %q; want not_run and no money for a call no upstream received", r.Answer, r.ReservedUSD, r.SettledUSD)
+			}
+		})
 	}
 }
 
@@ -90,4 +103,18 @@ func TestProxySessionRateLimited(t *testing.T) {
 	if r := records.last(t, 6); err != nil || res.IsError || r.SettledUSD != "0.1" || counts.Get(mcptest.Quote) != 1 {
 		t.Fatalf("once the upstream takes it: %+v, %v, settled %q, %d runs; want a result charged $0.1 from one run", res, err, r.SettledUSD, counts.Get(mcptest.Quote))
 	}
+}
+
+// onlySession returns the proxy's one open session.
+func onlySession(t *testing.T, p *Proxy) *session {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sessions) != 1 {
+		t.Fatalf("%d sessions open, want 1", len(p.sessions))
+	}
+	for _, e := range p.sessions {
+		return e.s
+	}
+	return nil
 }
