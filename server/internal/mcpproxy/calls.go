@@ -188,7 +188,9 @@ const postHeader = "Preflight-Proxy-Post"
 // client had sent notifications/cancelled: the server is told and the
 // upstream request ends.
 //
-// A POST whose body is one tools/call may be served directly (fastCall).
+// A POST whose body is one tools/call may be served directly (fastCall);
+// one whose message the downstream transport does not take is passed
+// through (passThrough).
 func (s *session) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.Method != http.MethodPost {
 		s.down.ServeHTTP(w, r)
@@ -199,6 +201,9 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	if id, bad := rpcid.FirstUnsafe(body); bad {
 		refuse(w, http.StatusBadRequest, rpcid.Echo(id), codeInvalidRequest, rpcid.Rule)
+		return
+	}
+	if s.passThrough(w, r, body) {
 		return
 	}
 	post := strconv.FormatUint(s.posts.Add(1), 10)

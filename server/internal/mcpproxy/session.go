@@ -42,6 +42,7 @@ type session struct {
 	// error, or not within the call timeout; the session is closed once
 	// that answer is written.
 	initFailed atomic.Bool
+	upTasks    atomic.Bool   // the upstream's initialize result declared the tasks capability
 	ids        atomic.Int64  // the last upstream request id
 	calls      atomic.Int64  // tools/call of the session being answered
 	posts      atomic.Uint64 // the last POST's tag
@@ -447,12 +448,17 @@ func (s *session) retryHeld() {
 }
 
 // initialized tells an upstream connection that wants to know the
-// protocol version the server chose.
+// protocol version the server chose, and notes whether the server serves
+// tasks (see passThrough).
 func (s *session) initialized(result json.RawMessage) {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tasks map[string]json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
 	}
 	json.Unmarshal(result, &r)
+	s.upTasks.Store(r.Capabilities.Tasks != nil)
 	s.mu.Lock()
 	s.version = r.ProtocolVersion
 	s.mu.Unlock()

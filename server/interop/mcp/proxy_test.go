@@ -237,6 +237,28 @@ func TestProxyEverythingServer(t *testing.T) {
 	}
 }
 
+// TestProxyTasks runs proxy_tasks.mjs, the TypeScript SDK client using
+// MCP tasks (2025-11-25), against `preflightd proxy` in front of
+// @modelcontextprotocol/server-everything (npm, over stdio): a
+// task-augmented call, then tasks/get, tasks/result and tasks/list, which
+// the proxy passes to the upstream that declared tasks.
+func TestProxyTasks(t *testing.T) {
+	node := needNode(t, "@modelcontextprotocol/server-everything")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
+	defer cancel()
+	bin, _ := buildTools(ctx, t)
+	server, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--", node, server, "stdio")
+	out, err := exec.CommandContext(ctx, node, "proxy_tasks.mjs", "http://"+addr+"/mcp").CombinedOutput()
+	t.Logf("node proxy_tasks.mjs:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "PASS") {
+		t.Fatalf("the TypeScript client failed: %v\nproxy log:\n%s", err, logs())
+	}
+}
+
 func reasonCode(r *mcp.CallToolResult) string {
 	b, _ := json.Marshal(r.Meta["io.agentpreflight/decision"])
 	var d struct {
