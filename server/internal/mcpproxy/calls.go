@@ -176,6 +176,7 @@ type callState struct {
 	max      int64
 	cancel   func(error) // ends the call's upstream request
 	tooLarge atomic.Bool
+	status   atomic.Int32 // of the last HTTP response to it (capBody); 0 before one
 }
 
 // postHeader tags each POST of a session: the downstream transport hands

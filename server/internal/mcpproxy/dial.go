@@ -389,6 +389,9 @@ func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	cs, _ := r.Context().Value(callKey{}).(*callState)
+	if cs != nil {
+		cs.status.Store(int32(resp.StatusCode))
+	}
 	if baseType(resp.Header.Get("Content-Type")) == "application/json" {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
 		if err == nil && int64(len(b)) > c.max {

@@ -191,8 +191,8 @@ var eventHead, eventTail = []byte("event: message\ndata: "), []byte("\n\n")
 // it goes through the upstream connection, whose Write returns when the
 // answer starts (over HTTP) and whose reader hands the response to
 // fromServer. Over HTTP, a request whose dial was refused before any
-// request of its exchange was written did not reach the server (notRun),
-// on either path.
+// request of its exchange was written, or that was answered 429, did not
+// reach the tool (notRun), on either path.
 func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 	c, isHTTP := s.up.(*httpConn)
 	switch {
@@ -202,9 +202,11 @@ func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 		// An upstream that gives no session id (a stateless server of
 		// 2025), or a request before the session is known: the SDK's
 		// transport sends it, with the trace in its request's context.
+		// A 429 (Too Many Requests) refused it as on the direct path.
 		tctx, sent := withSentTrace(ctx)
 		err := s.up.Write(tctx, req)
-		if neverSent(err, sent) {
+		cs, _ := ctx.Value(callKey{}).(*callState)
+		if neverSent(err, sent) || err != nil && cs != nil && cs.status.Load() == http.StatusTooManyRequests {
 			return notRun{err}
 		}
 		return err

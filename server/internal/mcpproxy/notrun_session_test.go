@@ -69,39 +69,46 @@ func TestProxySessionNotRun(t *testing.T) {
 // costs nothing, and the session goes on; the same call, once the
 // upstream takes it, runs and is charged.
 func TestProxySessionRateLimited(t *testing.T) {
-	srv, counts := mcptest.NewServer("")
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	var limited atomic.Bool
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if limited.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "slow down", http.StatusTooManyRequests)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(up.Close)
-	px, _, records := recordingProxy(t, up.URL, false)
-	cs := connect(t, px.URL, "2025-11-25")
-	ctx := context.Background()
-	params := &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}
-	limited.Store(true)
-	for i := range 5 {
-		res, err := cs.CallTool(ctx, params)
-		r := records.last(t, i+1)
-		if err == nil && !res.IsError {
-			t.Fatalf("call %d, answered 429: a result %+v", i, res)
-		}
-		if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
-			t.Errorf("call %d, answered 429: answer %q, reserved %q, settled %q; want not_run and no money", i, r.Answer, r.ReservedUSD, r.SettledUSD)
-		}
-	}
-	limited.Store(false)
-	res, err := cs.CallTool(ctx, params)
-	if r := records.last(t, 6); err != nil || res.IsError || r.SettledUSD != "0.1" || counts.Get(mcptest.Quote) != 1 {
-		t.Fatalf("once the upstream takes it: %+v, %v, settled %q, %d runs; want a result charged $0.1 from one run", res, err, r.SettledUSD, counts.Get(mcptest.Quote))
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "session ids", true: "stateless upstream"}[stateless], func(t *testing.T) {
+			srv, counts := mcptest.NewServer("")
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+			var limited atomic.Bool
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				if limited.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
+					w.Header().Set("Retry-After", "1")
+					http.Error(w, "slow down", http.StatusTooManyRequests)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(up.Close)
+			px, p, records := recordingProxy(t, up.URL, false)
+			cs := connect(t, px.URL, "2025-11-25")
+			if direct := onlySession(t, p).direct(); direct == stateless {
+				t.Fatalf("the session's calls posted directly: %v; want %v", direct, !stateless)
+			}
+			ctx := context.Background()
+			params := &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}
+			limited.Store(true)
+			for i := range 5 {
+				res, err := cs.CallTool(ctx, params)
+				r := records.last(t, i+1)
+				if err == nil && !res.IsError {
+					t.Fatalf("call %d, answered 429: a result %+v", i, res)
+				}
+				if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" {
+					t.Errorf("call %d, answered 429: answer %q, reserved %q, settled %q; want not_run and no money", i, r.Answer, r.ReservedUSD, r.SettledUSD)
+				}
+			}
+			limited.Store(false)
+			res, err := cs.CallTool(ctx, params)
+			if r := records.last(t, 6); err != nil || res.IsError || r.SettledUSD != "0.1" || counts.Get(mcptest.Quote) != 1 {
+				t.Fatalf("once the upstream takes it: %+v, %v, settled %q, %d runs; want a result charged $0.1 from one run", res, err, r.SettledUSD, counts.Get(mcptest.Quote))
+			}
+		})
 	}
 }
 
