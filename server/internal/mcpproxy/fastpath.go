@@ -52,26 +52,10 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	// No POST tag (postHeader): a dropped POST cancels its call by the
 	// AfterFunc below, not by dropPost, which looks for tagged calls.
 	req.Extra = &mcp.RequestExtra{Header: r.Header}
-	s.mu.Lock()
-	_, dup := s.toolCs[req.ID]
-	if !dup {
-		_, dup = s.in[req.ID]
-	}
-	s.mu.Unlock()
-	if dup {
-		// As the downstream transport refuses it.
-		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw())})
+	a := s.postAnswerTo(w, req.ID)
+	if a == nil {
 		return true
 	}
-	// The downstream transport's headers of a POST it answers with an
-	// event stream, set before the call is handled: a session that ends
-	// meanwhile leaves the answer at them, with no event.
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
-	a := &postAnswer{s: s, w: w}
 	defer a.unanswered(r, req.ID)
 	if refusal := s.admit(); refusal != nil {
 		_, ob := s.p.observe(s.ctx, s.callStart(req, ""))
@@ -89,6 +73,31 @@ func (s *session) fastCall(w http.ResponseWriter, r *http.Request, body []byte) 
 	defer stop()
 	s.toolCall(ctx, req, a.answer)
 	return true
+}
+
+// postAnswerTo starts the answer to the request id, served on its POST w
+// rather than by the downstream transport: nil, with the transport's 400
+// written, when a request of the session with the same id is in flight;
+// else with the transport's headers of a POST it answers with an event
+// stream, set before the request is handled (a session that ends
+// meanwhile leaves the answer at them, with no event).
+func (s *session) postAnswerTo(w http.ResponseWriter, id jsonrpc.ID) *postAnswer {
+	s.mu.Lock()
+	_, dup := s.toolCs[id]
+	if !dup {
+		_, dup = s.in[id]
+	}
+	s.mu.Unlock()
+	if dup {
+		writeRPC(w, http.StatusBadRequest, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
+		return nil
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	return &postAnswer{s: s, w: w}
 }
 
 // unanswered answers the call id, when no answer was written because the

@@ -3,7 +3,6 @@ package mcpproxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -44,22 +43,10 @@ func (s *session) passThrough(w http.ResponseWriter, r *http.Request, body []byt
 		return false
 	}
 	req.Extra = &mcp.RequestExtra{Header: r.Header}
-	s.mu.Lock()
-	_, dup := s.toolCs[req.ID]
-	if !dup {
-		_, dup = s.in[req.ID]
-	}
-	s.mu.Unlock()
-	if dup {
-		writeRPC(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw())})
+	a := s.postAnswerTo(w, req.ID)
+	if a == nil {
 		return true
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
-	a := &postAnswer{s: s, w: w}
 	defer a.unanswered(r, req.ID)
 	if refusal := s.admit(); refusal != nil {
 		a.answer(req.ID, nil, refusal)

@@ -116,15 +116,9 @@ func TestProxyTypeScriptClient(t *testing.T) {
 // what a Go client sees through the proxy with what it sees directly.
 // The server's own progress notifications show when a tool really ran.
 func TestProxyEverythingServer(t *testing.T) {
-	node := needNode(t, "@modelcontextprotocol/server-everything")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
 	defer cancel()
-	bin, _ := buildTools(ctx, t)
-	server, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--", node, server, "stdio")
+	node, server, addr, logs := everythingProxy(ctx, t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("proxy log:\n%s", logs())
@@ -237,21 +231,30 @@ func TestProxyEverythingServer(t *testing.T) {
 	}
 }
 
+// everythingProxy starts `preflightd proxy` in front of
+// @modelcontextprotocol/server-everything (npm, over stdio) and returns
+// node, the server's script, the proxy's address and its log.
+func everythingProxy(ctx context.Context, t *testing.T) (node, server, addr string, logs func() string) {
+	t.Helper()
+	node = needNode(t, "@modelcontextprotocol/server-everything")
+	bin, _ := buildTools(ctx, t)
+	server, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, logs = startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--", node, server, "stdio")
+	return node, server, addr, logs
+}
+
 // TestProxyTasks runs proxy_tasks.mjs, the TypeScript SDK client using
 // MCP tasks (2025-11-25), against `preflightd proxy` in front of
 // @modelcontextprotocol/server-everything (npm, over stdio): a
 // task-augmented call, then tasks/get, tasks/result and tasks/list, which
 // the proxy passes to the upstream that declared tasks.
 func TestProxyTasks(t *testing.T) {
-	node := needNode(t, "@modelcontextprotocol/server-everything")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
 	defer cancel()
-	bin, _ := buildTools(ctx, t)
-	server, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, logs := startServer(ctx, t, bin, "proxy", "--listen", "127.0.0.1:0", "--", node, server, "stdio")
+	node, _, addr, logs := everythingProxy(ctx, t)
 	out, err := exec.CommandContext(ctx, node, "proxy_tasks.mjs", "http://"+addr+"/mcp").CombinedOutput()
 	t.Logf("node proxy_tasks.mjs:\n%s", out)
 	if err != nil || !strings.Contains(string(out), "PASS") {
