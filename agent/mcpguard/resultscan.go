@@ -54,6 +54,11 @@ func decodeResult(result []byte) resultFacts {
 // The members of a result the guard reads, by the decoders' names.
 var resultMembers = []string{"content", "structuredContent", "isError", "_meta", "resultType"}
 
+// The members of an input_required result, which the MCP Go SDK's decoder
+// also reads (a requestState that is not a string fails the decoding, and
+// with it the outcome): a result with one goes to the decoders.
+var inputMembers = []string{"requestState", "inputRequests"}
+
 // scanResult reads the facts of result from its bytes, without decoding
 // it; false when result is not of the plain shape it takes: one valid
 // UTF-8 JSON object, nested at most 64 deep, whose numbers are short
@@ -62,7 +67,8 @@ var resultMembers = []string{"content", "structuredContent", "isError", "_meta",
 // exactly as named and once, with isError a boolean, resultType a
 // string without escapes, _meta an object, and content an array of text
 // blocks (objects with a "type" of "text" and, if any, a string "text"),
-// and, when isError is true, whose texts are ASCII without escapes.
+// and, when isError is true, whose texts are ASCII without escapes; and
+// without the members of an input_required result (inputMembers).
 func scanResult(b []byte) (resultFacts, bool) {
 	var f resultFacts
 	if !utf8.Valid(b) || !json.Valid(b) {
@@ -86,6 +92,11 @@ func scanResult(b []byte) (resultFacts, bool) {
 		s.ws()
 		s.eat(':')
 		s.ws()
+		for _, m := range inputMembers {
+			if escaped || bytes.EqualFold(key, []byte(m)) {
+				return f, false
+			}
+		}
 		k := -1
 		for i, m := range resultMembers {
 			if len(key) == len(m) && string(key) == m && !escaped {
