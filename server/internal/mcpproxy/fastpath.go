@@ -200,8 +200,8 @@ var eventHead, eventTail = []byte("event: message\ndata: "), []byte("\n\n")
 // it goes through the upstream connection, whose Write returns when the
 // answer starts (over HTTP) and whose reader hands the response to
 // fromServer. Over HTTP, a request whose dial was refused before any
-// request of its exchange was written, or that was answered 429, did not
-// reach the tool (notRun), on either path.
+// request of its exchange was written, or that was answered 429, 401 or
+// 403, did not reach the tool (notRun), on either path.
 func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 	c, isHTTP := s.up.(*httpConn)
 	switch {
@@ -211,11 +211,12 @@ func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 		// An upstream that gives no session id (a stateless server of
 		// 2025), or a request before the session is known: the SDK's
 		// transport sends it, with the trace in its request's context.
-		// A 429 (Too Many Requests) refused it as on the direct path.
+		// A 429 (Too Many Requests), 401 or 403 refused it as on the
+		// direct path.
 		tctx, sent := withSentTrace(ctx)
 		err := s.up.Write(tctx, req)
 		cs, _ := ctx.Value(callKey{}).(*callState)
-		if neverSent(err, sent) || err != nil && cs != nil && cs.status.Load() == http.StatusTooManyRequests {
+		if neverSent(err, sent) || err != nil && cs != nil && refusedBefore(int(cs.status.Load())) {
 			return notRun{err}
 		}
 		return err
@@ -233,6 +234,12 @@ func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 		return f.err
 	}
 	return err
+}
+
+// refusedBefore reports whether an HTTP status refuses a call before any
+// tool sees it, in a session: 429, 401 or 403.
+func refusedBefore(status int) bool {
+	return status == http.StatusTooManyRequests || deniedStatus(status)
 }
 
 // connFailure is an error of call after which the SDK's client transport
@@ -329,8 +336,31 @@ func sendingSummary(method string) string {
 
 // checkAnswer returns the error the SDK's client transport makes of an
 // answer's status: transient ones and JSON-RPC errors leave the
-// connection standing; the rest fail it.
+// connection standing; the rest fail it. A 429, 401 or 403 also says the
+// call did not run (notRun).
 func checkAnswer(summary, session string, resp *http.Response) error {
+	err := answerError(summary, session, resp)
+	if err != nil && deniedStatus(resp.StatusCode) {
+		// The upstream refused the caller before any tool saw the call:
+		// it did not run, as the stateless path reads a denial.
+		var f *connFailure
+		if errors.As(err, &f) {
+			return &connFailure{notRun{f.err}}
+		}
+		return notRun{err}
+	}
+	return err
+}
+
+// deniedStatus reports whether an HTTP status refuses the caller: 401
+// (Unauthorized) or 403 (Forbidden).
+func deniedStatus(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// answerError is the error the SDK's client transport makes of an
+// answer's status (see checkAnswer).
+func answerError(summary, session string, resp *http.Response) error {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
 		// Refused for its rate, as the stateless path reads a 4xx: the

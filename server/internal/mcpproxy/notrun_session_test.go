@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -124,4 +125,48 @@ func onlySession(t *testing.T, p *Proxy) *session {
 		return e.s
 	}
 	return nil
+}
+
+// TestProxySessionDenied: in a session, a call the upstream answers 401
+// (Unauthorized) or 403 (Forbidden) was refused before any tool saw it:
+// it did not run and costs nothing; the call before it, which ran, was
+// charged. So for an upstream that gives session ids and one that does
+// not. (The plain-text denial ends the session, as it fails the SDK's
+// client connection.)
+func TestProxySessionDenied(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		for _, stateless := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d/%s", status, map[bool]string{false: "session ids", true: "stateless upstream"}[stateless]), func(t *testing.T) {
+				srv, counts := mcptest.NewServer("")
+				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+				var denied atomic.Bool
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					b, _ := io.ReadAll(r.Body)
+					if denied.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
+						w.Header().Set("WWW-Authenticate", `Bearer realm="tools"`)
+						http.Error(w, http.StatusText(status), status)
+						return
+					}
+					r.Body = io.NopCloser(bytes.NewReader(b))
+					h.ServeHTTP(w, r)
+				}))
+				t.Cleanup(up.Close)
+				px, _, records := recordingProxy(t, up.URL, false)
+				cs := connect(t, px.URL, "2025-11-25")
+				ctx := context.Background()
+				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil || res.IsError || records.last(t, 1).SettledUSD != "0.1" {
+					t.Fatalf("the call before: %+v, %v, record %+v; want a result charged $0.1", res, err, records.last(t, 1))
+				}
+				denied.Store(true)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "BETA"}})
+				r := records.last(t, 2)
+				if err == nil && !res.IsError {
+					t.Fatalf("a call answered %d got a result: %+v", status, res)
+				}
+				if r.Answer != AnswerNotRun || r.ReservedUSD != "" || r.SettledUSD != "" || counts.Get(mcptest.Quote) != 1 {
+					t.Errorf("answered %d: answer %q, reserved %q, settled %q, %d runs; want not_run, no money, the one run before", status, r.Answer, r.ReservedUSD, r.SettledUSD, counts.Get(mcptest.Quote))
+				}
+			})
+		}
+	}
 }
