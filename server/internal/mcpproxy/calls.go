@@ -177,6 +177,7 @@ type callState struct {
 	cancel   func(error) // ends the call's upstream request
 	tooLarge atomic.Bool
 	status   atomic.Int32 // of the last HTTP response to it (capBody); 0 before one
+	hops     atomic.Int32 // HTTP requests of its exchange that got a response: more than 1 after a redirect
 }
 
 // postHeader tags each POST of a session: the downstream transport hands

@@ -390,6 +390,7 @@ func (c capBody) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	cs, _ := r.Context().Value(callKey{}).(*callState)
 	if cs != nil {
+		cs.hops.Add(1)
 		cs.status.Store(int32(resp.StatusCode))
 	}
 	if baseType(resp.Header.Get("Content-Type")) == "application/json" {

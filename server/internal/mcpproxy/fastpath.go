@@ -215,8 +215,7 @@ func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 		// direct path.
 		tctx, sent := withSentTrace(ctx)
 		err := s.up.Write(tctx, req)
-		cs, _ := ctx.Value(callKey{}).(*callState)
-		if neverSent(err, sent) || err != nil && cs != nil && refusedBefore(int(cs.status.Load())) {
+		if neverSent(err, sent) || err != nil && refusedFirst(ctx) {
 			return notRun{err}
 		}
 		return err
@@ -240,6 +239,15 @@ func (s *session) upWrite(ctx context.Context, req *jsonrpc.Request) error {
 // tool sees it, in a session: 429, 401 or 403.
 func refusedBefore(status int) bool {
 	return status == http.StatusTooManyRequests || deniedStatus(status)
+}
+
+// refusedFirst reports whether the HTTP exchange of the call whose context
+// is ctx ended in a refusal (refusedBefore) of its first request. After a
+// redirect the refusal is the next request's: the first may have run the
+// call (a 303 after the work, say).
+func refusedFirst(ctx context.Context) bool {
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	return cs != nil && cs.hops.Load() == 1 && refusedBefore(int(cs.status.Load()))
 }
 
 // connFailure is an error of call after which the SDK's client transport
@@ -295,7 +303,7 @@ func (c *httpConn) call(ctx context.Context, req *jsonrpc.Request, deliver func(
 		}
 		return err
 	}
-	if err := checkAnswer(summary, session, resp); err != nil {
+	if err := checkAnswer(ctx, summary, session, resp); err != nil {
 		resp.Body.Close()
 		return err
 	}
@@ -336,20 +344,27 @@ func sendingSummary(method string) string {
 
 // checkAnswer returns the error the SDK's client transport makes of an
 // answer's status: transient ones and JSON-RPC errors leave the
-// connection standing; the rest fail it. A 429, 401 or 403 also says the
-// call did not run (notRun).
-func checkAnswer(summary, session string, resp *http.Response) error {
+// connection standing; the rest fail it. A 429, 401 or 403 to the
+// exchange's first request (refusedFirst: no redirect came before it), and
+// a 404 for a session the upstream no longer knows, also say the call did
+// not run (notRun).
+func checkAnswer(ctx context.Context, summary, session string, resp *http.Response) error {
 	err := answerError(summary, session, resp)
-	if err != nil && deniedStatus(resp.StatusCode) {
-		// The upstream refused the caller before any tool saw the call:
-		// it did not run, as the stateless path reads a denial.
-		var f *connFailure
-		if errors.As(err, &f) {
-			return &connFailure{notRun{f.err}}
-		}
-		return notRun{err}
+	if err == nil {
+		return nil
 	}
-	return err
+	inner := err
+	f, ends := err.(*connFailure)
+	if ends {
+		inner = f.err
+	}
+	if !refusedFirst(ctx) && !errors.Is(inner, mcp.ErrSessionMissing) {
+		return err
+	}
+	if ends {
+		return &connFailure{notRun{inner}}
+	}
+	return notRun{err}
 }
 
 // deniedStatus reports whether an HTTP status refuses the caller: 401
@@ -362,11 +377,8 @@ func deniedStatus(status int) bool {
 // answer's status (see checkAnswer).
 func answerError(summary, session string, resp *http.Response) error {
 	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		// Refused for its rate, as the stateless path reads a 4xx: the
-		// call did not run.
-		return notRun{fmt.Errorf("%w: %s: %v", errRejected, summary, http.StatusText(resp.StatusCode))}
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
+	case http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
 		http.StatusGatewayTimeout:
 		return fmt.Errorf("%w: %s: %v", errRejected, summary, http.StatusText(resp.StatusCode))
 	}
@@ -381,7 +393,7 @@ func answerError(summary, session string, resp *http.Response) error {
 	if resp.StatusCode == http.StatusNotFound && session != "" {
 		// The upstream knows no such session (it restarted): it ran
 		// nothing of the request.
-		return &connFailure{notRun{fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, session, mcp.ErrSessionMissing)}}
+		return &connFailure{fmt.Errorf("%s: failed to connect (session ID: %v): %w", summary, session, mcp.ErrSessionMissing)}
 	}
 	return &connFailure{fmt.Errorf("%s: %v", summary, http.StatusText(resp.StatusCode))}
 }

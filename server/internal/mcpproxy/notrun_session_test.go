@@ -170,3 +170,47 @@ func TestProxySessionDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestProxySessionDeniedAfterRedirect: a 401 that answers the redirect of
+// a request the upstream ran (it did the work, then answered 307 to a URL
+// that refuses) is no refusal of the call: it ran, and is charged. So on
+// both paths.
+func TestProxySessionDeniedAfterRedirect(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "session ids", true: "stateless upstream"}[stateless], func(t *testing.T) {
+			srv, counts := mcptest.NewServer("")
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+			var redirect atomic.Bool
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/denied" {
+					http.Error(w, "Unauthorized", http.StatusUnauthorized)
+					return
+				}
+				b, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				if redirect.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
+					h.ServeHTTP(httptest.NewRecorder(), r) // the tool runs
+					http.Redirect(w, r, "/denied", http.StatusTemporaryRedirect)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(up.Close)
+			px, _, records := recordingProxy(t, up.URL, false)
+			cs := connect(t, px.URL, "2025-11-25")
+			ctx := context.Background()
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil || res.IsError {
+				t.Fatalf("the call before: %+v, %v", res, err)
+			}
+			redirect.Store(true)
+			cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "BETA"}})
+			r := records.last(t, 2)
+			if counts.Get(mcptest.Quote) != 2 {
+				t.Fatalf("%d runs, want 2: the redirected call ran", counts.Get(mcptest.Quote))
+			}
+			if r.Answer == AnswerNotRun || r.ReservedUSD == "" {
+				t.Errorf("a call that ran before its redirect was refused: answer %q, reserved %q, settled %q; want it charged", r.Answer, r.ReservedUSD, r.SettledUSD)
+			}
+		})
+	}
+}
