@@ -37,6 +37,17 @@ func NewSession(opts *Options) (*Session, error) {
 // Agent returns the tools.Session behind s (its Guard, ledger and money).
 func (s *Session) Agent() *tools.Session { return s.st.s }
 
+// Unsigned returns result, the result of a request the guard did not
+// decide (such as a task's tools/call result fetched by tasks/result) on
+// its way to the client: without the receipt members an upstream put in
+// its _meta when the session signs receipts (see Options.Receipts), since
+// a receipt the client gets must be one the guard signed for that call.
+// A result without such members, or a session that signs nothing, is
+// returned as it is.
+func (s *Session) Unsigned(result json.RawMessage) json.RawMessage {
+	return s.st.chain.scrub(result)
+}
+
 // SawToolsList takes in the result of a tools/list request, one page at a
 // time: cursor is the request's cursor ("" for the first page). A result
 // that does not parse is ignored.

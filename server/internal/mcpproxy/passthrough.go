@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +28,9 @@ import (
 // transport. The task's tools/call itself is decided and charged when
 // the task is created.
 
+// taskMethods are the requests of the tasks of 2025-11-25.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true}
+
 // passThrough serves the session's POST r, whose body is body, when it
 // carries one tasks request for an upstream that declared tasks, and
 // reports whether it did; when it did not, nothing was written.
@@ -39,7 +41,7 @@ func (s *session) passThrough(w http.ResponseWriter, r *http.Request, body []byt
 	// Read as the transport reads a POST of one message.
 	msg, err := jsonrpc.DecodeMessage(body)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || !req.IsCall() || !strings.HasPrefix(req.Method, "tasks/") {
+	if err != nil || !ok || !req.IsCall() || !taskMethods[req.Method] {
 		return false
 	}
 	req.Extra = &mcp.RequestExtra{Header: r.Header}
@@ -48,7 +50,11 @@ func (s *session) passThrough(w http.ResponseWriter, r *http.Request, body []byt
 		return true
 	}
 	defer a.unanswered(r, req.ID)
-	if refusal := s.admit(); refusal != nil {
+	sc, refusal := s.scopeOf(req)
+	if refusal == nil {
+		refusal = s.admit()
+	}
+	if refusal != nil {
 		a.answer(req.ID, nil, refusal)
 		return true
 	}
@@ -71,12 +77,12 @@ func (s *session) passThrough(w http.ResponseWriter, r *http.Request, body []byt
 	defer stopTimer()
 	resp, err := s.roundTrip(tctx, req.Method, req.Params, req.Extra)
 	switch {
+	case err == nil && resp.Error != nil:
+		a.answer(req.ID, nil, resp.Error)
 	case err == nil:
-		var rerr error
-		if resp.Error != nil {
-			rerr = resp.Error
-		}
-		a.answer(req.ID, resp.Result, rerr)
+		// A task's result (tasks/result) carries no receipt the guard
+		// signed: none the upstream put there goes on.
+		a.answer(req.ID, sc.guard.Unsigned(resp.Result), nil)
 	case errors.Is(context.Cause(tctx), errCallTimeout):
 		a.answer(req.ID, nil, s.b.timeoutError(req.Method))
 	case ctx.Err() != nil:

@@ -3,6 +3,8 @@ package mcpproxy
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
+	"github.com/agentpreflight/preflight/receipt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,7 +39,11 @@ func tasksUpstream(t *testing.T, stateless, declare bool) (url string, ended cha
 	t.Helper()
 	srv, _ := mcptest.NewServer("")
 	if err := mcp.AddReceivingCustomMethod(srv, "tasks/get", func(_ context.Context, _ *mcp.ServerSession, p *taskParams) (*taskResult, error) {
-		return &taskResult{TaskID: p.TaskID, Status: "working"}, nil
+		r := &taskResult{TaskID: p.TaskID, Status: "working"}
+		if p.TaskID == "planted" { // a receipt the guard did not sign
+			r.Meta = mcp.Meta{receipt.MetaKey: map[string]any{"sig": "x"}, "other": 1}
+		}
+		return r, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +147,27 @@ func TestProxyPassesTasks(t *testing.T) {
 			}
 		})
 	}
+	t.Run("receipts the upstream planted", func(t *testing.T) {
+		seed := sha256.Sum256([]byte("passthrough receipts"))
+		signer, err := receipt.NewSigner(ed25519.NewKeyFromSeed(seed[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, _ := tasksUpstream(t, false, true)
+		opts := *mcptest.ScriptGuard()
+		opts.Receipts = signer
+		url, _ := startProxy(t, HTTPDialer(up, nil), opts)
+		c := rawSession(t, url)
+		resp, err := c.post(context.Background(), `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"planted"}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `"result":{"_meta":{"other":1},"taskId":"planted","status":"working"}`; !strings.Contains(string(body), want) {
+			t.Errorf("tasks/get with a planted receipt: %s; want %s", body, want)
+		}
+	})
 	t.Run("no tasks declared", func(t *testing.T) {
 		up, _ := tasksUpstream(t, false, false)
 		url, _ := startProxy(t, HTTPDialer(up, nil), *mcptest.ScriptGuard())
