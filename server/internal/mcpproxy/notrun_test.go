@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentpreflight/preflight/agent/mcpguard/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -138,13 +139,26 @@ func (c *callRecords) onCall(ctx context.Context, _ CallStart) (context.Context,
 	return ctx, func(r CallRecord) { c.mu.Lock(); c.recs = append(c.recs, r); c.mu.Unlock() }
 }
 
-// last returns the last record, which must be the n-th.
+// last returns the last record, which must be the n-th, waiting a while
+// for it.
 func (c *callRecords) last(t *testing.T, n int) CallRecord {
 	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.recs) != n {
-		t.Fatalf("%d call records, want %d", len(c.recs), n)
+	// A call's record may come just after its client's answer: when the
+	// session ends under the call, the client learns it from the closed
+	// session before the call's own goroutine has finished.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c.mu.Lock()
+		got := len(c.recs)
+		var r CallRecord
+		if got == n {
+			r = c.recs[n-1]
+		}
+		c.mu.Unlock()
+		switch {
+		case got == n:
+			return r
+		case got > n || time.Now().After(deadline):
+			t.Fatalf("%d call records, want %d", got, n)
+		}
 	}
-	return c.recs[n-1]
 }
