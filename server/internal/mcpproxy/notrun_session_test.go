@@ -72,21 +72,11 @@ func TestProxySessionNotRun(t *testing.T) {
 func TestProxySessionRateLimited(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(map[bool]string{false: "session ids", true: "stateless upstream"}[stateless], func(t *testing.T) {
-			srv, counts := mcptest.NewServer("")
-			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-			var limited atomic.Bool
-			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				if limited.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
-					w.Header().Set("Retry-After", "1")
-					http.Error(w, "slow down", http.StatusTooManyRequests)
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(b))
-				h.ServeHTTP(w, r)
-			}))
-			t.Cleanup(up.Close)
-			px, p, records := recordingProxy(t, up.URL, false)
+			up, counts, limited := refusingUpstream(t, stateless, func(w http.ResponseWriter) {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+			})
+			px, p, records := recordingProxy(t, up, false)
 			cs := connect(t, px.URL, "2025-11-25")
 			if direct := onlySession(t, p).direct(); direct == stateless {
 				t.Fatalf("the session's calls posted directly: %v; want %v", direct, !stateless)
@@ -137,21 +127,11 @@ func TestProxySessionDenied(t *testing.T) {
 	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
 		for _, stateless := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d/%s", status, map[bool]string{false: "session ids", true: "stateless upstream"}[stateless]), func(t *testing.T) {
-				srv, counts := mcptest.NewServer("")
-				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-				var denied atomic.Bool
-				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					b, _ := io.ReadAll(r.Body)
-					if denied.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
-						w.Header().Set("WWW-Authenticate", `Bearer realm="tools"`)
-						http.Error(w, http.StatusText(status), status)
-						return
-					}
-					r.Body = io.NopCloser(bytes.NewReader(b))
-					h.ServeHTTP(w, r)
-				}))
-				t.Cleanup(up.Close)
-				px, _, records := recordingProxy(t, up.URL, false)
+				up, counts, denied := refusingUpstream(t, stateless, func(w http.ResponseWriter) {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="tools"`)
+					http.Error(w, http.StatusText(status), status)
+				})
+				px, _, records := recordingProxy(t, up, false)
 				cs := connect(t, px.URL, "2025-11-25")
 				ctx := context.Background()
 				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptest.Quote, Arguments: map[string]any{"symbol": "ACME"}}); err != nil || res.IsError || records.last(t, 1).SettledUSD != "0.1" {
@@ -213,4 +193,25 @@ func TestProxySessionDeniedAfterRedirect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusingUpstream is an upstream serving mcptest's tools, with session
+// ids or stateless, that answers every tools/call with refuse once the
+// returned switch is on; it returns its URL and the tools' counters.
+func refusingUpstream(t *testing.T, stateless bool, refuse func(http.ResponseWriter)) (string, *mcptest.Counters, *atomic.Bool) {
+	t.Helper()
+	srv, counts := mcptest.NewServer("")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	on := new(atomic.Bool)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if on.Load() && bytes.Contains(b, []byte(`"tools/call"`)) {
+			refuse(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	return up.URL, counts, on
 }
